@@ -1,0 +1,1 @@
+"""Tidy frames, metrics, mixed-effects models and reports (issue: analysis)."""

@@ -1,0 +1,242 @@
+"""Reading and writing item banks as CSV. Validation is pure: no database access here.
+
+Import columns (header row required, UTF-8, comma-separated; names are case-insensitive):
+
+| column | required | meaning |
+| --- | --- | --- |
+| item_id | yes | identifier, unique within the file and the study |
+| premise_1, premise_2, … | at least premise_1 | the statements, in order; empty trailing premises are skipped |
+| question | yes | the question shown to participants, e.g. "Can we infer that John is reading a book?" |
+| gold_answer | unless logical_form is given | yes / no (also true / false, 1 / 0) |
+| logical_form | no | a sequent such as "□p ∨ □q, ¬□p ⊢ □q" (Unicode or ASCII); the model checker then decides the gold answer, and a stated gold_answer that disagrees is recorded as a checker disagreement |
+| template_valid | no | true / false: the validity the source states (kept beside the checker's answer) |
+| prompt | no | the full model prompt; built from premises and question with 003's format when absent |
+| modality | no | none / box / dia (or ∅ / □ / ◇) |
+| argument_form, form_id, condition | no | labels used by the analyses; condition defaults to "real" |
+
+Every other column is kept as a descriptive attribute of the item.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+from .logic import wording
+from .logic.checker import System, entails
+from .logic.parser import ParseError, parse_sequent
+
+REQUIRED = ("item_id", "premise_1", "question")
+KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modality",
+         "argument_form", "form_id", "condition", "template_valid"}
+PREMISE = re.compile(r"^premise_(\d+)$")
+ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
+MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
+MAX_ERRORS = 50
+
+
+@dataclass(frozen=True)
+class RowError:
+    row: int  # 1-based line number in the file (the header is row 1)
+    column: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"row {self.row}" + (f", column '{self.column}'" if self.column else "")
+        return f"{where}: {self.message}"
+
+
+class CsvImportError(ValueError):
+    def __init__(self, errors: list[RowError]):
+        self.errors = errors
+        shown = "\n".join(f"  {e}" for e in errors[:MAX_ERRORS])
+        more = f"\n  … and {len(errors) - MAX_ERRORS} more" if len(errors) > MAX_ERRORS else ""
+        super().__init__(f"{len(errors)} error(s); nothing was imported:\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class ImportedRow:
+    row: int
+    item_id: str
+    premises: tuple[str, ...]
+    question: str
+    prompt: str
+    gold_answer: str
+    template_valid: bool | None
+    checker_disagrees: bool
+    logical_form: str
+    modality: str
+    argument_form: str
+    form_id: str
+    condition: str
+    attributes: dict = field(default_factory=dict)
+
+
+def _question_clause(question: str) -> str:
+    """'Can we infer that X?' -> 'X', for building the model prompt."""
+    text = question.strip()
+    match = re.match(r"^(?:based on these statements, )?can we infer that (.*?)\??$", text, re.I)
+    return match.group(1) if match else text.rstrip("?")
+
+
+def parse_item_csv(
+    data: bytes | str, *, system: str = "S5", existing_ids: frozenset[str] = frozenset()
+) -> list[ImportedRow]:
+    """Validate every row; return them all, or raise CsvImportError naming each bad row/column."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")])
+    if not data.strip():
+        raise CsvImportError([RowError(1, "", "the file is empty")])
+    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except csv.Error as exc:
+        raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")])
+    errors = _check_header(header)
+    if errors:
+        raise CsvImportError(errors)
+    premise_columns = sorted(
+        (int(PREMISE.match(h).group(1)), i) for i, h in enumerate(header) if PREMISE.match(h)
+    )
+    logic = System.parse(system)
+    rows: list[ImportedRow] = []
+    seen: dict[str, int] = {}
+    line = 1
+    try:
+        for values in reader:
+            line = reader.line_num - sum(v.count("\n") for v in values)  # where the record starts
+            if not any(v.strip() for v in values):
+                continue  # blank line
+            if len(values) != len(header):
+                errors.append(RowError(line, "", f"has {len(values)} fields; the header has {len(header)}"))
+                continue
+            record = dict(zip(header, (v.strip() for v in values)))
+            row = _parse_row(line, record, header, premise_columns, logic, errors)
+            if row is None:
+                continue
+            if row.item_id in seen:
+                errors.append(RowError(line, "item_id", f"'{row.item_id}' repeats row {seen[row.item_id]}"))
+            elif row.item_id in existing_ids:
+                errors.append(RowError(line, "item_id", f"'{row.item_id}' already exists in this study"))
+            seen.setdefault(row.item_id, line)
+            rows.append(row)
+    except csv.Error as exc:
+        errors.append(RowError(reader.line_num, "", f"unreadable CSV ({exc})"))
+    if not rows and not errors:
+        errors.append(RowError(2, "", "the file has a header but no items"))
+    if errors:
+        raise CsvImportError(errors)
+    return rows
+
+
+def _check_header(header: list[str]) -> list[RowError]:
+    errors = [RowError(1, name, "required column is missing") for name in REQUIRED if name not in header]
+    if "gold_answer" not in header and "logical_form" not in header:
+        errors.append(RowError(1, "gold_answer", "need a gold_answer or a logical_form column"))
+    duplicates = sorted({h for h in header if header.count(h) > 1})
+    errors += [RowError(1, name, "column appears more than once") for name in duplicates]
+    if any(not h for h in header):
+        errors.append(RowError(1, "", "a column has no name"))
+    return errors
+
+
+def _parse_row(line, record, header, premise_columns, logic, errors) -> ImportedRow | None:
+    before = len(errors)
+
+    def fail(column: str, message: str) -> None:
+        errors.append(RowError(line, column, message))
+
+    item_id = record["item_id"]
+    if not item_id:
+        fail("item_id", "is empty")
+    elif len(item_id) > 120:
+        fail("item_id", "is longer than 120 characters")
+    premises = tuple(record[header[i]] for _, i in premise_columns if record[header[i]])
+    if not record["premise_1"]:
+        fail("premise_1", "is empty")
+    question = record["question"]
+    if not question:
+        fail("question", "is empty")
+    stated = None
+    raw_gold = record.get("gold_answer", "")
+    if raw_gold:
+        if raw_gold.lower() not in ANSWERS:
+            fail("gold_answer", f"'{raw_gold}' is not yes or no")
+        else:
+            stated = ANSWERS[raw_gold.lower()]
+    logical_form, checked = record.get("logical_form", ""), None
+    if logical_form:
+        try:
+            sequent = parse_sequent(logical_form)
+        except ParseError as exc:
+            fail("logical_form", f"cannot be parsed: {exc}")
+        else:
+            logical_form = sequent.to_unicode()
+            checked = "yes" if entails(sequent.premises, sequent.conclusion, logic).valid else "no"
+    elif not raw_gold:
+        fail("gold_answer", "is empty and there is no logical_form to decide it")
+    raw_valid, stated_valid = record.get("template_valid", ""), None
+    if raw_valid:
+        if raw_valid.lower() not in ANSWERS:
+            fail("template_valid", f"'{raw_valid}' is not true or false")
+        else:
+            stated_valid = ANSWERS[raw_valid.lower()]
+    modality = record.get("modality", "")
+    if modality.lower() not in MODALITIES and modality not in MODALITIES:
+        fail("modality", f"'{modality}' is not one of none, box, dia (∅, □, ◇)")
+    if len(errors) > before:
+        return None
+    gold = checked or stated
+    stated = stated_valid or stated  # the validity the source claims, compared with the checker
+    return ImportedRow(
+        row=line,
+        item_id=item_id,
+        premises=premises,
+        question=question,
+        prompt=record.get("prompt") or wording.prompt_from_text(premises, _question_clause(question)),
+        gold_answer=gold,
+        template_valid=None if stated is None else stated == "yes",
+        checker_disagrees=checked is not None and stated is not None and checked != stated,
+        logical_form=logical_form,
+        modality=MODALITIES.get(modality.lower(), MODALITIES.get(modality, "")),
+        argument_form=record.get("argument_form", ""),
+        form_id=record.get("form_id", ""),
+        condition=record.get("condition") or "real",
+        attributes={k: v for k, v in record.items() if k not in KNOWN and not PREMISE.match(k)},
+    )
+
+
+EXPORT_COLUMNS = (
+    "item_id", "design", "form_id", "modality", "argument_form", "logical_form", "template_valid",
+    "gold_answer", "logic_system", "checker_disagrees", "condition", "original_item_id",
+    "p_subject", "p_predicate", "q_subject", "q_predicate",
+)
+
+
+def write_items_csv(handle, items) -> int:
+    """Write Item instances (with interpretation and original selected); returns the count.
+
+    The premise columns (premise_1 … premise_k) follow the longest item, then question and prompt,
+    so an exported file can be imported again.
+    """
+    items = list(items)
+    width = max((len(item.premises) for item in items), default=2)
+    writer = csv.writer(handle)
+    writer.writerow([*EXPORT_COLUMNS, *(f"premise_{i + 1}" for i in range(width)), "question", "prompt"])
+    for item in items:
+        interp = item.interpretation
+        writer.writerow([
+            item.code, item.design, item.form_id, item.modality, item.argument_form,
+            item.logical_form, "" if item.template_valid is None else str(item.template_valid).lower(),
+            item.gold_answer, item.logic_system, str(item.checker_disagrees).lower(), item.condition,
+            item.original.code if item.original_id else "",
+            interp.p_subject if interp else "", interp.p_predicate if interp else "",
+            interp.q_subject if interp else "", interp.q_predicate if interp else "",
+            *(list(item.premises) + [""] * (width - len(item.premises))),
+            item.question, item.prompt,
+        ])
+    return len(items)

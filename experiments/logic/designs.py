@@ -1,0 +1,164 @@
+"""Logical-form templates of paper 003: the 24 modal syllogisms and the two Appendix C extras.
+
+A template states the validity the paper gives it; the gold answer of every generated item is
+decided by the model checker instead (see generate.py), and a disagreement is recorded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .formula import Atom, Box, Dia, Formula, Implies, Not, Or
+
+P, Q = Atom("p"), Atom("q")
+
+MODALITIES = ("none", "box", "dia")
+MODALITY_SYMBOLS = {"none": "∅", "box": "□", "dia": "◇"}
+
+
+@dataclass(frozen=True)
+class Template:
+    design: str
+    form_id: str
+    modality: str  # none / box / dia
+    argument_form: str  # the grouping the analyses use, e.g. "∨⊢", "→ᴸ⊬", "theorem"
+    rule: str  # the individual rule, e.g. "∨ᴸ", "→ᴿ"
+    premises: tuple[Formula, ...]
+    conclusion: Formula
+    template_valid: bool
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        names: set[str] = set()
+        for formula in (*self.premises, self.conclusion):
+            names |= _atoms(formula)
+        return tuple(sorted(names))
+
+
+def _atoms(formula: Formula) -> set[str]:
+    if isinstance(formula, Atom):
+        return {formula.name}
+    found: set[str] = set()
+    for child in ("sub", "left", "right"):
+        if hasattr(formula, child):
+            found |= _atoms(getattr(formula, child))
+    return found
+
+
+def modalise(modality: str, formula: Formula) -> Formula:
+    """𝔐φ: φ itself, □φ or ◇φ."""
+    if modality == "none":
+        return formula
+    if modality == "box":
+        return Box(formula)
+    if modality == "dia":
+        return Dia(formula)
+    raise ValueError(f"unknown modality {modality!r}; expected one of {', '.join(MODALITIES)}")
+
+
+# The four rules of §3.3 and their fallacies, as functions of φ = 𝔐p and ψ = 𝔐q:
+# (rule, argument-form group, valid, premises, conclusion)
+def _syllogism_rules(phi: Formula, psi: Formula):
+    return [
+        ("∨ᴸ", "∨⊢", True, (Or(phi, psi), Not(phi)), psi),
+        ("∨ᴿ", "∨⊢", True, (Or(phi, psi), Not(psi)), phi),
+        ("→ᴸ", "→ᴸ⊢", True, (Implies(Not(phi), psi), Not(phi)), psi),  # modus ponens
+        ("→ᴿ", "→ᴿ⊢", True, (Implies(Not(phi), psi), Not(psi)), phi),  # modus tollens
+        ("∨ᴸ", "∨⊬", False, (Or(phi, psi), psi), Not(phi)),  # affirming the disjunct
+        ("∨ᴿ", "∨⊬", False, (Or(phi, psi), phi), Not(psi)),  # affirming the disjunct
+        ("→ᴸ", "→ᴸ⊬", False, (Implies(Not(phi), psi), psi), Not(phi)),  # affirming the consequent
+        ("→ᴿ", "→ᴿ⊬", False, (Implies(Not(phi), psi), phi), Not(psi)),  # denying the antecedent
+    ]
+
+
+_RULE_SLUG = {"∨ᴸ": "orL", "∨ᴿ": "orR", "→ᴸ": "toL", "→ᴿ": "toR"}
+
+
+def modal_syllogism_templates() -> tuple[Template, ...]:
+    """The 24 forms of 003 §3.3, in Table A1's order (valid first, then fallacies)."""
+    rows = []
+    for valid in (True, False):
+        for modality in MODALITIES:
+            phi, psi = modalise(modality, P), modalise(modality, Q)
+            for rule, group, is_valid, premises, conclusion in _syllogism_rules(phi, psi):
+                if is_valid != valid:
+                    continue
+                rows.append(
+                    Template(
+                        design="modal-syllogisms",
+                        form_id=f"{modality}.{_RULE_SLUG[rule]}.{'valid' if valid else 'fallacy'}",
+                        modality=modality,
+                        argument_form=group,
+                        rule=rule,
+                        premises=premises,
+                        conclusion=conclusion,
+                        template_valid=valid,
+                    )
+                )
+    return tuple(rows)
+
+
+def necessitation_templates() -> tuple[Template, ...]:
+    """Appendix C.1: {φ} ⊢ □φ, {φ} ⊢ ◇φ, {φ} ⊢ φ, which the paper treats as rules (gold Yes).
+
+    As local consequence the checker finds {p} ⊬ □p in every system and {p} ⊬ ◇p in K; those
+    disagreements are recorded, and the checker's answer is the gold answer.
+    """
+    return tuple(
+        Template(
+            design="necessitation",
+            form_id=f"{modality}.necessitation",
+            modality=modality,
+            argument_form="necessitation",
+            rule="nec",
+            premises=(P,),
+            conclusion=modalise(modality, P),
+            template_valid=True,
+        )
+        for modality in MODALITIES
+    )
+
+
+def distribution_templates() -> tuple[Template, ...]:
+    """Table A3: base, theorem and spurious forms of distribution over disjunction.
+
+    As in Appendix C.2's wording, φ ∨ ψ inside a modality is written with Eq. (2)'s equivalent
+    ¬φ → ψ ("it's certain that if Freddy isn't going shopping, then Coy is making dinner").
+    """
+    rows = [
+        ("none", "base", (Or(P, Q), Not(P)), Q, True),
+        ("box", "base", (Or(Box(P), Box(Q)), Not(Box(P))), Box(Q), True),
+        ("box", "theorem", (Box(Implies(Not(P), Q)), Box(Not(P))), Box(Q), True),
+        ("box", "spurious", (Box(Implies(Not(P), Q)), Not(Box(P))), Box(Q), False),
+        ("dia", "base", (Or(Dia(P), Dia(Q)), Not(Dia(P))), Dia(Q), True),
+        ("dia", "theorem", (Dia(Implies(Not(P), Q)), Dia(Not(P))), Dia(Q), True),
+        ("dia", "spurious", (Dia(Implies(Not(P), Q)), Not(Dia(P))), Dia(Q), True),
+    ]
+    return tuple(
+        Template(
+            design="modal-distribution",
+            form_id=f"{modality}.{form}",
+            modality=modality,
+            argument_form=form,
+            rule="dist",
+            premises=premises,
+            conclusion=conclusion,
+            template_valid=valid,
+        )
+        for modality, form, premises, conclusion, valid in rows
+    )
+
+
+DESIGNS = {
+    "modal-syllogisms": modal_syllogism_templates,
+    "necessitation": necessitation_templates,
+    "modal-distribution": distribution_templates,
+}
+
+
+def templates_for(design: str) -> tuple[Template, ...]:
+    try:
+        return DESIGNS[design]()
+    except KeyError:
+        raise ValueError(
+            f"unknown design {design!r}; choose one of: {', '.join(sorted(DESIGNS))}"
+        ) from None

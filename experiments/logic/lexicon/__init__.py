@@ -1,0 +1,62 @@
+"""Word lists for interpreting propositional variables (paper 003, §3.4, App. B.2).
+
+A proposition reads "<Name> is <verb phrase>", e.g. "Jane is watching a show".
+The nonsense mirror swaps the i-th real verb phrase for the i-th nonsense phrase
+("balaring a montery"), so the verb-phrase and nonsense lists have equal length.
+
+Plain data only: no Django imports. The .txt files are package data
+(pyproject ``[tool.setuptools.package-data]``) and are read with
+importlib.resources so this works from an installed wheel too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+__all__ = ["Lexicon", "load_lines", "nonsense_phrases", "real_lexicon"]
+
+_FILES = frozenset({"names", "verb_phrases", "nonsense_verbs", "nonsense_nouns"})
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    names: tuple[str, ...]
+    verb_phrases: tuple[str, ...]
+
+
+@lru_cache(maxsize=None)
+def load_lines(name: str) -> tuple[str, ...]:
+    """Non-blank stripped lines of ``<name>.txt`` (``name`` with or without ".txt").
+
+    Raises ValueError for an unknown list or a duplicated line.
+    """
+    stem = name[:-4] if name.endswith(".txt") else name
+    if stem not in _FILES:
+        raise ValueError(f"unknown lexicon list {name!r}; expected one of {sorted(_FILES)}")
+    text = resources.files(__package__).joinpath(f"{stem}.txt").read_text(encoding="utf-8")
+    lines = tuple(line.strip() for line in text.splitlines() if line.strip())
+    dupes = sorted(line for line, count in Counter(lines).items() if count > 1)
+    if dupes:
+        raise ValueError(f"{stem}.txt has duplicate lines: {dupes}")
+    return lines
+
+
+@lru_cache(maxsize=None)
+def real_lexicon() -> Lexicon:
+    return Lexicon(names=load_lines("names"), verb_phrases=load_lines("verb_phrases"))
+
+
+@lru_cache(maxsize=None)
+def nonsense_phrases() -> tuple[str, ...]:
+    """The i-th nonsense verb with the i-th nonsense noun, one per real verb phrase."""
+    verbs = load_lines("nonsense_verbs")
+    nouns = load_lines("nonsense_nouns")
+    n = len(real_lexicon().verb_phrases)
+    if len(verbs) < n or len(nouns) < n:
+        raise ValueError(
+            f"need {n} nonsense verbs and nouns, have {len(verbs)} verbs and {len(nouns)} nouns"
+        )
+    return tuple(f"{verb} {noun}" for verb, noun in zip(verbs[:n], nouns[:n]))

@@ -1,0 +1,59 @@
+"""python manage.py demo — the embedded default's main job.
+
+Migrates the database, generates the demo study from paper 003's design if it is missing, prints a
+staff login for the admin and the participant link, and serves on 127.0.0.1:8000.
+"""
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from experiments import services
+from experiments.models import Study
+
+DEMO_SLUG = "modal-syllogisms-demo"
+
+
+class Command(BaseCommand):
+    help = "Set up the demo study and a staff login, then serve on 127.0.0.1:8000 (use --no-serve to skip serving)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--addrport", default="127.0.0.1:8000")
+        parser.add_argument("--interpretations", type=int, default=1000)
+        parser.add_argument("--no-serve", action="store_true", help="set up and print, but do not serve")
+
+    def handle(self, *args, addrport, interpretations, no_serve, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        study = Study.objects.filter(slug=DEMO_SLUG).first()
+        if study is None:
+            study = services.study_create(
+                slug=DEMO_SLUG,
+                title="Modal syllogisms (paper 003 demo)",
+                design="modal-syllogisms",
+                description="24 logical forms × interpretations, gold answers from the S5 checker, nonsense mirror.",
+            )
+            report = services.items_generate(
+                study=study, design="modal-syllogisms", interpretations=interpretations, seed=0, nonsense=True
+            )
+            self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
+            for line in report.disagreement_lines():
+                self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
+        password = secrets.token_urlsafe(12)
+        user_model = get_user_model()
+        user, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
+        self.stdout.write(self.style.SUCCESS(
+            f"\nAdmin:  http://{host}/admin/   user: admin   password: {password}   (new password every start)\n"
+            f"Study:  {study.title}: {study.items.count()} items, status {study.status}\n"
+            f"Participant link: http://{host}/s/{study.slug}/?PROLIFIC_PID=demo-participant-1"
+            f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-1\n"
+        ))
+        if not no_serve:
+            call_command("runserver", host, use_reloader=False, use_threading=True)

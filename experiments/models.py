@@ -1,0 +1,270 @@
+"""Studies, interpretations, items, participants and trials.
+
+Writes go through experiments/services.py; these classes hold fields, constraints and the two
+guards that must hold whatever code path is used: a study's status only moves along its state
+machine, and items are immutable once the study has any response.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+class Modality(models.TextChoices):
+    NONE = "none", "∅"
+    BOX = "box", "□"
+    DIA = "dia", "◇"
+
+
+class Answer(models.TextChoices):
+    YES = "yes", "Yes"
+    NO = "no", "No"
+
+
+class Condition(models.TextChoices):
+    REAL = "real", "real"
+    NONSENSE = "nonsense", "nonsense"
+
+
+class LogicSystem(models.TextChoices):
+    K = "K", "K"
+    T = "T", "T"
+    S4 = "S4", "S4"
+    S5 = "S5", "S5"
+
+
+class StudyStatus(models.TextChoices):
+    DRAFT = "draft", "draft"
+    OPEN = "open", "open for participants"
+    PAUSED = "paused", "paused"
+    CLOSED = "closed", "closed"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        return {
+            cls.DRAFT: frozenset({cls.OPEN, cls.CLOSED}),
+            cls.OPEN: frozenset({cls.PAUSED, cls.CLOSED}),
+            cls.PAUSED: frozenset({cls.OPEN, cls.CLOSED}),
+            cls.CLOSED: frozenset(),
+        }
+
+    @classmethod
+    def can_move(cls, source: str, target: str) -> bool:
+        return target in cls.transitions().get(source, frozenset())
+
+
+class ItemsLocked(ValidationError):
+    """Raised when something tries to change the items of a study that already has responses."""
+
+
+class Study(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    design = models.CharField(
+        max_length=40, help_text="The design its items come from (modal-syllogisms, csv-import, …)."
+    )
+    status = models.CharField(
+        max_length=12, choices=StudyStatus.choices, default=StudyStatus.DRAFT, editable=False
+    )
+    logic_system = models.CharField(
+        max_length=2,
+        choices=LogicSystem.choices,
+        default=LogicSystem.S5,
+        help_text="The modal logic whose checker decides every generated item's gold answer.",
+    )
+    settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.slug})"
+
+    def has_responses(self) -> bool:
+        return Trial.objects.filter(participant__study_id=self.pk).exists()
+
+
+class Interpretation(models.Model):
+    """What p and q mean in one row of items: a subject and a verb phrase for each variable."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="interpretations")
+    index = models.PositiveIntegerField(help_text="Position in the generated list (0-based).")
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.REAL)
+    p_subject = models.CharField(max_length=60)
+    p_predicate = models.CharField(max_length=120)
+    q_subject = models.CharField(max_length=60, blank=True)
+    q_predicate = models.CharField(max_length=120, blank=True)
+    original = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="mirrors"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "condition", "index"], name="interpretation_unique_index"
+            )
+        ]
+        ordering = ["study", "condition", "index"]
+
+    def __str__(self) -> str:
+        q = f"; q = {self.q_subject} is {self.q_predicate}" if self.q_subject else ""
+        return f"p = {self.p_subject} is {self.p_predicate}{q}"
+
+
+class ItemQuerySet(models.QuerySet):
+    """Bulk updates and deletes are refused, like single saves, once a study has responses."""
+
+    def _refuse_if_locked(self, action: str) -> None:
+        locked = Trial.objects.filter(participant__study__in=self.values("study")).exists()
+        if locked:
+            raise ItemsLocked(
+                f"Cannot {action} items: their study already has participant responses, "
+                "and items are immutable once a study has any response."
+            )
+
+    def update(self, **kwargs):
+        self._refuse_if_locked("update")
+        return super().update(**kwargs)
+
+    def delete(self):
+        self._refuse_if_locked("delete")
+        return super().delete()
+
+
+class Item(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    code = models.CharField(
+        max_length=160, help_text="Stable identifier within the study (design, condition, row, form)."
+    )
+    design = models.CharField(max_length=40)
+    form_id = models.CharField(max_length=60, blank=True)
+    modality = models.CharField(max_length=4, choices=Modality.choices, blank=True)
+    argument_form = models.CharField(max_length=30, blank=True)
+    logical_form = models.CharField(max_length=300, blank=True)
+    template_valid = models.BooleanField(
+        null=True, blank=True, help_text="The validity the template or CSV states (None when it states none)."
+    )
+    gold_answer = models.CharField(max_length=3, choices=Answer.choices)
+    logic_system = models.CharField(max_length=2, choices=LogicSystem.choices, blank=True)
+    checker_disagrees = models.BooleanField(
+        default=False,
+        help_text="The model checker's answer differs from the template's stated validity; "
+        "the gold answer is the checker's.",
+    )
+    premises = models.JSONField(default=list)
+    question = models.TextField()
+    prompt = models.TextField()
+    interpretation = models.ForeignKey(
+        Interpretation, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+    )
+    condition = models.CharField(max_length=12, default=Condition.REAL)
+    original = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="perturbations",
+        help_text="For a perturbed item (e.g. the nonsense mirror), the item it mirrors.",
+    )
+    attributes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "code"], name="item_unique_code"),
+            models.CheckConstraint(
+                condition=models.Q(gold_answer__in=["yes", "no"]), name="item_gold_yes_no"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["study", "design", "form_id"]),
+            models.Index(fields=["study", "modality", "argument_form"]),
+        ]
+        ordering = ["study", "id"]
+
+    def __str__(self) -> str:
+        return self.code
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and Study.objects.get(pk=self.study_id).has_responses():
+            raise ItemsLocked(
+                f"Item {self.code} cannot be edited: study '{self.study.slug}' already has "
+                "participant responses, and items are immutable once a study has any response."
+            )
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self.study.has_responses():
+            raise ItemsLocked(
+                f"Item {self.code} cannot be deleted: study '{self.study.slug}' already has "
+                "participant responses."
+            )
+        return super().delete(*args, **kwargs)
+
+
+class KeyMapping(models.TextChoices):
+    F_YES = "f_yes", "F = Yes, J = No"
+    J_YES = "j_yes", "F = No, J = Yes"
+
+
+class ParticipantStatus(models.TextChoices):
+    STARTED = "started", "started"
+    COMPLETED = "completed", "completed"
+    NO_CONSENT = "no_consent", "declined consent"
+    FAILED_ATTENTION = "failed_attention", "failed attention check"
+    RETURNED = "returned", "returned / timed out"
+
+
+class Participant(models.Model):
+    """One pseudonymous Prolific session. Nothing beyond Prolific's IDs is stored."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    prolific_pid = models.CharField(max_length=64)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+    key_mapping = models.CharField(max_length=8, choices=KeyMapping.choices)
+    status = models.CharField(
+        max_length=20, choices=ParticipantStatus.choices, default=ParticipantStatus.STARTED
+    )
+    is_preview = models.BooleanField(default=False)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"],
+                condition=models.Q(is_preview=False),
+                name="participant_unique_pid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prolific_pid} in {self.study.slug}"
+
+
+class Trial(models.Model):
+    """One answer. (participant, index) is unique so a retried save never doubles an answer."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="trials")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="trials")
+    index = models.PositiveIntegerField()
+    key = models.CharField(max_length=16)
+    answer = models.CharField(max_length=3, choices=Answer.choices)
+    correct = models.BooleanField()
+    rt_ms = models.FloatField(help_text="Response time from stimulus onset, in milliseconds.")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "index"], name="trial_unique_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"trial {self.index} of {self.participant}"

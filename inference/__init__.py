@@ -1,0 +1,1 @@
+"""Language models, model runs and their Celery tasks (issue: model arm)."""

@@ -1,0 +1,34 @@
+# start_postgres: install Debian's PostgreSQL if missing, start the cluster, create the duet role.
+# Sets PG_URL for the test database server (the tests create and drop their own test database).
+start_postgres() {
+  apt_install postgresql
+  local version
+  version="$(ls /usr/lib/postgresql | sort -V | tail -1)"
+  if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main"' | grep -q .; then
+    as_root pg_createcluster "$version" main >/dev/null
+  fi
+  if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" && $4 == "online"' | grep -q .; then
+    echo "==> starting PostgreSQL $version"
+    as_root pg_ctlcluster "$version" main start
+  fi
+  local port
+  port="$(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3}')"
+  for _ in $(seq 1 30); do
+    as_root runuser -u postgres -- pg_isready -q -p "$port" && break
+    sleep 1
+  done
+  local password  # a fresh random password every run: nothing to keep, nothing committed
+  password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+  as_root runuser -u postgres -- psql -q -p "$port" -v ON_ERROR_STOP=1 <<SQL >/dev/null
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'duet') THEN
+    CREATE ROLE duet LOGIN CREATEDB;
+  END IF;
+END \$\$;
+ALTER ROLE duet PASSWORD '$password';
+SQL
+  if ! as_root runuser -u postgres -- psql -p "$port" -tAc "SELECT 1 FROM pg_database WHERE datname = 'duet'" | grep -q 1; then
+    as_root runuser -u postgres -- createdb -p "$port" -O duet duet
+  fi
+  export PG_URL="postgres://duet:$password@127.0.0.1:$port/duet"
+}

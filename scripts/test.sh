@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what it needs (PostgreSQL included), then runs pytest twice —
+# against the embedded SQLite default and against a real PostgreSQL server it starts itself.
+source "$(dirname "$0")/common.sh"
+ensure_venv test
+cd "$ROOT"
+source "$ROOT/scripts/postgres.sh"
+start_postgres
+
+export DUET_VAR_DIR="$ROOT/var/test"
+echo "==> pytest on SQLite"
+env -u DATABASE_URL DUET_EXPECT_DB=sqlite "$VENV/bin/python" -m pytest "$@"
+echo "==> pytest on PostgreSQL"
+DATABASE_URL="$PG_URL" DUET_EXPECT_DB=postgresql "$VENV/bin/python" -m pytest --ignore=tests/experiments/logic "$@"

@@ -1,0 +1,76 @@
+"""Everything the settings read from the environment, in one place.
+
+The embedded default needs no variable at all: SQLite under var/, an embedded Celery transport,
+and a secret key generated into var/ on first run. Production sets DATABASE_URL (PostgreSQL),
+CELERY_BROKER_URL (Redis), SECRET_KEY and ALLOWED_HOSTS.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("DUET_VAR_DIR", BASE_DIR / "var"))
+
+env = environ.Env(
+    DEBUG=(bool, False),
+    ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost"]),
+    CSRF_TRUSTED_ORIGINS=(list, []),
+    TIME_ZONE=(str, "UTC"),
+    CELERY_TASK_ALWAYS_EAGER=(bool, False),
+)
+
+
+def _ensure_var_dir() -> Path:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    return VAR_DIR
+
+
+def secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated once into var/secret_key (mode 600)."""
+    value = os.environ.get("SECRET_KEY")
+    if value:
+        return value
+    path = _ensure_var_dir() / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    value = secrets.token_urlsafe(50)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(value)
+    return value
+
+
+def database() -> dict:
+    """DATABASE_URL (postgres://… in production), else SQLite under var/."""
+    default = f"sqlite:///{_ensure_var_dir() / 'duet.sqlite3'}"
+    config = env.db_url("DATABASE_URL", default=default)
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        config.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+        config.setdefault("CONN_HEALTH_CHECKS", True)
+    elif config["ENGINE"] == "django.db.backends.sqlite3":
+        # WAL and a busy timeout let the embedded worker and the web process share the file.
+        config.setdefault("OPTIONS", {}).update(
+            {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        )
+    return config
+
+
+def celery_broker_url() -> str:
+    """CELERY_BROKER_URL (redis://… in production), else kombu's filesystem transport under var/."""
+    return env.str("CELERY_BROKER_URL", default="filesystem://")
+
+
+def celery_filesystem_options() -> dict:
+    folder = _ensure_var_dir() / "broker"
+    for sub in ("in", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "in"),
+        "data_folder_out": str(folder / "in"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }

@@ -1,0 +1,56 @@
+"""Admin is for staff; researchers browse and filter items, locked items cannot be edited there."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from experiments import services
+from experiments.models import Item
+from tests.factories import StudyFactory, TrialFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client):
+    user = get_user_model().objects.create_user("researcher", password="x-" * 8, is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("name", ["admin:experiments_item_changelist", "admin:experiments_study_changelist"])
+def test_anonymous_and_non_staff_are_sent_to_login(client, name):
+    url = reverse(name)
+    response = client.get(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    user = get_user_model().objects.create_user("participant", password="y-" * 8)
+    client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_items_filter_by_checker_disagreement_and_form(staff_client):
+    study = StudyFactory(design="modal-distribution")
+    services.items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
+    url = reverse("admin:experiments_item_changelist")
+    response = staff_client.get(url, {"checker_disagrees__exact": "1"})
+    assert response.status_code == 200
+    shown = {i.code for i in response.context["cl"].result_list}
+    assert shown == set(Item.objects.filter(checker_disagrees=True).values_list("code", flat=True))
+    assert shown and all(":dia.theorem" in code for code in shown)
+    response = staff_client.get(url, {"modality__exact": "box", "argument_form": "spurious"})
+    assert {i.form_id for i in response.context["cl"].result_list} == {"box.spurious"}
+
+
+def test_locked_item_change_is_refused_in_admin(staff_client):
+    trial = TrialFactory()
+    item = trial.item
+    url = reverse("admin:experiments_item_change", args=[item.pk])
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    response = staff_client.post(url, {"question": "edited?", "premises": "[]", "prompt": "x", "attributes": "{}"})
+    assert response.status_code == 200  # the form comes back with the error instead of redirecting
+    assert "items are immutable now" in response.content.decode()
+    item.refresh_from_db()
+    assert item.question != "edited?"

@@ -1,0 +1,61 @@
+"""The researcher-facing management commands."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from experiments.models import Item, Study
+
+
+def test_check_argument_valid_and_invalid_with_countermodel(capsys):
+    call_command("check_argument", "[](p|q), <>~p |- <>q", "--system", "K")
+    assert "□(p ∨ q), ◇¬p ⊢ ◇q  is valid in K" in capsys.readouterr().out
+    call_command("check_argument", "p ⊢ ◇p", "--system", "K")
+    out = capsys.readouterr().out
+    assert "p ⊢ ◇p  is invalid in K" in out
+    assert "Countermodel" in out and "w0" in out
+
+
+def test_check_argument_json_countermodel_falsifies(capsys):
+    call_command("check_argument", "□(p∨q) ⊢ □p ∨ □q", "--system", "S5", "--json")
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["valid"] is False and verdict["system"] == "S5"
+    assert verdict["countermodel"] is not None
+
+
+def test_check_argument_bad_input_is_a_clear_error():
+    with pytest.raises(CommandError, match="column"):
+        call_command("check_argument", "p ∨ ⊢ q")
+    with pytest.raises(CommandError, match="S5"):
+        call_command("check_argument", "p ⊢ p", "--system", "KD45")
+
+
+@pytest.mark.django_db
+def test_generate_items_creates_study_warns_and_exports(tmp_path, capsys):
+    path = tmp_path / "items.csv"
+    call_command(
+        "generate_items", "modal-distribution", "--study", "dist", "--interpretations", "3",
+        "--seed", "9", "--export", str(path),
+    )
+    captured = capsys.readouterr()
+    assert "Generated 21 items" in captured.out and "Created study 'dist'" in captured.out
+    assert "WARNING checker disagrees with the template: dia.theorem" in captured.err
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert len(rows) == 21
+    assert {r["checker_disagrees"] for r in rows if r["form_id"] == "dia.theorem"} == {"true"}
+    assert Study.objects.get(slug="dist").items.count() == 21
+
+
+@pytest.mark.django_db
+def test_generate_items_refusal_changes_nothing():
+    call_command("generate_items", "necessitation", "--study", "nec", "--interpretations", "2")
+    with pytest.raises(CommandError, match="--replace"):
+        call_command("generate_items", "necessitation", "--study", "nec", "--interpretations", "5")
+    assert Item.objects.filter(study__slug="nec").count() == 6
+    with pytest.raises(CommandError, match="at least 1"):
+        call_command("generate_items", "necessitation", "--study", "new-one", "--interpretations", "0")
+    assert not Study.objects.filter(slug="new-one").exists()

@@ -1,0 +1,48 @@
+"""factory_boy factories for the experiments app."""
+import factory
+
+from experiments.models import Answer, Item, KeyMapping, Participant, Study, Trial
+
+
+class StudyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Study
+
+    slug = factory.Sequence(lambda n: f"study-{n}")
+    title = factory.Sequence(lambda n: f"Study {n}")
+    design = "modal-syllogisms"
+
+
+class ItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Item
+
+    study = factory.SubFactory(StudyFactory)
+    code = factory.Sequence(lambda n: f"item-{n}")
+    design = "csv-import"
+    gold_answer = Answer.YES
+    premises = factory.LazyFunction(lambda: ["Jane is watching a show or John is reading a book.", "Jane isn't watching a show."])
+    question = "Can we infer that John is reading a book?"
+    prompt = "Consider the following statements:\n…"
+
+
+class ParticipantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Participant
+
+    study = factory.SubFactory(StudyFactory)
+    prolific_pid = factory.Sequence(lambda n: f"{n:024x}")
+    key_mapping = KeyMapping.F_YES
+
+
+class TrialFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Trial
+
+    participant = factory.SubFactory(ParticipantFactory)
+    item = factory.SubFactory(ItemFactory, study=factory.SelfAttribute("..participant.study"))
+    index = factory.Sequence(lambda n: n)
+    key = "f"
+    answer = Answer.YES
+    correct = True
+    rt_ms = 1234.5
