@@ -28,8 +28,14 @@ python_bin() {
   echo "Python 3.11 is required (Debian 12: apt-get install python3)" >&2; exit 1
 }
 
+install_system_packages() {  # install_system_packages DIR — every package listed in DIR/*.txt
+  local packages
+  mapfile -t packages < <(cat "$1"/*.txt | sed -e 's/#.*//' -e 's/[[:space:]]//g' | grep -v '^$' | sort -u)
+  apt_install "${packages[@]}"
+}
+
 ensure_venv() {  # ensure_venv [GROUP...] — the project (web dependencies) plus the named groups
-  apt_install python3 python3-venv python3-dev gcc libpq5
+  install_system_packages "$ROOT/scripts/apt"  # what every mode needs; tests add scripts/apt/test
   if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating $VENV"
     "$(python_bin)" -m venv "$VENV"
@@ -45,4 +51,10 @@ ensure_venv() {  # ensure_venv [GROUP...] — the project (web dependencies) plu
     echo "pip install failed (log above)" >&2
     exit 1
   fi
+  # Extra set-up steps (packages that need special flags, browser links, …), one script each.
+  local step
+  for step in "$ROOT"/scripts/setup.d/*.sh; do
+    [ -e "$step" ] || continue
+    VENV="$VENV" ROOT="$ROOT" bash "$step"
+  done
 }

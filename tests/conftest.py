@@ -17,3 +17,16 @@ def _hypothesis_profile():
 def expect_db() -> str | None:
     """Which database scripts/test.sh meant this run to use (sqlite or postgresql)."""
     return os.environ.get("DUET_EXPECT_DB")
+
+
+_DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "client", "admin_client", "live_server", "django_user_model"}
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL."""
+    for item in items:
+        uses_db = item.get_closest_marker("django_db") is not None or bool(
+            _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
+        )
+        if not uses_db:
+            item.add_marker(pytest.mark.db_independent)

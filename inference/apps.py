@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class InferenceConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "inference"
+    verbose_name = "Language models and runs"
