@@ -17,8 +17,12 @@ start_postgres() {
     as_root runuser -u postgres -- pg_isready -q -p "$port" && break
     sleep 1
   done
-  local password  # a fresh random password every run: nothing to keep, nothing committed
-  password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+  local password pwfile="$ROOT/var/pg-test-password"  # random, made once per checkout, never committed
+  mkdir -p "$ROOT/var"
+  if [ ! -s "$pwfile" ]; then
+    (umask 077; head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$pwfile")
+  fi
+  password="$(cat "$pwfile")"
   as_root runuser -u postgres -- psql -q -p "$port" -v ON_ERROR_STOP=1 <<SQL >/dev/null
 DO \$\$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'duet') THEN
