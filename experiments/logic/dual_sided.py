@@ -1,0 +1,214 @@
+"""Dual-sided rule probing (seed 004 §3.1, Appendix B): rule banks from CSV, paired items. Pure.
+
+Each rule "If Premise, then Conclusion" is probed twice: as stated (the original, gold Yes) and
+with its conclusion negated (the flipped rule, gold No); a rule counts as captured only if the
+original is affirmed and the flipped one denied. Each item carries up to five phrasings, the
+templates of Table 9, as prompt variants (models answer every one, humans see the first).
+
+Rule-bank columns (header row required, UTF-8, comma-separated; names are case-insensitive):
+
+| column | required | meaning |
+| --- | --- | --- |
+| premise | yes | the condition as a clause, without "If": "Person X is allergic to Substance Z and Food Y contains Substance Z" |
+| conclusion | yes | the consequence as a clause, without "then": "Person X cannot eat Food Y" |
+| flipped_conclusion | yes | the negated conclusion: "Person X can eat Food Y" |
+| rule_id | no | letters, digits, "." "_" "-" (up to 100); unique in the file and the study; rule-00001, … by default |
+| length | no | a whole number from 1 to 20 (the rule's number of facts) |
+| any other column | no | kept as a descriptive attribute (structure, polarity, domain, …) for the analyses |
+
+One trailing full stop on a clause is dropped. Validation is all-or-nothing: any bad row or column
+raises ``CsvImportError`` naming every problem, and nothing is returned.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ..item_csv import CsvImportError, RowError
+from .pairs import PairedItem, PromptVariant
+
+DESIGN = "dual-sided"
+REQUIRED = ("premise", "conclusion", "flipped_conclusion")
+KNOWN = {*REQUIRED, "rule_id"}
+RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_CLAUSE = 1000
+
+# Table 9: (instruction, positive word, negative word); templates 4 and 5 quote premise and conclusion.
+TEMPLATES = {
+    1: ("True or False? Please predict whether the input rule is very likely to be true.", "True", "False"),
+    2: ("Right or Wrong? Please predict whether the input rule is valid and correct.", "Right", "Wrong"),
+    3: ("Yes or No? Please predict whether the premise entails the conclusion.", "Yes", "No"),
+    4: ("Does premise entail conclusion? Please answer Yes or No.", "Yes", "No"),
+    5: ("Given the observations {premise}, can we draw the conclusion {conclusion}? Please answer Yes or No.",
+        "Yes", "No"),
+}
+
+
+@dataclass(frozen=True)
+class DualSidedRule:
+    row: int  # line of the file where the rule starts (0 for rules made in code)
+    rule_id: str
+    premise: str
+    conclusion: str
+    flipped_conclusion: str
+    attributes: dict = field(default_factory=dict, hash=False)
+    condition: str = "real"
+    original_id: str | None = None  # for a perturbed rule, the rule it perturbs
+
+    def rule_text(self, flipped: bool = False) -> str:
+        return f"If {self.premise}, then {self.flipped_conclusion if flipped else self.conclusion}."
+
+
+def _clause(text: str) -> str:
+    return text[:-1].rstrip() if text.endswith(".") and not text.endswith("..") else text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def parse_rule_bank(data: bytes | str, *, existing_ids: frozenset[str] = frozenset()) -> list[DualSidedRule]:
+    """Validate every row; return all rules, or raise CsvImportError naming each bad row/column."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
+    if not data.strip():
+        raise CsvImportError([RowError(1, "", "the file is empty")])
+    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except csv.Error as exc:
+        raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")]) from None
+    errors = [RowError(1, name, "required column is missing") for name in REQUIRED if name not in header]
+    errors += [RowError(1, name, "column appears more than once") for name in sorted({h for h in header if header.count(h) > 1})]
+    if any(not h for h in header):
+        errors.append(RowError(1, "", "a column has no name"))
+    if errors:
+        raise CsvImportError(errors)
+    rules: list[DualSidedRule] = []
+    seen: dict[str, int] = {}
+    try:
+        for values in reader:
+            line = reader.line_num - sum(v.count("\n") for v in values)
+            if not any(v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                errors.append(RowError(line, "", f"has {len(values)} fields; the header has {len(header)}"))
+                continue
+            record = dict(zip(header, (v.strip() for v in values)))
+            rule = _parse_row(line, record, len(rules) + 1, errors)
+            if rule is None:
+                continue
+            if rule.rule_id in seen:
+                errors.append(RowError(line, "rule_id", f"'{rule.rule_id}' repeats row {seen[rule.rule_id]}"))
+            elif rule.rule_id in existing_ids:
+                errors.append(RowError(line, "rule_id", f"'{rule.rule_id}' already exists in this study"))
+            seen.setdefault(rule.rule_id, line)
+            rules.append(rule)
+    except csv.Error as exc:
+        errors.append(RowError(reader.line_num, "", f"unreadable CSV ({exc})"))
+    if not rules and not errors:
+        errors.append(RowError(2, "", "the file has a header but no rules"))
+    if errors:
+        raise CsvImportError(errors)
+    return rules
+
+
+def _parse_row(line: int, record: dict[str, str], number: int, errors: list[RowError]) -> DualSidedRule | None:
+    before = len(errors)
+
+    def fail(column: str, message: str) -> None:
+        errors.append(RowError(line, column, message))
+
+    clauses = {}
+    for column in REQUIRED:
+        text = _clause(record[column])
+        if not text:
+            fail(column, "is empty")
+        elif "\n" in text or "\r" in text:
+            fail(column, "must be on one line")
+        elif len(text) > MAX_CLAUSE:
+            fail(column, f"is longer than {MAX_CLAUSE} characters")
+        clauses[column] = text
+    if re.match(r"^if\b", clauses["premise"], re.I):
+        fail("premise", "starts with 'If'; write the condition alone (the templates add 'If … then')")
+    for column in ("conclusion", "flipped_conclusion"):
+        if re.match(r"^then\b", clauses[column], re.I):
+            fail(column, "starts with 'then'; write the consequence alone")
+    if clauses["conclusion"] and _norm(clauses["conclusion"]) == _norm(clauses["flipped_conclusion"]):
+        fail("flipped_conclusion", "is the same as the conclusion; it must negate it")
+    rule_id = record.get("rule_id", "") or f"rule-{number:05d}"
+    if not RULE_ID.match(rule_id):
+        fail("rule_id", f"'{rule_id}' must be 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit")
+    length = record.get("length", "")
+    if length and not (length.isdigit() and 1 <= int(length) <= 20):
+        fail("length", f"'{length}' is not a whole number from 1 to 20")
+    if len(errors) > before:
+        return None
+    return DualSidedRule(
+        row=line,
+        rule_id=rule_id,
+        premise=clauses["premise"],
+        conclusion=clauses["conclusion"],
+        flipped_conclusion=clauses["flipped_conclusion"],
+        attributes={k: v for k, v in record.items() if k not in KNOWN},
+    )
+
+
+def _variant(number: int, premise: str, conclusion: str) -> PromptVariant:
+    instruction, positive, negative = TEMPLATES[number]
+    if number == 4:
+        text = f"Premise: {premise}.\nConclusion: {conclusion}.\n{instruction}"
+        question = instruction
+    elif number == 5:
+        text = question = instruction.format(premise=premise, conclusion=conclusion)
+    else:
+        text = f"{instruction}\nInput rule: If {premise}, then {conclusion}."
+        question = instruction
+    return PromptVariant(f"template-{number}", question, positive, negative, text)
+
+
+def check_templates(templates: Sequence[int]) -> tuple[int, ...]:
+    chosen = tuple(templates)
+    if not chosen or len(set(chosen)) != len(chosen) or any(t not in TEMPLATES for t in chosen):
+        raise ValueError(f"templates must be distinct numbers from 1 to 5 (at least one); got {list(chosen)}")
+    return chosen
+
+
+def dual_sided_items(rules: Sequence[DualSidedRule], *, templates: Sequence[int] = (1, 2, 3, 4, 5)) -> tuple[PairedItem, ...]:
+    """For every rule, the original item (gold "yes") then the flipped item (gold "no")."""
+    chosen = check_templates(templates)
+    out = []
+    for rule in rules:
+        pair = f"{DESIGN}:{rule.condition}:{rule.rule_id}"
+        for role, conclusion, gold in (("original", rule.conclusion, "yes"), ("flipped", rule.flipped_conclusion, "no")):
+            variants = tuple(_variant(n, rule.premise, conclusion) for n in chosen)
+            original = None if rule.original_id is None else f"{DESIGN}:real:{rule.original_id}:{role}"
+            out.append(PairedItem(
+                code=f"{pair}:{role}",
+                design=DESIGN,
+                pair_id=pair,
+                role=role,
+                form_id=f"rule.{role}",
+                rule=rule.rule_id,
+                premises=(f"If {rule.premise}, then {conclusion}.",),
+                conclusion=f"{conclusion}.",
+                gold_answer=gold,
+                question=variants[0].question,
+                prompt=variants[0].text,
+                variants=variants,
+                condition=rule.condition,
+                original_code=original,
+                attributes={"rule_id": rule.rule_id, **rule.attributes},
+            ))
+    return tuple(out)
+
+
+def with_condition(rule: DualSidedRule, condition: str, **changes) -> DualSidedRule:
+    """A perturbed copy of a real rule, linked to it by id."""
+    return replace(rule, condition=condition, original_id=rule.rule_id, **changes)

@@ -1,0 +1,317 @@
+"""Matched-pair perturbations (seed 002): keep the logic, change the tokens. Pure Python.
+
+A perturbation works on the specification a design renders from (003's interpretations,
+RULEBREAKERS' pair specs, a dual-sided rule bank) and returns new specifications under a
+condition label; rendering them gives items that each name their original (``original_code``),
+and ``pairs.perturbation_links`` turns those into (original, perturbed) pairs.
+
+| kind | 003 modal syllogisms | rulebreakers | dual-sided rules |
+| --- | --- | --- | --- |
+| names | each interpretation's names → other names | the name (and its pronoun) → another | – |
+| entities | – | (country, city) → another place; instance → another of its type | – |
+| nonsense | 003's nonsense mirror | – | – |
+| mapping | whole-word replacements in names and verb phrases | in name, city/instance, country/type | in premise and conclusions |
+
+A custom mapping must be one-to-one and may not merge two words of one item (mapping "Anne" to
+"Bob" where "Bob" is already there would change the logic); for rulebreakers it may not put a
+known city or instance under the wrong country or type. Bad input raises ValueError (or
+CsvImportError for a mapping file) and returns nothing.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ..item_csv import CsvImportError, RowError
+from . import dual_sided, generate, rulebreakers
+from .generate import InterpretationSpec
+from .rulebreakers import RulebreakerSpec
+from .rulebreakers_data import Category, GivenName, Place, alternative_cities, capitals, categories, given_names
+from .wording import Proposition
+
+KINDS = ("names", "entities", "nonsense", "mapping")
+LABEL = re.compile(r"^[a-z][a-z0-9-]{0,11}$")
+
+
+def check_label(label: str | None, kind: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"unknown perturbation {kind!r}; choose one of {', '.join(KINDS)}")
+    label = kind if label is None else label
+    if not LABEL.match(label) or label == "real":
+        raise ValueError(f"perturbation label {label!r} must be 1–12 lower-case letters, digits or '-', "
+                         "start with a letter, and not be 'real'")
+    return label
+
+
+# ----------------------------------------------------------------------------- custom mappings
+
+
+@dataclass(frozen=True)
+class TokenMapping:
+    """Whole-word, case-sensitive, simultaneous replacements (longest match first)."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    def __post_init__(self):
+        problems = []
+        for old, new in self.pairs:
+            if not old.strip() or not new.strip():
+                problems.append(f"{old!r} → {new!r}: both sides must be non-empty")
+            elif old != old.strip() or new != new.strip():
+                problems.append(f"{old!r} → {new!r}: remove the surrounding spaces")
+            elif old == new:
+                problems.append(f"{old!r} is mapped to itself")
+        olds = [old for old, _ in self.pairs]
+        news = [new for _, new in self.pairs]
+        problems += [f"{old!r} is mapped twice" for old in sorted({o for o in olds if olds.count(o) > 1})]
+        problems += [f"{new!r} is the target of several words (a mapping must be one-to-one)"
+                     for new in sorted({n for n in news if news.count(n) > 1})]
+        if not self.pairs:
+            problems.append("the mapping is empty")
+        if problems:
+            raise ValueError("bad token mapping: " + "; ".join(problems))
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, str] | Sequence[tuple[str, str]]) -> TokenMapping:
+        items = mapping.items() if isinstance(mapping, Mapping) else mapping
+        return cls(tuple((str(a), str(b)) for a, b in items))
+
+    def _pattern(self) -> re.Pattern:
+        keys = sorted((old for old, _ in self.pairs), key=len, reverse=True)
+        return re.compile(r"(?<!\w)(" + "|".join(re.escape(k) for k in keys) + r")(?!\w)")
+
+    def apply(self, text: str) -> str:
+        table = dict(self.pairs)
+        return self._pattern().sub(lambda m: table[m.group(1)], text)
+
+    def apply_unit(self, texts: Sequence[str], where: str) -> tuple[str, ...]:
+        """Map the texts of one item (or spec) together, refusing to merge two different words."""
+        pattern = self._pattern()
+        present = {m.group(1) for text in texts for m in pattern.finditer(text)}
+        for old, new in self.pairs:
+            if old in present and new not in present and any(_has_word(text, new) for text in texts):
+                raise ValueError(f"{where}: mapping {old!r} → {new!r} would merge it with the {new!r} "
+                                 "already there, which changes the logic")
+        return tuple(self.apply(text) for text in texts)
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+def parse_mapping_csv(data: bytes | str) -> TokenMapping:
+    """A mapping file: header ``from,to``, one replacement a row; errors name row and column."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
+    rows = list(csv.reader(io.StringIO(data, newline="")))
+    if not rows or [h.strip().lower() for h in rows[0]] != ["from", "to"]:
+        raise CsvImportError([RowError(1, "", "the header must be exactly: from,to")])
+    errors, pairs, seen = [], [], {}
+    for line, values in enumerate(rows[1:], start=2):
+        if not any(v.strip() for v in values):
+            continue
+        if len(values) != 2:
+            errors.append(RowError(line, "", f"has {len(values)} fields; the header has 2"))
+            continue
+        old, new = (v.strip() for v in values)
+        for column, value in (("from", old), ("to", new)):
+            if not value:
+                errors.append(RowError(line, column, "is empty"))
+        if old and old == new:
+            errors.append(RowError(line, "to", f"'{new}' maps the word to itself"))
+        if old in seen:
+            errors.append(RowError(line, "from", f"'{old}' repeats row {seen[old]}"))
+        seen.setdefault(old, line)
+        targets = [n for _, n in pairs]
+        if new and new in targets:
+            errors.append(RowError(line, "to", f"'{new}' is already the target of another word"))
+        pairs.append((old, new))
+    if not pairs and not errors:
+        errors.append(RowError(2, "", "the file has a header but no replacements"))
+    if errors:
+        raise CsvImportError(errors)
+    return TokenMapping(tuple(pairs))
+
+
+def _real_only(specs, condition_of) -> None:
+    bad = [s for s in specs if condition_of(s) != "real"]
+    if bad:
+        raise ValueError(f"only the real design can be perturbed; {len(bad)} given item(s) are already perturbed")
+    if not specs:
+        raise ValueError("nothing to perturb")
+
+
+def _changed(pairs: list, label: str) -> tuple:
+    kept = tuple(new for old, new in pairs if new != replace(old, condition=label, **_link(old)))
+    if not kept:
+        raise ValueError("the perturbation changes no item (does the mapping name any word they use?)")
+    return kept
+
+
+def _link(spec) -> dict:
+    if isinstance(spec, RulebreakerSpec):
+        return {"original_index": spec.index}
+    if isinstance(spec, dual_sided.DualSidedRule):
+        return {"original_id": spec.rule_id}
+    return {}
+
+
+# ----------------------------------------------------------------------------- 003 interpretations
+
+
+def perturb_interpretations(
+    specs: Sequence[InterpretationSpec],
+    *,
+    kind: str,
+    seed: int = 0,
+    names: Sequence[str] | None = None,
+    mapping: TokenMapping | Mapping[str, str] | None = None,
+    label: str | None = None,
+) -> tuple[InterpretationSpec, ...]:
+    """Perturbed interpretations; ``generate.generate(design, result)`` renders items whose
+    ``original_code`` is the real item of the same interpretation and form."""
+    label = check_label(label, kind)
+    specs = tuple(specs)
+    _real_only(specs, lambda s: s.condition)
+    if kind == "nonsense":
+        if label != "nonsense":
+            raise ValueError("the nonsense mirror always has the label 'nonsense'")
+        return generate.nonsense_mirror(specs)
+    if kind == "names":
+        pool = list(dict.fromkeys(names if names is not None else (n.name for n in given_names(alternate=True))))
+        rng = random.Random(f"perturb:names:{seed}")
+        out = []
+        for spec in specs:
+            old = list(dict.fromkeys((spec.p.subject, spec.q.subject)))
+            choices = [n for n in pool if n not in old]
+            if len(choices) < len(old):
+                raise ValueError(f"the name list needs at least {len(old)} names besides {old}")
+            new = dict(zip(old, rng.sample(choices, len(old))))
+            out.append(replace(spec, condition=label, p=replace(spec.p, subject=new[spec.p.subject]),
+                               q=replace(spec.q, subject=new[spec.q.subject])))
+        return tuple(out)
+    if kind == "mapping":
+        table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping or {})
+        pairs = []
+        for spec in specs:
+            texts = table.apply_unit((spec.p.subject, spec.p.predicate, spec.q.subject, spec.q.predicate),
+                                     f"interpretation {spec.index}")
+            new = replace(spec, condition=label, p=Proposition(texts[0], texts[1]), q=Proposition(texts[2], texts[3]))
+            pairs.append((spec, new))
+        return _changed(pairs, label)
+    raise ValueError("003 interpretations take the perturbations names, nonsense and mapping")
+
+
+# ----------------------------------------------------------------------------- rulebreakers
+
+
+def _known_facts() -> dict[str, str]:
+    facts = {p.city: p.country for p in (*capitals(), *alternative_cities())}
+    facts.update({c.instance: c.type for c in (*categories(), *categories("alternate"))})
+    return facts
+
+
+def _check_facts(spec: RulebreakerSpec, facts: Mapping[str, str]) -> None:
+    where = f"pair {spec.index}"
+    if spec.whole == spec.swapped:
+        raise ValueError(f"{where}: the non-rulebreaker would use the true {spec.whole!r}, so the pair breaks")
+    known = facts.get(spec.part)
+    if known is not None and known != spec.whole:
+        raise ValueError(f"{where}: {spec.part!r} belongs to {known!r}, not {spec.whole!r}; the rulebreaker would break")
+    if known is not None and known == spec.swapped:
+        raise ValueError(f"{where}: {spec.part!r} belongs to {spec.swapped!r}; the non-rulebreaker would break")
+
+
+def perturb_rulebreakers(
+    specs: Sequence[RulebreakerSpec],
+    *,
+    kind: str,
+    seed: int = 0,
+    names: Sequence[GivenName] | None = None,
+    places: Sequence[Place] | None = None,
+    instances: Sequence[Category] | None = None,
+    mapping: TokenMapping | Mapping[str, str] | None = None,
+    label: str | None = None,
+) -> tuple[RulebreakerSpec, ...]:
+    """Perturbed pair specs; ``rulebreakers.render_all(result)`` gives items linked to the originals."""
+    label = check_label(label, kind)
+    specs = tuple(specs)
+    _real_only(specs, lambda s: s.condition)
+    rng = random.Random(f"perturb:{kind}:{seed}")
+    facts = _known_facts()
+    if kind == "names":
+        pool = tuple(given_names(alternate=True) if names is None else names)
+        out = []
+        for spec in specs:
+            choices = [n for n in pool if n.name != spec.name]
+            if not choices:
+                raise ValueError("the name list has no name other than the original's")
+            new = rng.choice(choices)
+            out.append(rulebreakers.with_condition(spec, label, name=new.name, pronoun=new.pronoun))
+        return tuple(out)
+    if kind == "entities":
+        place_pool = tuple(alternative_cities() if places is None else places)
+        by_type: dict[str, list[Category]] = {}
+        for c in (categories("alternate") if instances is None else instances):
+            by_type.setdefault(c.type, []).append(c)
+        countries = sorted({p.country for p in (*capitals(), *place_pool)})
+        out = []
+        for spec in specs:
+            if spec.entity_kind == "geographical":
+                choices = [p for p in place_pool if p.city != spec.part]
+                if not choices:
+                    raise ValueError("the place list has no city other than the original's")
+                new = rng.choice(choices)
+                swapped = spec.swapped if spec.swapped != new.country else rng.choice(
+                    [c for c in countries if c != new.country])
+                changed = rulebreakers.with_condition(spec, label, whole=new.country, part=new.city, swapped=swapped)
+            else:
+                choices = [c for c in by_type.get(spec.whole, []) if c.instance != spec.part]
+                if not choices:
+                    raise ValueError(f"the instance list has no other {spec.whole!r}")
+                new = rng.choice(choices)
+                changed = rulebreakers.with_condition(spec, label, part=new.instance, article=new.article)
+            _check_facts(changed, {**{p.city: p.country for p in place_pool}, **facts})
+            out.append(changed)
+        return tuple(out)
+    if kind == "mapping":
+        table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping or {})
+        pairs = []
+        for spec in specs:
+            name, part, whole, swapped = table.apply_unit((spec.name, spec.part, spec.whole, spec.swapped),
+                                                          f"pair {spec.index}")
+            new = rulebreakers.with_condition(spec, label, name=name, part=part, whole=whole, swapped=swapped)
+            _check_facts(new, facts)
+            pairs.append((spec, new))
+        return _changed(pairs, label)
+    raise ValueError("rulebreakers take the perturbations names, entities and mapping")
+
+
+# ----------------------------------------------------------------------------- dual-sided rules
+
+
+def perturb_rules(
+    rules: Sequence[dual_sided.DualSidedRule],
+    *,
+    mapping: TokenMapping | Mapping[str, str],
+    label: str | None = None,
+) -> tuple[dual_sided.DualSidedRule, ...]:
+    """Rules with the mapping applied to premise and both conclusions; unchanged rules are left out."""
+    label = check_label(label, "mapping")
+    rules = tuple(rules)
+    _real_only(rules, lambda r: r.condition)
+    table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping)
+    pairs = []
+    for rule in rules:
+        premise, conclusion, flipped = table.apply_unit(
+            (rule.premise, rule.conclusion, rule.flipped_conclusion), f"rule {rule.rule_id}")
+        pairs.append((rule, dual_sided.with_condition(rule, label, premise=premise, conclusion=conclusion,
+                                                      flipped_conclusion=flipped)))
+    return _changed(pairs, label)
