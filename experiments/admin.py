@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from django.urls import path
 from django.utils.html import format_html_join
 
 from . import services
-from .models import Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
+from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
+from .participation import admin_views as participation_admin
+from .participation import services as participation
 
 
 class StudyForm(forms.ModelForm):
@@ -17,15 +21,63 @@ class StudyForm(forms.ModelForm):
         fields = ["slug", "title", "description", "design", "logic_system", "settings"]
 
 
+class HumanArmInline(admin.StackedInline):
+    """The human arm's settings: lists, practice, attention checks, Prolific codes, pay."""
+
+    model = HumanArm
+    can_delete = False
+    extra = 1
+    max_num = 1
+    fieldsets = (
+        ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense")}),
+        ("Trials", {"fields": ("practice", "attention_checks", "attention_failures_to_end", "blank_ms", "time_limit_ms")}),
+        ("Texts", {"fields": ("institution", "consent_text")}),
+        ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
+                                 "failed_attention_code", "incompatible_device_code", "completion_url")}),
+        ("Pay and housekeeping", {"fields": ("prolific_min_hourly", "pay_multiplier", "currency", "abandon_after_minutes")}),
+    )
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
     list_display = ("slug", "title", "design", "status", "logic_system", "item_count", "created_at")
     list_filter = ("status", "design", "logic_system")
     search_fields = ("slug", "title")
-    readonly_fields = ("status", "created_at", "updated_at")
+    readonly_fields = ("status", "participant_progress", "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
-    actions = ["open_studies", "pause_studies", "close_studies"]
+    actions = ["open_studies", "pause_studies", "close_studies", "export_trials", "expire_silent_sessions"]
+    inlines = [HumanArmInline]
+
+    def get_object(self, request, object_id, from_field=None):
+        study = super().get_object(request, object_id, from_field)
+        if study is not None:
+            participation.human_arm_ensure(study=study)  # so the inline always edits the one row
+        return study
+
+    @admin.display(description="participants")
+    def participant_progress(self, obj):
+        return participation_admin.progress_html(obj) if obj.pk else "—"
+
+    def get_urls(self):
+        extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
+                      name="experiments_study_trials_csv")]
+        return extra + super().get_urls()
+
+    def trials_csv(self, request, pk):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return participation_admin.trials_csv_response(study=get_object_or_404(Study, pk=pk))
+
+    @admin.action(description="Export trials as CSV (first selected study)")
+    def export_trials(self, request, queryset):
+        return participation_admin.trials_csv_response(study=queryset.first())
+
+    @admin.action(description="Mark silent in-progress sessions as returned")
+    def expire_silent_sessions(self, request, queryset):
+        for study in queryset:
+            count = participation.participants_expire(study=study)
+            self.message_user(request, f"{study.slug}: {count} silent session(s) marked returned.")
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_items=Count("items"))
@@ -140,18 +192,45 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ("prolific_pid", "study", "key_mapping", "status", "is_preview", "started_at", "finished_at")
+    list_display = (
+        "prolific_pid", "study", "key_mapping", "status", "answered", "list_number", "last_seen_at",
+        "is_preview", "started_at", "finished_at",
+    )
     list_filter = ("study", "status", "key_mapping", "is_preview")
     search_fields = ("prolific_pid",)
+    list_select_related = ("study",)
+    exclude = ("token",)
+    actions = ["exclude_participants"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_answered=Count("trials"))
+
+    @admin.display(description="trials saved", ordering="_answered")
+    def answered(self, obj):
+        return f"{obj._answered} / {len(obj.plan)}"
 
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_add_permission(self, request):
+        return False  # participants come through the study link
+
+    @admin.action(description="Exclude from the analysis")
+    def exclude_participants(self, request, queryset):
+        for participant in queryset:
+            try:
+                participation.participant_exclude(participant=participant)
+            except participation.FlowError as exc:
+                self.message_user(request, f"{participant.prolific_pid}: {exc.message}", level=messages.ERROR)
+
 
 @admin.register(Trial)
 class TrialAdmin(admin.ModelAdmin):
-    list_display = ("participant", "index", "item", "key", "answer", "correct", "rt_ms", "received_at")
-    list_filter = ("participant__study", "correct", "answer")
+    list_display = (
+        "participant", "index", "item", "key", "key_code", "answer", "correct", "rt_ms", "timed_out",
+        "is_attention_check", "focus_lost", "visibility_lost", "received_at",
+    )
+    list_filter = ("participant__study", "correct", "answer", "is_attention_check", "timed_out")
     list_select_related = ("participant", "participant__study", "item")
 
     def has_change_permission(self, request, obj=None):

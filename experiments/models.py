@@ -214,11 +214,35 @@ class KeyMapping(models.TextChoices):
 
 
 class ParticipantStatus(models.TextChoices):
-    STARTED = "started", "started"
+    STARTED = "started", "in progress"
     COMPLETED = "completed", "completed"
     NO_CONSENT = "no_consent", "declined consent"
     FAILED_ATTENTION = "failed_attention", "failed attention check"
     RETURNED = "returned", "returned / timed out"
+    EXCLUDED = "excluded", "excluded by the researcher"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        ended = frozenset({cls.EXCLUDED})
+        return {
+            cls.STARTED: frozenset(
+                {cls.COMPLETED, cls.NO_CONSENT, cls.FAILED_ATTENTION, cls.RETURNED, cls.EXCLUDED}
+            ),
+            cls.COMPLETED: ended,
+            cls.NO_CONSENT: frozenset(),
+            cls.FAILED_ATTENTION: ended,
+            cls.RETURNED: ended,
+            cls.EXCLUDED: frozenset(),
+        }
+
+    @classmethod
+    def can_move(cls, source: str, target: str) -> bool:
+        return target in cls.transitions().get(source, frozenset())
+
+    @classmethod
+    def holding(cls) -> tuple[str, ...]:
+        """Statuses that hold a place in the sample (and count for list and key balance)."""
+        return (cls.STARTED, cls.COMPLETED)
 
 
 class Participant(models.Model):
@@ -235,6 +259,17 @@ class Participant(models.Model):
     is_preview = models.BooleanField(default=False)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The participant flow (experiments/participation/): an unguessable token names the session in
+    # its URLs; the list is fixed at the start (Latin-square list number, shuffle seed, item ids).
+    token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    list_number = models.PositiveIntegerField(null=True, blank=True)
+    list_seed = models.BigIntegerField(null=True, blank=True)
+    plan = models.JSONField(default=list, blank=True, help_text="Item ids in presentation order.")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    instructions_done_at = models.DateTimeField(null=True, blank=True)
+    practice_done_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Heartbeat from the trial page.")
+    attention_failures = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -242,7 +277,12 @@ class Participant(models.Model):
                 fields=["study", "prolific_pid"],
                 condition=models.Q(is_preview=False),
                 name="participant_unique_pid",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["study", "prolific_session_id"],
+                condition=models.Q(is_preview=False) & ~models.Q(prolific_session_id=""),
+                name="participant_unique_session",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -255,16 +295,39 @@ class Trial(models.Model):
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="trials")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="trials")
     index = models.PositiveIntegerField()
-    key = models.CharField(max_length=16)
-    answer = models.CharField(max_length=3, choices=Answer.choices)
+    key = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.key.")
+    answer = models.CharField(
+        max_length=3, choices=Answer.choices, blank=True, help_text="Blank when the time limit ran out."
+    )
     correct = models.BooleanField()
     rt_ms = models.FloatField(help_text="Response time from stimulus onset, in milliseconds.")
     received_at = models.DateTimeField(auto_now_add=True)
+    # What the browser sent besides the answer (experiments/participation/).
+    idempotency_key = models.CharField(max_length=64, blank=True)
+    key_code = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.code.")
+    timed_out = models.BooleanField(default=False)
+    is_attention_check = models.BooleanField(default=False)
+    client_onset_ms = models.FloatField(null=True, blank=True, help_text="Epoch ms, browser clock.")
+    client_response_ms = models.FloatField(null=True, blank=True, help_text="Epoch ms, browser clock.")
+    user_agent = models.CharField(max_length=400, blank=True)
+    viewport_width = models.PositiveIntegerField(null=True, blank=True)
+    viewport_height = models.PositiveIntegerField(null=True, blank=True)
+    focus_lost = models.BooleanField(default=False)
+    visibility_lost = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["participant", "index"], name="trial_unique_index")
+            models.UniqueConstraint(fields=["participant", "index"], name="trial_unique_index"),
+            models.UniqueConstraint(fields=["participant", "item"], name="trial_unique_item"),
+            models.UniqueConstraint(
+                fields=["participant", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="trial_unique_idempotency_key",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"trial {self.index} of {self.participant}"
+
+
+from .participation.arm import HumanArm  # noqa: E402,F401  (the human-arm settings of a study)

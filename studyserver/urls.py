@@ -1,9 +1,13 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+
+from .health import healthz
 
 admin.site.site_header = "Duet — studies, items and runs"
 admin.site.site_title = "Duet admin"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("s/", include("experiments.participation.urls")),  # the participant flow (issue 3)
 ]

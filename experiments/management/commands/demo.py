@@ -49,11 +49,22 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
+        from experiments.models import StudyStatus
+        from experiments.participation.services import human_arm_ensure
+
+        if study.status == StudyStatus.DRAFT:  # open the demo so the participant link works
+            services.study_transition(study=study, to=StudyStatus.OPEN)
+        arm = human_arm_ensure(study=study)
+        if not arm.completion_code:
+            arm.completion_code = "DEMOCODE"
+            arm.save(update_fields=["completion_code"])
+        visit = secrets.token_hex(6)  # a fresh pseudonymous participant every start
         self.stdout.write(self.style.SUCCESS(
             f"\nAdmin:  http://{host}/admin/   user: admin   password: {password}   (new password every start)\n"
             f"Study:  {study.title}: {study.items.count()} items, status {study.status}\n"
-            f"Participant link: http://{host}/s/{study.slug}/?PROLIFIC_PID=demo-participant-1"
-            f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-1\n"
+            f"Participant link: http://{host}/s/{study.slug}/?PROLIFIC_PID=demo-{visit}"
+            f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-{visit}\n"
+            f"Staff preview (records nothing as data): http://{host}/s/{study.slug}/preview/\n"
         ))
         if not no_serve:
             call_command("runserver", host, use_reloader=False, use_threading=True)

@@ -1,0 +1,1 @@
+"""The human arm: a Prolific-style participant flow (steps, lists, services, views)."""

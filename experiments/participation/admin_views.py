@@ -1,0 +1,54 @@
+"""Staff-only pieces of the admin for the human arm: the progress summary and the tidy CSV export."""
+from __future__ import annotations
+
+import csv
+
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from ..models import Study
+from .selectors import EXPORT_COLUMNS, export_row, study_progress, trials_for_export
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+def trials_csv_response(*, study: Study) -> StreamingHttpResponse:
+    """One row per trial (preview sessions left out), tidy columns (selectors.EXPORT_COLUMNS)."""
+    writer = csv.writer(_Echo())
+
+    def rows():
+        yield writer.writerow(EXPORT_COLUMNS)
+        for trial in trials_for_export(study=study).iterator(chunk_size=2000):
+            yield writer.writerow(export_row(trial, study))
+
+    response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-trials.csv"'
+    return response
+
+
+def progress_html(study: Study) -> str:
+    p = study_progress(study=study)
+    median = "—" if p.median_minutes is None else f"{p.median_minutes:.1f} min"
+    pay = "—" if p.suggested_pay is None else f"{p.suggested_pay} {p.currency}"
+    table = format_html_join(
+        "", "<tr><th>{}</th><td>{}</td></tr>",
+        [
+            ("started", p.started), ("in progress", p.in_progress), ("completed", p.completed),
+            ("returned / timed out", p.returned), ("excluded", p.excluded),
+            ("declined consent", p.no_consent), ("failed attention check", p.failed_attention),
+            ("median completion time", median),
+            ("suggested pay per participant", format_html("{} (at {} {}/hour)", pay, p.hourly_rate, p.currency)),
+        ],
+    )
+    seen = format_html_join(", ", "{} ({})", ((pid, when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "never")
+                                              for pid, when in p.last_seen)) or "—"
+    links = format_html(
+        '<a href="{}">Export trials (CSV)</a> · <a href="{}" target="_blank">Preview the participant flow</a>',
+        reverse("admin:experiments_study_trials_csv", args=[study.pk]),
+        reverse("participant:preview", kwargs={"slug": study.slug}),
+    )
+    return format_html("<table>{}</table><p>Last seen (in progress): {}</p><p>{}</p>", table, seen, links)

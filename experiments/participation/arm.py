@@ -1,0 +1,150 @@
+"""Per-study settings of the human arm (one row per study, created with defaults when first needed)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+DEFAULT_INSTITUTION = "the Anonymous Institution"
+
+# Paper 003, Appendix A.2 (the institution is a setting).
+DEFAULT_CONSENT = (
+    "This study is part of a scientific research project at {institution}. Your decision to complete "
+    "this study is voluntary. There is no way for us to identify you. The only information we will "
+    "have, in addition to your responses, is the demographic information you provided to Prolific and "
+    "the time at which you completed the survey. The results of the research may be presented at "
+    "scientific meetings or published in scientific journals. Clicking on the button below indicates "
+    "that you are at least 18 years of age and agree to complete this study voluntarily. Press the "
+    "button below to start the experiment."
+)
+
+PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def default_practice() -> list[dict]:
+    """Two warm-up questions with feedback; they are not recorded as trials."""
+    return [
+        {
+            "premises": ["If Mia is painting a fence, then Leo is washing a car.", "Mia is painting a fence."],
+            "question": "Can we infer that Leo is washing a car?",
+            "answer": "yes",
+        },
+        {
+            "premises": ["Sam is cooking dinner.", "Kim is reading a book."],
+            "question": "Can we infer that Sam isn't cooking dinner?",
+            "answer": "no",
+        },
+    ]
+
+
+def default_attention_checks() -> list[dict]:
+    """Catch items with an obvious answer (the answer is stated in a premise)."""
+    return [
+        {
+            "premises": ["Anna is reading a book.", "Tom is baking bread."],
+            "question": "Can we infer that Anna is reading a book?",
+            "answer": "yes",
+        },
+        {
+            "premises": ["Ben is washing a car.", "Eva is singing a song."],
+            "question": "Can we infer that Ben isn't washing a car?",
+            "answer": "no",
+        },
+    ]
+
+
+def _check_questions(value, label: str) -> None:
+    if not isinstance(value, list):
+        raise ValidationError(f"{label} must be a list of {{premises, question, answer}} objects.")
+    for n, entry in enumerate(value, 1):
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("premises"), list)
+            and all(isinstance(p, str) and p.strip() for p in entry["premises"])
+            and isinstance(entry.get("question"), str) and entry["question"].strip()
+            and entry.get("answer") in ("yes", "no")
+        )
+        if not ok:
+            raise ValidationError(
+                f"{label} #{n} needs 'premises' (a list of sentences), 'question' (text) and "
+                "'answer' ('yes' or 'no')."
+            )
+
+
+def validate_practice(value) -> None:
+    _check_questions(value, "Practice question")
+
+
+def validate_attention_checks(value) -> None:
+    _check_questions(value, "Attention check")
+
+
+def validate_url_template(value: str) -> None:
+    if value and "{code}" not in value:
+        raise ValidationError("The completion URL must contain {code} where the code goes.")
+    if value and not value.startswith(("https://", "http://")):
+        raise ValidationError("The completion URL must start with https:// (or http://).")
+
+
+class HumanArm(models.Model):
+    study = models.OneToOneField("experiments.Study", on_delete=models.CASCADE, related_name="human_arm")
+    # Lists
+    items_per_participant = models.PositiveSmallIntegerField(default=24)
+    target_sample_size = models.PositiveIntegerField(default=100)
+    include_nonsense = models.BooleanField(
+        default=False, help_text="Also draw nonsense-mirror items (as separate interpretations)."
+    )
+    # Trials
+    practice = models.JSONField(default=default_practice, blank=True, validators=[validate_practice])
+    attention_checks = models.JSONField(
+        default=default_attention_checks, blank=True, validators=[validate_attention_checks],
+        help_text="Catch items; each participant sees all of them, spread through the list.",
+    )
+    attention_failures_to_end = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="End early (FAILED_ATTENTION_CHECK) after this many failed checks; empty = never.",
+    )
+    blank_ms = models.PositiveIntegerField(default=500, help_text="Blank screen between trials (ms).")
+    time_limit_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Per-trial time limit (ms); empty = none."
+    )
+    # Texts
+    institution = models.CharField(max_length=200, default=DEFAULT_INSTITUTION)
+    consent_text = models.TextField(
+        blank=True, help_text="Empty = paper 003's A.2 wording; {institution} is replaced."
+    )
+    # Prolific
+    pid_param = models.CharField(max_length=40, default="PROLIFIC_PID")
+    study_param = models.CharField(max_length=40, default="STUDY_ID")
+    session_param = models.CharField(max_length=40, default="SESSION_ID")
+    completion_code = models.CharField(max_length=40, blank=True)
+    no_consent_code = models.CharField(max_length=40, blank=True)
+    failed_attention_code = models.CharField(max_length=40, blank=True)
+    incompatible_device_code = models.CharField(max_length=40, blank=True)
+    completion_url = models.CharField(
+        max_length=300, default=PROLIFIC_COMPLETION_URL, validators=[validate_url_template]
+    )
+    # Pay and housekeeping
+    prolific_min_hourly = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("6.00"))
+    pay_multiplier = models.DecimalField(max_digits=4, decimal_places=2, default=Decimal("1.50"))
+    currency = models.CharField(max_length=3, default="GBP")
+    abandon_after_minutes = models.PositiveIntegerField(
+        default=90, help_text="In-progress sessions silent this long count as returned."
+    )
+
+    class Meta:
+        app_label = "experiments"
+        verbose_name = "human arm"
+
+    def __str__(self) -> str:
+        return f"human arm of {self.study.slug}"
+
+    def consent(self) -> str:
+        return (self.consent_text or DEFAULT_CONSENT).replace("{institution}", self.institution)
+
+    def redirect_url(self, code: str) -> str:
+        return self.completion_url.replace("{code}", code) if code and self.completion_url else ""
+
+    def hourly_rate(self) -> Decimal:
+        return (self.prolific_min_hourly * self.pay_multiplier).quantize(Decimal("0.01"))

@@ -1,0 +1,109 @@
+"""Validation of what the browser sends for one trial. Pure Python: a bad payload raises
+PayloadError with a message the participant's browser (and the researcher) can read."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
+KEYS = {"KeyF": "f", "KeyJ": "j"}
+_IDEMPOTENCY = re.compile(r"^[A-Za-z0-9-]{16,64}$")
+
+
+class PayloadError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TrialPayload:
+    index: int
+    item: int
+    key: str
+    code: str
+    idempotency_key: str
+    onset_ms: float
+    response_ms: float
+    timed_out: bool
+    viewport_width: int | None
+    viewport_height: int | None
+    focus_lost: bool
+    visibility_lost: bool
+
+    @property
+    def rt_ms(self) -> float:
+        return self.response_ms - self.onset_ms
+
+    @property
+    def letter(self) -> str:
+        return KEYS.get(self.code, "")
+
+
+def _int(data: dict, name: str, *, minimum: int = 0) -> int:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PayloadError(f"'{name}' must be a whole number ≥ {minimum}.")
+    return value
+
+
+def _float(data: dict, name: str) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PayloadError(f"'{name}' must be a number (milliseconds).")
+    return float(value)
+
+
+def _bool(data: dict, name: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise PayloadError(f"'{name}' must be true or false.")
+    return value
+
+
+def _optional_int(data: dict, name: str) -> int | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100_000:
+        raise PayloadError(f"'{name}' must be a whole number of pixels.")
+    return value
+
+
+def parse_trial(data: object, *, time_limit_ms: int | None = None) -> TrialPayload:
+    if not isinstance(data, dict):
+        raise PayloadError("The body must be a JSON object describing one trial.")
+    key_id = data.get("idempotency_key")
+    if not isinstance(key_id, str) or not _IDEMPOTENCY.match(key_id):
+        raise PayloadError("'idempotency_key' must be 16–64 letters, digits or dashes.")
+    timed_out = _bool(data, "timed_out")
+    key, code = data.get("key", ""), data.get("code", "")
+    if not isinstance(key, str) or not isinstance(code, str):
+        raise PayloadError("'key' and 'code' must be text.")
+    if timed_out:
+        if not time_limit_ms:
+            raise PayloadError("This study has no time limit, so a trial cannot time out.")
+        if key or code:
+            raise PayloadError("A timed-out trial has no key.")
+    elif code not in KEYS or not key or len(key) > 16:
+        raise PayloadError("Only the F and J keys answer a trial ('code' KeyF or KeyJ, with its 'key').")
+    payload = TrialPayload(
+        index=_int(data, "index"),
+        item=_int(data, "item", minimum=1),
+        key=key,
+        code=code,
+        idempotency_key=key_id,
+        onset_ms=_float(data, "onset_ms"),
+        response_ms=_float(data, "response_ms"),
+        timed_out=timed_out,
+        viewport_width=_optional_int(data, "viewport_width"),
+        viewport_height=_optional_int(data, "viewport_height"),
+        focus_lost=_bool(data, "focus_lost"),
+        visibility_lost=_bool(data, "visibility_lost"),
+    )
+    rt = payload.rt_ms
+    if rt <= 0:
+        raise PayloadError(f"The response time must be positive (got {rt:.1f} ms).")
+    ceiling = time_limit_ms + 5000 if time_limit_ms else MAX_RT_MS
+    if rt > ceiling:
+        raise PayloadError(f"The response time {rt:.0f} ms is longer than the {ceiling} ms allowed.")
+    return payload

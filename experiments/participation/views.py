@@ -1,0 +1,208 @@
+"""Thin views of the participant flow: validate the request, call one service or selector, render.
+
+Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
+JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET, require_POST
+
+from ..models import KeyMapping, Participant, ParticipantStatus
+from ..selectors import study_by_slug
+from . import flow, services
+from .payload import PayloadError, parse_trial
+from .selectors import answered_indices, participant_by_token
+
+PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NO_KEYBOARD = re.compile(r"Mobi|Android|iPhone|iPad|iPod|Tablet|Silk|Kindle|PlayBook", re.I)
+MAX_BODY = 8192
+
+
+def _page(request, template, context=None, status=200):
+    return render(request, template, context or {}, status=status)
+
+
+def _study_or_404(slug):
+    study = study_by_slug(slug=slug)
+    if study is None:
+        raise Http404("No such study.")
+    return study
+
+
+@require_GET
+def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _study_or_404(slug)
+    arm = services.human_arm_ensure(study=study)
+    names = (arm.pid_param, arm.study_param, arm.session_param)
+    values = {name: request.GET.get(name, "").strip() for name in names}
+    problems = [name for name, value in values.items() if not PROLIFIC_ID.match(value)]
+    if problems:
+        return _page(request, "participant/bad_link.html", {"study": study, "problems": problems}, 400)
+    if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
+        return redirect("participant:incompatible", slug=slug)
+    try:
+        participant, _ = services.participant_start(
+            study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],
+            prolific_session_id=values[arm.session_param],
+        )
+    except services.FlowError as exc:
+        return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
+    return redirect("participant:session", slug=slug, token=participant.token)
+
+
+@staff_member_required
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """Staff walk through the flow as a preview participant, kept apart from the real data."""
+    study = _study_or_404(slug)
+    try:
+        participant, _ = services.participant_start(
+            study=study, prolific_pid=f"preview-{request.user.pk}", preview=True
+        )
+    except services.FlowError as exc:
+        return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
+    return redirect("participant:session", slug=slug, token=participant.token)
+
+
+@require_GET
+def incompatible(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _study_or_404(slug)
+    arm = services.human_arm_ensure(study=study)
+    code = arm.incompatible_device_code
+    return _page(request, "participant/incompatible.html", {"study": study, "code": code, "redirect": arm.redirect_url(code)})
+
+
+def _participant(slug: str, token: str) -> Participant:
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:
+        raise Http404("No such session.")
+    return participant
+
+
+def _urls(participant: Participant) -> dict:
+    kw = {"slug": participant.study.slug, "token": participant.token}
+    names = ("session", "consent", "instructions", "practice", "trial", "heartbeat", "finish")
+    urls = {name: reverse(f"participant:{name}", kwargs=kw) for name in names}
+    urls["incompatible"] = reverse("participant:incompatible", kwargs={"slug": participant.study.slug})
+    return urls
+
+
+def _mapping(participant: Participant) -> dict:
+    return {k: v.value for k, v in services.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
+
+
+def _ending(participant: Participant) -> dict:
+    arm = participant.study.human_arm
+    code = {
+        ParticipantStatus.COMPLETED: arm.completion_code,
+        ParticipantStatus.NO_CONSENT: arm.no_consent_code,
+        ParticipantStatus.FAILED_ATTENTION: arm.failed_attention_code,
+    }.get(participant.status, "")
+    return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
+
+
+@ensure_csrf_cookie
+@require_GET
+def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    participant = _participant(slug, token)
+    arm = participant.study.human_arm
+    step = flow.current_step(participant, arm)
+    context = {"participant": participant, "study": participant.study, "arm": arm, "step": step.name,
+               "urls": _urls(participant), "mapping": _mapping(participant), "ending": _ending(participant)}
+    if step.name in ("practice", "trials"):
+        context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
+    return _page(request, step.template, context)
+
+
+def _runner_config(participant, arm, phase, urls) -> dict:
+    if phase == "practice":
+        trials = [{"index": i, **q} for i, q in enumerate(arm.practice)]
+    else:
+        items = {i.pk: i for i in participant.study.items.filter(pk__in=participant.plan)}
+        trials = [
+            {"index": i, "item": pk, "premises": items[pk].premises, "question": items[pk].question}
+            for i, pk in enumerate(participant.plan)
+        ]
+    return {
+        "phase": phase, "trials": trials, "answered": answered_indices(participant=participant),
+        "mapping": _mapping(participant), "blank_ms": arm.blank_ms, "time_limit_ms": arm.time_limit_ms,
+        "urls": urls, "storage_key": f"duet:{participant.token}", "preview": participant.is_preview,
+    }
+
+
+def _step_post(service):
+    @require_POST
+    def view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+        participant = _participant(slug, token)
+        try:
+            service(participant=participant, request=request)
+        except services.FlowError:
+            pass  # the session page shows whatever step the participant is really at
+        return redirect("participant:session", slug=slug, token=token)
+    return view
+
+
+consent = _step_post(lambda participant, request: services.participant_consent(
+    participant=participant, agree=request.POST.get("agree") == "yes"))
+instructions = _step_post(lambda participant, request: services.participant_instructions_done(participant=participant))
+practice = _step_post(lambda participant, request: services.participant_practice_done(participant=participant))
+
+
+def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonResponse:
+    return JsonResponse({"error": message, "reason": reason}, status=status)
+
+
+@require_POST
+def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:
+        return _json_error("No such session.", 404, "unknown_session")
+    if len(request.body) > MAX_BODY:
+        return _json_error("The trial is too large.", 413)
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        return _json_error("The body must be JSON.", 400)
+    try:
+        payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms)
+        receipt = services.trial_record(
+            participant=participant, payload=payload, user_agent=request.headers.get("User-Agent", "")
+        )
+    except PayloadError as exc:
+        return _json_error(str(exc), 400)
+    except services.FlowError as exc:
+        return _json_error(exc.message, exc.status, exc.reason)
+    return JsonResponse(
+        {"saved": True, "duplicate": not receipt.created, "index": receipt.trial.index,
+         **_ending(receipt.participant)},
+        status=201 if receipt.created else 200,
+    )
+
+
+@require_POST
+def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:
+        return _json_error("No such session.", 404, "unknown_session")
+    services.participant_heartbeat(participant=participant)
+    return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
+
+
+@require_POST
+def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:
+        return _json_error("No such session.", 404, "unknown_session")
+    try:
+        participant = services.participant_finish(participant=participant)
+    except services.FlowError as exc:
+        return _json_error(exc.message, exc.status, exc.reason)
+    return JsonResponse(_ending(participant))

@@ -1,0 +1,27 @@
+// F/J responses: physical key positions (e.code), so every keyboard layout answers the same way.
+// Other keys, modifier chords, held-down repeats, presses before onset and second presses are ignored.
+
+export const KEYS = Object.freeze({ KeyF: "f", KeyJ: "j" });
+
+export function letterOf(event) {
+  return KEYS[event.code] ?? null;
+}
+
+export function createResponder({ mapping, onResponse }) {
+  let armed = false;
+  let onset = 0;
+  return {
+    arm(at) { onset = at; armed = true; },
+    disarm() { armed = false; },
+    get armed() { return armed; },
+    handle(event) {
+      if (!armed || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return false;
+      const letter = letterOf(event);
+      if (letter === null || event.timeStamp <= onset) return false;
+      armed = false;
+      if (typeof event.preventDefault === "function") event.preventDefault();
+      onResponse({ key: event.key, code: event.code, letter, answer: mapping[letter], timeStamp: event.timeStamp, onset });
+      return true;
+    },
+  };
+}

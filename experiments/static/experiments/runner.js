@@ -1,0 +1,144 @@
+// The trial page: runs the list the server decided (practice with feedback, or the real trials),
+// sends every answer as it is given, and completes only once the server holds every answer.
+import { afterPaint, toEpoch } from "./timing.js";
+import { createResponder } from "./keyboard.js";
+import { createSender, csrfFromCookie, newKey } from "./sender.js";
+
+const config = JSON.parse(document.getElementById("runner-config").textContent);
+const $ = (id) => document.getElementById(id);
+const csrfToken = csrfFromCookie(document.cookie);
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const show = (id, visible) => { $(id).hidden = !visible; };
+// The stage's data-state (blank, shown, armed, saving, done) and data-index let people and tests see where it is.
+const stage = (state, index) => { $("stage").dataset.state = state; if (index !== undefined) $("stage").dataset.index = index; };
+
+let trialFlags = { focus_lost: false, visibility_lost: false };
+window.addEventListener("blur", () => { trialFlags.focus_lost = true; });
+document.addEventListener("visibilitychange", () => { if (document.hidden) trialFlags.visibility_lost = true; });
+
+function problem(message) { $("problem").textContent = message; show("problem", true); }
+
+async function post(url, body) {
+  return fetch(url, {
+    method: "POST", credentials: "same-origin", body: body === undefined ? "" : JSON.stringify(body),
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken },
+  });
+}
+
+function present(trial) {
+  const premises = $("premises");
+  premises.replaceChildren(...trial.premises.map((text) => {
+    const p = document.createElement("p"); p.textContent = text; return p;
+  }));
+  $("question").textContent = trial.question;
+  show("feedback", false);
+  show("stimulus", true);
+}
+
+// One trial: show it, take the onset after paint, wait for F/J (or the time limit).
+function runTrial(trial) {
+  return new Promise((resolve) => {
+    trialFlags = { focus_lost: !document.hasFocus(), visibility_lost: document.hidden };
+    let timeout = null;
+    const responder = createResponder({
+      mapping: config.mapping,
+      onResponse: (response) => { finish({ ...response, timed_out: false }); },
+    });
+    const onKey = (event) => responder.handle(event);
+    function finish(response) {
+      responder.disarm();
+      if (timeout !== null) clearTimeout(timeout);
+      document.removeEventListener("keydown", onKey);
+      show("stimulus", false);
+      stage("blank");
+      resolve({ ...response, flags: { ...trialFlags } });
+    }
+    document.addEventListener("keydown", onKey);
+    present(trial);
+    stage("shown", trial.index);
+    afterPaint().then((onset) => {
+      responder.arm(onset);
+      stage("armed");
+      if (config.time_limit_ms) {
+        timeout = setTimeout(() => finish({
+          key: "", code: "", letter: null, answer: null, onset, timeStamp: performance.now(), timed_out: true,
+        }), config.time_limit_ms);
+      }
+    });
+  });
+}
+
+async function runPractice() {
+  for (const trial of config.trials) {
+    await wait(config.blank_ms);
+    const response = await runTrial(trial);
+    const right = response.answer === trial.answer;
+    $("feedback").textContent = response.timed_out ? "Too slow — try to answer within the time limit."
+      : right ? "Correct." : `Not quite: the answer is ${trial.answer === "yes" ? "Yes" : "No"}.`;
+    show("feedback", true);
+    await wait(1500);
+    show("feedback", false);
+  }
+  await post(config.urls.practice);
+  window.location.assign(config.urls.session);  // the server says which step comes next
+}
+
+function end(body) {
+  show("stimulus", false);
+  stage("done");
+  if (body.status === "completed") {
+    $("done-text").textContent = config.preview ? "Preview complete: nothing was recorded as data." : "All your answers are saved. Thank you!";
+  } else {
+    $("done-text").textContent = "The study has ended.";
+  }
+  if (body.code) { $("code").textContent = body.code; show("code-line", true); }
+  show("done", true);
+  if (body.redirect) setTimeout(() => window.location.assign(body.redirect), 1500);
+  else if (body.status !== "completed") setTimeout(() => window.location.assign(config.urls.session), 1500);
+}
+
+async function complete(sender) {
+  show("done", true);
+  stage("saving");
+  await sender.drained();
+  for (;;) {
+    let response;
+    try { response = await post(config.urls.finish); } catch { await wait(2000); continue; }
+    const body = await response.json().catch(() => ({}));
+    if (response.ok) return end(body);
+    if (response.status >= 500) { await wait(2000); continue; }
+    if (body.reason === "ended") return window.location.assign(config.urls.session);
+    return problem(`Your answers could not all be saved: ${body.error || response.status}. Please contact the researcher.`);
+  }
+}
+
+async function runMain() {
+  let ended = false;
+  const sender = createSender({
+    url: config.urls.trial, csrfToken, storage: window.localStorage, storageKey: `${config.storage_key}:queue`,
+    onStatus: (status) => show("connection", status === "offline"),
+    onSaved: (payload, body) => { if (body.status && body.status !== "started" && !ended) { ended = true; end(body); } },
+    onRejected: (payload, status, body) => {
+      if (body.reason === "ended") { ended = true; window.location.assign(config.urls.session); return; }
+      if (body.reason !== "answered") problem(`An answer was refused by the server: ${body.error || status}`);
+    },
+  });
+  window.addEventListener("online", () => sender.retryNow());
+  setInterval(() => { post(config.urls.heartbeat).catch(() => {}); }, 30000);
+  sender.flush();  // answers a previous visit could not send
+  const done = new Set([...config.answered, ...sender.pending()]);
+  for (const trial of config.trials) {
+    if (done.has(trial.index)) continue;
+    await wait(config.blank_ms);
+    if (ended) return;
+    const r = await runTrial(trial);
+    sender.enqueue({
+      index: trial.index, item: trial.item, key: r.key, code: r.code, timed_out: r.timed_out,
+      idempotency_key: newKey(), onset_ms: toEpoch(r.onset), response_ms: toEpoch(r.timeStamp),
+      viewport_width: window.innerWidth, viewport_height: window.innerHeight, ...r.flags,
+    });
+  }
+  if (!ended) await complete(sender);
+}
+
+(config.phase === "practice" ? runPractice() : runMain()).catch((error) => problem(`Something went wrong: ${error}`));

@@ -1,0 +1,40 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createResponder, letterOf } from "../../../../experiments/static/experiments/keyboard.js";
+
+const key = (code, extra = {}) => ({ code, key: code.slice(3).toLowerCase(), timeStamp: 2000, repeat: false, ...extra });
+
+function responder(mapping = { f: "yes", j: "no" }) {
+  const responses = [];
+  const r = createResponder({ mapping, onResponse: (x) => responses.push(x) });
+  return { r, responses };
+}
+
+test("only F and J by physical position count", () => {
+  assert.equal(letterOf({ code: "KeyF", key: "u" }), "f");  // Dvorak's F position
+  assert.equal(letterOf({ code: "KeyK", key: "f" }), null);
+  assert.equal(letterOf({ code: "Space", key: " " }), null);
+});
+
+test("keys before the stimulus is armed, other keys, repeats and chords are ignored", () => {
+  const { r, responses } = responder();
+  assert.equal(r.handle(key("KeyF")), false);               // not armed yet
+  r.arm(1500);
+  assert.equal(r.handle(key("KeyA")), false);
+  assert.equal(r.handle(key("KeyF", { repeat: true })), false);
+  assert.equal(r.handle(key("KeyF", { ctrlKey: true })), false);
+  assert.equal(r.handle(key("KeyF", { timeStamp: 1400 })), false);  // queued before onset
+  assert.equal(responses.length, 0);
+  assert.equal(r.armed, true);
+});
+
+test("the first valid press answers through the mapping and disarms", () => {
+  const { r, responses } = responder({ f: "no", j: "yes" });
+  r.arm(1500);
+  let prevented = false;
+  assert.equal(r.handle(key("KeyF", { preventDefault: () => { prevented = true; } })), true);
+  assert.equal(r.handle(key("KeyJ", { timeStamp: 2100 })), false);  // a second press changes nothing
+  assert.deepEqual(responses, [{ key: "f", code: "KeyF", letter: "f", answer: "no", timeStamp: 2000, onset: 1500 }]);
+  assert.ok(prevented);
+  assert.equal(r.armed, false);
+});

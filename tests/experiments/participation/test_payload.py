@@ -1,0 +1,51 @@
+"""What a trial payload must look like; each refusal names the problem."""
+from __future__ import annotations
+
+import pytest
+
+from experiments.participation.payload import PayloadError, parse_trial
+
+GOOD = {
+    "index": 0, "item": 5, "key": "f", "code": "KeyF", "idempotency_key": "0f8e2c1a-9b7d-4c3e-8a6f-1234567890ab",
+    "onset_ms": 1_700_000_000_000.25, "response_ms": 1_700_000_001_234.75, "timed_out": False,
+    "viewport_width": 1280, "viewport_height": 800, "focus_lost": False, "visibility_lost": True,
+}
+
+
+def test_a_good_payload_gives_the_response_time_from_the_two_timestamps():
+    payload = parse_trial(GOOD)
+    assert payload.rt_ms == pytest.approx(1234.5)
+    assert payload.letter == "f" and payload.visibility_lost is True
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"code": "KeyK", "key": "k"}, "Only the F and J keys"),
+    ({"code": "", "key": ""}, "Only the F and J keys"),
+    ({"response_ms": 1_699_999_999_000.0}, "must be positive"),
+    ({"response_ms": 1_700_000_000_000.25}, "must be positive"),
+    ({"response_ms": 1_700_004_000_000.0}, "longer than"),
+    ({"onset_ms": float("nan")}, "must be a number"),
+    ({"onset_ms": "soon"}, "must be a number"),
+    ({"index": -1}, "'index' must be a whole number"),
+    ({"index": True}, "'index' must be a whole number"),
+    ({"item": 0}, "'item' must be a whole number ≥ 1"),
+    ({"idempotency_key": "short"}, "idempotency_key"),
+    ({"idempotency_key": "x" * 16 + "; drop"}, "idempotency_key"),
+    ({"timed_out": True, "key": "", "code": ""}, "no time limit"),
+    ({"focus_lost": "yes"}, "true or false"),
+    ({"viewport_width": -3}, "pixels"),
+])
+def test_bad_payloads_are_refused_with_a_clear_message(change, message):
+    with pytest.raises(PayloadError, match=message):
+        parse_trial({**GOOD, **change})
+
+
+def test_time_limits_bound_response_times_and_allow_timeouts():
+    timed_out = {**GOOD, "timed_out": True, "key": "", "code": ""}
+    assert parse_trial(timed_out, time_limit_ms=2000).timed_out
+    with pytest.raises(PayloadError, match="has no key"):
+        parse_trial({**timed_out, "code": "KeyF", "key": "f"}, time_limit_ms=2000)
+    with pytest.raises(PayloadError, match="longer than the 7000 ms"):
+        parse_trial({**GOOD, "response_ms": GOOD["onset_ms"] + 9000}, time_limit_ms=2000)
+    with pytest.raises(PayloadError, match="JSON object"):
+        parse_trial([GOOD])
