@@ -42,6 +42,9 @@ class Command(BaseCommand):
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
             for line in report.disagreement_lines():
                 self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
+        from inference.demo import demo_model_scores  # the model arm: SmolLM2 over a demo subset
+
+        demo_model_scores(study=study, stdout=self.stdout, style=self.style)
         password = secrets.token_urlsafe(12)
         user_model = get_user_model()
         user, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})

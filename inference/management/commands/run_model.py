@@ -1,0 +1,94 @@
+"""python manage.py run_model STUDY --model NAME_OR_PATH [--gguf-file F] [--batch-size B] [--device D]
+
+Scores a study's items with a language model. By default the run's task executes in this process
+(the embedded default needs no broker or worker); --queue sends it to the Celery workers instead.
+--run ID resumes an existing run (e.g. after its worker was killed).
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from experiments.selectors import study_by_slug
+from inference import selectors, services
+from inference.models import Dtype, ModelRun, PromptFormat, RunStatus
+
+
+class Command(BaseCommand):
+    help = "Score a study's items with a Hugging Face language model (answer probabilities and perplexity)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", nargs="?", help="study slug")
+        parser.add_argument("--model", default="smollm2",
+                            help="a registered model's name, a hub id, a local folder, or 'smollm2' (the embedded default)")
+        parser.add_argument("--gguf-file", default="")
+        parser.add_argument("--batch-size", type=int, default=16)
+        parser.add_argument("--device", default="", help="auto, cpu, cuda or cuda:N (default: the model's)")
+        parser.add_argument("--dtype", choices=Dtype.values, default=Dtype.FLOAT32)
+        parser.add_argument("--prompt-format", choices=PromptFormat.values, default=PromptFormat.RAW)
+        parser.add_argument("--limit", type=int, default=None, help="score only the study's first N items")
+        parser.add_argument("--queue", action="store_true", help="send the run to the Celery workers instead")
+        parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, study, model, gguf_file, batch_size, device, dtype, prompt_format, limit, queue, run,
+               no_progress, **options):
+        try:
+            run_obj = self._existing(run) if run is not None else self._create(
+                study, model, gguf_file, batch_size, device, dtype, prompt_format, limit
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        if queue:
+            services.model_run_enqueue(run=run_obj)
+            self.stdout.write(f"Queued run {run_obj.pk} on the '{run_obj.queue}' queue.")
+            return
+        self.stdout.write(
+            f"Run {run_obj.pk}: {run_obj.language_model} on '{run_obj.study.slug}', {run_obj.items_total} items."
+        )
+        if not no_progress:
+            self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
+        bar = tqdm(total=run_obj.items_total, unit="item", disable=no_progress, file=self.stderr._out)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        result = services.model_run_execute(run_id=run_obj.pk, on_progress=progress)
+        bar.close()
+        if result.status == RunStatus.FAILED:
+            raise CommandError(f"Run {result.pk} failed: {result.error}")
+        self.stdout.write(self.style.SUCCESS(
+            f"Run {result.pk} {result.status}: {result.items_done}/{result.items_total} items scored."
+        ))
+        for score in selectors.model_run_scores(run=result)[:3]:
+            self.stdout.write(
+                f"  {score.item.code}: p(yes)={score.p_yes:.4f} p(no)={score.p_no:.4f} "
+                f"soft accuracy={score.soft_accuracy:.3f} perplexity={score.perplexity:.2f} (gold {score.item.gold_answer})"
+            )
+
+    def _existing(self, run_id: int) -> ModelRun:
+        run = ModelRun.objects.select_related("study", "language_model").filter(pk=run_id).first()
+        if run is None:
+            raise CommandError(f"No model run with id {run_id}.")
+        if run.status in (RunStatus.FAILED, RunStatus.CANCELLED):
+            services.model_run_transition(run=run, to=RunStatus.QUEUED)
+        return run
+
+    def _create(self, slug, model, gguf_file, batch_size, device, dtype, prompt_format, limit) -> ModelRun:
+        if not slug:
+            raise CommandError("Name a study (its slug), or pass --run ID.")
+        study = study_by_slug(slug=slug)
+        if study is None:
+            raise CommandError(f"No study with slug '{slug}'.")
+        if batch_size < 1:
+            raise CommandError("--batch-size must be at least 1.")
+        if limit is not None and limit < 1:
+            raise CommandError("--limit must be at least 1.")
+        language_model = services.language_model_resolve(
+            name_or_path=model, gguf_file=gguf_file, dtype=dtype, prompt_format=prompt_format
+        )
+        return services.model_run_create(
+            study=study, language_model=language_model, batch_size=batch_size, device=device, item_limit=limit
+        )

