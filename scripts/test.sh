@@ -3,7 +3,7 @@
 # against the embedded SQLite default and against a real PostgreSQL server it starts itself.
 source "$(dirname "$0")/common.sh"
 install_system_packages "$ROOT/scripts/apt/test"  # PostgreSQL, browsers, R: whatever the tests need
-ensure_venv test e2e inference
+ensure_venv test e2e inference analysis
 cd "$ROOT"
 source "$ROOT/scripts/postgres.sh"
 start_postgres

@@ -1,0 +1,98 @@
+"""Admin: reports with their status, the report page, a zip of its files; the Study action."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from experiments.models import Study
+
+from . import services
+from .models import Report, ReportStatus
+
+
+@admin.action(description="Run the analysis report (background task)")
+def run_analysis(modeladmin, request, queryset):
+    for study in queryset:
+        try:
+            report = services.report_request(study=study)
+        except ValueError as error:
+            modeladmin.message_user(request, f"{study.slug}: {error}", level=messages.ERROR)
+            continue
+        modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued; see Analyses → Reports.")
+
+
+# The Study admin lives in experiments/; the analysis adds its action to it (apps load in order).
+_study_admin = admin.site._registry.get(Study)
+if _study_admin is not None and run_analysis not in (_study_admin.actions or []):
+    _study_admin.actions = [*(_study_admin.actions or []), run_analysis]
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "status", "created_at", "finished_at", "n_scores", "n_trials", "files"]
+    list_filter = ["status", "study"]
+    readonly_fields = ["study", "status", "out_dir", "message", "n_scores", "n_trials", "warnings",
+                       "created_at", "started_at", "finished_at", "files"]
+    actions = ["retry"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="files")
+    def files(self, obj):
+        if obj.status != ReportStatus.DONE:
+            return "—"
+        return format_html("<a href='{}'>report.html</a> · <a href='{}'>zip</a>",
+                           reverse("admin:analysis_report_html", args=[obj.pk]),
+                           reverse("admin:analysis_report_zip", args=[obj.pk]))
+
+    @admin.action(description="Run the selected failed reports again")
+    def retry(self, request, queryset):
+        for report in queryset:
+            try:
+                services.report_retry(report=report)
+            except ValueError as error:
+                self.message_user(request, str(error), level=messages.ERROR)
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("<int:pk>/report.html", view(self.report_html), name="analysis_report_html"),
+            path("<int:pk>/files.zip", view(self.report_zip), name="analysis_report_zip"),
+            *super().get_urls(),
+        ]
+
+    def _done(self, request, pk) -> Report:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        report = get_object_or_404(Report, pk=pk)
+        if report.status != ReportStatus.DONE or not (Path(report.out_dir) / "report.html").exists():
+            raise Http404("This report has no files (yet).")
+        return report
+
+    def report_html(self, request, pk):
+        report = self._done(request, pk)
+        return FileResponse(open(Path(report.out_dir) / "report.html", "rb"), content_type="text/html")
+
+    def report_zip(self, request, pk):
+        report = self._done(request, pk)
+        root = Path(report.out_dir)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(root.rglob("*")):
+                if file.is_file():
+                    archive.write(file, file.relative_to(root))
+        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+        response["Content-Disposition"] = f"attachment; filename=report-{report.study.slug}-{report.pk}.zip"
+        return response

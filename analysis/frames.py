@@ -1,0 +1,149 @@
+"""Django → tidy pandas frames: the only analysis module that reads the database.
+
+One row per human trial (`trials_frame`) and one row per model score (`scores_frame`), each with
+the item's design factors joined in. Everything downstream is a function of these frames.
+The columns are documented in TRIAL_COLUMNS and SCORE_COLUMNS (the report prints them).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+ITEM_COLUMNS = {
+    "item_id": "database id of the item",
+    "item_code": "the item's stable code within the study",
+    "design": "design the item comes from (modal-syllogisms, necessitation, modal-distribution, …)",
+    "form_id": "the logical sequent (form) the item instantiates",
+    "modality": "none (∅), box (□) or dia (◇)",
+    "argform": "argument form label (∨⊢, →ᴸ⊢, →ᴿ⊢, ∨⊬, →ᴸ⊬, →ᴿ⊬; necessitation; base/theorem/spurious)",
+    "condition": "real or nonsense (the nonsense mirror)",
+    "interpretation_id": "database id of the interpretation (what p and q mean)",
+    "original_item_id": "for a nonsense item, the real item it mirrors",
+    "gold": "the checker's answer (yes/no)",
+    "valid": "True when the sequent is valid (gold answer yes)",
+    "logical_form": "the sequent in symbols",
+}
+TRIAL_COLUMNS = {
+    "participant": "pseudonymous participant label (P + database id; no Prolific ID)",
+    "participant_status": "the session's status (completed, failed_attention, …)",
+    "is_preview": "True for a researcher's preview session",
+    "attention_failures": "attention checks the participant failed",
+    "key_mapping": "f_yes or j_yes (counterbalancing)",
+    "trial_index": "position of the trial in the participant's list",
+    "answer": "yes / no (blank when the time limit ran out)",
+    "correct": "1 when the answer matches the gold answer, else 0",
+    "rt_ms": "response time from stimulus onset, milliseconds",
+    "is_attention_check": "True for an attention-check trial (never analysed as data)",
+    "timed_out": "True when no key was pressed in time",
+    **ITEM_COLUMNS,
+}
+SCORE_COLUMNS = {
+    "model": "language model name",
+    "run_id": "database id of the model run",
+    "p_yes": "p(Yes | prompt)",
+    "p_no": "p(No | prompt)",
+    "soft_acc": "soft accuracy: relative probability of the gold answer (paper 003, §4.1)",
+    "rel_p_yes": "relative p(Yes) = p(Yes) / (p(Yes) + p(No)) (Eq. 5)",
+    "decision": "greedy decision (yes/no): the likelier of the two answers",
+    "correct": "1 when the greedy decision matches the gold answer, else 0",
+    "perplexity": "perplexity of the prompt under the model",
+    "prompt_tokens": "number of prompt tokens",
+    "answer_mass": "p(Yes) + p(No): probability mass on the two answers",
+    **ITEM_COLUMNS,
+}
+
+_ITEM_LOOKUPS = {
+    "item_id": "item_id", "item__code": "item_code", "item__design": "design",
+    "item__form_id": "form_id", "item__modality": "modality", "item__argument_form": "argform",
+    "item__condition": "condition", "item__interpretation_id": "interpretation_id",
+    "item__original_id": "original_item_id", "item__gold_answer": "gold",
+    "item__logical_form": "logical_form",
+}
+
+
+def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
+    frame["valid"] = frame["gold"] == "yes"
+    for column in ("interpretation_id", "original_item_id"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def _field_names(model) -> set[str]:
+    return {f.name for f in model._meta.get_fields()}
+
+
+def trials_frame(study) -> pd.DataFrame:
+    """Every trial of the study (exclusions are applied later, explicitly, by analysis.prep)."""
+    from experiments.models import Participant, Trial
+
+    lookups = {
+        "participant_id": "participant_id", "participant__status": "participant_status",
+        "participant__is_preview": "is_preview", "participant__key_mapping": "key_mapping",
+        "index": "trial_index", "answer": "answer", "correct": "correct", "rt_ms": "rt_ms",
+        **_ITEM_LOOKUPS,
+    }
+    optional = {"is_attention_check": False, "timed_out": False}
+    trial_fields = _field_names(Trial)
+    lookups.update({name: name for name in optional if name in trial_fields})
+    if "attention_failures" in _field_names(Participant):
+        lookups["participant__attention_failures"] = "attention_failures"
+    rows = Trial.objects.filter(participant__study=study).order_by("participant_id", "index")
+    frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
+    for name, default in optional.items():
+        if name not in frame:
+            frame[name] = default
+    if "attention_failures" not in frame:
+        frame["attention_failures"] = 0
+    frame["participant"] = "P" + frame["participant_id"].astype(str)
+    frame["correct"] = frame["correct"].astype(int)
+    frame["rt_ms"] = frame["rt_ms"].astype(float)
+    frame = _finish_items(frame.drop(columns=["participant_id"]))
+    return frame[list(TRIAL_COLUMNS)]
+
+
+def _inference_models():
+    try:
+        from inference.models import ModelRun, ModelScore
+    except ImportError:
+        return None
+    return ModelRun, ModelScore
+
+
+def scores_available() -> bool:
+    return _inference_models() is not None
+
+
+def model_runs(study) -> pd.DataFrame:
+    """The finished runs that go into the analysis: the latest done run per language model."""
+    found = _inference_models()
+    columns = ["run_id", "model", "status", "n_scores"]
+    if found is None:
+        return pd.DataFrame(columns=columns)
+    ModelRun, _ = found
+    runs = (ModelRun.objects.filter(study=study).select_related("language_model").order_by("pk"))
+    rows = [(run.pk, run.language_model.name, str(run.status), run.scores.count()) for run in runs]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def scores_frame(study) -> pd.DataFrame:
+    """One row per score of the latest finished ("done") run of each language model."""
+    found = _inference_models()
+    if found is None:
+        return pd.DataFrame(columns=list(SCORE_COLUMNS))
+    ModelRun, ModelScore = found
+    latest: dict[int, int] = {}
+    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done")
+                          .order_by("pk").values_list("pk", "language_model_id")):
+        latest[lm_id] = run_id
+    lookups = {
+        "run__language_model__name": "model", "run_id": "run_id", "p_yes": "p_yes", "p_no": "p_no",
+        "soft_accuracy": "soft_acc", "relative_p_yes": "rel_p_yes", "decision": "decision",
+        "perplexity": "perplexity", "prompt_tokens": "prompt_tokens", "answer_mass": "answer_mass",
+        **_ITEM_LOOKUPS,
+    }
+    rows = ModelScore.objects.filter(run_id__in=list(latest.values())).order_by("run_id", "item_id")
+    frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
+    frame = _finish_items(frame)
+    for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    frame["correct"] = (frame["decision"] == frame["gold"]).astype(int)
+    return frame[list(SCORE_COLUMNS)]

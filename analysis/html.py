@@ -1,0 +1,94 @@
+"""report.html: one self-contained page (inline CSS, figures as base64 PNG data URIs)."""
+from __future__ import annotations
+
+import base64
+from html import escape
+
+import pandas as pd
+
+from .prep import LABELS
+
+CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1em}
+td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}th{background:#f3f3f3}
+code{background:#f5f5f5;padding:1px 4px}.absent{color:#8a4b00;font-style:italic}
+.warn{color:#a00000}img{max-width:100%}details{margin:.4em 0}
+"""
+SCALING = ("Continuous predictors are centred and scaled: perplexity_z is perplexity z-scored over the "
+           "scores in each fit; rt_z is log(response time in ms) z-scored over the kept trials in the fit.")
+
+
+def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
+    if frame is None or frame.empty:
+        return "<p class='absent'>(empty)</p>"
+    shown = frame.head(max_rows)
+    more = f"<p>… {len(frame) - max_rows} more rows in the CSV.</p>" if len(frame) > max_rows else ""
+    return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True,
+                         border=0) + more
+
+
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{escape(alt)}' src='data:image/png;base64,{data}'>"
+
+
+def _section(section) -> str:
+    parts = [f"<h2 id='{section.key}'>{escape(section.title)}</h2>"]
+    if section.formula:
+        parts.append(f"<p>Model: <code>{escape(section.formula)}</code></p>")
+    if section.absent:
+        parts.append(f"<p class='absent'>Not shown: {escape(section.absent)}.</p>")
+        return "\n".join(parts)
+    if section.stats:
+        stats = ", ".join(f"{escape(k)} = {v:.4g}" if isinstance(v, float) else f"{escape(k)} = {v}"
+                          for k, v in section.stats.items())
+        parts.append(f"<p>{stats}</p>")
+    for note in section.notes:
+        parts.append(f"<p>{escape(note)}</p>")
+    if section.warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in section.warnings)
+        parts.append(f"<p class='warn'>Warnings from R:</p><ul class='warn'>{items}</ul>")
+    for name, png in section.figures.items():
+        parts.append(_img(png, f"{section.title}: {name}"))
+    for name, frame in section.tables.items():
+        parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>"
+                     f"<p>CSV: <code>tables/{escape(section.key)}_{escape(name)}.csv</code></p>{_table(frame)}")
+    return "\n".join(parts)
+
+
+def render(*, title, generated, versions, rules, exclusions, table1, overview, sections, runs,
+           participants, columns, n_scores, n_trials, n_kept) -> str:
+    legend = ", ".join(f"{escape(k)} = {escape(v)}" for k, v in LABELS.items())
+    toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a>{' (not shown)' if s.absent else ''}</li>"
+                  for s in sections)
+    body = [
+        f"<h1>{escape(title)}</h1><p>Generated {escape(generated)} (UTC). {n_scores} model scores, "
+        f"{n_trials} human trials ({n_kept} kept after exclusions).</p>",
+        f"<ul>{toc}</ul>",
+        f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
+        "first argument form. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
+        "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
+        "<h2 id='inputs'>What went in</h2><h3>Model runs</h3>",
+        _table(runs) if len(runs) else "<p class='absent'>No model runs.</p>",
+        f"<h3>Participants kept ({len(participants)})</h3><p>{escape(', '.join(participants)) or '—'}</p>",
+        "<h3>Exclusions (applied in this order)</h3>",
+        f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(exclusions),
+        "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>",
+        "<p>Models: mean soft accuracy (items resampled). Humans: proportion correct (participants "
+        "resampled). CSV: <code>tables/table1_accuracy.csv</code></p>",
+        _img(overview, "Table 1") if overview else "<p class='absent'>No data.</p>",
+        _table(table1, max_rows=200),
+    ]
+    body += [_section(s) for s in sections]
+    body += [
+        "<h2 id='data'>Data files</h2><p><code>data/trials.csv|.parquet</code> (every trial, before "
+        "exclusions), <code>data/scores.csv|.parquet</code> (every score of the analysed runs), "
+        "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on), "
+        "<code>data/columns.csv</code>:</p>", _table(columns, max_rows=200),
+        "<h2 id='software'>Software</h2>",
+        _table(pd.DataFrame(list(versions.items()), columns=["software", "version"])),
+    ]
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>"
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")

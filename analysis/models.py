@@ -1,0 +1,44 @@
+"""A Report: one run of the analysis for a study, with its status and where its files are."""
+from __future__ import annotations
+
+from django.db import models
+
+
+class ReportStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        return {
+            cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED}),
+            cls.RUNNING: frozenset({cls.DONE, cls.FAILED}),
+            cls.DONE: frozenset(),
+            cls.FAILED: frozenset({cls.QUEUED}),
+        }
+
+    @classmethod
+    def can_move(cls, source: str, target: str) -> bool:
+        return target in cls.transitions().get(source, frozenset())
+
+
+class Report(models.Model):
+    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="reports")
+    status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED,
+                              editable=False)
+    out_dir = models.CharField(max_length=500, blank=True, editable=False)
+    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error when failed.")
+    n_scores = models.PositiveIntegerField(default=0, editable=False)
+    n_trials = models.PositiveIntegerField(default=0, editable=False)
+    warnings = models.JSONField(default=list, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"report {self.pk} of {self.study.slug} ({self.status})"

@@ -1,0 +1,319 @@
+"""The one door to R. rpy2 and pymer4 are imported here only, lazily, on first use.
+
+R is single-threaded and rpy2's converters are process-global, so every R call goes through
+`r_session()`: a process-wide lock, and conversions inside `localconverter` blocks. Fits go through
+pymer4's Lmer (lme4/lmerTest); what pymer4 0.8.2 lacks (marginal means on the response scale,
+Nakagawa R², likelihood-ratio tests, conditional variances of random effects) is called on its
+fitted R object through the helpers in analysis/r/helpers.R.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections import deque
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+_LOCK = threading.RLock()
+_STATE: dict[str, SimpleNamespace] = {}
+HELPERS = Path(__file__).with_name("r") / "helpers.R"
+OPTIMIZERS = ("bobyqa", "Nelder_Mead")
+_CONVERGENCE_WORDS = ("converge", "failed", "hessian", "eigenvalue", "degenerate")
+
+
+class RUnavailable(RuntimeError):
+    """R, rpy2 or pymer4 cannot be loaded (the analysis dependency group is not installed)."""
+
+
+def _load() -> SimpleNamespace:
+    if "r" in _STATE:
+        return _STATE["r"]
+    os.environ.setdefault("TZ", "UTC")
+    # rpy2 prepends R's library folders to LD_LIBRARY_PATH when R starts; child processes started
+    # later (workers, browsers, another Python) must not inherit that, so it is put back afterwards.
+    saved_ld_path = os.environ.get("LD_LIBRARY_PATH")
+    logging.getLogger("rpy2").setLevel(logging.WARNING)  # its at-exit INFO line hits closed streams
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import rpy2.robjects as ro
+            from rpy2.rinterface_lib import callbacks
+            from rpy2.robjects import pandas2ri
+            from rpy2.robjects.conversion import localconverter
+
+            _memoize_importr()
+            messages: deque[str] = deque(maxlen=200)  # R's console output; bounded for long-lived workers
+            callbacks.consolewrite_warnerror = messages.append
+            callbacks.consolewrite_print = messages.append
+            from pymer4.models import Lmer
+    except Exception as error:  # ImportError, or rpy2 failing to find R
+        raise RUnavailable(
+            "The statistics stack is not available: install R (scripts/apt/analysis.txt) and the "
+            f"'analysis' dependency group (pip install --group analysis). Cause: {error}"
+        ) from error
+    ro.r("suppressPackageStartupMessages({library(lme4); library(lmerTest); library(emmeans); "
+         "library(performance)}); emm_options(lmer.df = \"satterthwaite\", msg.interaction = FALSE, "
+         "msg.nesting.d = FALSE)")
+    ro.r(f"source('{HELPERS.as_posix()}')")
+    if saved_ld_path is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        os.environ["LD_LIBRARY_PATH"] = saved_ld_path
+    state = SimpleNamespace(
+        ro=ro, callbacks=callbacks, pandas2ri=pandas2ri, localconverter=localconverter,
+        Lmer=Lmer, messages=messages,
+    )
+    # pymer4 converts the data with rpy2's pandas2ri (slow, see to_r); give its fits our converter.
+    sys.modules["pymer4.models.Lmer"].pandas2R = lambda frame: to_r(state, frame)
+    _STATE["r"] = state
+    return state
+
+
+def _memoize_importr() -> None:
+    """pymer4 0.8.2 calls rpy2's importr("base") in each of its modules and importr("lmerTest") on
+    every fit; importr wraps every function of the package anew each time (about a second for
+    base). Plain calls (a package name only) are cached per process before pymer4 is imported."""
+    from rpy2.robjects import packages
+
+    if getattr(packages.importr, "duet_cached", False):
+        return
+    original, cache = packages.importr, {}
+
+    def importr(name, *args, **kwargs):
+        if args or kwargs:
+            return original(name, *args, **kwargs)
+        if name not in cache:
+            cache[name] = original(name)
+        return cache[name]
+
+    importr.duet_cached = True
+    packages.importr = importr
+
+
+@contextmanager
+def r_session():
+    """Hold the R lock; yield the loaded bridge. Re-entrant within one thread."""
+    with _LOCK:
+        yield _load()
+
+
+def available() -> bool:
+    try:
+        with r_session():
+            return True
+    except RUnavailable:
+        return False
+
+
+def to_pandas(r, obj) -> pd.DataFrame:
+    with r.localconverter(r.ro.default_converter + r.pandas2ri.converter):
+        frame = r.ro.conversion.get_conversion().rpy2py(obj)
+    frame = pd.DataFrame(frame).reset_index(drop=True)
+    for column in frame.columns:  # R factors arrive as categoricals; plain strings read better
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(str)
+    return frame
+
+
+def to_r(r, frame: pd.DataFrame):
+    """A pandas frame as an R data.frame, column by column from numpy buffers.
+
+    rpy2's pandas2ri sends every column with the frame's index as string names (one Python string
+    per cell, seconds for 24,000 rows); here numbers go as numpy arrays and categoricals as factor
+    codes with their levels. Object columns become factors; NaN/NA stay missing."""
+    import numpy as np
+
+    ri, ro = r.ro.rinterface, r.ro
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+            column = column.astype("category")
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            codes = column.cat.codes.to_numpy().astype(np.int32) + 1
+            vector = ro.baseenv["structure"](
+                ri.IntSexpVector(np.where(codes == 0, ri.NA_Integer, codes).tolist()),
+                levels=ri.StrSexpVector([str(c) for c in column.cat.categories]), **{"class": "factor"})
+        elif column.dtype == bool:
+            vector = ri.BoolSexpVector(column.tolist())
+        elif pd.api.types.is_integer_dtype(column.dtype) and not column.isna().any():
+            vector = ri.IntSexpVector(column.to_numpy().astype(np.int32).tolist())
+        else:
+            values = pd.to_numeric(column, errors="raise").astype(float).to_numpy()
+            vector = ri.FloatSexpVector(np.where(np.isnan(values), ri.NA_Real, values).tolist())
+        columns.append(vector)
+    listed = ri.ListSexpVector(columns)
+    listed.do_slot_assign("names", ri.StrSexpVector([str(c) for c in frame.columns]))
+    return ro.baseenv["list2DF"](listed, nrow=len(frame))
+
+
+def call(name: str, *args, **kwargs):
+    """Call one of the helpers.R functions; returns the raw R object (caller holds the lock)."""
+    with r_session() as r:
+        return r.ro.globalenv[name](*args, **kwargs)
+
+
+@dataclass
+class Fit:
+    """A fitted mixed model: pymer4's coefficient table, the R object, and what happened."""
+
+    formula: str
+    family: str
+    coefs: pd.DataFrame
+    model: object  # the R lme4 object
+    optimizer: str
+    n_obs: int
+    groups: dict[str, int]
+    variances: pd.DataFrame  # random-effect variances and SDs (pymer4's ranef_var)
+    warnings: list[str] = field(default_factory=list)
+    attempts: list[str] = field(default_factory=list)
+
+    @property
+    def converged(self) -> bool:
+        return not _convergence_problems(self.warnings)
+
+
+def _convergence_problems(messages: list[str]) -> list[str]:
+    return [m for m in messages if any(word in m.lower() for word in _CONVERGENCE_WORDS)]
+
+
+def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: bool = False) -> Fit:
+    """Fit with bobyqa; on a convergence warning refit with Nelder_Mead and keep the better try.
+
+    Fits go through pymer4 (lmerTest::lmer / lme4::glmer). `fast=True` (binomial only) fits
+    glmer with nAGQ = 0 directly, for models with many fixed effects. Every warning of every
+    attempt is kept (the report shows them); nothing is silenced.
+    """
+    data = _factors_for_r(data)
+    with r_session() as r:
+        tries: list[Fit] = []
+        for optimizer in OPTIMIZERS:
+            result = _fit_fast(r, formula, data, optimizer) if fast else _fit_pymer4(r, formula, data, family, optimizer)
+            tries.append(result)
+            if result.converged:
+                break
+        chosen = next((t for t in tries if t.converged), tries[-1])
+        chosen.attempts = [t.optimizer for t in tries]
+        chosen.warnings = [w for t in tries for w in t.warnings]
+        return chosen
+
+
+def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
+    """String columns become categoricals: rpy2 then sends integer codes, not one string per row."""
+    data = data.copy()
+    for column in data.columns:
+        if data[column].dtype == object:
+            data[column] = data[column].astype("category")
+    return data
+
+
+def _fit_pymer4(r, formula: str, data: pd.DataFrame, family: str, optimizer: str) -> Fit:
+    model = r.Lmer(formula, data=data.copy(), family=family)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(summarize=False, no_warnings=True, control=f"optimizer='{optimizer}'", REML=True)
+    messages = [_text(w) for w in model.warnings]
+    messages += [str(w.message) for w in caught if "MODELING FIT WARNING" in str(w.message)]
+    return Fit(
+        formula=formula, family=family, coefs=model.coefs.reset_index(names="term"),
+        model=model.model_obj, optimizer=optimizer, n_obs=len(data),
+        groups={str(k): int(v) for k, v in model.grps.items()},
+        variances=model.ranef_var.reset_index(names="group"),
+        warnings=[f"[{optimizer}] {m}" for m in messages],
+    )
+
+
+def _fit_fast(r, formula: str, data: pd.DataFrame, optimizer: str) -> Fit:
+    result = call("duet_glmer_fast", formula, to_r(r, data), optimizer)
+    parts = dict(zip(result.names, result))
+    groups = parts["groups"]
+    return Fit(
+        formula=formula, family="binomial (nAGQ = 0)", coefs=to_pandas(r, parts["coefs"]),
+        model=parts["model"], optimizer=optimizer, n_obs=len(data),
+        groups={str(k): int(v) for k, v in zip(groups.names, groups)},
+        variances=to_pandas(r, parts["variances"]),
+        warnings=[f"[{optimizer}] {m}" for m in parts["messages"]],
+    )
+
+
+def _text(message) -> str:
+    if isinstance(message, (list, tuple)):
+        return "; ".join(str(m) for m in message)
+    try:
+        return "; ".join(str(m) for m in message) if not isinstance(message, str) else message
+    except TypeError:
+        return str(message)
+
+
+def lrt(fit_: Fit, terms: list[str]) -> pd.DataFrame:
+    with r_session() as r:
+        result = call("duet_lrt", fit_.model, r.ro.StrVector(terms), fit_.optimizer)
+        return to_pandas(r, result)
+
+
+def emmeans(fit_: Fit, spec: str, *, response: bool = False, level: float = 0.95) -> pd.DataFrame:
+    """Marginal means with CIs; response=True gives the probability scale for a binomial model."""
+    with r_session() as r:
+        kind = "response" if response else "link"
+        frame = to_pandas(r, call("duet_emmeans", fit_.model, spec, kind, level))
+        return _tidy_emmeans(frame)
+
+
+def hypotheses(fit_: Fit, factor: str, pairs: list[tuple[str, str]], *, adjust: str = "holm") -> pd.DataFrame:
+    """One-sided tests of `low < high` for each (low, high) pair of a factor's levels."""
+    with r_session() as r:
+        ro = r.ro
+        labels = [f"{low} < {high}" for low, high in pairs]
+        frame = to_pandas(r, call(
+            "duet_hypotheses", fit_.model, factor, ro.StrVector([p[0] for p in pairs]),
+            ro.StrVector([p[1] for p in pairs]), ro.StrVector(labels), adjust,
+        ))
+        return _tidy_emmeans(frame).rename(columns={"contrast": "hypothesis"})
+
+
+def versus_reference(fit_: Fit, factor: str, by: str | None, *, adjust: str = "holm") -> pd.DataFrame:
+    with r_session() as r:
+        by_arg = by if by is not None else r.ro.NULL
+        return _tidy_emmeans(to_pandas(r, call("duet_vs_reference", fit_.model, factor, by_arg, adjust)))
+
+
+def pairs(fit_: Fit, spec: str, *, adjust: str = "holm") -> pd.DataFrame:
+    """Every pairwise difference (later level minus earlier) of the marginal means in `spec`."""
+    with r_session() as r:
+        return _tidy_emmeans(to_pandas(r, call("duet_pairs", fit_.model, spec, adjust)))
+
+
+def random_effects(fit_: Fit) -> pd.DataFrame:
+    """Conditional modes and their conditional SDs (grpvar, term, grp, condval, condsd)."""
+    with r_session() as r:
+        return to_pandas(r, call("duet_ranef", fit_.model))
+
+
+def r2(fit_: Fit) -> dict[str, float]:
+    with r_session():
+        values = list(call("duet_r2", fit_.model))
+        return {"marginal": float(values[0]), "conditional": float(values[1])}
+
+
+def versions() -> dict[str, str]:
+    with r_session():
+        result = call("duet_versions")
+        return dict(zip(result.names, [str(v) for v in result]))
+
+
+_RENAMES = {
+    "emmean": "estimate", "prob": "estimate", "response": "estimate", "rate": "estimate",
+    "lower.CL": "ci_low", "upper.CL": "ci_high", "asymp.LCL": "ci_low", "asymp.UCL": "ci_high",
+    "t.ratio": "statistic", "z.ratio": "statistic", "p.value": "p_value", "SE": "se",
+}
+
+
+def _tidy_emmeans(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.rename(columns=_RENAMES)

@@ -1,0 +1,175 @@
+"""The analyst's report: report.html (self-contained), every table as CSV, tidy data as CSV + Parquet.
+
+`build_report` is a function of tidy frames (no Django): the analyze command and the admin action
+read the database with analysis.frames and hand the frames over.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import metrics, mixed, plots, prep
+from . import rbridge as rb
+from .frames import SCORE_COLUMNS, TRIAL_COLUMNS
+from .html import render
+
+PY_PACKAGES = ("pymer4", "rpy2", "pandas", "numpy", "scipy", "matplotlib", "pyarrow")
+
+
+@dataclass
+class ReportResult:
+    out_dir: Path
+    html: Path
+    tables: list[Path]
+    sections: list[mixed.Section]
+    exclusions: pd.DataFrame
+    n_scores: int = 0
+    n_trials: int = 0
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _versions() -> dict[str, str]:
+    found = {"Python": platform.python_version()}
+    for name in PY_PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    try:
+        found.update(rb.versions())
+    except rb.RUnavailable as error:
+        found["R"] = f"unavailable ({error})"
+    return found
+
+
+def _run_section(function, *args) -> mixed.Section:
+    """Run one analysis; an R failure becomes the section's stated reason, not a crash."""
+    try:
+        return function(*args)
+    except rb.RUnavailable as error:  # R missing: the section says so; the rest of the report goes on
+        return mixed.Section(function.__name__, function.__doc__.splitlines()[0], absent=str(error))
+    except Exception as error:  # an R error inside a fit: reported, the rest of the report goes on
+        if type(error).__name__ != "RRuntimeError":
+            raise
+        return mixed.Section(function.__name__, function.__doc__.splitlines()[0],
+                             absent=f"R stopped with an error: {str(error).strip()}")
+
+
+def _figures(section: mixed.Section, ranks: dict[str, int]) -> None:
+    if section.absent:
+        return
+    tables = section.tables
+    ylabel = {"eq4": "soft accuracy", "eq5": "relative p(Yes)", "eq6": "P(correct)"}.get(section.key)
+    if ylabel:
+        for factor in ("modality", "argform"):
+            name = f"emmeans_{factor}"
+            if name in tables:
+                section.figures[name] = plots.means_with_ci(
+                    tables[name], factor, title=f"{section.title}: marginal means by {factor}", ylabel=ylabel)
+    if "random_effects" in tables:
+        section.figures["random_effects"] = plots.random_effects(tables["random_effects"], ranks)
+    if section.key == "agents":
+        section.figures["agents_by_modality"] = plots.agents(tables["emmeans_agent_by_modality"], "modality")
+        section.figures["agents_by_argform"] = plots.agents(tables["emmeans_agent_by_argform"], "argform")
+
+
+def _sequent_section(scores: pd.DataFrame) -> mixed.Section:
+    section = mixed.Section("sequents", "Figure 4: perplexity vs confidence per logical sequent")
+    table = metrics.sequent_means(scores) if len(scores) else pd.DataFrame()
+    needed = {"perplexity_real", "perplexity_nonsense"}
+    if table.empty or not needed <= set(table.columns):
+        section.absent = "needs model scores on both real items and their nonsense mirror"
+        return section
+    table = table.dropna(subset=["perplexity_real", "perplexity_nonsense"])
+    section.tables["sequent_means"] = table
+    section.figures["sequents"] = plots.sequents(table)
+    section.notes.append("Each point averages the scores sharing one logical sequent; a grey line "
+                         "joins a sequent's real and nonsense versions.")
+    return section
+
+
+def _ranks(table1: pd.DataFrame) -> dict[str, int]:
+    overall = table1[(table1["factor"] == "overall") & (table1["respondent"] != "human")]
+    ordered = overall.sort_values("accuracy", ascending=False)["respondent"]
+    return {name: i + 1 for i, name in enumerate(ordered)}
+
+
+def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    csv, parquet = folder / f"{name}.csv", folder / f"{name}.parquet"
+    frame.to_csv(csv, index=False)
+    frame.to_parquet(parquet, index=False)
+    return [csv, parquet]
+
+
+def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, title: str,
+                 runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions()) -> ReportResult:
+    """Everything runs in the calling thread: R and threads do not mix well (rpy2 is not thread-safe)."""
+    out_dir = Path(out_dir)
+    tables_dir, data_dir = out_dir / "tables", out_dir / "data"
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    if len(trials):
+        kept, exclusions = prep.apply_exclusions(trials, rules)
+    else:
+        kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
+    table1 = _timed(timings, "table 1 (bootstrap)", metrics.table1, scores, kept)
+    columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir)
+    sections = []
+    for function, args in [(mixed.eq4, (scores,)), (mixed.eq5, (scores,)), (mixed.eq6, (kept,)),
+                           (_sequent_section, (scores,)), (mixed.necessitation, (scores,)),
+                           (mixed.distribution, (scores,)), (mixed.agents, (kept, scores))]:
+        sections.append(_timed(timings, f"section {function.__name__.strip('_')}", _run_section, function, *args))
+    ranks = _ranks(table1)
+    for section in sections:
+        _timed(timings, "figures", _figures, section, ranks)
+    overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1) if len(table1) else None)
+    start = time.perf_counter()
+    written = []
+    for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions)]:
+        frame.to_csv(tables_dir / f"{name}.csv", index=False)
+        written.append(tables_dir / f"{name}.csv")
+    for section in sections:
+        for name, frame in section.tables.items():
+            path = tables_dir / f"{section.key}_{name}.csv"
+            frame.to_csv(path, index=False)
+            written.append(path)
+        if section.data is not None:
+            _write_data(section.data, data_dir / "model_frames", section.key)
+    participants = sorted(kept["participant"].unique()) if len(kept) else []
+    html = render(
+        title=title, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        versions=_versions(), rules=rules, exclusions=exclusions, table1=table1, overview=overview,
+        sections=sections, runs=runs if runs is not None else pd.DataFrame(), participants=participants,
+        columns=columns, n_scores=len(scores), n_trials=len(trials), n_kept=len(kept),
+    )
+    path = out_dir / "report.html"
+    path.write_text(html, encoding="utf-8")
+    timings["tables and html"] = time.perf_counter() - start
+    warnings = [w for s in sections for w in s.warnings]
+    return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings)
+
+
+def _timed(timings: dict[str, float], name: str, function, *args):
+    start = time.perf_counter()
+    try:
+        return function(*args)
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+
+
+def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
+    _write_data(trials, data_dir, "trials")
+    _write_data(scores, data_dir, "scores")
+    columns = pd.DataFrame(
+        [("trials", k, v) for k, v in TRIAL_COLUMNS.items()] + [("scores", k, v) for k, v in SCORE_COLUMNS.items()],
+        columns=["file", "column", "meaning"])
+    columns.to_csv(data_dir / "columns.csv", index=False)
+    return columns

@@ -1,0 +1,99 @@
+"""Writes for reports: request one (queued as a task), execute it, or build files for a study."""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from studyserver.env import BASE_DIR, VAR_DIR
+
+from .models import Report, ReportStatus
+from .rules import Exclusions
+
+
+def exclusions_for(*, study) -> Exclusions:
+    """The study's exclusion rules: defaults, overridden by study.settings["analysis_exclusions"]."""
+    given = (study.settings or {}).get("analysis_exclusions", {}) or {}
+    known = {f.name for f in dataclasses.fields(Exclusions)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ValueError(f"Unknown analysis_exclusions setting(s) {unknown}; known: {sorted(known)}")
+    return Exclusions(**given)
+
+
+def report_build(*, study, out_dir: Path, rules: Exclusions | None = None):
+    """Read the study's trials and scores and write the report files into out_dir."""
+    from . import frames
+    from .report import build_report
+
+    rules = rules or exclusions_for(study=study)
+    return build_report(
+        scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
+        title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
+    )
+
+
+def _move(report: Report, target: str, **fields) -> None:
+    if not ReportStatus.can_move(report.status, target):
+        raise ValueError(f"Report {report.pk} cannot go from {report.status} to {target}")
+    report.status = target
+    for name, value in fields.items():
+        setattr(report, name, value)
+    report.save()
+
+
+def report_request(*, study) -> Report:
+    """Create a queued report and hand it to a worker once the transaction commits."""
+    exclusions_for(study=study)  # bad settings fail here, before anything is queued
+    report = Report.objects.create(study=study)
+    report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
+    report.save(update_fields=["out_dir"])
+    report_id = report.pk
+    transaction.on_commit(lambda: _dispatch(report_id))
+    return report
+
+
+def _dispatch(report_id: int) -> None:
+    from .tasks import build_report_task
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        build_report_task.apply(args=[report_id])
+    elif settings.CELERY_BROKER_URL.startswith("filesystem://"):  # embedded default: one process
+        logs = VAR_DIR / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / f"report-{report_id}.log", "ab") as out:
+            subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), "analyze", "--report", str(report_id)],
+                             cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+    else:
+        build_report_task.apply_async(args=[report_id], queue="cpu")
+
+
+def report_execute(*, report_id: int) -> Report:
+    """Build a queued report. Idempotent: a report already done (or taken by a worker) is returned."""
+    with transaction.atomic():
+        report = Report.objects.select_for_update().get(pk=report_id)
+        if report.status != ReportStatus.QUEUED:
+            return report
+        _move(report, ReportStatus.RUNNING, started_at=timezone.now())
+    try:
+        result = report_build(study=report.study, out_dir=Path(report.out_dir))
+    except Exception as error:
+        _move(report, ReportStatus.FAILED, finished_at=timezone.now(), message=f"{type(error).__name__}: {error}")
+        raise
+    absent = [s.title for s in result.sections if s.absent]
+    _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
+          n_scores=result.n_scores, n_trials=result.n_trials,
+          message=f"{len(result.sections) - len(absent)} model sections; not shown: {', '.join(absent) or 'none'}")
+    return report
+
+
+def report_retry(*, report: Report) -> Report:
+    _move(report, ReportStatus.QUEUED, message="", started_at=None, finished_at=None)
+    transaction.on_commit(lambda: _dispatch(report.pk))
+    return report
