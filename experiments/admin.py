@@ -128,7 +128,8 @@ class ItemForm(forms.ModelForm):
         cleaned = super().clean()
         if self.instance.pk and self.instance.study.has_responses():
             raise forms.ValidationError(
-                "This item's study already has participant responses; items are immutable now."
+                "This item's study already has responses (participant answers or model scores); "
+                "items are immutable now."
             )
         return cleaned
 

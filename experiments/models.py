@@ -85,7 +85,20 @@ class Study(models.Model):
         return f"{self.title} ({self.slug})"
 
     def has_responses(self) -> bool:
-        return Trial.objects.filter(participant__study_id=self.pk).exists()
+        """Any participant answer or model score: from then on the study's items are immutable."""
+        return responses_exist(Study.objects.filter(pk=self.pk).values("pk"))
+
+
+def responses_exist(studies) -> bool:
+    """Whether any of the studies (a queryset of study ids) has a trial or a model score."""
+    from django.apps import apps
+
+    if Trial.objects.filter(participant__study__in=studies).exists():
+        return True
+    if apps.is_installed("inference"):
+        scores = apps.get_model("inference", "ModelScore")
+        return scores.objects.filter(run__study__in=studies).exists()
+    return False
 
 
 class Interpretation(models.Model):
@@ -119,11 +132,10 @@ class ItemQuerySet(models.QuerySet):
     """Bulk updates and deletes are refused, like single saves, once a study has responses."""
 
     def _refuse_if_locked(self, action: str) -> None:
-        locked = Trial.objects.filter(participant__study__in=self.values("study")).exists()
-        if locked:
+        if responses_exist(self.values("study")):
             raise ItemsLocked(
-                f"Cannot {action} items: their study already has participant responses, "
-                "and items are immutable once a study has any response."
+                f"Cannot {action} items: their study already has responses (participant answers "
+                "or model scores), and items are immutable once a study has any response."
             )
 
     def update(self, **kwargs):
@@ -195,7 +207,8 @@ class Item(models.Model):
         if self.pk is not None and Study.objects.get(pk=self.study_id).has_responses():
             raise ItemsLocked(
                 f"Item {self.code} cannot be edited: study '{self.study.slug}' already has "
-                "participant responses, and items are immutable once a study has any response."
+                "responses (participant answers or model scores), and items are immutable once a "
+                "study has any response."
             )
         super().save(*args, **kwargs)
 
@@ -203,7 +216,7 @@ class Item(models.Model):
         if self.study.has_responses():
             raise ItemsLocked(
                 f"Item {self.code} cannot be deleted: study '{self.study.slug}' already has "
-                "participant responses."
+                "responses (participant answers or model scores)."
             )
         return super().delete(*args, **kwargs)
 

@@ -70,7 +70,8 @@ def study_transition(*, study: Study, to: str) -> Study:
 def _refuse_if_locked(study: Study) -> None:
     if study.has_responses():
         raise ItemsLocked(
-            f"Study '{study.slug}' already has participant responses; its items are immutable. "
+            f"Study '{study.slug}' already has responses (participant answers or model scores); "
+            "its items are immutable. "
             "Create a new study to change the item set."
         )
 

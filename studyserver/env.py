@@ -53,9 +53,13 @@ def database() -> dict:
         config.setdefault("CONN_HEALTH_CHECKS", True)
     elif config["ENGINE"] == "django.db.backends.sqlite3":
         # WAL and a busy timeout let the embedded worker and the web process share the file.
-        config.setdefault("OPTIONS", {}).update(
-            {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
-        )
+        # IMMEDIATE takes the write lock when a transaction starts, so concurrent writers wait
+        # (up to the timeout) instead of failing mid-transaction with "database is locked".
+        config.setdefault("OPTIONS", {}).update({
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        })
     return config
 
 

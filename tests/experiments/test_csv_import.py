@@ -105,7 +105,7 @@ def test_id_already_in_study_is_refused():
 
 def test_import_into_study_with_responses_is_refused():
     trial = TrialFactory()
-    with pytest.raises(Exception, match="already has participant responses"):
+    with pytest.raises(Exception, match="already has responses"):
         services.items_import_csv(study=trial.participant.study, data=HEADER + GOOD)
     assert not Item.objects.filter(code="a1").exists()
 

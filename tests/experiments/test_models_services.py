@@ -45,7 +45,7 @@ def test_items_are_immutable_once_the_study_has_a_response():
     item = trial.item
     other = ItemFactory(study=item.study)
     original_question = other.question
-    with pytest.raises(ItemsLocked, match="already has participant responses"):
+    with pytest.raises(ItemsLocked, match="already has responses"):
         services.item_update(item=other, question="changed?")
     other.question = "changed?"
     with pytest.raises(ItemsLocked, match="cannot be edited"):
@@ -80,3 +80,25 @@ def test_item_codes_are_unique_within_a_study():
     with pytest.raises(IntegrityError), transaction.atomic():
         ItemFactory(study=item.study, code=item.code)
     ItemFactory(code=item.code)  # another study may reuse it
+
+
+def test_a_model_score_also_locks_the_items():
+    from inference.models import LanguageModel, ModelRun, ModelScore
+
+    item = ItemFactory()
+    other = ItemFactory(study=item.study)
+    run = ModelRun.objects.create(
+        study=item.study, language_model=LanguageModel.objects.create(name="m", source="/models/m")
+    )
+    ModelScore.objects.create(
+        run=run, item=item, logprobs={" Yes": -1.0}, token_ids={" Yes": 1}, p_yes=0.37, p_no=0.2,
+        relative_p_yes=0.65, soft_accuracy=0.65, decision="yes", perplexity=9.8, prompt_tokens=30,
+        answer_mass=0.57,
+    )
+    with pytest.raises(ItemsLocked, match="model scores"):
+        services.item_update(item=other, question="changed?")
+    with pytest.raises(ItemsLocked):
+        services.items_generate(study=item.study, design="necessitation", interpretations=1)
+    with pytest.raises(ItemsLocked):
+        Item.objects.filter(study=item.study).delete()
+    assert Item.objects.filter(study=item.study).count() == 2
