@@ -17,10 +17,14 @@ start_postgres() {
     as_root runuser -u postgres -- pg_isready -q -p "$port" && break
     sleep 1
   done
-  local password pwfile="$ROOT/var/pg-test-password"  # random, made once per checkout, never committed
-  mkdir -p "$ROOT/var"
+  # The role's password is random, made once per machine (every checkout on it shares the server,
+  # so a per-checkout password would lock the others out), kept outside the repository.
+  local password pwdir="${DUET_PG_SECRET_DIR:-$HOME/.config/duet}"
+  local pwfile="$pwdir/pg-test-password"
+  mkdir -p "$pwdir"
   if [ ! -s "$pwfile" ]; then
-    (umask 077; head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$pwfile")
+    (umask 077; head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' >"$pwfile.tmp" && mv -n "$pwfile.tmp" "$pwfile")
+    rm -f "$pwfile.tmp"
   fi
   password="$(cat "$pwfile")"
   as_root runuser -u postgres -- psql -q -p "$port" -v ON_ERROR_STOP=1 <<SQL >/dev/null
@@ -31,8 +35,11 @@ DO \$\$ BEGIN
 END \$\$;
 ALTER ROLE duet PASSWORD '$password';
 SQL
-  if ! as_root runuser -u postgres -- psql -p "$port" -tAc "SELECT 1 FROM pg_database WHERE datname = 'duet'" | grep -q 1; then
-    as_root runuser -u postgres -- createdb -p "$port" -O duet duet
+  # One database name per checkout, so two checkouts' test runs (test_<name>) never collide.
+  local dbname
+  dbname="duet_$(printf '%s' "$ROOT" | md5sum | cut -c1-8)"
+  if ! as_root runuser -u postgres -- psql -p "$port" -tAc "SELECT 1 FROM pg_database WHERE datname = '$dbname'" | grep -q 1; then
+    as_root runuser -u postgres -- createdb -p "$port" -O duet "$dbname"
   fi
-  export PG_URL="postgres://duet:$password@127.0.0.1:$port/duet"
+  export PG_URL="postgres://duet:$password@127.0.0.1:$port/$dbname"
 }
