@@ -19,12 +19,12 @@ Every other column is kept as a descriptive attribute of the item.
 from __future__ import annotations
 
 import csv
-import io
 import re
 from dataclasses import dataclass, field
 
 from .logic import wording
 from .logic.checker import System, entails
+from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
 from .logic.parser import ParseError, parse_sequent
 
 REQUIRED = ("item_id", "premise_1", "question")
@@ -33,26 +33,6 @@ KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modali
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
 MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
-MAX_ERRORS = 50
-
-
-@dataclass(frozen=True)
-class RowError:
-    row: int  # 1-based line number in the file (the header is row 1)
-    column: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"row {self.row}" + (f", column '{self.column}'" if self.column else "")
-        return f"{where}: {self.message}"
-
-
-class CsvImportError(ValueError):
-    def __init__(self, errors: list[RowError]):
-        self.errors = errors
-        shown = "\n".join(f"  {e}" for e in errors[:MAX_ERRORS])
-        more = f"\n  … and {len(errors) - MAX_ERRORS} more" if len(errors) > MAX_ERRORS else ""
-        super().__init__(f"{len(errors)} error(s); nothing was imported:\n{shown}{more}")
 
 
 @dataclass(frozen=True)
@@ -84,64 +64,23 @@ def parse_item_csv(
     data: bytes | str, *, system: str = "S5", existing_ids: frozenset[str] = frozenset()
 ) -> list[ImportedRow]:
     """Validate every row; return them all, or raise CsvImportError naming each bad row/column."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")])
-    if not data.strip():
-        raise CsvImportError([RowError(1, "", "the file is empty")])
-    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except csv.Error as exc:
-        raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")])
-    errors = _check_header(header)
-    if errors:
-        raise CsvImportError(errors)
+    table = open_csv(data, required=REQUIRED)
+    header = table.header
+    if "gold_answer" not in header and "logical_form" not in header:
+        table.fail(1, "gold_answer", "need a gold_answer or a logical_form column")
+    if table.errors:
+        raise CsvImportError(table.errors)
     premise_columns = sorted(
         (int(PREMISE.match(h).group(1)), i) for i, h in enumerate(header) if PREMISE.match(h)
     )
     logic = System.parse(system)
     rows: list[ImportedRow] = []
-    seen: dict[str, int] = {}
-    line = 1
-    try:
-        for values in reader:
-            line = reader.line_num - sum(v.count("\n") for v in values)  # where the record starts
-            if not any(v.strip() for v in values):
-                continue  # blank line
-            if len(values) != len(header):
-                errors.append(RowError(line, "", f"has {len(values)} fields; the header has {len(header)}"))
-                continue
-            record = dict(zip(header, (v.strip() for v in values)))
-            row = _parse_row(line, record, header, premise_columns, logic, errors)
-            if row is None:
-                continue
-            if row.item_id in seen:
-                errors.append(RowError(line, "item_id", f"'{row.item_id}' repeats row {seen[row.item_id]}"))
-            elif row.item_id in existing_ids:
-                errors.append(RowError(line, "item_id", f"'{row.item_id}' already exists in this study"))
-            seen.setdefault(row.item_id, line)
+    for line, record in table.records():
+        row = _parse_row(line, record, header, premise_columns, logic, table.errors)
+        if row is not None:
+            table.claim_id(line, "item_id", row.item_id, existing_ids)
             rows.append(row)
-    except csv.Error as exc:
-        errors.append(RowError(reader.line_num, "", f"unreadable CSV ({exc})"))
-    if not rows and not errors:
-        errors.append(RowError(2, "", "the file has a header but no items"))
-    if errors:
-        raise CsvImportError(errors)
-    return rows
-
-
-def _check_header(header: list[str]) -> list[RowError]:
-    errors = [RowError(1, name, "required column is missing") for name in REQUIRED if name not in header]
-    if "gold_answer" not in header and "logical_form" not in header:
-        errors.append(RowError(1, "gold_answer", "need a gold_answer or a logical_form column"))
-    duplicates = sorted({h for h in header if header.count(h) > 1})
-    errors += [RowError(1, name, "column appears more than once") for name in duplicates]
-    if any(not h for h in header):
-        errors.append(RowError(1, "", "a column has no name"))
-    return errors
+    return table.finish(rows, "items")
 
 
 def _parse_row(line, record, header, premise_columns, logic, errors) -> ImportedRow | None:

@@ -21,13 +21,11 @@ raises ``CsvImportError`` naming every problem, and nothing is returned.
 """
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..item_csv import CsvImportError, RowError
+from .csv_table import CsvImportError, RowError, open_csv
 from .pairs import PairedItem, PromptVariant
 
 DESIGN = "dual-sided"
@@ -72,51 +70,16 @@ def _norm(text: str) -> str:
 
 def parse_rule_bank(data: bytes | str, *, existing_ids: frozenset[str] = frozenset()) -> list[DualSidedRule]:
     """Validate every row; return all rules, or raise CsvImportError naming each bad row/column."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
-    if not data.strip():
-        raise CsvImportError([RowError(1, "", "the file is empty")])
-    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except csv.Error as exc:
-        raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")]) from None
-    errors = [RowError(1, name, "required column is missing") for name in REQUIRED if name not in header]
-    errors += [RowError(1, name, "column appears more than once") for name in sorted({h for h in header if header.count(h) > 1})]
-    if any(not h for h in header):
-        errors.append(RowError(1, "", "a column has no name"))
-    if errors:
-        raise CsvImportError(errors)
+    table = open_csv(data, required=REQUIRED)
+    if table.errors:
+        raise CsvImportError(table.errors)
     rules: list[DualSidedRule] = []
-    seen: dict[str, int] = {}
-    try:
-        for values in reader:
-            line = reader.line_num - sum(v.count("\n") for v in values)
-            if not any(v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                errors.append(RowError(line, "", f"has {len(values)} fields; the header has {len(header)}"))
-                continue
-            record = dict(zip(header, (v.strip() for v in values)))
-            rule = _parse_row(line, record, len(rules) + 1, errors)
-            if rule is None:
-                continue
-            if rule.rule_id in seen:
-                errors.append(RowError(line, "rule_id", f"'{rule.rule_id}' repeats row {seen[rule.rule_id]}"))
-            elif rule.rule_id in existing_ids:
-                errors.append(RowError(line, "rule_id", f"'{rule.rule_id}' already exists in this study"))
-            seen.setdefault(rule.rule_id, line)
+    for line, record in table.records():
+        rule = _parse_row(line, record, len(rules) + 1, table.errors)
+        if rule is not None:
+            table.claim_id(line, "rule_id", rule.rule_id, existing_ids)
             rules.append(rule)
-    except csv.Error as exc:
-        errors.append(RowError(reader.line_num, "", f"unreadable CSV ({exc})"))
-    if not rules and not errors:
-        errors.append(RowError(2, "", "the file has a header but no rules"))
-    if errors:
-        raise CsvImportError(errors)
-    return rules
+    return table.finish(rules, "rules")
 
 
 def _parse_row(line: int, record: dict[str, str], number: int, errors: list[RowError]) -> DualSidedRule | None:
