@@ -116,7 +116,17 @@ def model_run_enqueue(*, run: ModelRun) -> None:
         elif mode == "embedded":
             _start_embedded_worker(run_id)
         else:
-            run_model_task.apply_async(args=[run_id], queue=queue)
+            from kombu.exceptions import OperationalError as BrokerUnreachable
+
+            try:
+                run_model_task.apply_async(args=[run_id], queue=queue)
+            except BrokerUnreachable as exc:
+                # Nothing reached the queue: say so on the run, so that "retry" can queue it again.
+                model_run_transition(
+                    run=ModelRun(pk=run_id), to=RunStatus.FAILED,
+                    error=f"The task broker could not be reached ({exc}); nothing was queued. "
+                    "Retry the run once the broker is back.",
+                )
 
     transaction.on_commit(send)
 

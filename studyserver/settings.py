@@ -86,10 +86,21 @@ if not DEBUG:
 CELERY_BROKER_URL = duet_env.celery_broker_url()
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = duet_env.celery_filesystem_options()
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A task whose worker died unacknowledged (kill -9, lost machine) goes back to the queue after this.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        # workers look for such tasks every interval × throttle seconds (kombu's defaults: 10 × 10)
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    }
 CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# On a lost broker connection a worker gives up its running task so that it is delivered again
+# (our tasks are idempotent and resume from the last saved chunk); Celery 6 makes this the default.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TIMEZONE = "UTC"
 

@@ -25,6 +25,8 @@ _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "client", "admin_cl
 def pytest_collection_modifyitems(items):
     """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL."""
     for item in items:
+        if "/tests/integration/" in str(item.path):
+            item.add_marker(pytest.mark.postgres_only)
         uses_db = item.get_closest_marker("django_db") is not None or bool(
             _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
         )

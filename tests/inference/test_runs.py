@@ -144,3 +144,24 @@ def test_chat_models_default_to_bare_answers_and_dispatch_mode():
         assert services.dispatch_mode() == "celery"
     with override_settings(CELERY_TASK_ALWAYS_EAGER=True):
         assert services.dispatch_mode() == "eager"
+
+
+def test_a_run_launched_while_the_broker_is_down_fails_clearly_and_can_be_retried(
+    study, tiny_model, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    def broker_down(*args, **kwargs):  # what kombu raises when Redis refuses the connection
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(run_model_task, "apply_async", broker_down)
+    with override_settings(CELERY_BROKER_URL="redis://127.0.0.1:6379/0", CELERY_TASK_ALWAYS_EAGER=False):
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.model_run_launch(study=study, language_model=tiny_model)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "broker could not be reached" in run.error and "Connection refused" in run.error
+    assert not ModelScore.objects.filter(run=run).exists()
+    services.model_run_transition(run=run, to=RunStatus.QUEUED)  # what the admin's retry does
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.error == ""
