@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from django.db import models
 
+from studyserver.choices import StateChoices
 
-class ReportStatus(models.TextChoices):
+
+class ReportStatus(StateChoices):
     QUEUED = "queued", "queued"
     RUNNING = "running", "running"
     DONE = "done", "done"
@@ -18,10 +20,6 @@ class ReportStatus(models.TextChoices):
             cls.DONE: frozenset(),
             cls.FAILED: frozenset({cls.QUEUED}),
         }
-
-    @classmethod
-    def can_move(cls, source: str, target: str) -> bool:
-        return target in cls.transitions().get(source, frozenset())
 
 
 class Report(models.Model):

@@ -1,4 +1,4 @@
-# The web process: Django under gunicorn, static files served by whitenoise. No torch, no R.
+# The web process: Django under gunicorn, static files served by whitenoise. No model or R libraries.
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 TZ=UTC \
     DUET_VAR_DIR=/var/lib/duet

@@ -8,7 +8,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends libpq5 \
     && useradd --system --create-home --home-dir /app duet
 WORKDIR /app
 COPY . .
-# The CPU build of torch (PyTorch's CPU index); the gpu image takes the CUDA build instead.
+# PyTorch's CPU build, pinned (its CPU index); the gpu image takes the CUDA build instead.
 RUN pip install --upgrade "pip>=25.1" \
     && pip install "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu \
     && pip install . --group inference --group analysis \

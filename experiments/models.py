@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from studyserver.choices import StateChoices
+
 
 class Modality(models.TextChoices):
     NONE = "none", "∅"
@@ -33,7 +35,7 @@ class LogicSystem(models.TextChoices):
     S5 = "S5", "S5"
 
 
-class StudyStatus(models.TextChoices):
+class StudyStatus(StateChoices):
     DRAFT = "draft", "draft"
     OPEN = "open", "open for participants"
     PAUSED = "paused", "paused"
@@ -47,10 +49,6 @@ class StudyStatus(models.TextChoices):
             cls.PAUSED: frozenset({cls.OPEN, cls.CLOSED}),
             cls.CLOSED: frozenset(),
         }
-
-    @classmethod
-    def can_move(cls, source: str, target: str) -> bool:
-        return target in cls.transitions().get(source, frozenset())
 
 
 class ItemsLocked(ValidationError):
@@ -226,7 +224,7 @@ class KeyMapping(models.TextChoices):
     J_YES = "j_yes", "F = No, J = Yes"
 
 
-class ParticipantStatus(models.TextChoices):
+class ParticipantStatus(StateChoices):
     STARTED = "started", "in progress"
     COMPLETED = "completed", "completed"
     NO_CONSENT = "no_consent", "declined consent"
@@ -247,10 +245,6 @@ class ParticipantStatus(models.TextChoices):
             cls.RETURNED: ended,
             cls.EXCLUDED: frozenset(),
         }
-
-    @classmethod
-    def can_move(cls, source: str, target: str) -> bool:
-        return target in cls.transitions().get(source, frozenset())
 
     @classmethod
     def holding(cls) -> tuple[str, ...]:

@@ -4,7 +4,6 @@ Views, admin actions and management commands call these; nothing else writes the
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -56,7 +55,7 @@ def study_transition(*, study: Study, to: str) -> Study:
     if to not in StudyStatus.values:
         raise ValidationError(f"'{to}' is not a study status; choose one of {', '.join(StudyStatus.values)}")
     if not StudyStatus.can_move(study.status, to):
-        allowed = ", ".join(sorted(StudyStatus.transitions()[study.status])) or "none"
+        allowed = StudyStatus.allowed_from(study.status)
         raise ValidationError(
             f"Study '{study.slug}' cannot go from {study.status} to {to} (allowed: {allowed})."
         )
@@ -234,7 +233,3 @@ def item_update(*, item: Item, **fields) -> Item:
     item.full_clean()
     item.save()
     return item
-
-
-def item_counts(study: Study) -> Counter:
-    return Counter(study.items.values_list("design", flat=True))

@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
+from studyserver.choices import StateChoices
+
 
 class Dtype(models.TextChoices):
     FLOAT32 = "float32", "float32 (reproducible numbers)"
@@ -20,7 +22,7 @@ class PromptFormat(models.TextChoices):
     CHAT = "chat", "chat template, question in the user turn (answer 'Yes'/'No')"
 
 
-class RunStatus(models.TextChoices):
+class RunStatus(StateChoices):
     QUEUED = "queued", "queued"
     RUNNING = "running", "running"
     DONE = "done", "done"
@@ -37,10 +39,6 @@ class RunStatus(models.TextChoices):
             cls.CANCELLED: frozenset({cls.QUEUED}),
             cls.DONE: frozenset(),
         }
-
-    @classmethod
-    def can_move(cls, source: str, target: str) -> bool:
-        return target in cls.transitions().get(source, frozenset())
 
 
 device_validator = RegexValidator(r"^(auto|cpu|cuda(:\d+)?)$", "Device must be auto, cpu, cuda or cuda:N.")

@@ -148,7 +148,7 @@ def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun
         raise ValidationError(f"'{to}' is not a run status; choose one of {', '.join(RunStatus.values)}.")
     current = ModelRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
     if not RunStatus.can_move(current, to):
-        allowed = ", ".join(sorted(RunStatus.transitions()[current])) or "none"
+        allowed = RunStatus.allowed_from(current)
         raise ValidationError(f"Run {run.pk} cannot go from {current} to {to} (allowed: {allowed}).")
     now = timezone.now()
     fields: dict = {"status": to}

@@ -11,7 +11,7 @@ from django.db import transaction
 from experiments import selectors, services
 from experiments.item_csv import write_items_csv
 from experiments.logic.designs import DESIGNS
-from experiments.models import LogicSystem, Study
+from experiments.models import LogicSystem
 
 
 class Command(BaseCommand):
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             with transaction.atomic():  # a refused generation leaves no new study behind
-                target = Study.objects.filter(slug=study).first()
+                target = selectors.study_by_slug(slug=study)
                 created = target is None
                 if created:
                     target = services.study_create(

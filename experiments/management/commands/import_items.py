@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import services
+from experiments import selectors, services
 from experiments.item_csv import CsvImportError
-from experiments.models import LogicSystem, Study
+from experiments.models import LogicSystem
 
 
 class Command(BaseCommand):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
             raise CommandError(f"{csv}: no such file")
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
-                target = Study.objects.filter(slug=study).first()
+                target = selectors.study_by_slug(slug=study)
                 if target is None:
                     target = services.study_create(
                         slug=study, title=title or study, design="csv-import", logic_system=system
