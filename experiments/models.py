@@ -23,6 +23,23 @@ class Answer(models.TextChoices):
     NO = "no", "No"
 
 
+class OptionLetter(models.TextChoices):
+    """The answer of a multiple-choice item: the position of the chosen option (seed 001)."""
+
+    A = "A", "A"
+    B = "B", "B"
+    C = "C", "C"
+    D = "D", "D"
+
+
+ANSWERS = [*Answer.choices, *OptionLetter.choices]
+
+
+class ItemKind(models.TextChoices):
+    YES_NO = "yes_no", "yes / no"
+    MULTIPLE_CHOICE = "multiple_choice", "multiple choice (four options)"
+
+
 class Condition(models.TextChoices):
     REAL = "real", "real"
     NONSENSE = "nonsense", "nonsense"
@@ -158,7 +175,10 @@ class Item(models.Model):
     template_valid = models.BooleanField(
         null=True, blank=True, help_text="The validity the template or CSV states (None when it states none)."
     )
-    gold_answer = models.CharField(max_length=3, choices=Answer.choices)
+    kind = models.CharField(max_length=16, choices=ItemKind.choices, default=ItemKind.YES_NO)
+    gold_answer = models.CharField(
+        max_length=3, choices=ANSWERS, help_text="yes/no for yes/no items; the option letter A–D for multiple choice."
+    )
     logic_system = models.CharField(max_length=2, choices=LogicSystem.choices, blank=True)
     checker_disagrees = models.BooleanField(
         default=False,
@@ -180,6 +200,24 @@ class Item(models.Model):
         related_name="perturbations",
         help_text="For a perturbed item (e.g. the nonsense mirror), the item it mirrors.",
     )
+    # Linked items (issues 6 and 7): items sharing a pair id are judged together, each in its role —
+    # rulebreaker / non-rulebreaker (000), original / flipped rule (004), original / perturbed (002),
+    # the circular mutants of one multiple-choice question (001).
+    pair_id = models.CharField(max_length=120, blank=True, db_index=True)
+    pair_role = models.CharField(max_length=30, blank=True)
+    variant = models.CharField(
+        max_length=40, blank=True,
+        help_text="The prompt variant (phrasing) this item is written in; models are scored on every "
+        "variant, a participant sees one.",
+    )
+    answer_words = models.JSONField(
+        default=dict, blank=True,
+        help_text='The words that mean yes and no in this phrasing, e.g. {"yes": "True", "no": "False"}; '
+        "empty for Yes/No.",
+    )
+    options = models.JSONField(
+        default=list, blank=True, help_text="Multiple choice: the four option texts, in this item's order (A–D)."
+    )
     attributes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -189,7 +227,14 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "code"], name="item_unique_code"),
             models.CheckConstraint(
-                condition=models.Q(gold_answer__in=["yes", "no"]), name="item_gold_yes_no"
+                condition=(models.Q(kind="yes_no") & models.Q(gold_answer__in=["yes", "no"]))
+                | (models.Q(kind="multiple_choice") & models.Q(gold_answer__in=["A", "B", "C", "D"])),
+                name="item_gold_matches_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "pair_id", "pair_role", "variant"],
+                condition=~models.Q(pair_id=""),
+                name="item_unique_pair_role",
             ),
         ]
         indexes = [
@@ -304,7 +349,8 @@ class Trial(models.Model):
     index = models.PositiveIntegerField()
     key = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.key.")
     answer = models.CharField(
-        max_length=3, choices=Answer.choices, blank=True, help_text="Blank when the time limit ran out."
+        max_length=3, choices=ANSWERS, blank=True,
+        help_text="yes/no, or the option letter for multiple choice; blank when the time limit ran out."
     )
     correct = models.BooleanField()
     rt_ms = models.FloatField(help_text="Response time from stimulus onset, in milliseconds.")

@@ -22,6 +22,11 @@ class PromptFormat(models.TextChoices):
     CHAT = "chat", "chat template, question in the user turn (answer 'Yes'/'No')"
 
 
+class RunKind(models.TextChoices):
+    ITEMS = "items", "score the study's items"
+    KNOWLEDGE_PROBE = "knowledge_probe", "knowledge probe (000 §4.1): does the model know the facts?"
+
+
 class RunStatus(StateChoices):
     QUEUED = "queued", "queued"
     RUNNING = "running", "running"
@@ -81,6 +86,7 @@ class LanguageModel(models.Model):
 class ModelRun(models.Model):
     study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="model_runs")
     language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="runs")
+    kind = models.CharField(max_length=16, choices=RunKind.choices, default=RunKind.ITEMS)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
     items_total = models.PositiveIntegerField(default=0, editable=False)
     items_done = models.PositiveIntegerField(default=0, editable=False)
@@ -120,11 +126,18 @@ class ModelScore(models.Model):
     item = models.ForeignKey("experiments.Item", on_delete=models.PROTECT, related_name="model_scores")
     logprobs = models.JSONField(help_text="Variant token text → log p(variant | prompt).")
     token_ids = models.JSONField(help_text="Variant token text → token id.")
-    p_yes = models.FloatField()
-    p_no = models.FloatField()
-    relative_p_yes = models.FloatField(help_text="p_yes / (p_yes + p_no)")
+    # p_yes, p_no and relative_p_yes are empty for multiple-choice items, which fill option_probs.
+    p_yes = models.FloatField(null=True, blank=True)
+    p_no = models.FloatField(null=True, blank=True)
+    relative_p_yes = models.FloatField(null=True, blank=True, help_text="p_yes / (p_yes + p_no)")
+    option_probs = models.JSONField(
+        default=dict, blank=True,
+        help_text="Multiple choice: option letter → probability relative to the four letters (001).",
+    )
     soft_accuracy = models.FloatField(help_text="Relative probability of the gold answer (003 §4.1).")
-    decision = models.CharField(max_length=3, choices=[("yes", "yes"), ("no", "no")])
+    decision = models.CharField(
+        max_length=3, choices=[("yes", "yes"), ("no", "no"), ("A", "A"), ("B", "B"), ("C", "C"), ("D", "D")]
+    )
     perplexity = models.FloatField(help_text="exp of the mean NLL over the prompt's tokens.")
     prompt_tokens = models.PositiveIntegerField()
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
@@ -136,3 +149,24 @@ class ModelScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} · p(yes)={self.p_yes:.3f}"
+
+
+class ProbeScore(models.Model):
+    """One answer of a knowledge-probe run (000 §4.1): p(first token of the expected completion)."""
+
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="probe_scores")
+    probe_key = models.CharField(max_length=200, help_text="What is probed, e.g. the city or the instance.")
+    prompt = models.TextField(help_text='e.g. "Complete the sentence: Paris is in"')
+    target = models.CharField(max_length=200, help_text="The expected completion, e.g. the country.")
+    target_token_ids = models.JSONField(default=list)
+    p_target = models.FloatField(help_text="Probability of the target's first token after the prompt.")
+    top_token = models.CharField(max_length=100, blank=True, help_text="The likeliest next token.")
+    known = models.BooleanField(help_text="The target's first token is the likeliest next token.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "probe_key"]
+        constraints = [models.UniqueConstraint(fields=["run", "probe_key"], name="probescore_unique_run_key")]
+
+    def __str__(self) -> str:
+        return f"{self.probe_key} → {self.target}: p={self.p_target:.3f}"
