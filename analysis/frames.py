@@ -6,6 +6,7 @@ The columns are documented in TRIAL_COLUMNS and SCORE_COLUMNS (the report prints
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 ITEM_COLUMNS = {
@@ -21,6 +22,11 @@ ITEM_COLUMNS = {
     "gold": "the checker's answer (yes/no)",
     "valid": "True when the sequent is valid (gold answer yes)",
     "logical_form": "the sequent in symbols",
+    "pair_id": "linked pairs (rulebreakers, dual-sided rules): the pair the item belongs to (blank otherwise)",
+    "pair_role": "the item's role in its pair (rulebreaker / non-rulebreaker, original / flipped)",
+    "variant": "the prompt variant (phrasing) the item is written in (blank for single-phrasing designs)",
+    "kind": "yes_no, or multiple_choice (four options, seed 001; gold and answers are then the letters A–D)",
+    "options": "multiple choice: the four option texts in this item's order (A–D), joined by ' | '",
 }
 TRIAL_COLUMNS = {
     "participant": "pseudonymous participant label (P + database id; no Prolific ID)",
@@ -48,6 +54,7 @@ SCORE_COLUMNS = {
     "perplexity": "perplexity of the prompt under the model",
     "prompt_tokens": "number of prompt tokens",
     "answer_mass": "p(Yes) + p(No): probability mass on the two answers",
+    **{f"p_{x}": f"multiple choice: p({x}) relative to the four option letters (001)" for x in "ABCD"},
     **ITEM_COLUMNS,
 }
 
@@ -56,12 +63,14 @@ _ITEM_LOOKUPS = {
     "item__form_id": "form_id", "item__modality": "modality", "item__argument_form": "argform",
     "item__condition": "condition", "item__interpretation_id": "interpretation_id",
     "item__original_id": "original_item_id", "item__gold_answer": "gold",
-    "item__logical_form": "logical_form",
+    "item__logical_form": "logical_form", "item__pair_id": "pair_id", "item__pair_role": "pair_role",
+    "item__variant": "variant", "item__kind": "kind", "item__options": "options",
 }
 
 
 def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
     frame["valid"] = frame["gold"] == "yes"
+    frame["options"] = frame["options"].map(lambda v: " | ".join(v) if isinstance(v, list) else (v or ""))
     for column in ("interpretation_id", "original_item_id"):
         frame[column] = frame[column].astype("Int64")
     return frame
@@ -124,21 +133,22 @@ def model_runs(study) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def scores_frame(study) -> pd.DataFrame:
-    """One row per score of the latest finished ("done") run of each language model."""
+def scores_frame(study, *, all_runs: bool = False) -> pd.DataFrame:
+    """One row per score of the latest finished ("done") run of each language model (of every
+    finished run with `all_runs`)."""
     found = _inference_models()
     if found is None:
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
     ModelRun, ModelScore = found
     latest: dict[int, int] = {}
-    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done")
+    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done", kind="items")
                           .order_by("pk").values_list("pk", "language_model_id")):
-        latest[lm_id] = run_id
+        latest[run_id if all_runs else lm_id] = run_id
     lookups = {
         "run__language_model__name": "model", "run_id": "run_id", "p_yes": "p_yes", "p_no": "p_no",
         "soft_accuracy": "soft_acc", "relative_p_yes": "rel_p_yes", "decision": "decision",
         "perplexity": "perplexity", "prompt_tokens": "prompt_tokens", "answer_mass": "answer_mass",
-        **_ITEM_LOOKUPS,
+        "option_probs": "option_probs", **_ITEM_LOOKUPS,
     }
     rows = ModelScore.objects.filter(run_id__in=list(latest.values())).order_by("run_id", "item_id")
     frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
@@ -146,4 +156,14 @@ def scores_frame(study) -> pd.DataFrame:
     for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     frame["correct"] = (frame["decision"] == frame["gold"]).astype(int)
+    for x in "ABCD":  # multiple choice (001): the letters' relative probabilities
+        frame[f"p_{x}"] = frame["option_probs"].map(lambda d, x=x: (d or {}).get(x, np.nan)).astype(float)
     return frame[list(SCORE_COLUMNS)]
+
+
+def mc_runs_frame(study) -> pd.DataFrame:
+    """Multiple-choice scores of every finished run (001 Table 2: variation across repeated runs)."""
+    if _inference_models() is None or not study.items.filter(kind="multiple_choice").exists():
+        return pd.DataFrame(columns=list(SCORE_COLUMNS))
+    frame = scores_frame(study, all_runs=True)
+    return frame[frame["kind"] == "multiple_choice"].reset_index(drop=True)

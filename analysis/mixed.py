@@ -63,6 +63,13 @@ def _record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
         section.stats[f"n_{group}"] = count
 
 
+def _record_lrt(section: Section, fit: rb.Fit, terms: list[str]) -> None:
+    """The likelihood-ratio tests; warnings of their refits join the section's warnings."""
+    table = rb.lrt(fit, terms)
+    section.tables["lrt"] = table
+    section.warnings += rb.lrt_warnings(table)
+
+
 def _hypotheses(fit: rb.Fit, frame: pd.DataFrame, factor: str, pairs) -> pd.DataFrame | None:
     present = set(frame[factor].astype(str))
     usable = [(a, b) for a, b in pairs if a in present and b in present]
@@ -99,7 +106,7 @@ def eq4(scores: pd.DataFrame, *, outcome: str = "soft_acc") -> Section:
     data = frame[[outcome, "modality", "argform", "perplexity_z", "model"]]
     fit = rb.fit(formula, data)
     _record_fit(section, fit, data)
-    section.tables["lrt"] = rb.lrt(fit, ["modality", "argform", "perplexity_z"])
+    _record_lrt(section, fit, ["modality", "argform", "perplexity_z"])
     section.tables["emmeans_modality"] = rb.emmeans(fit, "~ modality")
     section.tables["emmeans_argform"] = rb.emmeans(fit, "~ argform")
     found = [t for t in (_hypotheses(fit, frame, "modality", MODALITY_HYPOTHESES),
@@ -146,7 +153,7 @@ def eq6(trials: pd.DataFrame) -> Section:
     data = frame[["correct", "modality", "argform", "rt_z", "participant"]]
     fit = rb.fit(formula, data, family="binomial")
     _record_fit(section, fit, data)
-    section.tables["lrt"] = rb.lrt(fit, ["modality", "argform", "rt_z"])
+    _record_lrt(section, fit, ["modality", "argform", "rt_z"])
     section.tables["emmeans_modality"] = rb.emmeans(fit, "~ modality", response=True)
     section.tables["emmeans_argform"] = rb.emmeans(fit, "~ argform", response=True)
     found = [t for t in (_hypotheses(fit, frame, "modality", MODALITY_HYPOTHESES),

@@ -1,19 +1,22 @@
-"""The one door to R. rpy2 and pymer4 are imported here only, lazily, on first use.
+"""The one door to R. rpy2 is imported here only, lazily, on first use.
 
 R is single-threaded and rpy2's converters are process-global, so every R call goes through
-`r_session()`: a process-wide lock, and conversions inside `localconverter` blocks. Fits go through
-pymer4's Lmer (lme4/lmerTest); what pymer4 0.8.2 lacks (marginal means on the response scale,
-Nakagawa R², likelihood-ratio tests, conditional variances of random effects) is called on its
-fitted R object through the helpers in analysis/r/helpers.R.
+`r_session()`: a process-wide lock, and conversions inside `localconverter` blocks. Fits call
+lmerTest::lmer / lme4::glmer through the helpers in analysis/r/helpers.R and return the summary
+pymer4 0.8.2's Lmer gave (coefficients with Wald CIs, group sizes, variances, warnings); marginal
+means, Nakagawa R², likelihood-ratio tests and random effects are helpers called on the fitted R
+object. pymer4 itself is not imported here: its package pulls in seaborn and scikit-learn and wraps
+every function of R's base and stats packages at import (5–6 s of every report's start-up), and
+each of its fits converts the design matrix, fitted values and residuals back to Python, none of
+which the report uses. tests/analysis/test_golden_lme4.py checks that our fits give pymer4's table.
 """
 from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
-from collections import deque
 import warnings
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +32,7 @@ _CONVERGENCE_WORDS = ("converge", "failed", "hessian", "eigenvalue", "degenerate
 
 
 class RUnavailable(RuntimeError):
-    """R, rpy2 or pymer4 cannot be loaded (the analysis dependency group is not installed)."""
+    """R, its packages or rpy2 cannot be loaded (the analysis dependency group is not installed)."""
 
 
 def _load() -> SimpleNamespace:
@@ -48,11 +51,9 @@ def _load() -> SimpleNamespace:
             from rpy2.robjects import pandas2ri
             from rpy2.robjects.conversion import localconverter
 
-            _memoize_importr()
             messages: deque[str] = deque(maxlen=200)  # R's console output; bounded for long-lived workers
             callbacks.consolewrite_warnerror = messages.append
             callbacks.consolewrite_print = messages.append
-            from pymer4.models import Lmer
     except Exception as error:  # ImportError, or rpy2 failing to find R
         raise RUnavailable(
             "The statistics stack is not available: install R (scripts/apt/analysis.txt) and the "
@@ -67,34 +68,10 @@ def _load() -> SimpleNamespace:
     else:
         os.environ["LD_LIBRARY_PATH"] = saved_ld_path
     state = SimpleNamespace(
-        ro=ro, callbacks=callbacks, pandas2ri=pandas2ri, localconverter=localconverter,
-        Lmer=Lmer, messages=messages,
+        ro=ro, callbacks=callbacks, pandas2ri=pandas2ri, localconverter=localconverter, messages=messages,
     )
-    # pymer4 converts the data with rpy2's pandas2ri (slow, see to_r); give its fits our converter.
-    sys.modules["pymer4.models.Lmer"].pandas2R = lambda frame: to_r(state, frame)
     _STATE["r"] = state
     return state
-
-
-def _memoize_importr() -> None:
-    """pymer4 0.8.2 calls rpy2's importr("base") in each of its modules and importr("lmerTest") on
-    every fit; importr wraps every function of the package anew each time (about a second for
-    base). Plain calls (a package name only) are cached per process before pymer4 is imported."""
-    from rpy2.robjects import packages
-
-    if getattr(packages.importr, "duet_cached", False):
-        return
-    original, cache = packages.importr, {}
-
-    def importr(name, *args, **kwargs):
-        if args or kwargs:
-            return original(name, *args, **kwargs)
-        if name not in cache:
-            cache[name] = original(name)
-        return cache[name]
-
-    importr.duet_cached = True
-    packages.importr = importr
 
 
 @contextmanager
@@ -162,16 +139,16 @@ def call(name: str, *args, **kwargs):
 
 @dataclass
 class Fit:
-    """A fitted mixed model: pymer4's coefficient table, the R object, and what happened."""
+    """A fitted mixed model: the coefficient table, the R object, and what happened."""
 
     formula: str
     family: str
-    coefs: pd.DataFrame
+    coefs: pd.DataFrame  # term, Estimate, 2.5_ci, 97.5_ci, SE, (DF, T-stat | OR…, Z-stat), P-val, Sig
     model: object  # the R lme4 object
     optimizer: str
     n_obs: int
     groups: dict[str, int]
-    variances: pd.DataFrame  # random-effect variances and SDs (pymer4's ranef_var)
+    variances: pd.DataFrame  # random-effect variances and SDs: group, Name, Var, Std
     warnings: list[str] = field(default_factory=list)
     attempts: list[str] = field(default_factory=list)
 
@@ -187,15 +164,18 @@ def _convergence_problems(messages: list[str]) -> list[str]:
 def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: bool = False) -> Fit:
     """Fit with bobyqa; on a convergence warning refit with Nelder_Mead and keep the better try.
 
-    Fits go through pymer4 (lmerTest::lmer / lme4::glmer). `fast=True` (binomial only) fits
-    glmer with nAGQ = 0 directly, for models with many fixed effects. Every warning of every
-    attempt is kept (the report shows them); nothing is silenced.
+    lmerTest::lmer (REML) for gaussian, lme4::glmer otherwise; `fast=True` (binomial only) fits
+    glmer with nAGQ = 0, for models with many fixed effects. Every warning and message of every
+    attempt is kept, tagged with its optimizer (the report shows them); nothing is silenced.
     """
+    if fast and family != "binomial":
+        raise ValueError("fast=True (nAGQ = 0) is for binomial models only")
     data = _factors_for_r(data)
     with r_session() as r:
+        frame = to_r(r, data)
         tries: list[Fit] = []
         for optimizer in OPTIMIZERS:
-            result = _fit_fast(r, formula, data, optimizer) if fast else _fit_pymer4(r, formula, data, family, optimizer)
+            result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=len(data))
             tries.append(result)
             if result.converged:
                 break
@@ -206,7 +186,7 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
 
 
 def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
-    """String columns become categoricals: rpy2 then sends integer codes, not one string per row."""
+    """String columns become categoricals: they go to R as factor codes, not one string per row."""
     data = data.copy()
     for column in data.columns:
         if data[column].dtype == object:
@@ -214,48 +194,48 @@ def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
     return data
 
 
-def _fit_pymer4(r, formula: str, data: pd.DataFrame, family: str, optimizer: str) -> Fit:
-    model = r.Lmer(formula, data=data.copy(), family=family)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(summarize=False, no_warnings=True, control=f"optimizer='{optimizer}'", REML=True)
-    messages = [_text(w) for w in model.warnings]
-    messages += [str(w.message) for w in caught if "MODELING FIT WARNING" in str(w.message)]
-    return Fit(
-        formula=formula, family=family, coefs=model.coefs.reset_index(names="term"),
-        model=model.model_obj, optimizer=optimizer, n_obs=len(data),
-        groups={str(k): int(v) for k, v in model.grps.items()},
-        variances=model.ranef_var.reset_index(names="group"),
-        warnings=[f"[{optimizer}] {m}" for m in messages],
-    )
-
-
-def _fit_fast(r, formula: str, data: pd.DataFrame, optimizer: str) -> Fit:
-    result = call("duet_glmer_fast", formula, to_r(r, data), optimizer)
+def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int) -> Fit:
+    result = call("duet_fit", formula, frame, family, optimizer, nagq)
     parts = dict(zip(result.names, result))
     groups = parts["groups"]
+    coefs = to_pandas(r, parts["coefs"])
+    if "P-val" in coefs:
+        coefs["Sig"] = coefs["P-val"].map(_stars)
     return Fit(
-        formula=formula, family="binomial (nAGQ = 0)", coefs=to_pandas(r, parts["coefs"]),
-        model=parts["model"], optimizer=optimizer, n_obs=len(data),
+        formula=formula, family=family if nagq else f"{family} (nAGQ = 0)", coefs=coefs,
+        model=parts["model"], optimizer=optimizer, n_obs=n_obs,
         groups={str(k): int(v) for k, v in zip(groups.names, groups)},
         variances=to_pandas(r, parts["variances"]),
         warnings=[f"[{optimizer}] {m}" for m in parts["messages"]],
     )
 
 
-def _text(message) -> str:
-    if isinstance(message, (list, tuple)):
-        return "; ".join(str(m) for m in message)
-    try:
-        return "; ".join(str(m) for m in message) if not isinstance(message, str) else message
-    except TypeError:
-        return str(message)
+def _stars(p: float) -> str:
+    """Significance stars as lme4's summary (and pymer4) print them."""
+    if pd.isna(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "." if p < 0.1 else ""
 
 
 def lrt(fit_: Fit, terms: list[str]) -> pd.DataFrame:
+    """Likelihood-ratio test of the fit against the model without each term (both by ML).
+
+    Every refit tries the fit's optimizer first and the others after a convergence warning, like
+    `fit`; the `warnings` column holds each refit's warnings and messages (one per line, labelled
+    with the refit and the optimizer): `lrt_warnings` lists them for the report."""
+    order = [fit_.optimizer, *[o for o in OPTIMIZERS if o != fit_.optimizer]]
     with r_session() as r:
-        result = call("duet_lrt", fit_.model, r.ro.StrVector(terms), fit_.optimizer)
-        return to_pandas(r, result)
+        result = call("duet_lrt", fit_.model, r.ro.StrVector(terms), r.ro.StrVector(order),
+                      "|".join(_CONVERGENCE_WORDS))
+        table = to_pandas(r, result)
+    table["warnings"] = table["warnings"].fillna("").astype(str)
+    return table
+
+
+def lrt_warnings(table: pd.DataFrame) -> list[str]:
+    """The warnings of an `lrt` table's refits, each once, in order ("LRT, model without …")."""
+    found = [line for cell in table.get("warnings", []) for line in str(cell).splitlines() if line.strip()]
+    return [f"LRT, {line}" for line in dict.fromkeys(found)]
 
 
 def emmeans(fit_: Fit, spec: str, *, response: bool = False, level: float = 0.95) -> pd.DataFrame:

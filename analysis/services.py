@@ -28,13 +28,14 @@ def exclusions_for(*, study) -> Exclusions:
 
 def report_build(*, study, out_dir: Path, rules: Exclusions | None = None):
     """Read the study's trials and scores and write the report files into out_dir."""
-    from . import frames
+    from . import frames, paired_frames
     from .report import build_report
 
     rules = rules or exclusions_for(study=study)
     return build_report(
         scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
         title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
+        paired=paired_frames.inputs(study), mc_runs=frames.mc_runs_frame(study),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .frames import SCORE_COLUMNS, TRIAL_COLUMNS
+from .frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 
 FORMS = [  # (rule, argform label, gold): paper 003's 8 forms per modality (∨ᴸ and ∨ᴿ share a label)
     ("orL", "∨⊢", "yes"), ("orR", "∨⊢", "yes"), ("toL", "→ᴸ⊢", "yes"), ("toR", "→ᴿ⊢", "yes"),
@@ -46,6 +46,9 @@ def _items(n_interpretations: int) -> pd.DataFrame:
                     "logical_form": f"{modality} {argform}",
                 })
     frame = pd.DataFrame(rows)
+    for column in ITEM_COLUMNS:  # item columns of other designs (pairs, variants): blank here
+        if column not in frame:
+            frame[column] = None
     for column in ("interpretation_id", "original_item_id"):
         frame[column] = frame[column].astype("Int64")
     return frame
@@ -81,7 +84,11 @@ def scores(n_models: int = 4, n_interpretations: int = 20, *, effects: Effects =
         frame["prompt_tokens"] = rng.integers(60, 90, len(frame))
         frame["answer_mass"] = mass
         parts.append(frame)
-    return pd.concat(parts, ignore_index=True)[list(SCORE_COLUMNS)]
+    out = pd.concat(parts, ignore_index=True)
+    for column in SCORE_COLUMNS:  # score columns of other designs (multiple-choice letters): blank here
+        if column not in out:
+            out[column] = np.nan
+    return out[list(SCORE_COLUMNS)]
 
 
 def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effects | None = None,

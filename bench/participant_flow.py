@@ -1,7 +1,8 @@
 """How much the participant flow's safety costs on the server, measured side by side in one run.
 
-For each answer the flow validates the payload, locks the participant row, checks the list, the
-idempotency key and the order of steps, then saves. This compares, on a fresh database:
+For each answer the flow validates the payload, checks the order of steps and the list, then saves
+under the unique constraints (a re-sent or clashing answer takes the path that locks the participant
+row and checks the idempotency key). This compares, on a fresh database:
   - a trial recorded through the whole HTTP path (CSRF, JSON, view, service),
   - the same answer re-sent (the idempotent retry path),
   - a bare ORM insert of a Trial row (no checks at all),
@@ -63,6 +64,7 @@ def main() -> None:
     for p in people:
         flow.participant_consent(participant=p, agree=True)
         flow.participant_instructions_done(participant=p)
+        flow.participant_practice_done(participant=p)
 
     client = Client(enforce_csrf_checks=True)
     client.get(f"/s/{study.slug}/p/{people[0].token}/")

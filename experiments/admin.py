@@ -3,15 +3,18 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html_join
 
 from . import services
 from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
+from .participation import erasure
 from .participation import services as participation
 
 
@@ -67,9 +70,10 @@ class StudyAdmin(admin.ModelAdmin):
     def trials_csv(self, request, pk):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        return participation_admin.trials_csv_response(study=get_object_or_404(Study, pk=pk))
+        return participation_admin.trials_csv_response(
+            study=get_object_or_404(Study, pk=pk), prolific_ids=request.GET.get("prolific_ids") == "1")
 
-    @admin.action(description="Export trials as CSV (first selected study)")
+    @admin.action(description="Export trials as CSV (first selected study; participants as P<id>)")
     def export_trials(self, request, queryset):
         return participation_admin.trials_csv_response(study=queryset.first())
 
@@ -201,7 +205,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     search_fields = ("prolific_pid",)
     list_select_related = ("study",)
     exclude = ("token",)
-    actions = ["exclude_participants"]
+    actions = ["exclude_participants", "erase_participants"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_answered=Count("trials"))
@@ -215,6 +219,28 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # participants come through the study link
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # trials protect their participant: "Erase" below is the one way to delete
+
+    def has_erase_permission(self, request):
+        return request.user.has_perm("experiments.delete_participant")
+
+    @admin.action(description="Erase all data of the selected participants (on their request)", permissions=["erase"])
+    def erase_participants(self, request, queryset):
+        if request.POST.get("confirm") != "yes":
+            context = {
+                **self.admin_site.each_context(request), "title": "Erase participant data", "opts": self.model._meta,
+                "participants": [(p, p.trials.count()) for p in queryset.select_related("study")],
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            }
+            return TemplateResponse(request, "admin/experiments/participant/erase_confirmation.html", context)
+        for participant in queryset:
+            done = erasure.participant_erase(participant=participant, by=request.user)
+            reports = (f" {done.earlier_reports} earlier report(s) of {done.study_slug} still hold this participant's "
+                       f"pseudonymous rows ({done.label}): delete them and run the report again."
+                       if done.earlier_reports else "")
+            self.message_user(request, f"Erased {done.label} of {done.study_slug} and {done.trials} trial(s).{reports}")
 
     @admin.action(description="Exclude from the analysis")
     def exclude_participants(self, request, queryset):

@@ -33,6 +33,8 @@ KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modali
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
 MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
+# The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
+MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300}
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,10 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
     modality = record.get("modality", "")
     if modality.lower() not in MODALITIES and modality not in MODALITIES:
         fail("modality", f"'{modality}' is not one of none, box, dia (∅, □, ◇)")
+    widths = {**{name: record.get(name, "") for name in MAX_LENGTH}, "logical_form": logical_form}
+    for name, value in widths.items():
+        if len(value) > MAX_LENGTH[name]:
+            fail(name, f"is longer than {MAX_LENGTH[name]} characters")
     if len(errors) > before:
         return None
     gold = checked or stated

@@ -240,6 +240,7 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["study", "design", "form_id"]),
             models.Index(fields=["study", "modality", "argument_form"]),
+            models.Index(fields=["study", "kind"]),
         ]
         ordering = ["study", "id"]
 

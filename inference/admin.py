@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from . import services
-from .models import LanguageModel, ModelRun, ModelScore, RunStatus
+from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunStatus
 
 
 @admin.register(LanguageModel)
@@ -47,8 +47,8 @@ class ModelRunForm(forms.ModelForm):
 @admin.register(ModelRun)
 class ModelRunAdmin(admin.ModelAdmin):
     form = ModelRunForm
-    list_display = ("id", "study", "language_model", "status", "progress", "queue", "started_at", "finished_at")
-    list_filter = ("status", "language_model", "study")
+    list_display = ("id", "study", "language_model", "kind", "status", "progress", "queue", "started_at", "finished_at")
+    list_filter = ("status", "kind", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_runs", "retry_runs"]
     readonly_fields = ("status", "progress", "scores_link", "queue", "started_at", "finished_at", "versions", "error", "created_at")
@@ -90,7 +90,11 @@ class ModelRunAdmin(admin.ModelAdmin):
         self.message_user(request, f"Run {run.pk} queued ({services.dispatch_mode()}): {run.items_total} items.")
 
     def has_change_permission(self, request, obj=None):
-        return obj is None or super().has_change_permission(request, obj)
+        # the list (and its cancel/retry actions) for whoever may view runs; never for staff without
+        # permissions (issue 8: this once returned True for any staff user when obj was None)
+        if obj is None and self.has_view_permission(request):
+            return True
+        return super().has_change_permission(request, obj)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         run = ModelRun.objects.filter(pk=object_id).first()
@@ -126,6 +130,25 @@ class ModelScoreAdmin(admin.ModelAdmin):
     @admin.display(description="gold")
     def gold(self, obj):
         return obj.item.gold_answer
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ProbeScore)
+class ProbeScoreAdmin(admin.ModelAdmin):
+    """Knowledge-probe answers (000 §4.1): read-only, filterable by run and by whether the model knows."""
+
+    list_display = ("probe_key", "run", "target", "p_target", "top_token", "known")
+    list_filter = ("known", "run")
+    list_select_related = ("run",)
+    search_fields = ("probe_key", "target")
 
     def has_add_permission(self, request):
         return False

@@ -148,6 +148,8 @@ class ModelScore(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "item"], name="modelscore_unique_run_item")]
 
     def __str__(self) -> str:
+        if self.p_yes is None:  # multiple choice
+            return f"{self.item} · {self.decision}, p(gold)={self.soft_accuracy:.3f}"
         return f"{self.item} · p(yes)={self.p_yes:.3f}"
 
 

@@ -34,7 +34,7 @@ def model_runs_for_study(*, study: Study) -> QuerySet[ModelRun]:
 
 
 def model_run_latest_done(*, study: Study, language_model: LanguageModel, item_limit: int | None = None) -> ModelRun | None:
-    runs = ModelRun.objects.filter(study=study, language_model=language_model, status=RunStatus.DONE)
+    runs = ModelRun.objects.filter(study=study, language_model=language_model, status=RunStatus.DONE, kind="items")
     if item_limit is not None:
         runs = runs.filter(item_limit=item_limit)
     return runs.order_by("-finished_at").first()

@@ -18,12 +18,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from experiments.models import Item, Study
+from experiments.models import Item, ItemKind, Study
 from studyserver.env import BASE_DIR, VAR_DIR
 
 from . import selectors
 from .models import LanguageModel, ModelRun, ModelScore, PromptFormat, RunStatus
-from .scorers import AnswerSpec, LoadConfig, Request, summarise
+from .scorers import AnswerSet, AnswerSpec, LoadConfig, Request, summarise, summarise_options
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ def _build_scorer(run: ModelRun):
     return scorers.build(
         "hf",
         LoadConfig(source=lm.source, gguf_file=lm.gguf_file, revision=lm.revision, dtype=lm.dtype, device=run.effective_device),
-        answers=AnswerSpec(yes=lm.answer_yes, no=lm.answer_no, sum_variants=lm.sum_variants),
+        answers=_model_answers(lm),
         prompt_format=lm.prompt_format, batch_size=run.batch_size, cache_dir=VAR_DIR / "models",
         memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None),
     )
@@ -248,19 +248,44 @@ def _record_setup(run: ModelRun, scorer) -> None:
         LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=variants)
 
 
+def answer_set_for(item: Item, model: AnswerSpec) -> AnswerSet | None:
+    """What an item is scored on: the option letters (multiple choice, 001), its phrasing's own words
+    (yes/no items with answer_words, 000), else None — the model's own yes/no answers."""
+    if item.kind == ItemKind.MULTIPLE_CHOICE:
+        return AnswerSet.letters(model)
+    words = item.answer_words or {}
+    if words.get("yes") and words.get("no"):
+        return AnswerSet.words(model, words["yes"], words["no"])
+    return None
+
+
+def _model_answers(lm: LanguageModel) -> AnswerSpec:
+    return AnswerSpec(yes=lm.answer_yes, no=lm.answer_no, sum_variants=lm.sum_variants)
+
+
+def score_row(*, run: ModelRun, item: Item, result, variants) -> ModelScore:
+    """One ModelScore from a scorer's result: yes/no (p_yes, p_no) or the four letters (option_probs)."""
+    common = {"run": run, "item": item, "logprobs": result.logprobs, "token_ids": variants.token_ids(),
+              "prompt_tokens": result.prompt_tokens}
+    if item.kind == ItemKind.MULTIPLE_CHOICE:
+        o = summarise_options(result, variants, item.gold_answer)
+        return ModelScore(**common, option_probs=o.option_probs, soft_accuracy=o.soft_accuracy,
+                          decision=o.decision, perplexity=o.perplexity, answer_mass=o.answer_mass)
+    s = summarise(result, variants, item.gold_answer)
+    return ModelScore(
+        **common, p_yes=s.p_yes, p_no=s.p_no, relative_p_yes=s.relative_p_yes, soft_accuracy=s.soft_accuracy,
+        decision=s.decision, perplexity=s.perplexity, answer_mass=s.answer_mass,
+    )
+
+
 def _score_chunk(run: ModelRun, scorer, item_ids: list[int]) -> None:
+    """Score one chunk in one call to the scorer (each item on its own answer set) and save it."""
     items = Item.objects.in_bulk(item_ids)
-    results = scorer.score([Request(key=i, text=items[i].prompt) for i in item_ids])
-    ids = {**scorer.variants.yes, **scorer.variants.no}
-    rows = []
-    for result in results:
-        item = items[result.key]
-        s = summarise(result, scorer.variants, item.gold_answer)
-        rows.append(ModelScore(
-            run=run, item=item, logprobs=result.logprobs, token_ids=ids, p_yes=s.p_yes, p_no=s.p_no,
-            relative_p_yes=s.relative_p_yes, soft_accuracy=s.soft_accuracy, decision=s.decision,
-            perplexity=s.perplexity, prompt_tokens=result.prompt_tokens, answer_mass=s.answer_mass,
-        ))
+    model = _model_answers(run.language_model)
+    answers = {i: answer_set_for(items[i], model) for i in item_ids}
+    results = scorer.score([Request(key=i, text=items[i].prompt, answers=answers[i]) for i in item_ids])
+    rows = [score_row(run=run, item=items[r.key], result=r, variants=scorer.variants_for(answers[r.key]))
+            for r in results]
     with transaction.atomic():
         ModelScore.objects.bulk_create(rows, ignore_conflicts=True)
         run.items_done = ModelScore.objects.filter(run=run).count()

@@ -7,6 +7,6 @@ from celery import shared_task
 @shared_task(name="inference.run_model", acks_late=True)
 def run_model_task(run_id: int) -> str:
     """Score a run's pending items (safe to retry or redeliver: finished chunks are kept)."""
-    from .services import model_run_execute
+    from .probes import run_execute  # item runs → services.model_run_execute; knowledge probes → probes
 
-    return model_run_execute(run_id=run_id).status
+    return run_execute(run_id=run_id).status

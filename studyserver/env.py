@@ -29,9 +29,34 @@ def _ensure_var_dir() -> Path:
     return VAR_DIR
 
 
+class SettingsError(RuntimeError):
+    """A setting the process cannot start with (raised while the settings load: a clear startup error)."""
+
+
+def production() -> bool:
+    """DUET_PRODUCTION=true: the production stack (docker/duet.env.example sets it)."""
+    return env.bool("DUET_PRODUCTION", default=False)
+
+
 def secret_key() -> str:
-    """SECRET_KEY from the environment, else one generated once into var/secret_key (mode 600)."""
-    value = os.environ.get("SECRET_KEY")
+    """SECRET_KEY from the environment, else one generated once into var/secret_key (mode 600).
+
+    In production (DUET_PRODUCTION=true) there is no fallback: a missing, placeholder or short key
+    stops the process with a message saying what to set.
+    """
+    value = os.environ.get("SECRET_KEY", "").strip()
+    if production():
+        if not value:
+            raise SettingsError(
+                "SECRET_KEY is not set. In production (DUET_PRODUCTION=true) set SECRET_KEY to a long random "
+                "string, e.g. the output of: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+            )
+        if value.startswith("change-me") or len(value) < 50 or len(set(value)) < 5:
+            raise SettingsError(
+                "SECRET_KEY is the example's placeholder or too weak (fewer than 50 characters). Set a long "
+                "random string: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+            )
+        return value
     if value:
         return value
     path = _ensure_var_dir() / "secret_key"
@@ -78,3 +103,30 @@ def celery_filesystem_options() -> dict:
         "processed_folder": str(folder / "processed"),
         "store_processed": False,
     }
+
+
+def cache() -> dict:
+    """CACHE_URL (redis://… in production, shared by every web process), else a local memory cache,
+    which is right for the embedded single-process server. Rate-limit counters live here."""
+    return env.cache_url("CACHE_URL", default="locmemcache://duet")
+
+
+RATELIMIT_DEFAULTS = {
+    # per client IP address: opening the study link (a participant needs it once, a reload or two more)
+    "entry": "60/m",
+    # per participant token: trial saves (a participant answers at most about one a second, with retries)
+    "trial": "120/m",
+    # per participant token: heartbeat (every 30 s) and finish (retried every 2 s until saved)
+    "session": "60/m",
+}
+
+
+def ratelimits() -> dict[str, str]:
+    """DUET_RATELIMIT_ENTRY / _TRIAL / _SESSION: "N/s|m|h|d" (e.g. 30/m, 600/5m) or "off"."""
+    return {scope: env.str(f"DUET_RATELIMIT_{scope.upper()}", default=default)
+            for scope, default in RATELIMIT_DEFAULTS.items()}
+
+
+def https() -> bool:
+    """DUET_HTTPS=true: served over HTTPS (directly or behind a TLS-terminating proxy)."""
+    return env.bool("DUET_HTTPS", default=False)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from . import env as duet_env
 from .env import BASE_DIR, VAR_DIR, env
+from .ratelimit import RateError as _RateError
+from .ratelimit import parse_rate as _parse_rate
 
 SECRET_KEY = duet_env.secret_key()
 DEBUG = env("DEBUG")
@@ -23,6 +25,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "studyserver.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -74,13 +77,37 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# Security headers (studyserver/security.py adds the Content-Security-Policy) and HTTPS.
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the trial script reads it to send answers
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"  # participant URLs carry their token: never sent on to Prolific
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
-    CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
+# DUET_HTTPS=true (served over HTTPS, usually behind a TLS-terminating proxy): secure cookies, HSTS,
+# plain HTTP redirected to HTTPS, and the proxy's X-Forwarded-Proto trusted (docs/production.md).
+HTTPS = duet_env.https()
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=HTTPS)
+if HTTPS:
+    SECURE_SSL_REDIRECT = env.bool("DUET_SSL_REDIRECT", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container's health check speaks plain HTTP inside
+    SECURE_HSTS_SECONDS = env.int("DUET_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DUET_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("DUET_HSTS_PRELOAD", default=True)
+    if env.bool("DUET_PROXY_SSL_HEADER", default=True):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+DUET_CSP = env.bool("DUET_CSP", default=True)
+
+# The cache (rate-limit counters): CACHE_URL, Redis in production, local memory by default.
+CACHES = {"default": duet_env.cache()}
+DUET_RATELIMITS = duet_env.ratelimits()  # checked here: a malformed limit stops the process at start-up
+for _scope, _rate in DUET_RATELIMITS.items():
+    try:
+        _parse_rate(_rate)
+    except _RateError as _error:
+        raise duet_env.SettingsError(f"DUET_RATELIMIT_{_scope.upper()}: {_error}") from None
+# Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
+DUET_TRUSTED_PROXIES = env.int("DUET_TRUSTED_PROXIES", default=0)
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()

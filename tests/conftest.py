@@ -13,6 +13,15 @@ def _hypothesis_profile():
     settings.load_profile("duet")
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Every test starts with an empty cache, so rate-limit counters never carry over between tests."""
+    from django.core.cache import caches
+
+    for cache in caches.all():
+        cache.clear()
+
+
 @pytest.fixture
 def expect_db() -> str | None:
     """Which database scripts/test.sh meant this run to use (sqlite or postgresql)."""

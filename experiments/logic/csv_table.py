@@ -53,6 +53,11 @@ class CsvTable:
                 if len(values) != len(self.header):
                     self.fail(line, "", f"has {len(values)} fields; the header has {len(self.header)}")
                     continue
+                nul = [name for name, v in zip(self.header, values) if "\x00" in v]
+                if nul:  # not text; PostgreSQL cannot store it either (found by tests/security)
+                    for name in nul:
+                        self.fail(line, name, "contains a NUL character (\\0); save the file as plain text")
+                    continue
                 yield line, dict(zip(self.header, (v.strip() for v in values)))
         except csv.Error as exc:
             self.fail(reader.line_num, "", f"unreadable CSV ({exc})")
@@ -99,4 +104,6 @@ def open_csv(data: bytes | str, *, required: Iterable[str]) -> CsvTable:
         table.fail(1, name, "column appears more than once")
     if any(not h for h in header):
         table.fail(1, "", "a column has no name")
+    if any("\x00" in h for h in header):
+        table.fail(1, "", "the header contains a NUL character (\\0); save the file as plain text")
     return table

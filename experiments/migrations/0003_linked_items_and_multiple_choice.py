@@ -62,4 +62,8 @@ class Migration(migrations.Migration):
             model_name='item',
             constraint=models.UniqueConstraint(condition=models.Q(('pair_id', ''), _negated=True), fields=('study', 'pair_id', 'pair_role', 'variant'), name='item_unique_pair_role'),
         ),
+        migrations.AddIndex(
+            model_name='item',
+            index=models.Index(fields=['study', 'kind'], name='experiments_study_i_2386b5_idx'),
+        ),
     ]

@@ -16,17 +16,21 @@ class _Echo:
         return value
 
 
-def trials_csv_response(*, study: Study) -> StreamingHttpResponse:
-    """One row per trial (preview sessions left out), tidy columns (selectors.EXPORT_COLUMNS)."""
+def trials_csv_response(*, study: Study, prolific_ids: bool = False) -> StreamingHttpResponse:
+    """One row per trial (preview sessions left out), tidy columns (selectors.EXPORT_COLUMNS).
+
+    By default the participant column holds the pseudonymous label P<id> the analysis uses, not the
+    Prolific id; `prolific_ids=True` (the "with Prolific IDs" link) is the researcher's opt-in."""
     writer = csv.writer(_Echo())
 
     def rows():
         yield writer.writerow(EXPORT_COLUMNS)
         for trial in trials_for_export(study=study).iterator(chunk_size=2000):
-            yield writer.writerow(export_row(trial, study))
+            yield writer.writerow(export_row(trial, study, prolific_ids=prolific_ids))
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-trials.csv"'
+    suffix = "-with-prolific-ids" if prolific_ids else ""
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-trials{suffix}.csv"'
     return response
 
 
@@ -46,9 +50,10 @@ def progress_html(study: Study) -> str:
     )
     seen = format_html_join(", ", "{} ({})", ((pid, when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "never")
                                               for pid, when in p.last_seen)) or "—"
+    csv_url = reverse("admin:experiments_study_trials_csv", args=[study.pk])
     links = format_html(
-        '<a href="{}">Export trials (CSV)</a> · <a href="{}" target="_blank">Preview the participant flow</a>',
-        reverse("admin:experiments_study_trials_csv", args=[study.pk]),
-        reverse("participant:preview", kwargs={"slug": study.slug}),
+        '<a href="{}">Export trials (CSV)</a> (participants as P&lt;id&gt;; <a href="{}">with Prolific IDs</a>)'
+        ' · <a href="{}" target="_blank">Preview the participant flow</a>',
+        csv_url, csv_url + "?prolific_ids=1", reverse("participant:preview", kwargs={"slug": study.slug}),
     )
     return format_html("<table>{}</table><p>Last seen (in progress): {}</p><p>{}</p>", table, seen, links)

@@ -1,6 +1,7 @@
 """Per-study settings of the human arm (one row per study, created with defaults when first needed)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
@@ -63,13 +64,101 @@ def _check_questions(value, label: str) -> None:
             and isinstance(entry.get("premises"), list)
             and all(isinstance(p, str) and p.strip() for p in entry["premises"])
             and isinstance(entry.get("question"), str) and entry["question"].strip()
-            and entry.get("answer") in ("yes", "no")
         )
-        if not ok:
+        if ok and "options" in entry:  # a four-option question (seed 001): the answer is its letter
+            options = entry["options"]
+            if not (isinstance(options, list) and len(options) == 4
+                    and all(isinstance(o, str) and o.strip() for o in options) and entry.get("answer") in MC_LETTERS):
+                raise ValidationError(
+                    f"{label} #{n} needs 'options' (four option texts) and 'answer' (the letter A, B, C or D)."
+                )
+            continue
+        if not ok or entry.get("answer") not in ("yes", "no"):
             raise ValidationError(
                 f"{label} #{n} needs 'premises' (a list of sentences), 'question' (text) and "
-                "'answer' ('yes' or 'no')."
+                "'answer' ('yes' or 'no'), or 'options' (four texts) and 'answer' (A–D)."
             )
+
+
+MC_LETTERS = ("A", "B", "C", "D")
+# Four-option trials (seed 001): the keys, left to right, answer the options A–D in the order shown.
+# Positions are physical keys (e.code), so every keyboard layout answers the same way.
+MC_KEY_SETS = {
+    "dfjk": (("KeyD", "D"), ("KeyF", "F"), ("KeyJ", "J"), ("KeyK", "K")),
+    "1234": (("Digit1", "1"), ("Digit2", "2"), ("Digit3", "3"), ("Digit4", "4")),
+}
+MC_SETTINGS = "multiple_choice"  # study.settings key: {"keys": "dfjk" | "1234", "all_mutants": false}
+
+
+@dataclass(frozen=True)
+class McSettings:
+    keys: str = "dfjk"
+    all_mutants: bool = False  # True: a participant answers every circular mutant of each question
+
+    def key_codes(self) -> dict[str, str]:
+        """e.code → the option letter it answers (position A–D)."""
+        return {code: letter for (code, _), letter in zip(MC_KEY_SETS[self.keys], MC_LETTERS)}
+
+    def key_labels(self) -> list[dict[str, str]]:
+        return [{"letter": letter, "code": code, "label": label}
+                for (code, label), letter in zip(MC_KEY_SETS[self.keys], MC_LETTERS)]
+
+
+def mc_settings(study) -> McSettings:
+    """The study's four-option settings (study.settings["multiple_choice"]); bad values are refused."""
+    given = (study.settings or {}).get(MC_SETTINGS) or {}
+    if not isinstance(given, dict):
+        raise ValidationError(f'study.settings["{MC_SETTINGS}"] must be an object such as {{"keys": "dfjk"}}.')
+    unknown = sorted(set(given) - {"keys", "all_mutants"})
+    if unknown:
+        raise ValidationError(f'Unknown {MC_SETTINGS} setting(s) {unknown}; known: keys, all_mutants.')
+    keys = str(given.get("keys", "dfjk")).lower()
+    if keys not in MC_KEY_SETS:
+        raise ValidationError(f"The four-option keys must be one of {', '.join(MC_KEY_SETS)} (got {keys!r}).")
+    all_mutants = given.get("all_mutants", False)
+    if not isinstance(all_mutants, bool):
+        raise ValidationError(f'{MC_SETTINGS} "all_mutants" must be true or false.')
+    return McSettings(keys=keys, all_mutants=all_mutants)
+
+
+def default_mc_practice() -> list[dict]:
+    """Two four-option warm-up questions with feedback (not recorded as trials)."""
+    return [
+        {
+            "premises": ["If Mia is painting a fence, then Leo is washing a car. Mia is painting a fence."],
+            "question": "Which conclusion follows from the statements?",
+            "options": ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
+                        "Leo is reading a book."],
+            "answer": "B",
+        },
+        {
+            "premises": ["Sam is cooking dinner or Kim is reading a book. Sam isn't cooking dinner."],
+            "question": "Which conclusion follows from the statements?",
+            "options": ["Sam is cooking dinner.", "Kim isn't reading a book.", "Sam is reading a book.",
+                        "Kim is reading a book."],
+            "answer": "D",
+        },
+    ]
+
+
+def default_mc_attention_checks() -> list[dict]:
+    """Four-option catch items whose answer is stated in the statements."""
+    return [
+        {
+            "premises": ["Anna is reading a book. Tom is baking bread."],
+            "question": "Which of these is stated above?",
+            "options": ["Anna is baking bread.", "Anna is reading a book.", "Tom is reading a book.",
+                        "Tom isn't baking bread."],
+            "answer": "B",
+        },
+        {
+            "premises": ["Ben is washing a car. Eva is singing a song."],
+            "question": "Which of these is stated above?",
+            "options": ["Ben is singing a song.", "Eva is washing a car.", "Eva is singing a song.",
+                        "Ben isn't washing a car."],
+            "answer": "C",
+        },
+    ]
 
 
 def validate_practice(value) -> None:

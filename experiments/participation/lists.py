@@ -10,6 +10,7 @@ covered evenly across the sample. The order within a list is shuffled with a rec
 """
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -107,3 +108,111 @@ def with_checks(ids: Sequence[int], checks: Sequence[int], seed: int) -> list[in
         position = max(1, round(a * n / (len(checks) + 1)))
         out.insert(position, checks[a - 1])
     return out
+
+
+# Designs where a participant answers every form of each row shown (every circular mutant of a
+# multiple-choice question, seed 001, when the study asks for all): lists are blocks of rows.
+
+
+def full_rows_count(grid: Grid, length: int) -> int:
+    """How many lists of `length` items hold all forms of `length / F` rows each."""
+    grid.check(1)
+    forms = len(grid.forms)
+    if length < forms or length % forms:
+        raise ListError(f"Items per participant ({length}) must be a multiple of {forms}: each question is "
+                        f"shown in all its {forms} versions.")
+    if length // forms > len(grid.rows):
+        raise ListError(f"Items per participant ({length}) needs {length // forms} questions; the study has "
+                        f"{len(grid.rows)}.")
+    return len(grid.rows) // (length // forms)
+
+
+def full_rows_list(grid: Grid, number: int, length: int) -> list[int]:
+    """List `number` (modulo the count): every form of the rows of block `number`, in grid order."""
+    number %= full_rows_count(grid, length)
+    per = length // len(grid.forms)
+    return [grid.items[(row, form)] for row in grid.rows[number * per : (number + 1) * per] for form in grid.forms]
+
+
+# Paired designs (issue 6: rulebreakers, dual-sided rules, matched-pair perturbations): a
+# participant sees at most one member of each pair; the pairing is across participants.
+
+
+@dataclass(frozen=True)
+class PairedCell:
+    item_id: int
+    family: Hashable  # a pair with its perturbed copies: a participant sees at most one item of it
+    slot: str  # which member: role, or condition/role when perturbed copies share the family
+    stratum: str = ""  # e.g. rule × entity kind: spread evenly along the order of families
+
+
+@dataclass(frozen=True)
+class PairGrid:
+    """Rows are families, each with its own slots (a perturbation may cover only some pairs).
+
+    List m takes a block of `length` consecutive families (block m // L) and gives family g the
+    slot (g + m) mod S_g of its own S_g slots, L being the least common multiple of the S_g. So no
+    list holds two items of one family; L consecutive lists of a block show every member of each
+    family of the block equally often (exactly once per S_g lists); within a list the slots alternate
+    along the families, whose order interleaves the strata, so roles and subsets stay balanced.
+    """
+
+    rows: tuple[Hashable, ...]
+    slots: Mapping[Hashable, tuple[str, ...]]  # family → its slots, sorted
+    items: Mapping[tuple[Hashable, str], int]
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return tuple(sorted({s for slots in self.slots.values() for s in slots}))
+
+    @property
+    def period(self) -> int:
+        out = 1
+        for n in {len(s) for s in self.slots.values()}:
+            out = out * n // math.gcd(out, n)
+        return out
+
+    @classmethod
+    def from_cells(cls, cells: Iterable[PairedCell], seed: int = 0) -> PairGrid:
+        by_family: dict[Hashable, dict[str, int]] = defaultdict(dict)
+        strata: dict[Hashable, str] = {}
+        for cell in cells:
+            by_family[cell.family].setdefault(cell.slot, cell.item_id)
+            strata.setdefault(cell.family, cell.stratum)
+        families = list(by_family)
+        grouped: dict[str, list[Hashable]] = defaultdict(list)
+        for family in sorted(families, key=_row_order):
+            grouped[strata[family]].append(family)
+        keyed = []
+        for stratum, members in grouped.items():
+            random.Random(f"{seed}:{stratum}").shuffle(members)
+            keyed += [((k + 0.5) / len(members), stratum, family) for k, family in enumerate(members)]
+        rows = tuple(family for _, _, family in sorted(keyed, key=lambda t: (t[0], t[1])))
+        slots = {f: tuple(sorted(by_family[f])) for f in rows}
+        items = {(f, s): by_family[f][s] for f in rows for s in slots[f]}
+        return cls(rows=rows, slots=slots, items=items)
+
+    def check(self, length: int) -> None:
+        if length < 1:
+            raise ListError("Items per participant must be at least 1.")
+        if not self.rows:
+            raise ListError("The study has no complete pairs to draw lists from.")
+        if length > len(self.rows):
+            raise ListError(
+                f"Items per participant ({length}) exceeds the study's {len(self.rows)} pairs; a participant "
+                "sees at most one member of each pair."
+            )
+
+    def list_count(self, length: int) -> int:
+        self.check(length)
+        return self.period * (len(self.rows) // length)
+
+    def latin_square_list(self, number: int, length: int) -> list[int]:
+        number %= self.list_count(length)
+        shift, block = number % self.period, number // self.period
+        out = []
+        for g in range(block * length, (block + 1) * length):
+            family = self.rows[g]
+            slots = self.slots[family]
+            out.append(self.items[(family, slots[(g + shift) % len(slots)])])
+        return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
@@ -30,13 +31,11 @@ class TrialPayload:
     focus_lost: bool
     visibility_lost: bool
 
+    letter: str = ""  # the accepted key's name ("f", "j"; "d", "k", "1" … for four-option trials)
+
     @property
     def rt_ms(self) -> float:
         return self.response_ms - self.onset_ms
-
-    @property
-    def letter(self) -> str:
-        return KEYS.get(self.code, "")
 
 
 def _int(data: dict, name: str, *, minimum: int = 0) -> int:
@@ -48,9 +47,15 @@ def _int(data: dict, name: str, *, minimum: int = 0) -> int:
 
 def _float(data: dict, name: str) -> float:
     value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PayloadError(f"'{name}' must be a number (milliseconds).")
-    return float(value)
+    try:
+        number = float(value)  # an integer too large for a float overflows (found by tests/security)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise PayloadError(f"'{name}' must be a number (milliseconds).")
+    return number
 
 
 def _bool(data: dict, name: str) -> bool:
@@ -69,7 +74,15 @@ def _optional_int(data: dict, name: str) -> int | None:
     return value
 
 
-def parse_trial(data: object, *, time_limit_ms: int | None = None) -> TrialPayload:
+def _describe_keys(keys: Mapping[str, str]) -> str:
+    names = [name.upper() for name in dict.fromkeys(keys.values())]
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+    return f"Only the {listed} keys answer a trial ('code' one of {', '.join(keys)}, with its 'key')."
+
+
+def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping[str, str] = KEYS) -> TrialPayload:
+    """`keys` (e.code → key name) are the keys this study accepts: F/J, plus the four-option keys of a
+    multiple-choice study; which of them answer which trial is the service's check (trial_record)."""
     if not isinstance(data, dict):
         raise PayloadError("The body must be a JSON object describing one trial.")
     key_id = data.get("idempotency_key")
@@ -84,8 +97,10 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None) -> TrialPaylo
             raise PayloadError("This study has no time limit, so a trial cannot time out.")
         if key or code:
             raise PayloadError("A timed-out trial has no key.")
-    elif code not in KEYS or not key or len(key) > 16:
-        raise PayloadError("Only the F and J keys answer a trial ('code' KeyF or KeyJ, with its 'key').")
+    elif code not in keys or not key or len(key) > 16 or not key.isprintable():  # no NUL, no lone surrogate
+        if keys is KEYS:
+            raise PayloadError("Only the F and J keys answer a trial ('code' KeyF or KeyJ, with its 'key').")
+        raise PayloadError(_describe_keys(keys))
     payload = TrialPayload(
         index=_int(data, "index"),
         item=_int(data, "item", minimum=1),
@@ -99,6 +114,7 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None) -> TrialPaylo
         viewport_height=_optional_int(data, "viewport_height"),
         focus_lost=_bool(data, "focus_lost"),
         visibility_lost=_bool(data, "visibility_lost"),
+        letter="" if timed_out else keys[code],
     )
     rt = payload.rt_ms
     if rt <= 0:

@@ -88,10 +88,11 @@ def trials_for_export(*, study: Study) -> QuerySet[Trial]:
     )
 
 
-def export_row(trial: Trial, study: Study) -> list:
+def export_row(trial: Trial, study: Study, *, prolific_ids: bool = True) -> list:
+    """prolific_ids=False names the participant by the analysis's pseudonymous label P<id> instead."""
     p, item = trial.participant, trial.item
     return [
-        study.slug, p.prolific_pid, p.status, p.key_mapping, p.list_number, p.list_seed,
+        study.slug, p.prolific_pid if prolific_ids else f"P{p.pk}", p.status, p.key_mapping, p.list_number, p.list_seed,
         trial.index, item.code, item.design, item.form_id, item.modality, item.argument_form,
         item.condition, item.interpretation.index if item.interpretation else "",
         int(trial.is_attention_check), item.gold_answer, trial.key, trial.key_code, trial.answer,

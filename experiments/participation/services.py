@@ -9,14 +9,15 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..models import (
-    Answer, Condition, HumanArm, Item, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
+    Answer, Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
     Trial,
 )
-from . import lists
+from . import choice, lists, paired
 from .payload import PayloadError, TrialPayload
 
 ATTENTION_DESIGN = "attention-check"
@@ -61,11 +62,12 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
     for n, check in enumerate(arm.attention_checks, 1):
         code = f"attention-check.{n}"
         if code not in existing:
+            four = {"kind": ItemKind.MULTIPLE_CHOICE, "options": list(check["options"])} if "options" in check else {}
             item = Item.objects.create(
                 study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
                 gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
-                prompt="\n".join([*check["premises"], check["question"]]),
-                attributes={"attention_check": True},
+                prompt="\n".join([*check["premises"], check["question"], *check.get("options", [])]),
+                attributes={"attention_check": True}, **four,
             )
             existing[code] = item.pk
         ids.append(existing[code])
@@ -74,6 +76,11 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
 
 def _grid(study: Study, arm: HumanArm) -> lists.Grid:
     pool = study.items.exclude(design=ATTENTION_DESIGN)
+    if choice.is_mc_study(study):  # questions × circular mutants (seed 001)
+        return choice.mc_grid(pool)
+    pairs = paired.paired_grid(study, include_perturbed=arm.include_nonsense, exclude_design=ATTENTION_DESIGN)
+    if pairs is not None:  # linked pairs (issue 6): at most one member of a pair per participant
+        return pairs
     if not arm.include_nonsense:
         pool = pool.filter(condition=Condition.REAL)
     rows = list(pool.order_by("id").values_list("id", "form_id", "interpretation_id"))
@@ -88,8 +95,12 @@ def _grid(study: Study, arm: HumanArm) -> lists.Grid:
 
 def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     grid = _grid(study, arm)
+    length = arm.items_per_participant
     try:
-        total = grid.list_count(arm.items_per_participant)
+        every_form = choice.all_mutants(study)
+        total = lists.full_rows_count(grid, length) if every_form else grid.list_count(length)
+    except ValidationError as exc:
+        raise FlowError("misconfigured", f"This study is not set up correctly: {' '.join(exc.messages)}", 503) from exc
     except lists.ListError as exc:
         raise FlowError("misconfigured", f"This study is not set up correctly: {exc}", 503) from exc
     counts: dict[int, int] = {}
@@ -98,7 +109,8 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
             counts[number] = counts.get(number, 0) + 1
     number = lists.least_used(counts, total)
     seed = secrets.randbits(48)
-    ids = lists.shuffled(grid.latin_square_list(number, arm.items_per_participant), seed)
+    picked = lists.full_rows_list(grid, number, length) if every_form else grid.latin_square_list(number, length)
+    ids = lists.shuffled(picked, seed)
     return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
 
 
@@ -216,18 +228,93 @@ class TrialReceipt:
     participant: Participant
 
 
-@transaction.atomic
 def trial_record(*, participant: Participant, payload: TrialPayload, user_agent: str = "") -> TrialReceipt:
-    """Save one answer. A re-sent trial (same idempotency key) returns the saved row, never a second."""
+    """Save one answer. A re-sent trial (same idempotency key) returns the saved row, never a second.
+
+    The common case — a participant in progress answering the next regular trial — takes the fast
+    path: checks against the participant the view already read, then one short transaction that
+    refreshes the participant's last-seen time (re-checking, under the row lock, that the
+    participation has not ended meanwhile) and inserts the trial, guarded by the unique constraints
+    (participant × index, × item, × idempotency key). Anything else (a re-sent or clashing answer,
+    an ended participation, an attention check, a step out of order) takes the
+    locked path, which serialises on the participant row and says exactly what is wrong.
+    """
+    receipt = _trial_fast(participant=participant, payload=payload, user_agent=user_agent)
+    if receipt is None:
+        receipt = _trial_locked(participant=participant, payload=payload, user_agent=user_agent)
+    return receipt
+
+
+def _flow_done(participant: Participant) -> bool:
+    practice_pending = bool(participant.study.human_arm.practice) and participant.practice_done_at is None
+    return participant.consented_at is not None and participant.instructions_done_at is not None and not practice_pending
+
+
+def _answer(participant: Participant, item: Item, payload: TrialPayload) -> tuple[str, bool]:
+    if payload.timed_out:
+        return "", False
+    if item.kind == ItemKind.MULTIPLE_CHOICE:  # the option letter at the pressed key's position
+        answer = choice.option_answer(participant.study, payload)
+        return answer, answer == item.gold_answer
+    answer = KEY_ANSWERS[participant.key_mapping].get(payload.letter)
+    if answer is None:
+        raise PayloadError("A yes/no question is answered with the F and J keys.")
+    return answer, answer == item.gold_answer
+
+
+def _trial_fields(participant: Participant, item: Item, payload: TrialPayload, user_agent: str) -> dict:
+    answer, correct = _answer(participant, item, payload)
+    return dict(
+        participant=participant, item=item, index=payload.index, key=payload.key,
+        key_code=payload.code, answer=answer, correct=correct, rt_ms=payload.rt_ms,
+        idempotency_key=payload.idempotency_key, timed_out=payload.timed_out,
+        is_attention_check=item.design == ATTENTION_DESIGN, client_onset_ms=payload.onset_ms,
+        client_response_ms=payload.response_ms, user_agent=user_agent[:400],
+        viewport_width=payload.viewport_width, viewport_height=payload.viewport_height,
+        focus_lost=payload.focus_lost, visibility_lost=payload.visibility_lost,
+    )
+
+
+def _trial_fast(*, participant: Participant, payload: TrialPayload, user_agent: str) -> TrialReceipt | None:
+    """The next regular answer of a participant in progress, or None for the locked path to decide."""
+    plan = participant.plan
+    if participant.status != ParticipantStatus.STARTED or not _flow_done(participant):
+        return None
+    if payload.index >= len(plan) or plan[payload.index] != payload.item:
+        return None
+    item = (Item.objects.filter(pk=payload.item, study_id=participant.study_id)
+            .only("id", "kind", "gold_answer", "design", "study_id").first())
+    if item is None or item.design == ATTENTION_DESIGN:
+        return None
+    fields = _trial_fields(participant, item, payload, user_agent)
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            # Still in progress? The UPDATE also locks the participant's row, so an ending (which
+            # locks it too) either waits for this answer or wins and sends it to the locked path.
+            if not Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.STARTED).update(
+                last_seen_at=now
+            ):
+                return None
+            trial = Trial.objects.create(**fields)
+    except IntegrityError:  # answered already (re-sent, or another key for the same trial)
+        return None
+    participant.last_seen_at = now
+    return TrialReceipt(trial=trial, created=True, participant=participant)
+
+
+@transaction.atomic
+def _trial_locked(*, participant: Participant, payload: TrialPayload, user_agent: str = "") -> TrialReceipt:
+    study = participant.study  # read by the view with its human arm; not re-read under the lock
     participant = _locked(participant)
+    participant.study = study
     same = participant.trials.filter(idempotency_key=payload.idempotency_key).first()
     if same is not None:
         if same.index != payload.index or same.item_id != payload.item:
             raise PayloadError("This idempotency key was already used for another trial.")
         return TrialReceipt(trial=same, created=False, participant=participant)
     _require_in_progress(participant)
-    practice_pending = bool(participant.study.human_arm.practice) and participant.practice_done_at is None
-    if participant.consented_at is None or participant.instructions_done_at is None or practice_pending:
+    if not _flow_done(participant):
         raise FlowError("out_of_order", "Trials start after the consent, instructions and practice pages.", 409)
     plan = participant.plan
     if payload.index >= len(plan) or plan[payload.index] != payload.item:
@@ -237,21 +324,9 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     item = Item.objects.filter(pk=payload.item, study_id=participant.study_id).first()
     if item is None:
         raise FlowError("misconfigured", "This item no longer exists; please contact the researcher.", 409)
-    if payload.timed_out:
-        answer, correct = "", False
-    else:
-        answer = KEY_ANSWERS[participant.key_mapping][payload.letter]
-        correct = answer == item.gold_answer
-    is_check = item.design == ATTENTION_DESIGN
-    trial = Trial.objects.create(
-        participant=participant, item=item, index=payload.index, key=payload.key,
-        key_code=payload.code, answer=answer, correct=correct, rt_ms=payload.rt_ms,
-        idempotency_key=payload.idempotency_key, timed_out=payload.timed_out,
-        is_attention_check=is_check, client_onset_ms=payload.onset_ms,
-        client_response_ms=payload.response_ms, user_agent=user_agent[:400],
-        viewport_width=payload.viewport_width, viewport_height=payload.viewport_height,
-        focus_lost=payload.focus_lost, visibility_lost=payload.visibility_lost,
-    )
+    fields = _trial_fields(participant, item, payload, user_agent)
+    correct, is_check = fields["correct"], fields["is_attention_check"]
+    trial = Trial.objects.create(**fields)
     participant.last_seen_at = timezone.now()
     fields = ["last_seen_at"]
     if is_check and not correct:

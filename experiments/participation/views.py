@@ -2,6 +2,7 @@
 
 Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
 JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
+Rate limits (studyserver/ratelimit.py): the entry link per client IP, the JSON endpoints per token.
 """
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from studyserver import ratelimit
+
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
-from . import flow, services
+from . import choice, flow, services
 from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token
 
@@ -37,6 +40,7 @@ def _study_or_404(slug):
     return study
 
 
+@ratelimit.limit("entry", key="ip")
 @require_GET
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
@@ -116,7 +120,8 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     arm = participant.study.human_arm
     step = flow.current_step(participant, arm)
     context = {"participant": participant, "study": participant.study, "arm": arm, "step": step.name,
-               "urls": _urls(participant), "mapping": _mapping(participant), "ending": _ending(participant)}
+               "urls": _urls(participant), "mapping": _mapping(participant), "ending": _ending(participant),
+               "option_keys": choice.runner_keys(participant.study)}
     if step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
     return _page(request, step.template, context)
@@ -128,13 +133,15 @@ def _runner_config(participant, arm, phase, urls) -> dict:
     else:
         items = {i.pk: i for i in participant.study.items.filter(pk__in=participant.plan)}
         trials = [
-            {"index": i, "item": pk, "premises": items[pk].premises, "question": items[pk].question}
+            {"index": i, "item": pk, "premises": items[pk].premises, "question": items[pk].question,
+             **choice.trial_fields(items[pk])}
             for i, pk in enumerate(participant.plan)
         ]
     return {
         "phase": phase, "trials": trials, "answered": answered_indices(participant=participant),
         "mapping": _mapping(participant), "blank_ms": arm.blank_ms, "time_limit_ms": arm.time_limit_ms,
         "urls": urls, "storage_key": f"duet:{participant.token}", "preview": participant.is_preview,
+        "option_keys": choice.runner_keys(participant.study),  # four-option trials: key per position
     }
 
 
@@ -156,10 +163,16 @@ instructions = _step_post(lambda participant, request: services.participant_inst
 practice = _step_post(lambda participant, request: services.participant_practice_done(participant=participant))
 
 
+def _printable(text: str) -> str:
+    """A header as storable text: no NUL or other control characters, no lone surrogates."""
+    return "".join(ch for ch in text if ch.isprintable())
+
+
 def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonResponse:
     return JsonResponse({"error": message, "reason": reason}, status=status)
 
 
+@ratelimit.limit("trial", key="token", json=True)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     participant = participant_by_token(slug=slug, token=token)
@@ -171,10 +184,13 @@ def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
         data = json.loads(request.body)
     except (ValueError, UnicodeDecodeError):
         return _json_error("The body must be JSON.", 400)
+    except RecursionError:  # nesting deeper than the parser follows (found by tests/security)
+        return _json_error("The body must be JSON describing one trial (it is nested too deeply).", 400)
     try:
-        payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms)
+        payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms,
+                              keys=choice.accepted_keys(participant.study))
         receipt = services.trial_record(
-            participant=participant, payload=payload, user_agent=request.headers.get("User-Agent", "")
+            participant=participant, payload=payload, user_agent=_printable(request.headers.get("User-Agent", ""))
         )
     except PayloadError as exc:
         return _json_error(str(exc), 400)
@@ -187,6 +203,7 @@ def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     )
 
 
+@ratelimit.limit("session", key="token", json=True)
 @require_POST
 def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     participant = participant_by_token(slug=slug, token=token)
@@ -196,6 +213,7 @@ def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
 
 
+@ratelimit.limit("session", key="token", json=True)
 @require_POST
 def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     participant = participant_by_token(slug=slug, token=token)

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import AnswerSpec, LoadConfig, Request, Result, Scorer, Summary, Variants, summarise
+from .base import (
+    AnswerSet, AnswerSpec, LoadConfig, OptionSummary, Request, Result, Scorer, Summary, Variants, summarise,
+    summarise_options,
+)
 
-__all__ = ["AnswerSpec", "LoadConfig", "Request", "Result", "Scorer", "Summary", "Variants", "summarise", "build"]
+__all__ = ["AnswerSet", "AnswerSpec", "LoadConfig", "OptionSummary", "Request", "Result", "Scorer", "Summary",
+           "Variants", "summarise", "summarise_options", "build"]
 
 
 def _hf(config: LoadConfig, *, answers: AnswerSpec, prompt_format: str, batch_size: int, cache_dir: Path,

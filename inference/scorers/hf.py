@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import AnswerSpec, Request, Result, pick_variants
+from .base import AnswerSet, AnswerSpec, Request, Result, Variants, pick_variants
 from .loading import Loaded, ModelDoesNotFit
 
 ANSWER_CUE = "Answer:"
@@ -26,7 +26,9 @@ class HFScorer:
         self.tokenizer = loaded.tokenizer
         self.prompt_format = prompt_format
         self.batch_size = batch_size
-        self.variants = pick_variants(answers, lambda text: self.tokenizer.encode(text, add_special_tokens=False))
+        self.default_answers = answers.answer_set()
+        self._variants: dict[AnswerSet, Variants] = {}
+        self.variants = self.variants_for(None)
         self.variant_texts = [*self.variants.yes, *self.variants.no]
         self.variant_ids = [*self.variants.yes.values(), *self.variants.no.values()]
         tok = self.tokenizer
@@ -35,6 +37,14 @@ class HFScorer:
         self.pad_id = pad if pad is not None else 0
         self.batch_sizes_run: list[int] = []
         self.oom_backoffs: list[int] = []
+
+    def variants_for(self, answers: AnswerSet | None) -> Variants:
+        """The single-token variants of an answer set (the model's yes/no answers when None), cached."""
+        answers = answers or self.default_answers
+        if answers not in self._variants:
+            encode = lambda text: self.tokenizer.encode(text, add_special_tokens=False)  # noqa: E731
+            self._variants[answers] = pick_variants(answers, encode)
+        return self._variants[answers]
 
     # --- text → token ids -------------------------------------------------------------------
     def format_prompt(self, text: str) -> str:
@@ -61,7 +71,9 @@ class HFScorer:
 
     # --- scoring --------------------------------------------------------------------------------
     def score(self, requests: list[Request]) -> list[Result]:
+        """Each request is scored on its own answer set (Request.answers), all in one forward pass."""
         encoded = [self.encode(r.text) for r in requests]
+        wanted = [self.variants_for(r.answers).token_ids() for r in requests]
         order = sorted(range(len(requests)), key=lambda i: (len(encoded[i]), i))
         results: dict[int, Result] = {}
         start = 0
@@ -69,7 +81,7 @@ class HFScorer:
             size = min(self.batch_size, len(order) - start)
             chunk = order[start : start + size]
             try:
-                rows = self._score_batch([encoded[i] for i in chunk])
+                rows = self._score_batch([encoded[i] for i in chunk], [wanted[i] for i in chunk])
             except torch.OutOfMemoryError:
                 self._free_memory()
                 if size == 1:
@@ -95,7 +107,8 @@ class HFScorer:
         return out.logits
 
     @torch.inference_mode()
-    def _score_batch(self, seqs: list[list[int]]) -> list[tuple[dict[str, float], float, int]]:
+    def _score_batch(self, seqs: list[list[int]], wanted: list[dict[str, int]]) -> list[tuple[dict[str, float], float, int]]:
+        """`wanted[row]`: variant text → token id whose log p after sequence `row` is returned."""
         width = max(len(s) for s in seqs)
         ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
@@ -106,7 +119,8 @@ class HFScorer:
         device = self.loaded.device
         logits = self._forward(ids.to(device), mask.to(device), positions.to(device)).float()
         lse = torch.logsumexp(logits, dim=-1)  # (B, L): log Σ exp over the vocabulary
-        answer = logits[:, -1, self.variant_ids] - lse[:, -1:]
+        columns = sorted({token for row in wanted for token in row.values()})  # the batch's answer tokens
+        answer = logits[:, -1, columns] - lse[:, -1:]
         targets = ids[:, 1:].to(logits.device)
         token_logit = logits[:, :-1].gather(-1, targets.unsqueeze(-1)).squeeze(-1)
         nll = lse[:, :-1] - token_logit
@@ -114,7 +128,9 @@ class HFScorer:
         nll_sum = torch.where(scored, nll, torch.zeros_like(nll)).double().sum(-1)
         counts = scored.sum(-1)
         answer = answer.double().cpu().tolist()
+        column = {token: j for j, token in enumerate(columns)}
         return [
-            (dict(zip(self.variant_texts, answer[row])), float(nll_sum[row]), int(counts[row]))
+            ({text: answer[row][column[token]] for text, token in wanted[row].items()},
+             float(nll_sum[row]), int(counts[row]))
             for row in range(len(seqs))
         ]

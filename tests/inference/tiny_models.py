@@ -30,23 +30,24 @@ PROMPTS = [
 ]
 
 
-def build_tokenizer(bos: str, eos: str):
+def build_tokenizer(bos: str, eos: str, extra_corpus: tuple[str, ...] = ()):
     from tokenizers import ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
     raw = ByteLevelBPETokenizer()
-    raw.train_from_iterator(CORPUS, vocab_size=420, min_frequency=2, special_tokens=sorted({bos, eos}))
+    raw.train_from_iterator(CORPUS + list(extra_corpus), vocab_size=420, min_frequency=2, special_tokens=sorted({bos, eos}))
     return PreTrainedTokenizerFast(tokenizer_object=raw._tokenizer, bos_token=bos, eos_token=eos)
 
 
-def build(kind: str, folder: Path) -> Path:
-    """Write a tiny random `kind` ('llama' or 'gpt2') model and its tokenizer into folder."""
+def build(kind: str, folder: Path, extra_corpus: tuple[str, ...] = ()) -> Path:
+    """Write a tiny random `kind` ('llama' or 'gpt2') model and its tokenizer into folder
+    (`extra_corpus`: more tokenizer training text, e.g. so that ' A' … ' D' are single tokens)."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
     if kind == "llama":
-        tokenizer = build_tokenizer("<s>", "</s>")
+        tokenizer = build_tokenizer("<s>", "</s>", extra_corpus)
         config = LlamaConfig(
             vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, initializer_range=0.3,
@@ -54,7 +55,7 @@ def build(kind: str, folder: Path) -> Path:
         )
         model = LlamaForCausalLM(config)
     else:
-        tokenizer = build_tokenizer("<|endoftext|>", "<|endoftext|>")
+        tokenizer = build_tokenizer("<|endoftext|>", "<|endoftext|>", extra_corpus)
         config = GPT2Config(
             vocab_size=len(tokenizer), n_positions=256, n_embd=32, n_layer=2, n_head=4, initializer_range=0.3,
             bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,

@@ -1,4 +1,12 @@
-"""python manage.py import_items items.csv --study SLUG"""
+"""python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG]
+python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5]
+
+yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
+dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
+length and descriptive columns; see experiments/logic/dual_sided.py); each rule gives an original
+(gold yes) and a flipped (gold no) item under each chosen template of Table 9.
+Every error names its row and column; nothing is written when any row is wrong.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,37 +15,65 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import selectors, services
+from experiments import mc_services, paired_services, selectors, services
 from experiments.item_csv import CsvImportError
+from experiments.logic import dual_sided
 from experiments.models import LogicSystem
+
+KINDS = ("yes-no", dual_sided.DESIGN, mc_services.DESIGN)
 
 
 class Command(BaseCommand):
-    help = "Import a yes/no item bank from CSV (see experiments/item_csv.py for the columns). All rows or none."
+    help = "Import a yes/no item bank or a dual-sided rule bank (seed 004) from CSV. All rows or none."
 
     def add_arguments(self, parser):
-        parser.add_argument("csv", type=Path)
-        parser.add_argument("--study", required=True, help="study slug (created if missing)")
+        parser.add_argument("arguments", nargs="+", metavar="[KIND] FILE.csv [STUDY]",
+                            help=f"KIND is one of {', '.join(KINDS)} (default yes-no)")
+        parser.add_argument("--study", help="study slug (created if missing)")
         parser.add_argument("--title", help="title for a new study")
         parser.add_argument("--system", choices=LogicSystem.values, default=LogicSystem.S5,
                             help="modal logic for rows with a logical_form (new study only; default S5)")
+        parser.add_argument("--templates", nargs="+", type=int, default=[1, 2, 3, 4, 5], metavar="N",
+                            help="dual-sided: Table 9's templates to use (default 1 2 3 4 5)")
 
-    def handle(self, *args, csv: Path, study: str, title: str | None, system: str, **options):
+    def handle(self, *args, arguments, study, title, system, templates, **options):
+        kind, rest = ("yes-no", arguments)
+        if arguments[0] in KINDS:
+            kind, rest = arguments[0], arguments[1:]
+        if not rest or len(rest) > 2:
+            raise CommandError("Usage: import_items [KIND] FILE.csv [STUDY] (or --study SLUG).")
+        csv = Path(rest[0])
+        slug = rest[1] if len(rest) == 2 else study
+        if not slug or (len(rest) == 2 and study and study != rest[1]):
+            raise CommandError("Name one study: import_items [KIND] FILE.csv STUDY (or --study SLUG).")
         if not csv.is_file():
             raise CommandError(f"{csv}: no such file")
+        design = "csv-import" if kind == "yes-no" else kind
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
-                target = selectors.study_by_slug(slug=study)
+                target = selectors.study_by_slug(slug=slug)
                 if target is None:
-                    target = services.study_create(
-                        slug=study, title=title or study, design="csv-import", logic_system=system
-                    )
-                report = services.items_import_csv(study=target, data=csv.read_bytes())
+                    target = services.study_create(slug=slug, title=title or slug, design=design, logic_system=system)
+                if kind == "yes-no":
+                    report = services.items_import_csv(study=target, data=csv.read_bytes())
+                elif kind == mc_services.DESIGN:  # seed 001: four options, circular mutants
+                    report = mc_services.items_import_multiple_choice(study=target, data=csv.read_bytes())
+                else:
+                    report = paired_services.dual_sided_import(study=target, data=csv.read_bytes(), templates=templates)
         except CsvImportError as exc:
             raise CommandError(f"{csv}: {exc}") from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported {report.items} items into '{target.slug}' ({report.disagreements} where the "
-            "checker disagrees with the stated gold answer)."
-        ))
+        if kind == mc_services.DESIGN:
+            self.stdout.write(self.style.SUCCESS(report.summary()))
+        elif kind == "yes-no":
+            self.stdout.write(self.style.SUCCESS(
+                f"Imported {report.items} items into '{target.slug}' ({report.disagreements} where the "
+                "checker disagrees with the stated gold answer)."
+            ))
+        else:
+            self.stdout.write(self.style.SUCCESS(
+                f"Imported {report.pairs} rules into '{target.slug}': {report.items} items (original and flipped × "
+                f"{len(report.variants)} template(s); participants see "
+                f"'{report.study.settings.get(paired_services.HUMAN_VARIANT)}')."
+            ))

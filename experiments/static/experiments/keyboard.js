@@ -1,13 +1,14 @@
-// F/J responses: physical key positions (e.code), so every keyboard layout answers the same way.
+// F/J responses (or a trial's own keys): physical key positions (e.code), so every keyboard layout answers the same way.
 // Other keys, modifier chords, held-down repeats, presses before onset and second presses are ignored.
 
 export const KEYS = Object.freeze({ KeyF: "f", KeyJ: "j" });
 
-export function letterOf(event) {
-  return KEYS[event.code] ?? null;
+export function letterOf(event, keys = KEYS) {
+  return keys[event.code] ?? null;
 }
 
-export function createResponder({ mapping, onResponse }) {
+// `keys` (e.code → key name) defaults to F/J; four-option trials pass their own (see choice.js).
+export function createResponder({ mapping, onResponse, keys = KEYS }) {
   let armed = false;
   let onset = 0;
   return {
@@ -16,7 +17,7 @@ export function createResponder({ mapping, onResponse }) {
     get armed() { return armed; },
     handle(event) {
       if (!armed || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return false;
-      const letter = letterOf(event);
+      const letter = letterOf(event, keys);
       if (letter === null || event.timeStamp <= onset) return false;
       armed = false;
       if (typeof event.preventDefault === "function") event.preventDefault();

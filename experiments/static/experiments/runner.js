@@ -3,8 +3,11 @@
 import { afterPaint, toEpoch } from "./timing.js";
 import { createResponder } from "./keyboard.js";
 import { createSender, csrfFromCookie, newKey } from "./sender.js";
+import { isFourOption, optionItems, optionKeyMaps, rightOptionText } from "./choice.js";
 
 const config = JSON.parse(document.getElementById("runner-config").textContent);
+const fourOption = config.option_keys ? optionKeyMaps(config.option_keys) : null;
+const four = (trial) => fourOption !== null && isFourOption(trial);  // a four-option trial (seed 001)
 const $ = (id) => document.getElementById(id);
 const csrfToken = csrfFromCookie(document.cookie);
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,6 +34,13 @@ function present(trial) {
     const p = document.createElement("p"); p.textContent = text; return p;
   }));
   $("question").textContent = trial.question;
+  const options = four(trial);
+  if ($("options")) {
+    $("options").replaceChildren(...(options ? optionItems(document, trial.options, config.option_keys) : []));
+    show("options", options);
+    show("option-reminder", options);
+  }
+  show("reminder", !options);
   show("feedback", false);
   show("stimulus", true);
 }
@@ -40,8 +50,9 @@ function runTrial(trial) {
   return new Promise((resolve) => {
     trialFlags = { focus_lost: !document.hasFocus(), visibility_lost: document.hidden };
     let timeout = null;
+    const keys = four(trial) ? fourOption : { mapping: config.mapping, keys: undefined };
     const responder = createResponder({
-      mapping: config.mapping,
+      mapping: keys.mapping, keys: keys.keys,
       onResponse: (response) => { finish({ ...response, timed_out: false }); },
     });
     const onKey = (event) => responder.handle(event);
@@ -74,7 +85,8 @@ async function runPractice() {
     const response = await runTrial(trial);
     const right = response.answer === trial.answer;
     $("feedback").textContent = response.timed_out ? "Too slow — try to answer within the time limit."
-      : right ? "Correct." : `Not quite: the answer is ${trial.answer === "yes" ? "Yes" : "No"}.`;
+      : right ? "Correct." : `Not quite: the answer is ${four(trial) ? rightOptionText(trial.answer, config.option_keys)
+        : trial.answer === "yes" ? "Yes" : "No"}.`;
     show("feedback", true);
     await wait(1500);
     show("feedback", false);
@@ -106,7 +118,7 @@ async function complete(sender) {
     try { response = await post(config.urls.finish); } catch { await wait(2000); continue; }
     const body = await response.json().catch(() => ({}));
     if (response.ok) return end(body);
-    if (response.status >= 500) { await wait(2000); continue; }
+    if (response.status >= 500 || response.status === 429) { await wait(2000); continue; }  // 429: rate limited
     if (body.reason === "ended") return window.location.assign(config.urls.session);
     return problem(`Your answers could not all be saved: ${body.error || response.status}. Please contact the researcher.`);
   }

@@ -11,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from experiments.selectors import study_by_slug
-from inference import selectors, services
-from inference.models import Dtype, ModelRun, PromptFormat, RunStatus
+from inference import probes, selectors, services
+from inference.models import Dtype, ModelRun, PromptFormat, RunKind, RunStatus
 
 
 class Command(BaseCommand):
@@ -31,12 +31,14 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true", help="send the run to the Celery workers instead")
         parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--knowledge-probe", action="store_true",
+                            help="run 000 §4.1's knowledge probe on the study's rulebreakers cities/instances instead")
 
     def handle(self, *args, study, model, gguf_file, batch_size, device, dtype, prompt_format, limit, queue, run,
-               no_progress, **options):
+               no_progress, knowledge_probe, **options):
         try:
             run_obj = self._existing(run) if run is not None else self._create(
-                study, model, gguf_file, batch_size, device, dtype, prompt_format, limit
+                study, model, gguf_file, batch_size, device, dtype, prompt_format, limit, knowledge_probe
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -55,10 +57,18 @@ class Command(BaseCommand):
             bar.total = total
             bar.update(done - bar.n)
 
-        result = services.model_run_execute(run_id=run_obj.pk, on_progress=progress)
+        result = probes.run_execute(run_id=run_obj.pk, on_progress=progress)
         bar.close()
         if result.status == RunStatus.FAILED:
             raise CommandError(f"Run {result.pk} failed: {result.error}")
+        if result.kind == RunKind.KNOWLEDGE_PROBE:
+            known = result.probe_scores.filter(known=True).count()
+            self.stdout.write(self.style.SUCCESS(
+                f"Run {result.pk} {result.status}: {result.items_done}/{result.items_total} probes; the model knows {known}."
+            ))
+            for score in result.probe_scores.order_by("id")[:3]:
+                self.stdout.write(f"  {score.prompt} → {score.target}: p={score.p_target:.4f}, top {score.top_token!r}")
+            return
         self.stdout.write(self.style.SUCCESS(
             f"Run {result.pk} {result.status}: {result.items_done}/{result.items_total} items scored."
         ))
@@ -76,7 +86,7 @@ class Command(BaseCommand):
             services.model_run_transition(run=run, to=RunStatus.QUEUED)
         return run
 
-    def _create(self, slug, model, gguf_file, batch_size, device, dtype, prompt_format, limit) -> ModelRun:
+    def _create(self, slug, model, gguf_file, batch_size, device, dtype, prompt_format, limit, knowledge_probe=False) -> ModelRun:
         if not slug:
             raise CommandError("Name a study (its slug), or pass --run ID.")
         study = study_by_slug(slug=slug)
@@ -89,6 +99,7 @@ class Command(BaseCommand):
         language_model = services.language_model_resolve(
             name_or_path=model, gguf_file=gguf_file, dtype=dtype, prompt_format=prompt_format
         )
-        return services.model_run_create(
+        create = probes.probe_run_create if knowledge_probe else services.model_run_create
+        return create(
             study=study, language_model=language_model, batch_size=batch_size, device=device, item_limit=limit
         )

@@ -62,7 +62,7 @@ def test_the_csv_export_is_staff_only_and_tidy(client, study_with_data):
     client.force_login(get_user_model().objects.create_user("someone", password="y-" * 8))
     assert client.get(url).status_code == 302
     client.force_login(get_user_model().objects.create_user("researcher", password="x-" * 8, is_staff=True, is_superuser=True))
-    response = client.get(url)
+    response = client.get(url, {"prolific_ids": "1"})  # the opt-in (by default: P<id>, tests/security)
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert tuple(rows[0]) == EXPORT_COLUMNS

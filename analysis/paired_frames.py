@@ -1,0 +1,68 @@
+"""What the paired sections of the report read besides the trial and score frames (issue 6).
+
+With analysis.frames, the only analysis modules that read the database: the study's linked items
+with their descriptive attributes, the knowledge-probe answers of each model's latest finished
+probe run (000 §4.1), and the report options in ``study.settings["paired_report"]``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes"]
+PROBE_COLUMNS = ["model", "run_id", "probe_key", "target", "p_target", "top_token", "known"]
+OPTIONS = {
+    "alternative": "n12>n21",  # 002: the one-sided alternative the researcher names (or two-sided)
+    "alpha": 0.05,  # Benjamini–Hochberg level across models
+    "exact_max": 10,  # exact binomial test up to this many discordant pairs, McNemar z above
+    "drop_unknown_pairs": False,  # 000 §4.1: leave out pairs about cities/instances a model does not know
+}
+
+
+@dataclass
+class PairedInputs:
+    items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
+    probes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PROBE_COLUMNS))
+    options: dict = field(default_factory=lambda: dict(OPTIONS))
+
+
+def report_options(settings: dict | None) -> dict:
+    given = dict((settings or {}).get("paired_report", {}) or {})
+    unknown = sorted(set(given) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"Unknown paired_report setting(s) {unknown}; known: {sorted(OPTIONS)}")
+    return {**OPTIONS, **given}
+
+
+def items_frame(study) -> pd.DataFrame:
+    """Items that take part in a pair: a design pair (pair id), or a perturbation (perturbed or original)."""
+    from django.db.models import Q
+
+    from experiments.models import Item
+
+    originals = Item.objects.filter(study=study, original__isnull=False).values("original_id")
+    rows = (Item.objects.filter(study=study).filter(~Q(pair_id="") | Q(original__isnull=False) | Q(pk__in=originals))
+            .order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
+                                        "original_id", "attributes"))
+    frame = pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
+    frame["original_item_id"] = frame["original_item_id"].astype("Int64")
+    return frame
+
+
+def probes_frame(study) -> pd.DataFrame:
+    try:
+        from inference.models import ModelRun, ProbeScore
+    except ImportError:
+        return pd.DataFrame(columns=PROBE_COLUMNS)
+    latest: dict[int, int] = {}
+    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done", kind="knowledge_probe")
+                          .order_by("pk").values_list("pk", "language_model_id")):
+        latest[lm_id] = run_id
+    rows = (ProbeScore.objects.filter(run_id__in=list(latest.values())).order_by("run_id", "probe_key")
+            .values_list("run__language_model__name", "run_id", "probe_key", "target", "p_target", "top_token", "known"))
+    return pd.DataFrame.from_records(list(rows), columns=PROBE_COLUMNS)
+
+
+def inputs(study) -> PairedInputs:
+    return PairedInputs(items=items_frame(study), probes=probes_frame(study), options=report_options(study.settings))

@@ -1,0 +1,267 @@
+"""Writes of the paired designs (issue 6): linked items from experiments/logic/ into Item rows.
+
+A ``PairedItem`` carries every prompt variant of one pair member; each variant becomes its own
+Item (same pair id and role, its own ``variant``, prompt and answer words), so models score every
+phrasing as ordinary items and a participant sees one (``study.settings["human_variant"]``).
+A perturbed item is linked to its original of the same variant (``Item.original``).
+
+Everything is validated before anything is written — pairing (``link_pairs``), codes, originals,
+variants — and a refusal raises ValidationError naming every problem, with nothing written.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .logic import dual_sided, rulebreakers
+from .logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
+from .models import Item, Study
+from .services import BULK_BATCH, _insert, _refuse_if_locked
+
+HUMAN_VARIANT = "human_variant"  # study.settings key: the variant id participants see
+YES_NO = ("Yes", "No")
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class PairedReport:
+    study: Study
+    design: str
+    pairs: int
+    items: int  # Item rows written (members × variants)
+    variants: tuple[str, ...]
+    condition: str = "real"
+    replaced: int = 0
+
+
+def item_code(paired_code: str, variant_id: str) -> str:
+    """The Item code of one variant of a pair member: '<member code>#<variant id>'."""
+    return f"{paired_code}#{variant_id}"
+
+
+def answer_words(variant: PromptVariant) -> dict[str, str]:
+    """{} for the Yes/No phrasings (the model's default answers), else the words meaning yes and no."""
+    if (variant.positive, variant.negative) == YES_NO:
+        return {}
+    return {"yes": variant.positive, "no": variant.negative}
+
+
+def choose_variants(available: Sequence[str], wanted: Sequence[str] | str | None) -> tuple[str, ...]:
+    """'all' / None → every variant; else the named ones, in the generator's order."""
+    if wanted is None or wanted == "all" or list(wanted) == ["all"]:
+        return tuple(available)
+    wanted = list(wanted)
+    unknown = [w for w in wanted if w not in available]
+    if unknown or not wanted:
+        raise ValidationError(
+            f"Unknown prompt variant(s) {unknown or wanted}; choose 'all' or some of: {', '.join(available)}."
+        )
+    return tuple(v for v in available if v in wanted)
+
+
+def _human_question(paired: PairedItem, variant: PromptVariant) -> str:
+    """What a participant reads under the premises: the question, with the conclusion when it
+    names "the Conclusion" without stating it (RULEBREAKERS' phrasings)."""
+    if "Conclusion" in variant.question and paired.conclusion not in " ".join(paired.premises):
+        return f"Conclusion: {paired.conclusion} {variant.question}"
+    return variant.question
+
+
+def _row(study: Study, paired: PairedItem, variant: PromptVariant, original_id: int | None) -> Item:
+    attrs = dict(paired.attributes)
+    return Item(
+        study=study, code=item_code(paired.code, variant.variant_id), design=paired.design,
+        form_id=paired.form_id, logical_form=str(attrs.get("logical_form", "")),
+        gold_answer=paired.gold_answer, premises=list(paired.premises),
+        question=_human_question(paired, variant), prompt=variant.text, condition=paired.condition,
+        original_id=original_id, pair_id=paired.pair_id, pair_role=paired.role,
+        variant=variant.variant_id, answer_words=answer_words(variant),
+        attributes={**attrs, "rule": paired.rule, "conclusion": paired.conclusion, "member": paired.code},
+    )
+
+
+def _problems(study: Study, items: Sequence[PairedItem], chosen: Sequence[str]) -> list[str]:
+    problems: list[str] = []
+    try:
+        link_pairs(items)
+    except PairingError as exc:
+        problems.append(str(exc))
+    seen: set[str] = set()
+    for item in items:
+        if item.code in seen:
+            problems.append(f"item {item.code} appears twice")
+        seen.add(item.code)
+        if GOLD_BY_ROLE.get(item.role) not in (None, item.gold_answer):
+            problems.append(f"item {item.code}: a '{item.role}' has gold answer {GOLD_BY_ROLE[item.role]!r}, "
+                            f"not {item.gold_answer!r}")
+        ids = [v.variant_id for v in item.variants]
+        missing = [v for v in chosen if v not in ids]
+        if missing:
+            problems.append(f"item {item.code} lacks the prompt variant(s) {missing}")
+    codes = [item_code(i.code, v) for i in items for v in chosen]
+    taken = set(Item.objects.filter(study=study, code__in=codes).values_list("code", flat=True))
+    if taken:
+        problems.append(f"the study already has {len(taken)} of these items (e.g. {sorted(taken)[0]})")
+    pair_ids = {i.pair_id for i in items}
+    clash = set(Item.objects.filter(study=study, pair_id__in=pair_ids).values_list("pair_id", flat=True))
+    if clash:
+        problems.append(f"the study already has {len(clash)} of these pair ids (e.g. {sorted(clash)[0]})")
+    return problems
+
+
+def _originals(study: Study, items: Sequence[PairedItem], chosen: Sequence[str]) -> tuple[dict[str, int], list[str]]:
+    """(Item code → pk of every original a perturbed item names, problems)."""
+    perturbed = [i for i in items if i.original_code is not None]
+    if not perturbed:
+        return {}, []
+    wanted = {item_code(i.original_code, v) for i in perturbed for v in chosen}
+    found = dict(Item.objects.filter(study=study, code__in=wanted).values_list("code", "pk"))
+
+    @dataclass(frozen=True)
+    class Known:
+        code: str
+
+    present = {code.rsplit("#", 1)[0] for code in found}
+    problems = []
+    try:
+        perturbation_links([Known(c) for c in present], perturbed)
+    except PairingError as exc:
+        problems.append(str(exc))
+    missing = sorted(wanted - set(found))
+    if missing and not problems:
+        problems.append(f"{len(missing)} original item(s) lack a variant the perturbation asks for (e.g. {missing[0]})")
+    return found, problems
+
+
+@transaction.atomic
+def paired_items_store(
+    *, study: Study, items: Iterable[PairedItem], variants: Sequence[str] | str | None = "all",
+) -> PairedReport:
+    """Store pair members, one Item per chosen variant; all or nothing."""
+    items = tuple(items)
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _refuse_if_locked(study)
+    if not items:
+        raise ValidationError("There are no items to store.")
+    designs = {i.design for i in items}
+    conditions = {i.condition for i in items}
+    if len(designs) != 1 or len(conditions) != 1:
+        raise ValidationError(f"Store one design and condition at a time (got {sorted(designs)}, {sorted(conditions)}).")
+    chosen = choose_variants([v.variant_id for v in items[0].variants], variants)
+    problems = _problems(study, items, chosen)
+    originals, more = _originals(study, items, chosen)
+    problems += more
+    if problems:
+        shown = problems[:MAX_PROBLEMS] + ([f"… and {len(problems) - MAX_PROBLEMS} more"] if len(problems) > MAX_PROBLEMS else [])
+        raise ValidationError("Nothing was stored: " + "; ".join(shown))
+    created, batch, done = 0, [], {}
+    for paired in items:
+        by_id = {v.variant_id: v for v in paired.variants}
+        for variant_id in chosen:
+            original = None
+            if paired.original_code is not None:
+                original = originals[item_code(paired.original_code, variant_id)]
+            batch.append(_row(study, paired, by_id[variant_id], original))
+            if len(batch) >= BULK_BATCH:
+                created += _insert(batch, done)
+                batch = []
+    created += _insert(batch, done)
+    settings = dict(study.settings or {})
+    if settings.get(HUMAN_VARIANT) not in paired_variants(study=study):
+        first = items[0].variants
+        yes_no = [v.variant_id for v in first if v.variant_id in chosen and not answer_words(v)]
+        settings[HUMAN_VARIANT] = (yes_no or list(chosen))[0]  # people answer with Yes/No keys
+    study.settings = settings
+    if study.design in ("", "csv-import") and not study.items.exclude(design__in=designs).exists():
+        study.design = next(iter(designs))
+    study.save(update_fields=["settings", "design", "updated_at"])
+    return PairedReport(study=study, design=next(iter(designs)), pairs=len({i.pair_id for i in items}),
+                        items=created, variants=chosen, condition=next(iter(conditions)))
+
+
+def paired_variants(*, study: Study) -> set[str]:
+    return set(study.items.exclude(pair_id="").values_list("variant", flat=True).distinct())
+
+
+def human_variant_set(*, study: Study, variant: str) -> Study:
+    """Choose the prompt variant participants see (one of the study's variants)."""
+    available = paired_variants(study=study)
+    if variant not in available:
+        raise ValidationError(f"'{variant}' is not one of the study's prompt variants: {', '.join(sorted(available))}.")
+    words = study.items.filter(variant=variant).exclude(answer_words={}).values_list("answer_words", flat=True).first()
+    if words:
+        raise ValidationError(
+            f"'{variant}' asks for {words['yes']}/{words['no']}, but participants answer with the Yes/No keys; "
+            "choose a Yes/No phrasing."
+        )
+    study.settings = {**(study.settings or {}), HUMAN_VARIANT: variant}
+    study.save(update_fields=["settings", "updated_at"])
+    return study
+
+
+def _replace(study: Study, design: str, replace: bool) -> int:
+    existing = study.items.filter(design=design)
+    if not existing.exists():
+        return 0
+    if not replace:
+        raise ValidationError(
+            f"Study '{study.slug}' already has {existing.count()} items of design '{design}'; "
+            "pass --replace to generate them anew."
+        )
+    count = existing.count()
+    existing.filter(original__isnull=False).delete()
+    existing.delete()
+    return count
+
+
+@transaction.atomic
+def rulebreakers_generate(
+    *, study: Study, pairs: int | None = None, seed: int = 0, rules: Sequence[str] = rulebreakers.RULES,
+    entity_kinds: Sequence[str] = rulebreakers.ENTITY_KINDS,
+    names_per_combination: int = rulebreakers.NAMES_PER_COMBINATION,
+    variants: Sequence[str] | str | None = "all", replace: bool = False,
+) -> PairedReport:
+    """Seed 000's design: rulebreaker / non-rulebreaker pairs under the chosen phrasings of §4.2."""
+    _refuse_if_locked(study)
+    try:
+        items = rulebreakers.generate_rulebreakers(
+            seed=seed, pairs=pairs, rules=rules, entity_kinds=entity_kinds,
+            names_per_combination=names_per_combination,
+        )
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    replaced = _replace(study, rulebreakers.DESIGN, replace)
+    report = paired_items_store(study=study, items=items, variants=variants)
+    _record(study, rulebreakers.DESIGN, {"seed": seed, "pairs": pairs, "rules": list(rules),
+                                          "entity_kinds": list(entity_kinds),
+                                          "names_per_combination": names_per_combination})
+    return PairedReport(**{**report.__dict__, "replaced": replaced})
+
+
+@transaction.atomic
+def dual_sided_import(*, study: Study, data: bytes | str, templates: Sequence[int] = (1, 2, 3, 4, 5)) -> PairedReport:
+    """Seed 004: a rule bank from CSV → original (yes) and flipped (no) items under the templates.
+
+    Row errors raise logic.csv_table.CsvImportError (every error names its row and column)."""
+    _refuse_if_locked(study)
+    try:
+        chosen = dual_sided.check_templates(templates)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    existing = frozenset(a.get("rule_id", "") for a in study.items.filter(design=dual_sided.DESIGN)
+                         .values_list("attributes", flat=True))
+    rules = dual_sided.parse_rule_bank(data, existing_ids=existing)
+    report = paired_items_store(study=study, items=dual_sided.dual_sided_items(rules, templates=chosen))
+    _record(study, dual_sided.DESIGN, {"templates": list(chosen)})
+    return report
+
+
+def _record(study: Study, design: str, options: dict) -> None:
+    study.refresh_from_db(fields=["settings"])
+    generated = dict((study.settings or {}).get("paired_designs", {}))
+    generated[design] = options
+    study.settings = {**study.settings, "paired_designs": generated}
+    study.save(update_fields=["settings", "updated_at"])

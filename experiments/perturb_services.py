@@ -1,0 +1,153 @@
+"""Matched-pair perturbations of a stored study (seed 002): new items that keep the logic and
+change the tokens, each linked to its original (``Item.original``, same variant).
+
+The stored real items are turned back into the specifications their design renders from
+(RULEBREAKERS pair specs, dual-sided rules, 003 interpretations), logic/perturb.py perturbs
+those, and the rendered items are stored like any generation: validated first, all or nothing.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .logic import dual_sided, perturb, rulebreakers
+from .logic import generate as gen
+from .logic.designs import DESIGNS
+from .logic.generate import InterpretationSpec
+from .logic.rulebreakers_data import categories
+from .logic.wording import Proposition
+from .models import Item, Study
+from .paired_services import paired_items_store
+from .services import BULK_BATCH, _item_from_generated, _refuse_if_locked, _save_interpretations
+
+BOOKKEEPING = {"rule", "conclusion", "member", "rule_id"}
+
+
+@dataclass(frozen=True)
+class PerturbReport:
+    study: Study
+    kind: str
+    label: str
+    designs: tuple[str, ...]
+    items: int
+
+
+def _real(study: Study, design: str):
+    return Item.objects.filter(study=study, design=design, condition="real")
+
+
+def _members(study: Study, design: str) -> tuple[dict[str, dict[str, dict]], list[str]]:
+    """pair id → role → one stored member (attributes, premises), and the variants stored."""
+    pairs: dict[str, dict[str, dict]] = defaultdict(dict)
+    variants: list[str] = []
+    for pair_id, role, variant, attrs, premises in (
+        _real(study, design).order_by("id").values_list("pair_id", "pair_role", "variant", "attributes", "premises")
+    ):
+        pairs[pair_id].setdefault(role, {"attributes": attrs, "premises": premises})
+        if variant not in variants:
+            variants.append(variant)
+    return pairs, variants
+
+
+def rulebreaker_specs_of(study: Study) -> tuple[tuple[rulebreakers.RulebreakerSpec, ...], list[str]]:
+    """The stored real pairs as the specs they were rendered from."""
+    articles = {c.instance: c.article for c in (*categories(), *categories("alternate"))}
+    pairs, variants = _members(study, rulebreakers.DESIGN)
+    specs = []
+    for pair_id, members in pairs.items():
+        rb, nrb = members["rulebreaker"]["attributes"], members["non-rulebreaker"]["attributes"]
+        kind = rb["entity_kind"]
+        specs.append(rulebreakers.RulebreakerSpec(
+            index=int(pair_id.rsplit(":", 1)[1]), rule=rb["rule"], entity_kind=kind, verb=rb["verb"],
+            name=rb["name"], pronoun=rb["pronoun"], whole=rb["true_whole"], part=rb["part"],
+            article="" if kind == "geographical" else articles.get(rb["part"], "a"), swapped=nrb["whole"],
+        ))
+    return tuple(sorted(specs, key=lambda s: s.index)), variants
+
+
+def dual_sided_rules_of(study: Study) -> tuple[tuple[dual_sided.DualSidedRule, ...], list[int]]:
+    """The stored real rules, and the templates they were stored under."""
+    pairs, variants = _members(study, dual_sided.DESIGN)
+    rules = []
+    for members in pairs.values():
+        original, flipped = members["original"], members["flipped"]
+        attrs = original["attributes"]
+        conclusion = attrs["conclusion"].removesuffix(".")
+        stated = original["premises"][0]
+        premise = stated.removeprefix("If ").removesuffix(f", then {conclusion}.")
+        rules.append(dual_sided.DualSidedRule(
+            row=0, rule_id=attrs["rule_id"], premise=premise, conclusion=conclusion,
+            flipped_conclusion=flipped["attributes"]["conclusion"].removesuffix("."),
+            attributes={k: v for k, v in attrs.items() if k not in BOOKKEEPING},
+        ))
+    return tuple(rules), [int(v.removeprefix("template-")) for v in variants]
+
+
+def _check_new_label(study: Study, design: str, label: str) -> None:
+    if Item.objects.filter(study=study, design=design, condition=label).exists():
+        raise ValidationError(f"Study '{study.slug}' already has '{label}' items of design '{design}'; "
+                              "choose another --label.")
+
+
+@transaction.atomic
+def items_perturb(
+    *, study: Study, kind: str, seed: int = 0, mapping: perturb.TokenMapping | Mapping[str, str] | None = None,
+    label: str | None = None, designs: tuple[str, ...] | None = None,
+) -> PerturbReport:
+    """Add a perturbed copy of the study's real items (every design it has, or ``designs``)."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    _refuse_if_locked(study)
+    try:
+        label = perturb.check_label(label, kind)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    present = sorted(set(Item.objects.filter(study=study, condition="real").values_list("design", flat=True)))
+    chosen = tuple(designs or [d for d in present if d in DESIGNS or d in (rulebreakers.DESIGN, dual_sided.DESIGN)])
+    unknown = [d for d in chosen if d not in present]
+    if unknown or not chosen:
+        raise ValidationError(f"Study '{study.slug}' has no real items of design(s) {unknown or 'any perturbable'} "
+                              f"(it has: {', '.join(present) or 'none'}).")
+    created = 0
+    try:
+        for design in chosen:
+            _check_new_label(study, design, label)
+            if design == rulebreakers.DESIGN:
+                specs, variants = rulebreaker_specs_of(study)
+                new = perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping, label=label)
+                created += paired_items_store(study=study, items=rulebreakers.render_all(new), variants=variants).items
+            elif design == dual_sided.DESIGN:
+                if kind != "mapping":
+                    raise ValidationError("dual-sided rules take only a custom mapping (mapping:FILE.csv)")
+                rules, templates = dual_sided_rules_of(study)
+                new = perturb.perturb_rules(rules, mapping=mapping or {}, label=label)
+                created += paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates)).items
+            elif design in DESIGNS:
+                created += _perturb_interpretations(study, design, kind, seed, mapping, label)
+            else:
+                raise ValidationError(f"Items of design '{design}' cannot be perturbed.")
+    except ValueError as exc:  # the pure perturbations refuse bad input with ValueError
+        raise ValidationError(f"Nothing was stored: {exc}") from None
+    return PerturbReport(study=study, kind=kind, label=label, designs=chosen, items=created)
+
+
+def _perturb_interpretations(study: Study, design: str, kind: str, seed: int, mapping, label: str) -> int:
+    used = set(_real(study, design).values_list("interpretation_id", flat=True))
+    specs = tuple(
+        InterpretationSpec(i.index, "real", Proposition(i.p_subject, i.p_predicate), Proposition(i.q_subject, i.q_predicate))
+        for i in study.interpretations.filter(condition="real", pk__in=used).order_by("index")
+    )
+    if not specs:
+        raise ValidationError(f"The '{design}' items have no interpretations to perturb.")
+    new = perturb.perturb_interpretations(specs, kind=kind, seed=seed, mapping=mapping, label=label)
+    rows = _save_interpretations(study, [new])
+    originals = dict(_real(study, design).values_list("code", "pk"))
+    batch = [_item_from_generated(study, g, rows, originals) for g in gen.generate(design, new, system=study.logic_system)]
+    taken = Item.objects.filter(study=study, code__in=[i.code for i in batch]).count()
+    if taken:
+        raise ValidationError(f"Study '{study.slug}' already has {taken} of these items.")
+    Item.objects.bulk_create(batch, batch_size=BULK_BATCH)
+    return len(batch)

@@ -1,0 +1,147 @@
+"""Rate limits on Django's cache: a fixed-window counter per (scope, client), limits from settings.
+
+A limit is written "N/period" with period s, m, h or d, optionally with a count ("600/5m");
+"off" (or 0) switches a scope off. Limits live in settings.DUET_RATELIMITS (studyserver/env.py
+reads them from DUET_RATELIMIT_<SCOPE>). Over the limit a view answers 429 with a Retry-After
+header and a message, and changes nothing. The counters live in the default cache: a local memory
+cache in the embedded single-process mode, Redis in production (shared by every web process).
+
+Clients are identified by what the view passes: a participant's token for the trial endpoints, the
+client's IP address for the entry link. Identifiers are hashed with the secret key before they
+become cache keys, so no IP address or token is written anywhere in the clear.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+log = logging.getLogger(__name__)
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class RateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Rate:
+    count: int
+    seconds: int
+
+    def __str__(self) -> str:
+        return f"{self.count} per {self.seconds} s"
+
+
+def parse_rate(text: str | None) -> Rate | None:
+    """'30/m' -> Rate(30, 60); 'off', '0' or empty -> None (no limit)."""
+    value = (text or "").strip().lower()
+    if value in {"", "off", "none", "0"}:
+        return None
+    match = _RATE.match(value)
+    if not match:
+        raise RateError(f"'{text}' is not a rate such as 30/m, 600/5m or 2/s (or 'off').")
+    count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3)
+    if count == 0:
+        return None
+    if multiple == 0:
+        raise RateError(f"'{text}': the period must be at least one {unit}.")
+    return Rate(count, multiple * _SECONDS[unit])
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after: int = 0  # whole seconds until the window resets (only when refused)
+
+
+def _digest(scope: str, ident: str) -> str:
+    mac = hmac.new(settings.SECRET_KEY.encode(), f"{scope}\0{ident}".encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return mac.hexdigest()[:32]
+
+
+def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) -> Decision:
+    """Count one request of `ident` in `scope`; refuse it when the window already holds `rate.count`."""
+    if rate is None:
+        return Decision(True)
+    now = time.time() if now is None else now
+    window = int(now // rate.seconds)
+    key = f"duet:rl:{scope}:{_digest(scope, ident)}:{window}"
+    cache = caches[getattr(settings, "DUET_RATELIMIT_CACHE", "default")]
+    ttl = rate.seconds + 5
+    try:
+        if cache.add(key, 1, ttl):
+            count = 1
+        else:
+            try:
+                count = cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.add(key, 1, ttl)
+                count = 1
+    except Exception as error:  # the cache (Redis) is down: let the participant through, say so in the log
+        log.warning("rate limit %s not checked, the cache is unavailable: %s", scope, error)
+        return Decision(True)
+    if count <= rate.count:
+        return Decision(True)
+    retry = max(1, math.ceil((window + 1) * rate.seconds - now))
+    return Decision(False, retry)
+
+
+def rate_for(scope: str) -> Rate | None:
+    return parse_rate(getattr(settings, "DUET_RATELIMITS", {}).get(scope))
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR, or, behind DUET_TRUSTED_PROXIES proxies, the address the
+    outermost trusted proxy saw (taken from the right of X-Forwarded-For, which clients can forge
+    only to the left)."""
+    proxies = getattr(settings, "DUET_TRUSTED_PROXIES", 0)
+    remote = request.META.get("REMOTE_ADDR", "") or "unknown"
+    if proxies <= 0:
+        return remote
+    hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
+    if len(hops) >= proxies:
+        return hops[-proxies]
+    return hops[0] if hops else remote
+
+
+MESSAGE = "Too many requests: please wait {seconds} second(s) and try again. Nothing was lost."
+
+
+def too_many(request: HttpRequest, decision: Decision, *, json: bool) -> HttpResponse:
+    message = MESSAGE.format(seconds=decision.retry_after)
+    if json:
+        response = JsonResponse({"error": message, "reason": "rate_limited", "retry_after": decision.retry_after},
+                                status=429)
+    else:
+        response = render(request, "participant/too_many.html", {"message": message}, status=429)
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
+def limit(scope: str, *, key: str, json: bool = False):
+    """Decorator for a view: `key` is "ip" or the name of a URL keyword argument (e.g. "token")."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(request, *args, **kwargs):
+            ident = client_ip(request) if key == "ip" else f"{kwargs.get('slug', '')}/{kwargs.get(key, '')}"
+            decision = hit(scope, ident, rate_for(scope))
+            if not decision.allowed:
+                return too_many(request, decision, json=json)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate

@@ -1,0 +1,294 @@
+"""The paired sections of the report (issue 6) on hand-made frames, checked against hand counts
+and scipy's Welch test; and one study per paired design built with the commands, answered by a
+tiny model and simulated participants, reported, and checked against counts taken from the rows."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import paired_report
+from analysis.paired_frames import OPTIONS, PairedInputs, report_options
+
+
+def item(item_id, design, pair_id, role, variant="v1", condition="real", original=None, **attributes):
+    return {"item_id": item_id, "design": design, "pair_id": pair_id, "pair_role": role, "condition": condition,
+            "variant": variant, "original_item_id": original, "attributes": attributes}
+
+
+def score(item_id, model, said_yes, gold, p_yes):
+    decision = "yes" if said_yes else "no"
+    return {"item_id": item_id, "model": model, "decision": decision, "correct": int(decision == gold), "p_yes": p_yes}
+
+
+def frames(items, scores=(), trials=()):
+    items = pd.DataFrame(items)
+    items["original_item_id"] = items["original_item_id"].astype("Int64")
+    scores = pd.DataFrame(list(scores), columns=["item_id", "model", "decision", "correct", "p_yes"])
+    trials = pd.DataFrame(list(trials), columns=["item_id", "participant", "answer", "correct"])
+    return items, scores, trials
+
+
+# Pairs: (rulebreaker said yes?, p_yes) and (non-rulebreaker said yes?, p_yes) per pair and variant.
+RB = {  # pair → variant → ((rb_yes, rb_p), (nrb_yes, nrb_p)); rb gold no, nrb gold yes
+    0: {"v1": ((False, 0.2), (True, 0.9)), "v2": ((True, 0.6), (True, 0.8))},
+    1: {"v1": ((True, 0.55), (True, 0.7)), "v2": ((True, 0.65), (False, 0.3))},
+    2: {"v1": ((False, 0.1), (True, 0.95)), "v2": ((False, 0.4), (True, 0.75))},
+    3: {"v1": ((True, 0.7), (True, 0.85)), "v2": ((False, 0.2), (True, 0.6))},
+}
+SUBSET = {0: ("MT", "geographical", "Paris"), 1: ("MT", "geographical", "Oslo"),
+          2: ("DS", "categorical", "trumpet"), 3: ("DS", "categorical", "goose")}
+KIND = {"Paris": "geographical", "Oslo": "geographical", "trumpet": "categorical", "goose": "categorical"}
+
+
+def rulebreaker_frames():
+    items, scores, n = [], [], 0
+    for pair, variants in RB.items():
+        rule, kind, part = SUBSET[pair]
+        for variant, ((rb_yes, rb_p), (nrb_yes, nrb_p)) in variants.items():
+            for role, said, p, gold in (("rulebreaker", rb_yes, rb_p, "no"), ("non-rulebreaker", nrb_yes, nrb_p, "yes")):
+                n += 1
+                items.append(item(n, "rulebreakers", f"rb:{pair}", role, variant, rule=rule, entity_kind=kind, part=part))
+                scores.append(score(n, "m1", said, gold, p))
+    return items, scores
+
+
+def test_rulebreaker_tau_and_confidence_by_hand():
+    items, scores = rulebreaker_frames()
+    items, scores, trials = frames(items, scores)
+    section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
+    acc = section.tables["accuracy"].set_index(["variant", "subset"])
+    # τ: rb answered no and nrb yes. v1: pairs 0 and 2 → 2/4; v2: pairs 2 and 3 → 2/4; all: 4/8
+    assert acc.loc[("v1", "overall"), "tau"] == 0.5 and acc.loc[("v2", "overall"), "tau"] == 0.5
+    row = acc.loc[("all", "overall")]
+    assert (row["pairs"], row["tau"], row["tau_R"], row["tau_N"]) == (8, 0.5, 4 / 8, 7 / 8)
+    # Wilson interval for 4/8 at 95%: centre 0.5, half-width z√(pq/n + z²/4n²)/(1 + z²/n)
+    z = 1.959963984540054
+    half = z * math.sqrt(0.25 / 8 + z * z / 256) / (1 + z * z / 8)
+    assert row["tau_low"] == pytest.approx(0.5 - half) and row["tau_high"] == pytest.approx(0.5 + half)
+    assert acc.loc[("all", "DS × categorical"), "tau"] == 3 / 4  # pair 2 both variants, pair 3 v2
+    assert acc.loc[("all", "MT × geographical"), "tau"] == 1 / 4
+    conf = section.tables["confidence"].set_index("variant").loc["all"]
+    n_side = [0.9, 0.8, 0.7, 0.95, 0.75, 0.85, 0.6]  # nrb prompts answered yes
+    r_side = [0.6, 0.55, 0.65, 0.7]  # rb prompts answered yes
+    assert conf["pi_N"] == pytest.approx(sum(n_side) / 7) and conf["pi_R"] == pytest.approx(sum(r_side) / 4)
+    reference = stats.ttest_ind(n_side, r_side, equal_var=False)
+    assert conf["welch_t"] == pytest.approx(reference.statistic) and conf["p_value"] == pytest.approx(reference.pvalue)
+    assert (conf["n_N"], conf["n_R"]) == (7, 4)
+
+
+def test_pairs_the_model_does_not_know_can_be_dropped():
+    items, scores = rulebreaker_frames()
+    items, scores, trials = frames(items, scores)
+    probes = pd.DataFrame({"model": ["m1"] * 4, "run_id": 1, "probe_key": [f"{KIND[p]}:{p}" for p in KIND],
+                           "target": "", "p_target": [0.9, 0.1, 0.8, 0.7], "top_token": "",
+                           "known": [True, False, True, True]})  # Oslo unknown
+    answers = paired_report.responses(scores, trials, items)
+    kept = paired_report.rulebreakers_section(answers, PairedInputs(items=items, probes=probes,
+                                                                    options={**OPTIONS, "drop_unknown_pairs": True}))
+    row = kept.tables["accuracy"].set_index(["variant", "subset"]).loc[("all", "overall")]
+    assert (row["pairs"], row["tau"]) == (6, 4 / 6)
+    assert kept.tables["knowledge_probe"].iloc[0]["known"] == 3
+    everything = paired_report.rulebreakers_section(answers, PairedInputs(items=items, probes=probes))
+    assert everything.tables["accuracy"].set_index(["variant", "subset"]).loc[("all", "overall"), "pairs"] == 8
+    with pytest.raises(ValueError, match="Unknown paired_report setting"):
+        report_options({"paired_report": {"drop_unknown": True}})
+
+
+def test_people_are_paired_across_participants():
+    items = [item(1, "rulebreakers", "rb:0", "rulebreaker", rule="MT", entity_kind="geographical", part="Paris"),
+             item(2, "rulebreakers", "rb:0", "non-rulebreaker", rule="MT", entity_kind="geographical", part="Paris")]
+    trials = [{"item_id": 1, "participant": "P1", "answer": "no", "correct": 1},
+              {"item_id": 1, "participant": "P3", "answer": "yes", "correct": 0},
+              {"item_id": 1, "participant": "P5", "answer": "no", "correct": 1},  # no partner: left out
+              {"item_id": 2, "participant": "P2", "answer": "yes", "correct": 1},
+              {"item_id": 2, "participant": "P4", "answer": "yes", "correct": 1}]
+    items, scores, trials = frames(items, (), trials)
+    section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
+    row = section.tables["accuracy"].iloc[0]
+    assert (row["respondent"], row["pairs"], row["tau"], row["tau_R"], row["tau_N"]) == ("human", 2, 0.5, 0.5, 1.0)
+    assert "confidence" not in section.tables  # people give no probabilities
+
+
+def test_dual_sided_accuracy_overall_and_by_column():
+    rules = {  # rule → (domain, length, original said yes, flipped said yes)
+        "a": ("food", "1", True, False), "b": ("food", "2", True, True),
+        "c": ("physics", "1", True, False), "d": ("physics", "2", False, False),
+    }
+    items, scores, n = [], [], 0
+    for rule_id, (domain, length, said_o, said_f) in rules.items():
+        for role, said, gold in (("original", said_o, "yes"), ("flipped", said_f, "no")):
+            n += 1
+            items.append(item(n, "dual-sided", f"ds:{rule_id}", role, "template-1", rule_id=rule_id, domain=domain,
+                              length=length, conclusion="x.", member="m", rule=rule_id))
+            scores.append(score(n, "m1", said, gold, 0.5))
+    items, scores, trials = frames(items, scores)
+    table = paired_report.dual_sided_section(paired_report.responses(scores, trials, items)).tables["accuracy"]
+    table = table.set_index(["column", "value"])
+    assert set(table.index.get_level_values("column")) == {"overall", "domain", "length"}  # no bookkeeping columns
+    assert (table.loc[("overall", ""), "correct"], table.loc[("overall", ""), "rules"]) == (2, 4)
+    assert table.loc[("domain", "food"), "accuracy"] == 0.5 and table.loc[("domain", "physics"), "accuracy"] == 0.5
+    assert table.loc[("length", "1"), "accuracy"] == 1.0 and table.loc[("length", "2"), "accuracy"] == 0.0
+
+
+def test_perturbation_tables_tests_and_benjamini_hochberg_by_hand():
+    # model m1: 4 discordant pairs (n12=3, n21=1) + 2 concordant right; m2: n12=12, n21=0, n22=1
+    patterns = {"m1": [(1, 0)] * 3 + [(0, 1)] + [(1, 1)] * 2, "m2": [(1, 0)] * 12 + [(0, 0)]}
+    items = []
+    for k in range(13):
+        items.append(item(100 + k, "modal-syllogisms", "", "", "", "real"))
+        items.append(item(200 + k, "modal-syllogisms", "", "", "", "names", original=100 + k))
+    scores = []
+    for model, pattern in patterns.items():
+        for k, (orig, pert) in enumerate(pattern):
+            scores.append(score(100 + k, model, bool(orig), "yes", 0.5))
+            scores.append(score(200 + k, model, bool(pert), "yes", 0.5))
+    items, scores, trials = frames(items, scores)
+    section = paired_report.perturbation_section(paired_report.responses(scores, trials, items), OPTIONS)
+    table = section.tables["matched_pairs"].set_index("respondent")
+    assert table.loc["m1", ["n11", "n12", "n21", "n22", "n"]].tolist() == [2, 3, 1, 0, 4]
+    assert table.loc["m1", "method"] == "exact binomial"
+    assert table.loc["m1", "p_value"] == pytest.approx(5 / 16)  # P(X ≤ 1), X ~ Bin(4, ½)
+    assert table.loc["m2", "method"] == "McNemar z"
+    assert table.loc["m2", "statistic"] == pytest.approx(-12 / math.sqrt(12))
+    p2 = 0.5 * math.erfc(math.sqrt(12) / math.sqrt(2))  # Φ(−3.4641)
+    assert table.loc["m2", "p_value"] == pytest.approx(p2)
+    assert table.loc["m2", "p_adjusted"] == pytest.approx(2 * p2) and table.loc["m1", "p_adjusted"] == pytest.approx(5 / 16)
+    assert bool(table.loc["m2", "reject"]) and not bool(table.loc["m1", "reject"])
+
+
+def test_no_linked_items_no_sections():
+    assert paired_report.sections(pd.DataFrame(), pd.DataFrame(), None) == []
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def simulate_people(study, n, answer):
+    """Participants through the services; answer(item) → 'yes'/'no'."""
+    from experiments.participation import services as flow
+    from experiments.participation.payload import parse_trial
+    from tests.experiments.participation.conftest import code_for, trial_data
+
+    for k in range(n):
+        person, _ = flow.participant_start(study=study, prolific_pid=f"pp{study.pk:04d}{k:018d}",
+                                           prolific_session_id=f"ss{study.pk}-{k}")
+        flow.participant_consent(participant=person, agree=True)
+        flow.participant_instructions_done(participant=person)
+        flow.participant_practice_done(participant=person)
+        person.refresh_from_db()
+        items = {i.pk: i for i in study.items.filter(pk__in=person.plan)}
+        for index, pk in enumerate(person.plan):
+            data = trial_data(person, index, code=code_for(person, answer(items[pk])), rt=900.0)
+            flow.trial_record(participant=person, payload=parse_trial(data), user_agent="pytest")
+        flow.participant_finish(participant=person)
+
+
+def open_for_people(study, per_person):
+    from experiments import services
+    from experiments.models import StudyStatus
+    from experiments.participation.services import human_arm_ensure
+
+    arm = human_arm_ensure(study=study)
+    arm.items_per_participant, arm.attention_checks, arm.completion_code = per_person, [], "DONE"
+    arm.practice = []
+    arm.save()
+    services.study_transition(study=study, to=StudyStatus.OPEN)
+
+
+def wilson_low(k, n):
+    z = 1.959963984540054
+    p = k / n
+    return 0.0 if k == 0 else (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+
+
+@pytest.mark.django_db
+def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
+    from django.core.management import call_command
+
+    from analysis import services as analysis_services
+    from experiments.models import Item, Study, Trial
+    from inference import services as inference
+    from inference.models import ModelScore
+    from inference.tasks import run_model_task
+    from tests.inference.paired_tiny import build_llama
+
+    monkeypatch.setattr("analysis.report._versions", lambda: {"Python": "test"})
+    folder = build_llama(tmp_path / "tiny")
+    lm = inference.language_model_create(name="tiny", source=str(folder), device="cpu")
+    bank = tmp_path / "bank.csv"
+    bank.write_text("premise,conclusion,flipped_conclusion,domain\n" + "".join(
+        f"Thing {k} is heated,Thing {k} expands,Thing {k} does not expand,{'hot' if k % 2 else 'cold'}\n"
+        for k in range(6)), encoding="utf-8")
+    call_command("generate_items", "rulebreakers", "e2e-rb", "--pairs", "8", "--variants", "follow/yes-no",
+                 "follow/true-false")
+    call_command("import_items", "dual-sided", str(bank), "e2e-ds", "--templates", "1", "3")
+    call_command("generate_items", "modal-syllogisms", "e2e-pt", "--interpretations", "2")
+    call_command("perturb_items", "e2e-pt", "names")
+
+    def rule_of_thumb(item):  # people: yes to everything but the first-listed rulebreakers and flipped rules
+        return "no" if item.pair_role in ("rulebreaker", "flipped") and item.pk % 3 == 0 else "yes"
+
+    results = {}
+    for slug, people in (("e2e-rb", 4), ("e2e-ds", 2), ("e2e-pt", 0)):
+        study = Study.objects.get(slug=slug)
+        run = inference.model_run_create(study=study, language_model=lm, batch_size=8)
+        assert run_model_task.apply(args=[run.pk]).get() == "done"
+        if people:
+            open_for_people(study, 4)
+            simulate_people(study, people, rule_of_thumb)
+        results[slug] = analysis_services.report_build(study=study, out_dir=tmp_path / slug)
+
+    # RULEBREAKERS: counts straight from the rows
+    study = Study.objects.get(slug="e2e-rb")
+    decided = {s.item_id: s.decision == s.item.gold_answer for s in ModelScore.objects.filter(item__study=study).select_related("item")}
+    by_pair = defaultdict(dict)
+    for i in Item.objects.filter(study=study):
+        by_pair[(i.pair_id, i.variant)][i.pair_role] = decided[i.pk]
+    both = sum(p["rulebreaker"] and p["non-rulebreaker"] for p in by_pair.values())
+    rb_right = sum(p["rulebreaker"] for p in by_pair.values())
+    table = pd.read_csv(tmp_path / "e2e-rb" / "tables" / "rulebreakers_accuracy.csv")
+    row = table[(table.respondent == "tiny") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
+    assert (row["pairs"], row["tau"], row["tau_R"]) == (16, both / 16, rb_right / 16)
+    assert row["tau_low"] == pytest.approx(wilson_low(both, 16))
+    human = table[(table.respondent == "human") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
+    answers = defaultdict(list)  # people: k-th answer to each member, paired in participant order
+    for t in Trial.objects.filter(participant__study=study).select_related("item").order_by("participant_id"):
+        answers[(t.item.pair_id, t.item.pair_role)].append(t.correct)
+    couples = [(r, n) for (pair, role), rs in answers.items() if role == "rulebreaker"
+               for r, n in zip(rs, answers.get((pair, "non-rulebreaker"), []))]
+    assert human["pairs"] == len(couples) > 0 and human["tau"] == sum(r and n for r, n in couples) / len(couples)
+    html = (tmp_path / "e2e-rb" / "report.html").read_text(encoding="utf-8")
+    assert "RULEBREAKERS (000)" in html and "rulebreakers_confidence.csv" in html
+    data = pd.read_csv(tmp_path / "e2e-rb" / "data" / "scores.csv")
+    assert {"pair_id", "pair_role", "variant"} <= set(data.columns) and set(data["variant"]) == {"follow/yes-no", "follow/true-false"}
+
+    # dual-sided: a rule is right when the original is affirmed and the flipped denied
+    study = Study.objects.get(slug="e2e-ds")
+    said = {s.item_id: s.decision for s in ModelScore.objects.filter(item__study=study)}
+    rules = defaultdict(dict)
+    for i in Item.objects.filter(study=study):
+        rules[(i.pair_id, i.variant)][i.pair_role] = (said[i.pk], i.attributes["domain"])
+    right = {key: r["original"][0] == "yes" and r["flipped"][0] == "no" for key, r in rules.items()}
+    table = pd.read_csv(tmp_path / "e2e-ds" / "tables" / "dual_sided_accuracy.csv", keep_default_na=False)
+    model = table[(table.respondent == "tiny") & (table.variant == "all")].set_index(["column", "value"])
+    assert model.loc[("overall", ""), "correct"] == sum(right.values()) and model.loc[("overall", ""), "rules"] == 12
+    hot = [v for key, v in right.items() if rules[key]["original"][1] == "hot"]
+    assert model.loc[("domain", "hot"), "accuracy"] == pytest.approx(sum(hot) / len(hot))
+    assert "human" in set(table.respondent)
+
+    # perturbation: the 2×2 table of (original, perturbed) correctness, from the rows
+    study = Study.objects.get(slug="e2e-pt")
+    correct = {s.item_id: s.decision == s.item.gold_answer for s in ModelScore.objects.filter(item__study=study).select_related("item")}
+    cells = defaultdict(int)
+    for i in Item.objects.filter(study=study, condition="names"):
+        cells[(correct[i.original_id], correct[i.pk])] += 1
+    table = pd.read_csv(tmp_path / "e2e-pt" / "tables" / "perturbation_matched_pairs.csv").iloc[0]
+    assert [table.n11, table.n12, table.n21, table.n22] == [cells[(True, True)], cells[(True, False)],
+                                                             cells[(False, True)], cells[(False, False)]]
+    assert table.n11 + table.n12 + table.n21 + table.n22 == 48
+    assert {s.key for s in results["e2e-pt"].sections} >= {"perturbation"}
+    assert "rulebreakers" not in {s.key for s in results["e2e-pt"].sections}

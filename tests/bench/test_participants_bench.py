@@ -1,0 +1,95 @@
+"""The load bench's pure helpers (bench/participants.py): percentiles, the targets, the database audit,
+argument bounds and the loopback-only rule. Nothing here starts a server."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+PATH = Path(__file__).resolve().parents[2] / "bench" / "participants.py"
+_spec = importlib.util.spec_from_file_location("bench_participants", PATH)
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_participants"] = bench  # dataclasses look their module up while the class is built
+_spec.loader.exec_module(bench)
+
+
+def test_percentile_matches_the_standard_librarys_inclusive_quantiles():
+    rng = random.Random(8)
+    for size in (2, 3, 10, 101, 1000):
+        data = [rng.lognormvariate(0, 1) for _ in range(size)]
+        cuts = statistics.quantiles(data, n=100, method="inclusive")  # cuts[k-1] is the k-th percentile
+        for q in (1, 50, 95, 99):
+            assert bench.percentile(data, q) == pytest.approx(cuts[q - 1], rel=1e-12)
+
+
+def test_percentile_small_cases_and_bad_input():
+    assert bench.percentile([5.0], 99) == 5.0
+    assert bench.percentile([4, 1, 3, 2], 50) == 2.5  # unsorted input, halfway between 2 and 3
+    assert bench.percentile([0, 10], 95) == 9.5
+    assert bench.percentile(range(1, 101), 99) == pytest.approx(99.01)
+    with pytest.raises(ValueError):
+        bench.percentile([], 50)
+    with pytest.raises(ValueError):
+        bench.percentile([1, 2], 101)
+
+
+def test_figures_are_milliseconds_and_requests_per_second():
+    found = bench.figures([0.001 * n for n in range(1, 101)], seconds=2.0)
+    assert found.count == 100 and found.per_second == 50.0
+    assert found.p50_ms == pytest.approx(50.5) and found.p99_ms == pytest.approx(99.01)
+    assert math.isnan(bench.figures([], seconds=1.0).p99_ms)
+
+
+def test_targets_half_the_bare_throughput_and_under_ten_times_its_p99():
+    bare = bench.Figures(count=1000, seconds=1.0, p50_ms=5, p95_ms=8, p99_ms=10)
+    good = bench.Figures(count=500, seconds=1.0, p50_ms=20, p95_ms=50, p99_ms=99.9)
+    bad = bench.Figures(count=499, seconds=1.0, p50_ms=20, p95_ms=50, p99_ms=100)
+    assert [t.ok for t in bench.targets(good, bare)] == [True, True]
+    assert [t.ok for t in bench.targets(bad, bare)] == [False, False]
+    assert bench.targets(bad, bare)[0].value == pytest.approx(0.499)
+
+
+def test_audit_counts_lost_duplicated_and_different_answers():
+    plans = {"a": 3, "b": 2}
+    acked = {("a", 0): "k-a0", ("a", 1): "k-a1", ("a", 2): "k-a2", ("b", 0): "k-b0", ("b", 1): "k-b1"}
+    rows = [("a", 0, "k-a0"), ("a", 1, "k-a1"), ("a", 2, "k-a2"), ("b", 0, "k-b0"), ("b", 1, "k-b1")]
+    clean = bench.audit(plans, acked, rows)
+    assert (clean.expected, clean.saved, clean.lost, clean.duplicated, clean.mismatched) == (5, 5, 0, 0, 0)
+    assert clean.clean
+    broken = bench.audit(plans, acked, [
+        ("a", 0, "k-a0"), ("a", 0, "k-a0"),  # a doubled answer
+        ("a", 2, "other"),                   # acknowledged with one key, saved with another
+        ("b", 0, "k-b0"), ("b", 1, "k-b1"),
+        ("b", 7, "stray"),                   # an index outside b's plan
+    ])                                       # and ("a", 1) never saved
+    assert (broken.saved, broken.lost, broken.duplicated, broken.mismatched, broken.unexpected) == (6, 1, 1, 1, 1)
+    assert not broken.clean
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000", "postgres://u:p@localhost:5432/db",
+                                 "http://[::1]:9000/", "postgresql://u@127.3.2.1/x"])
+def test_loopback_targets_are_accepted(url):
+    assert bench.require_loopback(url, "target") == url
+
+
+@pytest.mark.parametrize("url", ["http://10.0.0.5:8000", "postgres://u:p@db.example.org/db", "http://0.0.0.0:80",
+                                 "http://localhost.example.com/", "postgres:///duet", "http://[2001:db8::1]/"])
+def test_other_targets_are_refused(url):
+    with pytest.raises(bench.BenchError, match="must be on this machine"):
+        bench.require_loopback(url, "target")
+
+
+def test_arguments_defaults_and_bounds():
+    args = bench.parse_args([])
+    assert (args.participants, args.concurrency, args.workers, args.threads) == (300, 300, 4, 1)
+    assert bench.parse_args(["--participants", "40"]).concurrency == 40
+    for bad in (["--participants", "0"], ["--participants", "5000"], ["--max-seconds", "99999"],
+                ["--retry-rate", "1.5"], ["--time-scale", "-1"], ["--workers", "16", "--threads", "16"],
+                ["--saturation-requests", "30", "--items", "24"]):
+        with pytest.raises(bench.BenchError):
+            bench.parse_args(bad)

@@ -1,0 +1,190 @@
+"""Rate limits (studyserver/ratelimit.py): the entry link per client IP, trial saves per participant
+token, heartbeat and finish per token. Over the limit: 429, a Retry-After header, a clear message,
+nothing saved; a retried trial is answered idempotently once the window has passed."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from django.core.cache.backends.redis import RedisCache
+from django.test import Client
+
+from experiments.models import Participant, Trial
+from experiments.participation import services
+from studyserver import ratelimit
+from studyserver.ratelimit import Rate, RateError, hit, parse_rate
+from tests.experiments.participation.conftest import make_open_study, trial_data
+
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
+
+
+def test_rates_are_read_from_text():
+    assert parse_rate("30/m") == Rate(30, 60)
+    assert parse_rate(" 600 / 5m ") == Rate(600, 300)
+    assert parse_rate("2/s") == Rate(2, 1) and parse_rate("1000/d") == Rate(1000, 86400)
+    for off in ("off", "0", "", None, "0/m"):
+        assert parse_rate(off) is None
+    for bad in ("30", "30/minute", "ten/m", "3/0m", "-1/m"):
+        with pytest.raises(RateError, match="is not a rate|at least one"):
+            parse_rate(bad)
+
+
+def test_the_defaults_leave_room_for_a_real_participant(settings):
+    """One trial a second with a retry each is 120 a minute; a heartbeat every 30 s and a finish retried
+    every 2 s stay under 60; the entry link is opened once or twice per participant and IP."""
+    limits = {scope: parse_rate(text) for scope, text in settings.DUET_RATELIMITS.items()}
+    assert limits["trial"].count / limits["trial"].seconds >= 2
+    assert limits["session"].count / limits["session"].seconds >= 0.5 + 1 / 30
+    assert limits["entry"].count >= 30 and limits["entry"].seconds <= 60
+
+
+def test_a_fixed_window_counts_and_says_when_it_resets(settings):
+    rate = Rate(3, 60)
+    assert [hit("t", "a", rate, now=1000.0).allowed for _ in range(4)] == [True, True, True, False]
+    refused = hit("t", "a", rate, now=1010.5)
+    assert not refused.allowed and refused.retry_after == 10  # the window 960–1020 ends in 9.5 s
+    assert hit("t", "b", rate, now=1010.5).allowed  # another client has its own count
+    assert hit("t", "a", rate, now=1020.0).allowed  # a new window
+    assert hit("t", "a", None).allowed
+
+
+def test_cache_keys_hold_no_address_or_token(settings):
+    from django.core.cache import cache
+
+    hit("entry", "203.0.113.9", Rate(5, 60), now=0)
+    keys = list(cache._cache)  # the local memory cache of the embedded mode
+    assert keys and not any("203.0.113.9" in key for key in keys)
+
+
+@pytest.fixture
+def limits(settings):
+    def set_limits(**given):
+        settings.DUET_RATELIMITS = {"entry": "off", "trial": "off", "session": "off", **given}
+    return set_limits
+
+
+def _entry(client, study, n, **extra):
+    return client.get(f"/s/{study.slug}/", {"PROLIFIC_PID": f"pid{n:05d}", "STUDY_ID": "st", "SESSION_ID": f"s{n}"},
+                      **extra)
+
+
+@pytest.mark.django_db
+def test_the_entry_link_is_limited_per_client_address(limits):
+    limits(entry="3/m")
+    study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
+    browser = Client(HTTP_USER_AGENT=DESKTOP)
+    assert [_entry(browser, study, n).status_code for n in range(3)] == [302, 302, 302]
+    refused = _entry(browser, study, 3)
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 60
+    assert b"Too many requests" in refused.content and b"Nothing was lost" in refused.content
+    assert not Participant.objects.filter(prolific_pid="pid00003").exists()
+    other = _entry(browser, study, 4, REMOTE_ADDR="198.51.100.7")
+    assert other.status_code == 302  # another address has its own count
+
+
+@pytest.mark.django_db
+def test_forwarded_addresses_count_only_behind_trusted_proxies(limits, settings):
+    limits(entry="1/m")
+    study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
+    browser = Client(HTTP_USER_AGENT=DESKTOP)
+    assert _entry(browser, study, 0, HTTP_X_FORWARDED_FOR="192.0.2.1").status_code == 302
+    # no trusted proxy: a forged X-Forwarded-For does not buy a fresh count
+    assert _entry(browser, study, 1, HTTP_X_FORWARDED_FOR="192.0.2.2").status_code == 429
+    settings.DUET_TRUSTED_PROXIES = 1  # behind one proxy: the address it appended is the client's
+    assert _entry(browser, study, 2, HTTP_X_FORWARDED_FOR="forged, 192.0.2.3").status_code == 302
+    assert _entry(browser, study, 3, HTTP_X_FORWARDED_FOR="other-forgery, 192.0.2.3").status_code == 429
+
+
+@pytest.fixture
+def at_trials():
+    study = make_open_study(interpretations=6, items_per_participant=6, attention_checks=[], practice=[])
+
+    def start(pid):
+        participant, _ = services.participant_start(study=study, prolific_pid=pid, prolific_session_id=f"s-{pid}")
+        services.participant_consent(participant=participant, agree=True)
+        services.participant_instructions_done(participant=participant)
+        participant.refresh_from_db()
+        return participant
+
+    return start
+
+
+def _post(client, participant, name, body=None):
+    url = f"/s/{participant.study.slug}/p/{participant.token}/{name}"
+    return client.post(url, json.dumps(body) if body is not None else "", content_type="application/json")
+
+
+@pytest.mark.django_db
+def test_trial_saves_are_limited_per_token_and_a_retry_stays_idempotent(limits, at_trials, client, monkeypatch):
+    limits(trial="3/m")
+    clock = [6000.0]
+    monkeypatch.setattr(ratelimit.time, "time", lambda: clock[0])
+    one, two = at_trials("one"), at_trials("two")
+    first = trial_data(one, 0, key_id="first-trial-key-000001")
+    assert _post(client, one, "trial", first).status_code == 201
+    assert _post(client, one, "trial", first).status_code == 200  # a retry: the saved answer, not a new one
+    assert _post(client, one, "trial", trial_data(one, 1)).status_code == 201
+    refused = _post(client, one, "trial", trial_data(one, 2, key_id="third-trial-key-000003"))
+    assert refused.status_code == 429 and refused["Retry-After"] == "60"
+    assert refused.json()["reason"] == "rate_limited" and "Too many requests" in refused.json()["error"]
+    assert _post(client, one, "trial", first).status_code == 429  # even a retry waits its turn…
+    assert Trial.objects.filter(participant=one).count() == 2  # …and nothing was saved meanwhile
+    assert _post(client, two, "trial", trial_data(two, 0)).status_code == 201  # the other participant goes on
+    clock[0] += 60
+    again = _post(client, one, "trial", first)
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    assert _post(client, one, "trial", trial_data(one, 2, key_id="third-trial-key-000003")).status_code == 201
+    assert sorted(Trial.objects.filter(participant=one).values_list("index", flat=True)) == [0, 1, 2]
+
+
+@pytest.mark.django_db
+def test_heartbeat_and_finish_share_a_per_token_limit(limits, at_trials, client):
+    limits(session="2/m")
+    one, two = at_trials("one"), at_trials("two")
+    assert _post(client, one, "heartbeat").status_code == 200
+    assert _post(client, one, "finish").status_code == 409  # not finished yet: the ordinary refusal
+    limited = _post(client, one, "heartbeat")
+    assert limited.status_code == 429 and int(limited["Retry-After"]) >= 1
+    assert _post(client, two, "heartbeat").status_code == 200
+
+
+def test_the_limiter_counts_across_processes_in_redis(tmp_path, settings):
+    """Production: every web process shares its counts through Redis (CACHE_URL=redis://…)."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is required under CI (Debian package redis-server)")
+        pytest.skip("redis-server is not installed")
+    from tests.integration.servers import Redis
+
+    server = Redis(tmp_path / "redis")
+    server.start()
+    try:
+        settings.CACHES = {**settings.CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                            "LOCATION": server.url}}
+        settings.DUET_RATELIMIT_CACHE = "ratelimit"
+        rate = Rate(5, 60)
+        web_1, web_2 = (RedisCache(server.url, {}) for _ in range(2))  # two processes' clients
+        assert all(hit("trial", "tok", rate, now=120.0).allowed for _ in range(3))
+        key = next(k.decode() for k in web_1._cache.get_client().keys("*duet:rl:trial:*"))
+        assert web_2._cache.get_client().get(key) == b"3"
+        assert [hit("trial", "tok", rate, now=150.0).allowed for _ in range(3)] == [True, True, False]
+        assert 60 <= web_1._cache.get_client().ttl(key) <= 65  # counters expire with their window
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_cache_lets_participants_through(settings, caplog):
+    """Redis down (the broker's outage of issue 8): the flow keeps working, unlimited, and the log says so."""
+    from django.core.cache import caches
+
+    settings.CACHES = {**settings.CACHES, "gone": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                   "LOCATION": "redis://127.0.0.1:9/0",
+                                                   "OPTIONS": {"socket_connect_timeout": 0.2}}}
+    settings.DUET_RATELIMIT_CACHE = "gone"
+    try:
+        assert hit("trial", "tok", Rate(1, 60)).allowed and hit("trial", "tok", Rate(1, 60)).allowed
+        assert "cache is unavailable" in caplog.text
+    finally:
+        caches["gone"].close()
