@@ -121,8 +121,8 @@ class ModelRunAdmin(admin.ModelAdmin):
 
 @admin.register(ModelScore)
 class ModelScoreAdmin(admin.ModelAdmin):
-    list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "soft_accuracy", "decision",
-                    "perplexity", "prompt_tokens", "answer_mass")
+    list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "options", "soft_accuracy",
+                    "decision", "perplexity", "prompt_tokens", "answer_mass")
     list_filter = ("run", "decision")
     list_select_related = ("item", "run")
     search_fields = ("item__code",)
@@ -130,6 +130,12 @@ class ModelScoreAdmin(admin.ModelAdmin):
     @admin.display(description="gold")
     def gold(self, obj):
         return obj.item.gold_answer
+
+    @admin.display(description="p(A) p(B) p(C) p(D)")
+    def options(self, obj):
+        """Multiple choice: each letter's probability relative to the four (empty for yes/no)."""
+        probs = obj.option_probs or {}
+        return " ".join(f"{letter} {probs[letter]:.3f}" for letter in sorted(probs)) or "–"
 
     def has_add_permission(self, request):
         return False

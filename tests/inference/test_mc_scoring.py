@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from django.urls import reverse
 
 from experiments import mc_services
 from experiments.logic import multiple_choice as mc
@@ -82,7 +83,7 @@ def test_one_batch_scores_each_request_on_its_own_answers_as_a_direct_computatio
 
 
 @pytest.mark.django_db
-def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_words(tiny_mc, tmp_path):
+def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_words(tiny_mc, tmp_path, admin_client):
     study = StudyFactory(design="multiple-choice")
     bank = "id,context,question,option_a,option_b,option_c,option_d,answer,type\n" + "\n".join(
         f'q{n},"{PROMPTS[n].splitlines()[0]}","Which follows?",Yes No yes no,yes or no,Answer: Yes,Answer: No,'
@@ -116,6 +117,10 @@ def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_word
     p_false = sum(math.exp(v) for k, v in words.logprobs.items() if k.strip().lower() == "false")
     assert words.p_yes == pytest.approx(p_true) and words.soft_accuracy == pytest.approx(p_false / (p_true + p_false))
     assert words.option_probs == {} and " Yes" in scores[plain.code].token_ids
+    # researchers see the four letters' probabilities in the admin's score list
+    page = admin_client.get(reverse("admin:inference_modelscore_changelist") + f"?run__id__exact={run.pk}")
+    first = scores["q0.rot0"].option_probs
+    assert page.status_code == 200 and f"A {first['A']:.3f} B {first['B']:.3f}" in page.content.decode()
 
 
 @pytest.mark.django_db
