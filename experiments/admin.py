@@ -142,21 +142,21 @@ class ItemForm(forms.ModelForm):
 class ItemAdmin(admin.ModelAdmin):
     form = ItemForm
     list_display = (
-        "code", "study", "design", "form_id", "modality_symbol", "argument_form", "gold_answer",
-        "template_valid", "checker_disagrees", "condition",
+        "code", "study", "design", "kind", "form_id", "modality_symbol", "argument_form", "gold_answer",
+        "pair_id", "pair_role", "variant", "template_valid", "checker_disagrees", "condition",
     )
     list_filter = (
-        "study", "design", "modality", "argument_form", "gold_answer", "checker_disagrees",
-        "template_valid", "condition", "logic_system",
+        "study", "design", "kind", "modality", "argument_form", "gold_answer", "pair_role", "variant",
+        "checker_disagrees", "template_valid", "condition", "logic_system",
     )
-    search_fields = ("code", "question", "prompt", "logical_form")
+    search_fields = ("code", "pair_id", "question", "prompt", "logical_form")
     list_select_related = ("study",)
     list_per_page = 50
     show_full_result_count = False
     readonly_fields = (
         "study", "code", "design", "modality", "logical_form", "template_valid", "gold_answer",
         "logic_system", "checker_disagrees", "condition", "interpretation", "original",
-        "premise_list", "created_at",
+        "premise_list", "kind", "options", "pair_id", "pair_role", "variant", "answer_words", "created_at",
     )
 
     @admin.display(description="modality", ordering="modality")

@@ -54,3 +54,18 @@ def test_locked_item_change_is_refused_in_admin(staff_client):
     assert "items are immutable now" in response.content.decode()
     item.refresh_from_db()
     assert item.question != "edited?"
+
+
+def test_items_filter_by_pair_role_and_variant(staff_client):
+    from django.core.management import call_command
+
+    call_command("generate_items", "rulebreakers", "rb-admin", "--pairs", "3", "--seed", "1")
+    url = reverse("admin:experiments_item_changelist")
+    response = staff_client.get(url, {"pair_role": "rulebreaker", "variant": "follow/true-false"})
+    assert response.status_code == 200
+    shown = list(response.context["cl"].result_list)
+    expected = Item.objects.filter(study__slug="rb-admin", pair_role="rulebreaker", variant="follow/true-false")
+    assert len(shown) == 3 and {i.pk for i in shown} == set(expected.values_list("pk", flat=True))
+    assert all(i.gold_answer == "no" and i.answer_words == {"yes": "True", "no": "False"} for i in shown)
+    change = staff_client.get(reverse("admin:experiments_item_change", args=[shown[0].pk]))
+    assert change.status_code == 200 and shown[0].pair_id in change.content.decode()
