@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from . import services
-from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunStatus
+from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
 
 @admin.register(LanguageModel)
@@ -32,14 +32,27 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 class ModelRunForm(forms.ModelForm):
+    kind = forms.ChoiceField(choices=RunKind.choices, required=False, initial=RunKind.ITEMS)
+
     class Meta:
         model = ModelRun
-        fields = ["study", "language_model", "batch_size", "device", "item_limit"]
+        fields = ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
+
+    def clean_kind(self):
+        return self.cleaned_data.get("kind") or RunKind.ITEMS
 
     def clean(self):
         cleaned = super().clean()
         study = cleaned.get("study")
-        if study is not None and not study.items.exists():
+        if study is not None and cleaned.get("kind") == RunKind.KNOWLEDGE_PROBE:
+            from .probes import study_probes
+
+            if not study_probes(study):
+                raise forms.ValidationError(
+                    f"Study '{study.slug}' has no rulebreakers items: the knowledge probe asks about their "
+                    "cities and instances, so there is nothing to probe."
+                )
+        elif study is not None and not study.items.exists():
             raise forms.ValidationError(f"Study '{study.slug}' has no items to score; generate or import some first.")
         return cleaned
 
@@ -56,12 +69,12 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("study", "language_model", "batch_size", "device", "item_limit", *self.readonly_fields)
+        return ("study", "language_model", "kind", "batch_size", "device", "item_limit", *self.readonly_fields)
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["study", "language_model", "batch_size", "device", "item_limit"]
-        return ["study", "language_model", "status", "progress", "scores_link", "batch_size", "device",
+            return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
+        return ["study", "language_model", "kind", "status", "progress", "scores_link", "batch_size", "device",
                 "item_limit", "queue", "started_at", "finished_at", "error", "versions"]
 
     @admin.display(description="progress")
@@ -81,7 +94,10 @@ class ModelRunAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return  # a run's settings are fixed once launched
-        run = services.model_run_launch(  # the form has checked what model_run_create would refuse
+        from .probes import probe_run_launch
+
+        launch = probe_run_launch if obj.kind == RunKind.KNOWLEDGE_PROBE else services.model_run_launch
+        run = launch(  # the form has checked what the run's create service would refuse
             study=obj.study, language_model=obj.language_model, batch_size=obj.batch_size,
             device=obj.device, item_limit=obj.item_limit,
         )

@@ -107,3 +107,23 @@ def test_a_study_without_rulebreakers_has_nothing_to_probe():
     model = services.language_model_create(name="fake2", source="/nowhere", device="cpu")
     with pytest.raises(ValidationError, match="nothing to probe"):
         probes.probe_run_create(study=study, language_model=model)
+
+
+def test_a_probe_run_is_launched_from_the_admin_add_form(study, tiny_words, admin_client, django_capture_on_commit_callbacks):
+    from django.test import override_settings
+    from django.urls import reverse
+
+    model = services.language_model_create(name="tiny-words", source=str(tiny_words), device="cpu")
+    add = reverse("admin:inference_modelrun_add")
+    empty = Study.objects.create(slug="no-rules", title="none", design="modal-syllogisms")
+    refused = admin_client.post(add, {"study": empty.pk, "language_model": model.pk, "kind": "knowledge_probe",
+                                      "batch_size": 4, "device": "", "item_limit": ""})
+    assert refused.status_code == 200 and b"nothing to probe" in refused.content and not ModelRun.objects.exists()
+    with override_settings(CELERY_TASK_ALWAYS_EAGER=True), django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(add, {"study": study.pk, "language_model": model.pk, "kind": "knowledge_probe",
+                                           "batch_size": 4, "device": "", "item_limit": ""})
+    assert response.status_code == 302
+    run = ModelRun.objects.get()
+    assert run.kind == RunKind.KNOWLEDGE_PROBE and run.status == RunStatus.DONE
+    assert ProbeScore.objects.filter(run=run).count() == run.items_total == len(probes.study_probes(study))
+    assert not run.scores.exists()  # a probe run scores no items
