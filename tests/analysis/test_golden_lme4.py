@@ -39,3 +39,26 @@ def test_a_failed_convergence_tries_the_second_optimizer_and_keeps_every_warning
     assert not fit.converged
     assert any(w.startswith("[bobyqa] Model failed to converge") for w in fit.warnings)
     assert any(w.startswith("[Nelder_Mead]") for w in fit.warnings)
+
+
+def test_the_likelihood_ratio_refits_keep_their_warnings_for_the_report(r_stack):
+    import numpy as np
+    import pandas as pd
+
+    cbpp = _dataset(r_stack, "cbpp")
+    rows = []  # one 0/1 row per animal, as our trial-level frames are
+    for n, record in enumerate(cbpp.itertuples()):
+        for k in range(int(record.size)):
+            rows.append({"y": int(k < record.incidence), "period": str(record.period), "herd": str(record.herd),
+                         "unscaled": n * 50.0})  # an unscaled predictor: every refit holding it fails to converge
+    data = pd.DataFrame(rows)
+    fit = r_stack.fit("y ~ period + unscaled + (1 | herd)", data, family="binomial")
+    table = r_stack.lrt(fit, ["period", "unscaled"])
+    assert list(table["term"]) == ["period", "unscaled"] and list(table["df"]) == [3, 1]
+    assert (table["chisq"] >= 0).all()
+    notes = r_stack.lrt_warnings(table)
+    # the model without `period` still holds the unscaled predictor: its refit warns, and says which it is
+    assert any(n.startswith("LRT, model without period") and "converge" in n for n in notes), notes
+    # without the unscaled predictor the refit is lme4's ordinary cbpp model: no warning for it
+    assert not any(n.startswith("LRT, model without unscaled") for n in notes), notes
+    assert len(notes) == len(set(notes))
