@@ -8,16 +8,21 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .prep import LABELS  # noqa: E402
 
-_DPI = 110
+_DPI = 100
+_HUMAN = "black"
 
 
 def _png(fig) -> bytes:
+    """PNG bytes. The layout is worked out once while drawing (constrained layout), not by a
+    second full draw as bbox_inches="tight" would."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=_DPI)
     plt.close(fig)
     return buffer.getvalue()
 
@@ -26,37 +31,53 @@ def _label(level: str) -> str:
     return LABELS.get(str(level), str(level))
 
 
+def _points(ax, at, est, low, high, *, color=None, label=None, horizontal=False, size=4):
+    """Estimates as dots with their CIs as plain lines: one line collection per call, where
+    errorbar() builds several artists per point (and a costly legend entry)."""
+    at, est, low, high = (np.asarray(v, dtype=float) for v in (at, est, low, high))
+    if horizontal:
+        (line,) = ax.plot(est, at, "o", ms=size, color=color, label=label)
+        ax.hlines(at, low, high, color=line.get_color(), lw=1.4)
+    else:
+        (line,) = ax.plot(at, est, "o", ms=size, color=color, label=label)
+        ax.vlines(at, low, high, color=line.get_color(), lw=1.4)
+
+
+def _colour(name: str):
+    return _HUMAN if name == "human" else None
+
+
 def means_with_ci(table: pd.DataFrame, factor: str, *, title: str, ylabel: str) -> bytes:
     """Figures 2, 5, 6: marginal means of one factor with their 95% CIs."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    x = range(len(table))
-    est = table["estimate"].to_numpy()
-    ax.errorbar(x, est, yerr=[est - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - est],
-                fmt="o", capsize=4, color="#1f4e79")
-    ax.set_xticks(list(x), [_label(v) for v in table[factor]], rotation=20, ha="right")
+    fig, ax = plt.subplots(figsize=(5.2, 3.2), layout="constrained")
+    x = np.arange(len(table))
+    _points(ax, x, table["estimate"], table["ci_low"], table["ci_high"], color="#1f4e79", size=6)
+    ax.set_xticks(x, [_label(v) for v in table[factor]], rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     return _png(fig)
 
 
+def _grouped(ax, table: pd.DataFrame, factor: str, who: str, est: str) -> None:
+    """Respondents side by side within each level of `factor` (human in black)."""
+    levels = list(dict.fromkeys(table[factor]))
+    names = list(dict.fromkeys(table[who]))
+    width = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        rows = table[table[who] == name].set_index(factor).reindex(levels)
+        xs = np.arange(len(levels)) + (i - (len(names) - 1) / 2) * width
+        _points(ax, xs, rows[est], rows["ci_low"], rows["ci_high"], color=_colour(name), label=name, size=3)
+    ax.set_xticks(range(len(levels)), [_label(v) for v in levels], rotation=20, ha="right")
+    ax.grid(axis="y", alpha=0.3)
+
+
 def accuracy_overview(table1: pd.DataFrame) -> bytes:
     """Table 1 as a picture: accuracy per respondent by modality and by argument form, 95% CIs."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True, layout="constrained")
     for ax, factor in zip(axes, ("modality", "argform")):
-        part = table1[table1["factor"] == factor]
-        levels = list(dict.fromkeys(part["level"]))
-        respondents = list(dict.fromkeys(part["respondent"]))
-        width = 0.8 / max(len(respondents), 1)
-        for i, respondent in enumerate(respondents):
-            rows = part[part["respondent"] == respondent].set_index("level").reindex(levels)
-            xs = [j + (i - (len(respondents) - 1) / 2) * width for j in range(len(levels))]
-            est = rows["accuracy"].to_numpy()
-            ax.errorbar(xs, est, yerr=[est - rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy() - est],
-                        fmt="o", ms=3, capsize=2, label=respondent)
-        ax.set_xticks(range(len(levels)), [_label(v) for v in levels], rotation=20, ha="right")
+        _grouped(ax, table1[table1["factor"] == factor], "level", "respondent", "accuracy")
         ax.set_title(f"by {factor}", fontsize=10)
-        ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("accuracy (models: soft)")
     axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _png(fig)
@@ -65,19 +86,18 @@ def accuracy_overview(table1: pd.DataFrame) -> bytes:
 def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> bytes:
     """Figure 3: (a) per-model perplexity effect (fixed + random), (b) intercept random effects,
     both with 99.9% CIs; the model's Table 1 rank in parentheses."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 + 0.35 * table["grp"].nunique()), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 + 0.35 * table["grp"].nunique()), sharey=True,
+                             layout="constrained")
     panels = [("perplexity_z", "mixed", "(a) perplexity effect (fixed + random)"),
               ("(Intercept)", "random", "(b) intercept random effect")]
     for ax, (term, column, title) in zip(axes, panels):
         part = table[table["term"] == term].reset_index(drop=True)
         low = "mixed_ci_low" if column == "mixed" else "ci_low"
         high = "mixed_ci_high" if column == "mixed" else "ci_high"
-        y = range(len(part))
-        est = part[column].to_numpy()
-        ax.errorbar(est, list(y), xerr=[est - part[low].to_numpy(), part[high].to_numpy() - est],
-                    fmt="o", capsize=3, color="#7a2e0e")
+        y = np.arange(len(part))
+        _points(ax, y, part[column], part[low], part[high], color="#7a2e0e", horizontal=True, size=5)
         ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(list(y), [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
+        ax.set_yticks(y, [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
         ax.set_title(title, fontsize=10)
     return _png(fig)
 
@@ -87,12 +107,11 @@ def sequents(table: pd.DataFrame) -> bytes:
     models = list(dict.fromkeys(table["model"]))
     cols = min(3, len(models))
     rows = math.ceil(len(models) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False, layout="constrained")
     for ax, model in zip(axes.flat, models):
         part = table[table["model"] == model]
-        for _, row in part.iterrows():
-            ax.plot([row["perplexity_real"], row["perplexity_nonsense"]],
-                    [row["confidence_real"], row["confidence_nonsense"]], color="grey", lw=0.7)
+        ends = part[["perplexity_real", "confidence_real", "perplexity_nonsense", "confidence_nonsense"]]
+        ax.add_collection(LineCollection(ends.to_numpy(dtype=float).reshape(-1, 2, 2), colors="grey", lw=0.7))
         ax.scatter(part["perplexity_real"], part["confidence_real"], s=14, label="real", color="#1f4e79")
         ax.scatter(part["perplexity_nonsense"], part["confidence_nonsense"], s=14, label="nonsense",
                    color="#c55a11")
@@ -107,18 +126,8 @@ def sequents(table: pd.DataFrame) -> bytes:
 
 def agents(table: pd.DataFrame, factor: str) -> bytes:
     """Marginal probability correct per agent within each level of a factor, 95% CIs."""
-    levels = list(dict.fromkeys(table[factor]))
-    agents_ = list(dict.fromkeys(table["agent"]))
-    fig, ax = plt.subplots(figsize=(7, 3.4))
-    width = 0.8 / max(len(agents_), 1)
-    for i, agent in enumerate(agents_):
-        rows = table[table["agent"] == agent].set_index(factor).reindex(levels)
-        xs = [j + (i - (len(agents_) - 1) / 2) * width for j in range(len(levels))]
-        est = rows["estimate"].to_numpy()
-        ax.errorbar(xs, est, yerr=[est - rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy() - est],
-                    fmt="o", ms=3, capsize=2, label=agent, color="black" if agent == "human" else None)
-    ax.set_xticks(range(len(levels)), [_label(v) for v in levels], rotation=20, ha="right")
+    fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
+    _grouped(ax, table, factor, "agent", "estimate")
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    ax.grid(axis="y", alpha=0.3)
     return _png(fig)
