@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Item, Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard
 from tests.experiments.participation.test_multiple_choice_trials import make_mc_study
 
 PRACTICE = [{"premises": ["Mia is painting a fence. Leo is washing a car."], "question": "Which is stated above?",
@@ -29,14 +29,7 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
     entry = f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=mc0000000000000000000001&STUDY_ID=st&SESSION_ID=se1"
     external = []
 
-    def guard(route):
-        url = urlsplit(route.request.url)
-        if url.netloc == server:
-            return route.continue_()
-        if route.request.url.startswith("https://app.prolific.com/"):
-            return route.fulfill(status=200, content_type="text/html", body="<p>Prolific (intercepted)</p>")
-        external.append(route.request.url)
-        return route.abort()
+    guard = offline_guard(server, external)
 
     shown_options = []
     with sync_playwright() as p:

@@ -35,6 +35,21 @@ def _playwright():
     return sync_playwright
 
 
+def offline_guard(server: str, external: list):
+    """A route handler that keeps the browser on the test server: Prolific's completion redirect is
+    answered with a stub page, anything else outside is refused and recorded in `external`."""
+
+    def guard(route):
+        if urlsplit(route.request.url).netloc == server:
+            return route.continue_()
+        if route.request.url.startswith("https://app.prolific.com/"):
+            return route.fulfill(status=200, content_type="text/html", body="<p>Prolific (intercepted)</p>")
+        external.append(route.request.url)
+        return route.abort()
+
+    return guard
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch):
     sync_playwright = _playwright()
@@ -50,14 +65,7 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
     entry = f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=e2e0000000000000000000a1&STUDY_ID=st&SESSION_ID=se1"
     external = []
 
-    def guard(route):
-        url = urlsplit(route.request.url)
-        if url.netloc == server:
-            return route.continue_()
-        if route.request.url.startswith("https://app.prolific.com/"):
-            return route.fulfill(status=200, content_type="text/html", body="<p>Prolific (intercepted)</p>")
-        external.append(route.request.url)
-        return route.abort()
+    guard = offline_guard(server, external)
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)

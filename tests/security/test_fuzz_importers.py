@@ -8,7 +8,6 @@ that names its row; no other exception escapes, and a refused file leaves every 
 """
 from __future__ import annotations
 
-import importlib
 
 import pytest
 from django.core.management import call_command
@@ -16,7 +15,7 @@ from django.core.management.base import CommandError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments import services
+from experiments import mc_services, paired_services, services
 from experiments.item_csv import parse_item_csv
 from experiments.logic.csv_table import CsvImportError, open_csv
 from experiments.logic.dual_sided import parse_rule_bank
@@ -173,47 +172,32 @@ def test_the_import_items_command_imports_all_or_says_why(tmp_path_factory, data
         Study.objects.filter(slug="fuzzed-bank").delete()
 
 
-def _optional_service(module: str, name: str):
+def _saves_all_or_none(service, study, data) -> None:
+    """A bank service either refuses the file (naming a row, writing nothing) or saves valid items."""
+    before = _counts()
     try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        pytest.skip(f"{module}.{name} is not part of this checkout")
+        service(study=study, data=data)
+    except CsvImportError as error:
+        _refusal_names_a_row(error)
+        assert _counts() == before
+    else:
+        assert _counts()[1] > before[1]
+        for item in Item.objects.filter(study=study):
+            item.full_clean()
 
 
 @pytest.mark.django_db
 @DB
 @given(data=files_or_bytes(RULE_COLUMNS))
 def test_the_rule_bank_service_saves_all_rules_or_none(data):
-    dual_sided_import = _optional_service("experiments.paired_services", "dual_sided_import")
-    study = StudyFactory(design="dual-sided")
-    before = _counts()
-    try:
-        dual_sided_import(study=study, data=data)
-    except CsvImportError as error:
-        _refusal_names_a_row(error)
-        assert _counts() == before
-    else:
-        assert _counts()[1] > before[1]
-        for item in Item.objects.filter(study=study):
-            item.full_clean()
+    _saves_all_or_none(paired_services.dual_sided_import, StudyFactory(design="dual-sided"), data)
 
 
 @pytest.mark.django_db
 @DB
 @given(data=files_or_bytes(MC_COLUMNS))
 def test_the_multiple_choice_service_saves_all_rows_or_none(data):
-    mc_import = _optional_service("experiments.mc_services", "items_import_multiple_choice")
-    study = StudyFactory(design="multiple-choice")
-    before = _counts()
-    try:
-        mc_import(study=study, data=data)
-    except CsvImportError as error:
-        _refusal_names_a_row(error)
-        assert _counts() == before
-    else:
-        assert _counts()[1] > before[1]
-        for item in Item.objects.filter(study=study):
-            item.full_clean()
+    _saves_all_or_none(mc_services.items_import_multiple_choice, StudyFactory(design="multiple-choice"), data)
 
 
 def _bank(**changes) -> bytes:
