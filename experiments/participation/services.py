@@ -17,10 +17,11 @@ from ..models import (
     Answer, Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
     Trial,
 )
-from . import choice, lists, paired
-from .payload import PayloadError, TrialPayload
+from . import choice, fastsave, lists, paired
+from .fastsave import ATTENTION_DESIGN
+from .payload import PayloadError, TrialPayload, parse_trial
+from .selectors import participant_by_token
 
-ATTENTION_DESIGN = "attention-check"
 KEY_ANSWERS = {
     KeyMapping.F_YES: {"f": Answer.YES, "j": Answer.NO},
     KeyMapping.J_YES: {"f": Answer.NO, "j": Answer.YES},
@@ -232,17 +233,51 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     """Save one answer. A re-sent trial (same idempotency key) returns the saved row, never a second.
 
     The common case — a participant in progress answering the next regular trial — takes the fast
-    path: checks against the participant the view already read, then one short transaction that
-    refreshes the participant's last-seen time (re-checking, under the row lock, that the
-    participation has not ended meanwhile) and inserts the trial, guarded by the unique constraints
-    (participant × index, × item, × idempotency key). Anything else (a re-sent or clashing answer,
-    an ended participation, an attention check, a step out of order) takes the
-    locked path, which serialises on the participant row and says exactly what is wrong.
+    path: checks against the participant already read, then one atomic write that refreshes the
+    participant's last-seen time (re-checking, under the row lock, that the participation has not
+    ended meanwhile) and inserts the trial, guarded by the unique constraints (participant × index,
+    × item, × idempotency key): fastsave.insert. Anything else (a re-sent or clashing answer, an
+    ended participation, an attention check, a step out of order) takes the locked path, which
+    serialises on the participant row and says exactly what is wrong.
     """
-    receipt = _trial_fast(participant=participant, payload=payload, user_agent=user_agent)
+    receipt = _trial_fast(participant=participant, flow_done=_flow_done(participant), payload=payload,
+                          user_agent=user_agent)
     if receipt is None:
         receipt = _trial_locked(participant=participant, payload=payload, user_agent=user_agent)
     return receipt
+
+
+def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "") -> TrialReceipt:
+    """The trial endpoint's service: save the answer `data` (decoded JSON) sent to a session URL.
+
+    One read (fastsave.hot) finds the participant, its arm and the submitted item; a regular answer
+    of a participation in progress is then written by one statement (fastsave.insert). Four-option
+    studies (their keys come from the study's settings), attention checks, re-sent or clashing
+    answers and ended participations go through trial_record's locked path, which re-reads under
+    the participant's row lock. FlowError('unknown_session', 404) when no participant has this
+    study and token; PayloadError for a malformed answer.
+    """
+    hot = fastsave.hot(slug=slug, token=token, item_id=data.get("item") if isinstance(data, dict) else None)
+    if hot is None:
+        raise FlowError("unknown_session", "No such session.", 404)
+    if hot.multiple_choice or not hot.has_arm:
+        participant = _by_token(slug, token)
+        payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms,
+                              keys=choice.accepted_keys(participant.study))
+        return trial_record(participant=participant, payload=payload, user_agent=user_agent)
+    payload = parse_trial(data, time_limit_ms=hot.time_limit_ms)
+    receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
+                          user_agent=user_agent, item=hot.item)
+    if receipt is None:
+        receipt = _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
+    return receipt
+
+
+def _by_token(slug: str, token: str) -> Participant:
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:  # erased between two reads
+        raise FlowError("unknown_session", "No such session.", 404)
+    return participant
 
 
 def _flow_done(participant: Participant) -> bool:
@@ -275,29 +310,28 @@ def _trial_fields(participant: Participant, item: Item, payload: TrialPayload, u
     )
 
 
-def _trial_fast(*, participant: Participant, payload: TrialPayload, user_agent: str) -> TrialReceipt | None:
-    """The next regular answer of a participant in progress, or None for the locked path to decide."""
+_LOOKUP = object()
+
+
+def _trial_fast(*, participant: Participant, flow_done: bool, payload: TrialPayload, user_agent: str,
+                item: Item | None | object = _LOOKUP) -> TrialReceipt | None:
+    """The next regular answer of a participant in progress, or None for the locked path to decide.
+    `item` is the submitted item when the caller has read it already (None: not this study's)."""
     plan = participant.plan
-    if participant.status != ParticipantStatus.STARTED or not _flow_done(participant):
+    if participant.status != ParticipantStatus.STARTED or not flow_done:
         return None
     if payload.index >= len(plan) or plan[payload.index] != payload.item:
         return None
-    item = (Item.objects.filter(pk=payload.item, study_id=participant.study_id)
-            .only("id", "kind", "gold_answer", "design", "study_id").first())
+    if item is _LOOKUP:
+        item = (Item.objects.filter(pk=payload.item, study_id=participant.study_id)
+                .only("id", "kind", "gold_answer", "design", "study_id").first())
     if item is None or item.design == ATTENTION_DESIGN:
         return None
-    fields = _trial_fields(participant, item, payload, user_agent)
+    trial = Trial(**_trial_fields(participant, item, payload, user_agent))
     now = timezone.now()
-    try:
-        with transaction.atomic():
-            # Still in progress? The UPDATE also locks the participant's row, so an ending (which
-            # locks it too) either waits for this answer or wins and sends it to the locked path.
-            if not Participant.objects.filter(pk=participant.pk, status=ParticipantStatus.STARTED).update(
-                last_seen_at=now
-            ):
-                return None
-            trial = Trial.objects.create(**fields)
-    except IntegrityError:  # answered already (re-sent, or another key for the same trial)
+    # Still in progress? The write's UPDATE locks the participant's row, so an ending (which locks
+    # it too) either waits for this answer or wins and sends it to the locked path.
+    if not fastsave.insert(trial=trial, now=now):
         return None
     participant.last_seen_at = now
     return TrialReceipt(trial=trial, created=True, participant=participant)

@@ -103,13 +103,19 @@ def _mapping(participant: Participant) -> dict:
     return {k: v.value for k, v in services.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
 
 
+_CODE_FIELDS = {
+    ParticipantStatus.COMPLETED: "completion_code",
+    ParticipantStatus.NO_CONSENT: "no_consent_code",
+    ParticipantStatus.FAILED_ATTENTION: "failed_attention_code",
+}
+
+
 def _ending(participant: Participant) -> dict:
+    field = _CODE_FIELDS.get(participant.status)
+    if field is None:  # in progress, returned or excluded: no code, nowhere to send the participant
+        return {"status": participant.status, "code": "", "redirect": ""}
     arm = participant.study.human_arm
-    code = {
-        ParticipantStatus.COMPLETED: arm.completion_code,
-        ParticipantStatus.NO_CONSENT: arm.no_consent_code,
-        ParticipantStatus.FAILED_ATTENTION: arm.failed_attention_code,
-    }.get(participant.status, "")
+    code = getattr(arm, field)
     return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
 
 
@@ -165,7 +171,7 @@ practice = _step_post(lambda participant, request: services.participant_practice
 
 def _printable(text: str) -> str:
     """A header as storable text: no NUL or other control characters, no lone surrogates."""
-    return "".join(ch for ch in text if ch.isprintable())
+    return text if text.isprintable() else "".join(ch for ch in text if ch.isprintable())
 
 
 def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonResponse:
@@ -175,23 +181,24 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
 @ratelimit.limit("trial", key="token", json=True)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
-    participant = participant_by_token(slug=slug, token=token)
-    if participant is None:
+    if not token or len(token) > 64:
         return _json_error("No such session.", 404, "unknown_session")
+    problem = None
     if len(request.body) > MAX_BODY:
-        return _json_error("The trial is too large.", 413)
+        problem = _json_error("The trial is too large.", 413)
+    else:
+        try:
+            data = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            problem = _json_error("The body must be JSON.", 400)
+        except RecursionError:  # nesting deeper than the parser follows (found by tests/security)
+            problem = _json_error("The body must be JSON describing one trial (it is nested too deeply).", 400)
+    if problem is not None:  # an unknown session is still a 404, whatever the body
+        return problem if participant_by_token(slug=slug, token=token) else _json_error(
+            "No such session.", 404, "unknown_session")
     try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        return _json_error("The body must be JSON.", 400)
-    except RecursionError:  # nesting deeper than the parser follows (found by tests/security)
-        return _json_error("The body must be JSON describing one trial (it is nested too deeply).", 400)
-    try:
-        payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms,
-                              keys=choice.accepted_keys(participant.study))
-        receipt = services.trial_record(
-            participant=participant, payload=payload, user_agent=_printable(request.headers.get("User-Agent", ""))
-        )
+        receipt = services.trial_submit(slug=slug, token=token, data=data,
+                                        user_agent=_printable(request.headers.get("User-Agent", "")))
     except PayloadError as exc:
         return _json_error(str(exc), 400)
     except services.FlowError as exc:

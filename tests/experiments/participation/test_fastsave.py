@@ -1,0 +1,165 @@
+"""The trial save's SQL fast path (fastsave): same rows and answers as the ORM path, one read and one
+write for a regular answer, and every unusual case handed to the locked path. Runs on SQLite and
+again on PostgreSQL (where the write is a single UPDATE … INSERT statement)."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from experiments.models import Item, Participant, ParticipantStatus, Trial
+from experiments.participation import fastsave, services
+from experiments.participation.payload import PayloadError, parse_trial
+
+from .conftest import code_for, trial_data
+from .test_services import ready, start
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(participant, index, **kw):
+    data = trial_data(participant, index, **kw)
+    return services.trial_submit(slug=participant.study.slug, token=participant.token, data=data, user_agent="ua")
+
+
+def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    item = Item.objects.get(pk=participant.plan[0])
+    data = trial_data(participant, 0, code=code_for(participant, item.gold_answer), key_id="regular-answer-0001")
+    with CaptureQueriesContext(connection) as queries:
+        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="ua")
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert receipt.created and receipt.participant.status == ParticipantStatus.STARTED
+    writes = [s for s in sql if s.lstrip().upper().startswith(("WITH", "UPDATE", "INSERT"))]
+    if connection.vendor == "postgresql":
+        assert len(sql) == 2 and writes[0].startswith("WITH seen AS (UPDATE")  # one statement, atomic by itself
+    else:
+        assert [s.split()[0].upper() for s in writes] == ["UPDATE", "INSERT"]
+    assert not any("FOR UPDATE" in s for s in sql)  # the locked path was not needed
+    trial = Trial.objects.get(participant=participant)
+    assert receipt.trial.pk == trial.pk
+    assert (trial.index, trial.item_id, trial.answer, trial.correct, trial.rt_ms, trial.user_agent) == (
+        0, item.pk, item.gold_answer, True, 850.0, "ua")
+    assert trial.received_at is not None and trial.idempotency_key == "regular-answer-0001"
+    participant.refresh_from_db()
+    assert participant.last_seen_at == receipt.participant.last_seen_at
+
+
+def test_fast_and_locked_paths_store_the_same_row(open_study):
+    """The same answer saved by the SQL path and by the ORM (locked path) gives identical columns."""
+    study = open_study(attention_checks=[])
+    a, b = ready(start(study, 1)[0]), ready(start(study, 2)[0])
+    b.plan = a.plan
+    Participant.objects.filter(pk=b.pk).update(plan=a.plan, key_mapping=a.key_mapping)
+    b.refresh_from_db()
+    extra = dict(viewport_width=1280, viewport_height=800, focus_lost=True, rt=1234.5)
+    submit(a, 3, **extra)
+    payload = parse_trial(trial_data(b, 3, **extra))
+    services._trial_locked(participant=b, payload=payload, user_agent="ua")
+    skip = {"id", "participant", "received_at", "idempotency_key"}
+    columns = [f.attname for f in Trial._meta.concrete_fields if f.name not in skip]
+    fast, locked = (Trial.objects.filter(participant=p).values(*columns).get() for p in (a, b))
+    assert fast == locked
+
+
+def test_the_read_loads_only_what_a_save_needs_and_defers_the_rest(open_study):
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
+    assert hot.flow_done and hot.has_arm and not hot.multiple_choice and hot.item.pk == participant.plan[0]
+    assert (hot.participant.pk, hot.participant.plan, hot.participant.key_mapping, hot.participant.is_preview) == (
+        participant.pk, participant.plan, participant.key_mapping, False)
+    assert "prolific_pid" in hot.participant.get_deferred_fields()
+    assert hot.participant.prolific_pid == participant.prolific_pid  # loaded on demand, not a wrong default
+    assert fastsave.hot(slug=study.slug, token=participant.token + "x", item_id=1) is None
+    assert fastsave.hot(slug="another-study", token=participant.token, item_id=1) is None
+    for odd in (None, "12", 12.0, True, -1, 0, 2**70):  # not an id: no item, never an error
+        assert fastsave.hot(slug=study.slug, token=participant.token, item_id=odd).item is None
+
+
+def test_the_read_knows_what_is_still_to_do_before_the_trials(open_study):
+    study = open_study(attention_checks=[])
+    participant = start(study, 1)[0]
+    hot = lambda: fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])  # noqa: E731
+    assert not hot().flow_done
+    services.participant_consent(participant=participant, agree=True)
+    services.participant_instructions_done(participant=participant)
+    assert not hot().flow_done  # the default arm has a practice block
+    services.participant_practice_done(participant=participant)
+    assert hot().flow_done
+    with pytest.raises(services.FlowError) as refused:
+        services.trial_submit(slug=study.slug, token="no-such-token", data=trial_data(participant, 0))
+    assert refused.value.status == 404
+
+
+def test_an_item_of_another_study_or_list_goes_to_the_locked_path_and_is_refused(open_study):
+    study, other = open_study(attention_checks=[]), open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    foreign = other.items.first()
+    with pytest.raises(PayloadError, match="not trial 0"):
+        submit(participant, 0, item=foreign.pk)
+    assert not Trial.objects.exists()
+
+
+def test_a_participation_ended_after_the_read_gets_no_trial(open_study):
+    """The race the UPDATE … WHERE status = 'started' closes: the view read 'started', then the
+    participation ended (expiry, erasure, another tab's finish) before the write."""
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
+    Participant.objects.filter(pk=participant.pk).update(status=ParticipantStatus.RETURNED)
+    trial = Trial(**services._trial_fields(hot.participant, hot.item, parse_trial(trial_data(participant, 0)), ""))
+    assert fastsave.insert(trial=trial, now=participant.started_at) is False
+    assert trial.pk is None and not Trial.objects.exists()
+    with pytest.raises(services.FlowError) as refused:  # the locked path says why
+        services.trial_record(participant=hot.participant, payload=parse_trial(trial_data(participant, 0)))
+    assert refused.value.reason == "ended" and not Trial.objects.exists()
+
+
+def test_a_resent_answer_is_one_row_and_a_clashing_one_is_refused(open_study):
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    first = submit(participant, 0, key_id="first-try-of-trial-0")
+    again = submit(participant, 0, key_id="first-try-of-trial-0")  # same idempotency key: the locked path finds the saved row
+    assert first.created and not again.created and again.trial.pk == first.trial.pk
+    with pytest.raises(services.FlowError) as clash:  # another key for an answered trial
+        submit(participant, 0, key_id="k" * 20)
+    assert clash.value.reason == "answered"
+    assert Trial.objects.filter(participant=participant).count() == 1
+
+
+def test_attention_checks_and_failures_still_count_through_the_locked_path(open_study):
+    study = open_study()  # the default arm has attention checks
+    participant = ready(start(study, 1)[0])
+    checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
+    index = next(n for n, pk in enumerate(participant.plan) if pk in checks)
+    wrong = "no" if checks[participant.plan[index]].gold_answer == "yes" else "yes"
+    submit(participant, index, code=code_for(participant, wrong))
+    participant.refresh_from_db()
+    assert participant.attention_failures == 1
+    assert Trial.objects.get(participant=participant).is_attention_check
+
+
+def _prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_postgres_prepares_the_two_statements_once_per_connection(open_study, settings):
+    assert connection.vendor == "postgresql", "needs DATABASE_URL on PostgreSQL (scripts/test.sh's second pass)"
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    for index in range(3):
+        submit(participant, index)
+    prepared = _prepared_statements()
+    assert sum(s.startswith("SELECT p.") for s in prepared) == 1  # the read, once however often it ran
+    assert sum(s.startswith("WITH seen AS") for s in prepared) == 1
+    assert Trial.objects.filter(participant=participant).count() == 3
+    connection.close()  # a new connection, with preparing switched off (behind a transaction pooler)
+    settings.DUET_PREPARED_STATEMENTS = False
+    submit(participant, 3)
+    assert _prepared_statements() == [] and Trial.objects.filter(participant=participant).count() == 4
