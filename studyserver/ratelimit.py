@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -81,14 +82,7 @@ def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) 
     cache = caches[getattr(settings, "DUET_RATELIMIT_CACHE", "default")]
     ttl = rate.seconds + 5
     try:
-        if cache.add(key, 1, ttl):
-            count = 1
-        else:
-            try:
-                count = cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.add(key, 1, ttl)
-                count = 1
+        count = _count_redis(cache, key, ttl) if isinstance(cache, RedisCache) else _count(cache, key, ttl)
     except Exception as error:  # the cache (Redis) is down: let the participant through, say so in the log
         log.warning("rate limit %s not checked, the cache is unavailable: %s", scope, error)
         return Decision(True)
@@ -96,6 +90,29 @@ def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) 
         return Decision(True)
     retry = max(1, math.ceil((window + 1) * rate.seconds - now))
     return Decision(False, retry)
+
+
+def _count(cache, key: str, ttl: int) -> int:
+    """Any Django cache: add the key at 1, or increment it (two or three calls)."""
+    if cache.add(key, 1, ttl):
+        return 1
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, ttl)
+        return 1
+
+
+def _count_redis(cache: RedisCache, key: str, ttl: int) -> int:
+    """Redis: INCR and EXPIRE … NX in one round trip (Django's add + incr take three: SET NX, EXISTS,
+    INCR). Django's Redis cache stores integers as plain numbers, so the counters stay readable
+    through the cache API; the expiry is set once, when the window's first request creates the key."""
+    full = cache.make_and_validate_key(key)
+    pipe = cache._cache.get_client(full, write=True).pipeline(transaction=True)
+    pipe.incr(full)
+    pipe.expire(full, ttl, nx=True)
+    count, _ = pipe.execute()
+    return int(count)
 
 
 def rate_for(scope: str) -> Rate | None:
