@@ -6,6 +6,7 @@ R is reached only through analysis.rbridge.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -32,6 +33,86 @@ class Section:
     n_obs: int = 0
     data: pd.DataFrame | None = None  # the exact frame the main model was fitted on
     figures: dict[str, bytes] = field(default_factory=dict)
+
+
+def run_section(function, *args) -> Section:
+    """Run one analysis; an R failure becomes the section's stated reason, not a crash."""
+    try:
+        return function(*args)
+    except rb.RUnavailable as error:  # R missing: the section says so; the rest of the report goes on
+        return Section(function.__name__, function.__doc__.splitlines()[0], absent=str(error))
+    except Exception as error:  # an R error inside a fit: reported, the rest of the report goes on
+        if type(error).__name__ != "RRuntimeError":
+            raise
+        return Section(function.__name__, function.__doc__.splitlines()[0],
+                       absent=f"R stopped with an error: {str(error).strip()}")
+
+
+# Below this many rows (trials + scores) the human-vs-model fit takes less than a second process
+# costs to start (Python's imports and R's packages: 3–5 s of CPU), so it runs in the caller.
+PARALLEL_MIN_ROWS = 5_000
+
+
+def processes_default() -> int:
+    """DUET_ANALYSIS_PROCESSES, else 2 on a machine with two or more CPUs (one R per process)."""
+    text = os.environ.get("DUET_ANALYSIS_PROCESSES", "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"DUET_ANALYSIS_PROCESSES must be a whole number ≥ 1, not '{text}'.")
+        return int(text)
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+class RProcess:
+    """A second process with its own R, for an analysis run beside the caller's work (R and threads
+    do not mix, so parallel fits mean processes). Started as early as possible: the process is
+    spawned — never forked, a forked embedded R is not safe — and loads R while the caller reads its
+    data. With fewer than two `processes` (default processes_default()), or where no child process
+    can be started (e.g. inside a daemonic worker), nothing starts and `submit` runs the analysis
+    in the caller when its result is asked for. Same Section either way."""
+
+    def __init__(self, *, processes: int | None = None):
+        self._pool = None
+        if (processes or processes_default()) < 2:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool.submit(rb.available)  # loads R there now; a failure shows in the analysis later
+        except (AssertionError, OSError, RuntimeError):  # no child processes here
+            self.close()
+
+    @property
+    def where(self) -> str:
+        return "second process" if self._pool is not None else "this process"
+
+    def submit(self, function, *args) -> "Pending":
+        future = self._pool.submit(run_section, function, *args) if self._pool is not None else None
+        return Pending(function, args, future)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+
+@dataclass
+class Pending:
+    function: object
+    args: tuple
+    future: object = None
+
+    def result(self) -> Section:
+        if self.future is not None:
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                return self.future.result()
+            except BrokenProcessPool:  # the process died (killed, out of memory): once more, here
+                pass
+        return run_section(self.function, *self.args)
 
 
 def _lacks(frame: pd.DataFrame, group: str, minimum: int, what: str) -> str:

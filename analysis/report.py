@@ -51,19 +51,6 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _run_section(function, *args) -> mixed.Section:
-    """Run one analysis; an R failure becomes the section's stated reason, not a crash."""
-    try:
-        return function(*args)
-    except rb.RUnavailable as error:  # R missing: the section says so; the rest of the report goes on
-        return mixed.Section(function.__name__, function.__doc__.splitlines()[0], absent=str(error))
-    except Exception as error:  # an R error inside a fit: reported, the rest of the report goes on
-        if type(error).__name__ != "RRuntimeError":
-            raise
-        return mixed.Section(function.__name__, function.__doc__.splitlines()[0],
-                             absent=f"R stopped with an error: {str(error).strip()}")
-
-
 def _figures(section: mixed.Section, ranks: dict[str, int]) -> None:
     if section.absent:
         return
@@ -124,8 +111,12 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
 
 def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, title: str,
                  runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions(),
-                 paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None) -> ReportResult:
-    """Everything runs in the calling thread: R and threads do not mix well (rpy2 is not thread-safe)."""
+                 paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
+                 helper: mixed.RProcess | None = None) -> ReportResult:
+    """R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
+    human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
+    (mixed.RProcess; the caller may start it before reading its data, else it starts here and is
+    closed at the end), while this process does the rest."""
     out_dir = Path(out_dir)
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     tables_dir.mkdir(parents=True, exist_ok=True)
@@ -134,13 +125,27 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
         kept, exclusions = prep.apply_exclusions(trials, rules)
     else:
         kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
+    own_helper = (helper is None and len(kept) > 0 and len(scores) > 0  # else nothing to fit there
+                  and len(kept) + len(scores) >= mixed.PARALLEL_MIN_ROWS)
+    helper = mixed.RProcess() if own_helper else (helper or mixed.RProcess(processes=1))
+    try:
+        return _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings)
+    finally:
+        if own_helper:
+            helper.close()
+
+
+def _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings):
+    tables_dir, data_dir = out_dir / "tables", out_dir / "data"
+    agents = helper.submit(mixed.agents, kept, scores)  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", metrics.table1, scores, kept)
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir)
     sections = []
     for function, args in [(mixed.eq4, (scores,)), (mixed.eq5, (scores,)), (mixed.eq6, (kept,)),
                            (_sequent_section, (scores,)), (mixed.necessitation, (scores,)),
-                           (mixed.distribution, (scores,)), (mixed.agents, (kept, scores))]:
-        sections.append(_timed(timings, f"section {function.__name__.strip('_')}", _run_section, function, *args))
+                           (mixed.distribution, (scores,))]:
+        sections.append(_timed(timings, f"section {function.__name__.strip('_')}", mixed.run_section, function, *args))
+    sections.append(_timed(timings, f"section agents ({helper.where}, waited for)", agents.result))
     sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, paired)  # issue 6
     sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, mc_runs)  # issue 7
     ranks = _ranks(table1)

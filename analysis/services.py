@@ -28,15 +28,26 @@ def exclusions_for(*, study) -> Exclusions:
 
 def report_build(*, study, out_dir: Path, rules: Exclusions | None = None):
     """Read the study's trials and scores and write the report files into out_dir."""
-    from . import frames, paired_frames
+    from experiments.models import Trial
+    from inference.models import ModelScore
+
+    from . import frames, mixed, paired_frames
     from .report import build_report
 
     rules = rules or exclusions_for(study=study)
-    return build_report(
-        scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
-        title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
-        paired=paired_frames.inputs(study), mc_runs=frames.mc_runs_frame(study),
-    )
+    n_trials = Trial.objects.filter(participant__study=study).count()
+    n_scores = ModelScore.objects.filter(run__study=study).count()
+    worth = n_trials and n_scores and n_trials + n_scores >= mixed.PARALLEL_MIN_ROWS
+    # the human-vs-model fit's process loads its R while the frames are read
+    helper = mixed.RProcess(processes=None if worth else 1)
+    try:
+        return build_report(
+            scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
+            title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
+            paired=paired_frames.inputs(study), mc_runs=frames.mc_runs_frame(study), helper=helper,
+        )
+    finally:
+        helper.close()
 
 
 def _move(report: Report, target: str, **fields) -> None:
