@@ -19,6 +19,7 @@ import logging
 import math
 import re
 import time
+import weakref
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -103,16 +104,24 @@ def _count(cache, key: str, ttl: int) -> int:
         return 1
 
 
+# INCR, and on the window's first request EXPIRE: one command, atomic inside Redis.
+_INCR_WITH_EXPIRY = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+_scripts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _count_redis(cache: RedisCache, key: str, ttl: int) -> int:
-    """Redis: INCR and EXPIRE … NX in one round trip (Django's add + incr take three: SET NX, EXISTS,
-    INCR). Django's Redis cache stores integers as plain numbers, so the counters stay readable
-    through the cache API; the expiry is set once, when the window's first request creates the key."""
-    full = cache.make_and_validate_key(key)
-    pipe = cache._cache.get_client(full, write=True).pipeline(transaction=True)
-    pipe.incr(full)
-    pipe.expire(full, ttl, nx=True)
-    count, _ = pipe.execute()
-    return int(count)
+    """Redis: one round trip (EVALSHA of _INCR_WITH_EXPIRY) where Django's add + incr take three
+    (SET NX, EXISTS, INCR) and build a new client object for each. The script and its client are
+    made once per cache object (Django keeps one per process and thread). Django's Redis cache stores
+    integers as plain numbers, so the counters stay readable through the cache API."""
+    script = _scripts.get(cache)
+    if script is None:
+        script = _scripts[cache] = cache._cache.get_client(write=True).register_script(_INCR_WITH_EXPIRY)
+    return int(script(keys=[cache.make_and_validate_key(key)], args=[ttl]))
 
 
 def rate_for(scope: str) -> Rate | None:
