@@ -518,6 +518,7 @@ class Outcome:
     results: dict
     study_seconds: float
     client_cpu: float
+    stolen: float | None  # share of the machine's CPU time taken by the hypervisor during phase 2
 
 
 async def run(args, base: str) -> Outcome:
@@ -540,10 +541,11 @@ async def run(args, base: str) -> Outcome:
         load.scale = 0.0
         crowd = [Person(pid=f"sat{n:05d}x{secrets.token_hex(3)}") for n in range(args.concurrency)]
         await asyncio.gather(*(load.enter(p, pauses=False) for p in crowd))
-        cpu0, w0 = time.process_time(), time.perf_counter()
+        cpu0, w0, machine0 = time.process_time(), time.perf_counter(), machine_cpu()
         results = await saturate(load, crowd, args.saturation_requests)
         client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - w0)
-    return Outcome(load, study, crowd, results, study_seconds, client_cpu)
+        stolen = stolen_share(machine0, machine_cpu())
+    return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen)
 
 
 def database_audit(stack: Stack, out: Outcome) -> tuple[Audit, Counter]:
@@ -565,6 +567,24 @@ def seconds_per_answer() -> float:
     return ANSWER_MEDIAN_S * math.exp(ANSWER_SIGMA ** 2 / 2) + 0.5
 
 
+def machine_cpu() -> list[int] | None:
+    """The machine's CPU time counters (/proc/stat's first line: user … steal), or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+
+
+def stolen_share(before, after) -> float | None:
+    """Steal time (a virtual machine's CPU taken by its host) as a share of all CPU time between two
+    readings: on a shared VM it shrinks every throughput alike and moves from run to run."""
+    if not before or not after:
+        return None
+    delta = [b - a for a, b in zip(before, after)]
+    return delta[7] / sum(delta) if sum(delta) else None
+
+
 def report(args, stack: Stack, out: Outcome) -> int:
     found, statuses = database_audit(stack, out)
     load = out.load
@@ -583,7 +603,9 @@ def report(args, stack: Stack, out: Outcome) -> int:
     for failure in load.failures[:10]:
         print(f"  FAILED: {failure}")
     print(f"\nphase 2, saturation: {args.concurrency} clients, {args.saturation_requests} requests each per endpoint, "
-          f"back to back, alternating bursts (the client used {out.client_cpu:.0%} of one core)")
+          f"back to back, alternating bursts (the client used {out.client_cpu:.0%} of one core"
+          + (f"; the hypervisor took {out.stolen:.0%} of the machine's CPU time" if out.stolen is not None else "")
+          + ")")
     print(f"  bare GET /healthz: {bare.line()}")
     print(f"  trial save:        {trial.line()}")
     print(f"  {args.participants} real participants (an answer every {gap:.1f} s) would ask "

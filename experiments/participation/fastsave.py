@@ -35,6 +35,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
@@ -45,6 +46,7 @@ from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, S
 ATTENTION_DESIGN = "attention-check"  # Item.design of the catch items
 _MAX_ID = 2**63 - 1
 _ONLY_WHEN_ASKED = 2**62
+SEEN_REFRESH = timedelta(seconds=30)  # the heartbeat's period: last_seen_at is never staler than that
 
 
 
@@ -68,6 +70,7 @@ class Hot:
     time_limit_ms: int | None
     multiple_choice: bool  # the study has four-option items
     item: Item | None  # the submitted item, when it is one of this study's; deferred (_ITEM_FIELDS)
+    seen_at: object = None  # the participant's last_seen_at (PostgreSQL only; None elsewhere)
 
 
 def _db():
@@ -94,6 +97,7 @@ def _sql(db) -> dict:
         f"{p('consented_at')} IS NOT NULL AND {p('instructions_done_at')} IS NOT NULL, "
         f"{p('practice_done_at')} IS NOT NULL, "
         f"a.{_column(A, 'id')}, a.{_column(A, 'time_limit_ms')}, a.{_column(A, 'practice')}, "
+        f"{p('last_seen_at')}, "
         f"{', '.join(i(name) for name in _ITEM_FIELDS)}, "
         f"EXISTS (SELECT 1 FROM {_table(I)} m WHERE m.{_column(I, 'study')} = {p('study')} "
         f"AND m.{_column(I, 'kind')} = %s AND m.{_column(I, 'design')} <> %s) "
@@ -118,6 +122,13 @@ def _sql(db) -> dict:
             # typed placeholders: a parameter bound by the server in a SELECT list has no column to take its type from
         f"SELECT {', '.join('seen.' + _column(P, 'id') if f.name == 'participant' else f'CAST(%s AS {f.cast_db_type(db)})' for f in fields)} "
             f"FROM seen ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
+        ),
+        # PostgreSQL, last-seen time still fresh: the insert under a share lock on the participant's row
+        "locked_insert": (
+            f"INSERT INTO {_table(T)} ({columns}) "
+            f"SELECT {', '.join('p.' + _column(P, 'id') if f.name == 'participant' else f'CAST(%s AS {f.cast_db_type(db)})' for f in fields)} "
+            f"FROM {_table(P)} p WHERE p.{_column(P, 'id')} = %s AND p.{_column(P, 'status')} = %s "
+            f"FOR SHARE ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
         ),
         "insert": f"INSERT INTO {_table(T)} ({columns}) VALUES ({', '.join('%s' for _ in fields)})",
     }
@@ -190,18 +201,24 @@ def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
     values[_PLAN] = _json(values[_PLAN])
     values[_PREVIEW] = bool(values[_PREVIEW])  # SQLite answers 0/1
     participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
-    steps_done, practice_done, arm_id, time_limit_ms, practice = row[n:n + 5]
-    item_values = row[n + 5:n + 5 + len(_ITEM_FIELDS)]
+    steps_done, practice_done, arm_id, time_limit_ms, practice, seen_at = row[n:n + 6]
+    item_values = row[n + 6:n + 6 + len(_ITEM_FIELDS)]
     item = Item.from_db(db.alias, _ITEM_FIELDS, item_values) if item_values[0] is not None else None
     practice_pending = bool(_json(practice)) and not practice_done
     return Hot(participant=participant, flow_done=bool(steps_done) and not practice_pending,
-               has_arm=arm_id is not None, time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]), item=item)
+               has_arm=arm_id is not None, time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]), item=item,
+               seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
 
-def insert(*, trial: Trial, now) -> bool:
-    """Write `trial` (unsaved, its participant in progress) and refresh the participant's last-seen
-    time, atomically. False, with nothing written, when the participation is no longer in progress or
-    a unique constraint refuses the trial; the caller then takes the locked path."""
+def insert(*, trial: Trial, now, refresh_seen: bool = True) -> bool:
+    """Write `trial` (unsaved, its participant in progress) and, with `refresh_seen`, the participant's
+    last-seen time, atomically. False, with nothing written, when the participation is no longer in
+    progress or a unique constraint refuses the trial; the caller then takes the locked path.
+
+    On PostgreSQL a save whose participant was seen less than SEEN_REFRESH ago leaves last_seen_at
+    alone and only share-locks the row (the same guard against an ending as the UPDATE's lock): an
+    UPDATE per answer writes a new version of the participant row, plan included, and the row's
+    version chain grows by one per answer, which every later read by token walks until vacuum."""
     db = _db()
     sql = _sql(db)
     values = [f.get_db_prep_save(f.pre_save(trial, True), db) for f in sql["fields"]]
@@ -209,7 +226,10 @@ def insert(*, trial: Trial, now) -> bool:
     if db.vendor == "postgresql":
         del values[sql["participant_at"]]
         with _cursor(db) as cursor:
-            cursor.execute(sql["seen_insert"], seen_params + values)
+            if refresh_seen:
+                cursor.execute(sql["seen_insert"], seen_params + values)
+            else:
+                cursor.execute(sql["locked_insert"], values + seen_params[1:])
             row = cursor.fetchone()
         if row is None:
             return False

@@ -241,7 +241,7 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     serialises on the participant row and says exactly what is wrong.
     """
     receipt = _trial_fast(participant=participant, flow_done=_flow_done(participant), payload=payload,
-                          user_agent=user_agent)
+                          user_agent=user_agent, seen_at=participant.last_seen_at)
     if receipt is None:
         receipt = _trial_locked(participant=participant, payload=payload, user_agent=user_agent)
     return receipt
@@ -267,7 +267,7 @@ def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "") -
         return trial_record(participant=participant, payload=payload, user_agent=user_agent)
     payload = parse_trial(data, time_limit_ms=hot.time_limit_ms)
     receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
-                          user_agent=user_agent, item=hot.item)
+                          user_agent=user_agent, item=hot.item, seen_at=hot.seen_at)
     if receipt is None:
         receipt = _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
     return receipt
@@ -314,9 +314,10 @@ _LOOKUP = object()
 
 
 def _trial_fast(*, participant: Participant, flow_done: bool, payload: TrialPayload, user_agent: str,
-                item: Item | None | object = _LOOKUP) -> TrialReceipt | None:
+                item: Item | None | object = _LOOKUP, seen_at=None) -> TrialReceipt | None:
     """The next regular answer of a participant in progress, or None for the locked path to decide.
-    `item` is the submitted item when the caller has read it already (None: not this study's)."""
+    `item` is the submitted item when the caller has read it already (None: not this study's);
+    `seen_at` the participant's last-seen time as read (None: unknown, refresh it)."""
     plan = participant.plan
     if participant.status != ParticipantStatus.STARTED or not flow_done:
         return None
@@ -329,11 +330,13 @@ def _trial_fast(*, participant: Participant, flow_done: bool, payload: TrialPayl
         return None
     trial = Trial(**_trial_fields(participant, item, payload, user_agent))
     now = timezone.now()
-    # Still in progress? The write's UPDATE locks the participant's row, so an ending (which locks
-    # it too) either waits for this answer or wins and sends it to the locked path.
-    if not fastsave.insert(trial=trial, now=now):
+    refresh = seen_at is None or now - seen_at >= fastsave.SEEN_REFRESH
+    # Still in progress? The write locks the participant's row, so an ending (which locks it too)
+    # either waits for this answer or wins and sends it to the locked path.
+    if not fastsave.insert(trial=trial, now=now, refresh_seen=refresh):
         return None
-    participant.last_seen_at = now
+    if refresh:
+        participant.last_seen_at = now
     return TrialReceipt(trial=trial, created=True, participant=participant)
 
 

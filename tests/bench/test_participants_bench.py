@@ -93,3 +93,12 @@ def test_arguments_defaults_and_bounds():
                 ["--saturation-requests", "30", "--items", "24"]):
         with pytest.raises(bench.BenchError):
             bench.parse_args(bad)
+
+
+def test_steal_share_is_read_from_the_machine_counters():
+    before = [100, 0, 50, 800, 10, 0, 0, 40]  # user nice system idle iowait irq softirq steal
+    after = [200, 0, 100, 900, 10, 0, 0, 90]
+    assert bench.stolen_share(before, after) == pytest.approx(50 / 300)  # 50 of 300 ticks
+    assert bench.stolen_share(None, after) is None and bench.stolen_share(before, before) is None
+    counters = bench.machine_cpu()
+    assert counters is None or (len(counters) == 8 and all(v >= 0 for v in counters))

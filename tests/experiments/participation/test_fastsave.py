@@ -3,9 +3,12 @@ write for a regular answer, and every unusual case handed to the locked path. Ru
 again on PostgreSQL (where the write is a single UPDATE … INSERT statement)."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from experiments.models import Item, Participant, ParticipantStatus, Trial
 from experiments.participation import fastsave, services
@@ -22,16 +25,22 @@ def submit(participant, index, **kw):
     return services.trial_submit(slug=participant.study.slug, token=participant.token, data=data, user_agent="ua")
 
 
-def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
-    study = open_study(attention_checks=[])
-    participant = ready(start(study, 1)[0])
-    item = Item.objects.get(pk=participant.plan[0])
-    data = trial_data(participant, 0, code=code_for(participant, item.gold_answer), key_id="regular-answer-0001")
+def _save_capturing(study, participant, index, key_id):
+    item = Item.objects.get(pk=participant.plan[index])
+    data = trial_data(participant, index, code=code_for(participant, item.gold_answer), key_id=key_id)
     with CaptureQueriesContext(connection) as queries:
         receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="ua")
     sql = [q["sql"] for q in queries.captured_queries]
+    return receipt, item, sql, [s for s in sql if s.lstrip().upper().startswith(("WITH", "UPDATE", "INSERT"))]
+
+
+def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    long_ago = timezone.now() - timedelta(minutes=10)
+    Participant.objects.filter(pk=participant.pk).update(last_seen_at=long_ago)
+    receipt, item, sql, writes = _save_capturing(study, participant, 0, "regular-answer-0001")
     assert receipt.created and receipt.participant.status == ParticipantStatus.STARTED
-    writes = [s for s in sql if s.lstrip().upper().startswith(("WITH", "UPDATE", "INSERT"))]
     if connection.vendor == "postgresql":
         assert len(sql) == 2 and writes[0].startswith("WITH seen AS (UPDATE")  # one statement, atomic by itself
     else:
@@ -43,7 +52,18 @@ def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
         0, item.pk, item.gold_answer, True, 850.0, "ua")
     assert trial.received_at is not None and trial.idempotency_key == "regular-answer-0001"
     participant.refresh_from_db()
-    assert participant.last_seen_at == receipt.participant.last_seen_at
+    assert participant.last_seen_at == receipt.participant.last_seen_at > long_ago  # refreshed
+
+    # The next answer within fastsave.SEEN_REFRESH: PostgreSQL leaves last_seen_at alone and only
+    # share-locks the participant's row for the insert (no new row version per answer).
+    seen = participant.last_seen_at
+    receipt, _, sql, writes = _save_capturing(study, participant, 1, "regular-answer-0002")
+    assert receipt.created
+    if connection.vendor == "postgresql":
+        assert len(sql) == 2 and writes[0].startswith("INSERT INTO") and "FOR SHARE" in writes[0]
+        participant.refresh_from_db()
+        assert participant.last_seen_at == seen
+    assert Trial.objects.filter(participant=participant).count() == 2
 
 
 def test_fast_and_locked_paths_store_the_same_row(open_study):
@@ -103,15 +123,17 @@ def test_an_item_of_another_study_or_list_goes_to_the_locked_path_and_is_refused
 
 
 def test_a_participation_ended_after_the_read_gets_no_trial(open_study):
-    """The race the UPDATE … WHERE status = 'started' closes: the view read 'started', then the
-    participation ended (expiry, erasure, another tab's finish) before the write."""
+    """The race the write's WHERE status = 'started' (under the row lock) closes: the view read
+    'started', then the participation ended (expiry, erasure, another tab's finish) before the write.
+    Both writes: with the last-seen refresh, and the share-locked insert alone."""
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
     Participant.objects.filter(pk=participant.pk).update(status=ParticipantStatus.RETURNED)
-    trial = Trial(**services._trial_fields(hot.participant, hot.item, parse_trial(trial_data(participant, 0)), ""))
-    assert fastsave.insert(trial=trial, now=participant.started_at) is False
-    assert trial.pk is None and not Trial.objects.exists()
+    for refresh in (True, False):
+        trial = Trial(**services._trial_fields(hot.participant, hot.item, parse_trial(trial_data(participant, 0)), ""))
+        assert fastsave.insert(trial=trial, now=participant.started_at, refresh_seen=refresh) is False
+        assert trial.pk is None and not Trial.objects.exists()
     with pytest.raises(services.FlowError) as refused:  # the locked path says why
         services.trial_record(participant=hot.participant, payload=parse_trial(trial_data(participant, 0)))
     assert refused.value.reason == "ended" and not Trial.objects.exists()
@@ -157,9 +179,58 @@ def test_postgres_prepares_the_two_statements_once_per_connection(open_study, se
         submit(participant, index)
     prepared = _prepared_statements()
     assert sum(s.startswith("SELECT p.") for s in prepared) == 1  # the read, once however often it ran
-    assert sum(s.startswith("WITH seen AS") for s in prepared) == 1
+    assert sum(s.startswith("INSERT INTO") and "FOR SHARE" in s for s in prepared) == 1  # seen just now
     assert Trial.objects.filter(participant=participant).count() == 3
     connection.close()  # a new connection, with preparing switched off (behind a transaction pooler)
     settings.DUET_PREPARED_STATEMENTS = False
     submit(participant, 3)
     assert _prepared_statements() == [] and Trial.objects.filter(participant=participant).count() == 4
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study):
+    """Real concurrency on PostgreSQL: another connection ends the participation while holding the
+    participant's row (as participant_finish and erasure do under select_for_update); the share-locked
+    insert waits for it, re-checks the status and inserts nothing."""
+    import threading
+
+    from django.db import connections
+
+    assert connection.vendor == "postgresql", "needs DATABASE_URL on PostgreSQL (scripts/test.sh's second pass)"
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
+    locked, release, outcome = threading.Event(), threading.Event(), {}
+
+    def finisher():
+        from django.db import transaction
+
+        try:
+            with transaction.atomic():
+                Participant.objects.select_for_update().get(pk=participant.pk)
+                locked.set()
+                release.wait(10)
+                Participant.objects.filter(pk=participant.pk).update(status=ParticipantStatus.RETURNED)
+        finally:
+            connections.close_all()
+
+    def saver():
+        try:
+            trial = Trial(**services._trial_fields(hot.participant, hot.item,
+                                                   parse_trial(trial_data(participant, 0)), ""))
+            outcome["saved"] = fastsave.insert(trial=trial, now=timezone.now(), refresh_seen=False)
+        finally:
+            connections.close_all()
+
+    ending = threading.Thread(target=finisher)
+    ending.start()
+    assert locked.wait(10)
+    saving = threading.Thread(target=saver)
+    saving.start()
+    saving.join(0.5)
+    assert saving.is_alive()  # waiting for the row lock
+    release.set()
+    ending.join(10)
+    saving.join(10)
+    assert outcome == {"saved": False} and not Trial.objects.exists()
