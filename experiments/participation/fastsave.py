@@ -14,7 +14,10 @@ write — `insert(...)`: on PostgreSQL one statement,
             INSERT INTO trial (…) SELECT seen.id, … FROM seen ON CONFLICT DO NOTHING RETURNING id
         atomic by itself; the UPDATE takes the participant's row lock as the ORM path's
         select_for_update does, so an ending (finish, expiry, erasure) either waits for this answer
-        or wins, and then nothing is inserted. Elsewhere (SQLite) the same UPDATE and INSERT run in
+        or wins, and then nothing is inserted. When the participant was seen less than SEEN_REFRESH
+        ago the statement is `INSERT INTO trial … SELECT … FROM participant WHERE id = … AND status =
+        'started' FOR SHARE ON CONFLICT DO NOTHING`: the same guard, without writing a new version of
+        the participant's row for every answer. Elsewhere (SQLite) the UPDATE and the INSERT run in
         one transaction. A trial the unique constraints refuse (a re-sent or clashing answer) is not
         written and the caller falls back to the locked ORM path, which says exactly what happened.
 
@@ -46,8 +49,9 @@ from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, S
 ATTENTION_DESIGN = "attention-check"  # Item.design of the catch items
 _MAX_ID = 2**63 - 1
 _ONLY_WHEN_ASKED = 2**62
-SEEN_REFRESH = timedelta(seconds=30)  # the heartbeat's period: last_seen_at is never staler than that
-
+# A save refreshes last_seen_at when it is at least this old: the heartbeat's period. Abandonment
+# (participants_expire) is judged in minutes, so a few seconds of staleness never matter.
+SEEN_REFRESH = timedelta(seconds=30)
 
 
 def _in_model_order(model, names: set[str]) -> tuple[str, ...]:
