@@ -118,8 +118,7 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
     (mixed.RProcess; the caller may start it before reading its data, else it starts here and is
     closed at the end), while this process does the rest."""
     out_dir = Path(out_dir)
-    tables_dir, data_dir = out_dir / "tables", out_dir / "data"
-    tables_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     if len(trials):
         kept, exclusions = prep.apply_exclusions(trials, rules)

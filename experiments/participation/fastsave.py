@@ -214,9 +214,15 @@ def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
 
+def needs_refresh(seen_at, now) -> bool:
+    """Whether a save at `now` refreshes last_seen_at: always except on PostgreSQL within SEEN_REFRESH
+    of the last refresh (SQLite's write takes its lock through the UPDATE)."""
+    return _db().vendor != "postgresql" or seen_at is None or now - seen_at >= SEEN_REFRESH
+
+
 def insert(*, trial: Trial, now, refresh_seen: bool = True) -> bool:
-    """Write `trial` (unsaved, its participant in progress) and, with `refresh_seen`, the participant's
-    last-seen time, atomically. False, with nothing written, when the participation is no longer in
+    """Write `trial` (unsaved, its participant in progress) and, with `refresh_seen` (see
+    needs_refresh; SQLite always refreshes), the participant's last-seen time, atomically. False, with nothing written, when the participation is no longer in
     progress or a unique constraint refuses the trial; the caller then takes the locked path.
 
     On PostgreSQL a save whose participant was seen less than SEEN_REFRESH ago leaves last_seen_at

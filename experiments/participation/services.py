@@ -233,9 +233,9 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     """Save one answer. A re-sent trial (same idempotency key) returns the saved row, never a second.
 
     The common case — a participant in progress answering the next regular trial — takes the fast
-    path: checks against the participant already read, then one atomic write that refreshes the
-    participant's last-seen time (re-checking, under the row lock, that the participation has not
-    ended meanwhile) and inserts the trial, guarded by the unique constraints (participant × index,
+    path: checks against the participant already read, then one atomic write that locks the
+    participant's row (re-checking under the lock that the participation has not ended meanwhile),
+    refreshes its last-seen time when that is 30 s old or more, and inserts the trial, guarded by the unique constraints (participant × index,
     × item, × idempotency key): fastsave.insert. Anything else (a re-sent or clashing answer, an
     ended participation, an attention check, a step out of order) takes the locked path, which
     serialises on the participant row and says exactly what is wrong.
@@ -330,7 +330,7 @@ def _trial_fast(*, participant: Participant, flow_done: bool, payload: TrialPayl
         return None
     trial = Trial(**_trial_fields(participant, item, payload, user_agent))
     now = timezone.now()
-    refresh = seen_at is None or now - seen_at >= fastsave.SEEN_REFRESH
+    refresh = fastsave.needs_refresh(seen_at, now)
     # Still in progress? The write locks the participant's row, so an ending (which locks it too)
     # either waits for this answer or wins and sends it to the locked path.
     if not fastsave.insert(trial=trial, now=now, refresh_seen=refresh):

@@ -21,7 +21,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from . import choice, flow, services
-from .payload import PayloadError, parse_trial
+from .payload import PayloadError
 from .selectors import answered_indices, participant_by_token
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
