@@ -71,6 +71,13 @@ class RProcess:
     can be started (e.g. inside a daemonic worker), nothing starts and `submit` runs the analysis
     in the caller when its result is asked for. Same Section either way."""
 
+    @classmethod
+    def for_rows(cls, n_trials: int, n_scores: int) -> "RProcess":
+        """The helper for a study of this size: a second process only when there are both humans and
+        models and at least PARALLEL_MIN_ROWS rows between them."""
+        worth = n_trials > 0 and n_scores > 0 and n_trials + n_scores >= PARALLEL_MIN_ROWS
+        return cls(processes=None if worth else 1)
+
     def __init__(self, *, processes: int | None = None):
         self._pool = None
         if (processes or processes_default()) < 2:
@@ -91,6 +98,12 @@ class RProcess:
     def submit(self, function, *args) -> "Pending":
         future = self._pool.submit(run_section, function, *args) if self._pool is not None else None
         return Pending(function, args, future)
+
+    def __enter__(self) -> "RProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._pool is not None:

@@ -5,6 +5,7 @@ read the database with analysis.frames and hand the frames over.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.metadata
 import platform
@@ -124,14 +125,9 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
         kept, exclusions = prep.apply_exclusions(trials, rules)
     else:
         kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
-    own_helper = (helper is None and len(kept) > 0 and len(scores) > 0  # else nothing to fit there
-                  and len(kept) + len(scores) >= mixed.PARALLEL_MIN_ROWS)
-    helper = mixed.RProcess() if own_helper else (helper or mixed.RProcess(processes=1))
-    try:
+    own = mixed.RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
+    with own as helper:
         return _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings)
-    finally:
-        if own_helper:
-            helper.close()
 
 
 def _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings):

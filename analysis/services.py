@@ -35,19 +35,14 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None):
     from .report import build_report
 
     rules = rules or exclusions_for(study=study)
-    n_trials = Trial.objects.filter(participant__study=study).count()
-    n_scores = ModelScore.objects.filter(run__study=study).count()
-    worth = n_trials and n_scores and n_trials + n_scores >= mixed.PARALLEL_MIN_ROWS
     # the human-vs-model fit's process loads its R while the frames are read
-    helper = mixed.RProcess(processes=None if worth else 1)
-    try:
+    with mixed.RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
+                                 ModelScore.objects.filter(run__study=study).count()) as helper:
         return build_report(
             scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
             title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
             paired=paired_frames.inputs(study), mc_runs=frames.mc_runs_frame(study), helper=helper,
         )
-    finally:
-        helper.close()
 
 
 def _move(report: Report, target: str, **fields) -> None:

@@ -113,6 +113,14 @@ def _sql(db) -> dict:
     )
     fields = [f for f in T._meta.concrete_fields if not f.primary_key]
     columns = ", ".join(db.ops.quote_name(f.column) for f in fields)
+
+    def typed(participant_id: str) -> str:
+        """The SELECT list of an INSERT … SELECT: the participant's id from the row source, every other
+        column a typed placeholder (a parameter bound by the server in a SELECT list has no column to
+        take its type from)."""
+        return ", ".join(participant_id if f.name == "participant" else f"CAST(%s AS {f.cast_db_type(db)})"
+                         for f in fields)
+
     seen = (f"UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
             f"WHERE {_column(P, 'id')} = %s AND {_column(P, 'status')} = %s")
     built = {
@@ -123,14 +131,12 @@ def _sql(db) -> dict:
         # PostgreSQL: the update and the insert as one statement (see the module's docstring)
         "seen_insert": (
             f"WITH seen AS ({seen} RETURNING {_column(P, 'id')}) INSERT INTO {_table(T)} ({columns}) "
-            # typed placeholders: a parameter bound by the server in a SELECT list has no column to take its type from
-        f"SELECT {', '.join('seen.' + _column(P, 'id') if f.name == 'participant' else f'CAST(%s AS {f.cast_db_type(db)})' for f in fields)} "
-            f"FROM seen ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
+            f"SELECT {typed('seen.' + _column(P, 'id'))} FROM seen "
+            f"ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
         ),
         # PostgreSQL, last-seen time still fresh: the insert under a share lock on the participant's row
         "locked_insert": (
-            f"INSERT INTO {_table(T)} ({columns}) "
-            f"SELECT {', '.join('p.' + _column(P, 'id') if f.name == 'participant' else f'CAST(%s AS {f.cast_db_type(db)})' for f in fields)} "
+            f"INSERT INTO {_table(T)} ({columns}) SELECT {typed('p.' + _column(P, 'id'))} "
             f"FROM {_table(P)} p WHERE p.{_column(P, 'id')} = %s AND p.{_column(P, 'status')} = %s "
             f"FOR SHARE ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
         ),
@@ -222,8 +228,9 @@ def needs_refresh(seen_at, now) -> bool:
 
 def insert(*, trial: Trial, now, refresh_seen: bool = True) -> bool:
     """Write `trial` (unsaved, its participant in progress) and, with `refresh_seen` (see
-    needs_refresh; SQLite always refreshes), the participant's last-seen time, atomically. False, with nothing written, when the participation is no longer in
-    progress or a unique constraint refuses the trial; the caller then takes the locked path.
+    needs_refresh; SQLite always refreshes), the participant's last-seen time, atomically. False,
+    with nothing written, when the participation is no longer in progress or a unique constraint
+    refuses the trial; the caller then takes the locked path.
 
     On PostgreSQL a save whose participant was seen less than SEEN_REFRESH ago leaves last_seen_at
     alone and only share-locks the row (the same guard against an ending as the UPDATE's lock): an
