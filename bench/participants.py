@@ -257,6 +257,8 @@ class Stack:
         self.folder = Path(tempfile.mkdtemp(prefix="duet-load-"))
         self.db = servers.Database(postgres_server(args.database_url))
         self.redis = servers.Redis(self.folder / "redis") if shutil.which("redis-server") else None
+        if self.redis:  # docker/compose's persistence (appendonly, fsync once a second), not the fault tests' fsync-always
+            self.redis.argv[self.redis.argv.index("--appendfsync") + 1] = "everysec"
         self.web = None
         self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CACHE_URL", "DB_CONN_MAX_AGE")}
         self.env.update({"DATABASE_URL": self.db.url, "SECRET_KEY": secrets.token_urlsafe(40), "LOG_LEVEL": "WARNING",
@@ -469,7 +471,8 @@ def expect(ok: bool, message: str) -> None:
         raise BenchError(message)
 
 
-async def saturate(load: Load, people: list[Person], per_client: int, rounds: int = 2) -> dict[str, tuple[list, float]]:
+async def saturate(load: Load, people: list[Person], per_client: int, meter: CpuMeter | None = None,
+                   rounds: int = 2) -> dict[str, tuple[list, float]]:
     """Alternating bursts at saturation: every client sends its share back to back, no pause; each
     client sends as many requests to the bare endpoint as trial saves (its participant's first
     `per_client` trials, in order)."""
@@ -495,8 +498,11 @@ async def saturate(load: Load, people: list[Person], per_client: int, rounds: in
         for name, make in (("bare", lambda i, lat: bare_client(len(slices[i]), lat)),
                            ("trial", lambda i, lat: trial_client(people[i], slices[i], lat))):
             lat: list[float] = []
+            cpu0 = meter.snapshot() if meter else None
             t0 = time.perf_counter()
             await asyncio.gather(*(make(i, lat) for i in range(len(people))))
+            if meter:
+                meter.add(name, cpu0, meter.snapshot(), len(lat))
             total, seconds = results[name]
             results[name] = (total + lat, seconds + time.perf_counter() - t0)
             progress(f"burst {r + 1}/{rounds} {name}: {len(lat)} requests in {time.perf_counter() - t0:.1f} s")
@@ -519,9 +525,10 @@ class Outcome:
     study_seconds: float
     client_cpu: float
     stolen: float | None  # share of the machine's CPU time taken by the hypervisor during phase 2
+    cpu: CpuMeter | None = None  # CPU time per request of each process group (Linux only)
 
 
-async def run(args, base: str) -> Outcome:
+async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
     import aiohttp
 
     rng = random.Random(args.seed)
@@ -542,10 +549,10 @@ async def run(args, base: str) -> Outcome:
         crowd = [Person(pid=f"sat{n:05d}x{secrets.token_hex(3)}") for n in range(args.concurrency)]
         await asyncio.gather(*(load.enter(p, pauses=False) for p in crowd))
         cpu0, w0, machine0 = time.process_time(), time.perf_counter(), machine_cpu()
-        results = await saturate(load, crowd, args.saturation_requests)
+        results = await saturate(load, crowd, args.saturation_requests, meter)
         client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - w0)
         stolen = stolen_share(machine0, machine_cpu())
-    return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen)
+    return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen, meter)
 
 
 def database_audit(stack: Stack, out: Outcome) -> tuple[Audit, Counter]:
@@ -585,6 +592,77 @@ def stolen_share(before, after) -> float | None:
     return delta[7] / sum(delta) if sum(delta) else None
 
 
+CPU_GROUPS = ("client", "web", "PostgreSQL", "Redis")
+
+
+def process_ticks() -> dict[int, tuple[int, str, int]]:
+    """Every process's (parent pid, command name, user + system CPU ticks), from /proc (Linux)."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                raw = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        comm, rest = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:].split()
+        table[int(entry.name)] = (int(rest[1]), comm, int(rest[11]) + int(rest[12]))
+    return table
+
+
+def group_ticks(table: dict[int, tuple[int, str, int]], roots: dict[str, int | None]) -> dict[str, int]:
+    """CPU ticks per group: a group is a root process and its descendants (roots: name -> pid); every
+    process named postgres counts as PostgreSQL (its server need not be our child)."""
+    totals = dict.fromkeys(CPU_GROUPS, 0)
+    owner = {pid: name for name, pid in roots.items() if pid is not None}
+    for pid, (ppid, comm, ticks) in table.items():
+        name, up, seen = owner.get(pid), ppid, 0
+        while name is None and up in table and seen < 64:  # walk up to a root (bounded)
+            name, up, seen = owner.get(up), table[up][0], seen + 1
+        if name is None and comm.startswith("postgres"):
+            name = "PostgreSQL"
+        if name is not None:
+            totals[name] = totals.get(name, 0) + ticks
+    return totals
+
+
+class CpuMeter:
+    """CPU time per request of each burst kind, by process group and for the whole machine."""
+
+    def __init__(self, roots: dict[str, int | None]):
+        self.roots, self.tick_s = roots, 1 / os.sysconf("SC_CLK_TCK")
+        self.ticks: dict[str, Counter] = defaultdict(Counter)
+        self.requests: Counter = Counter()
+
+    def snapshot(self) -> Counter:
+        counts = Counter(group_ticks(process_ticks(), self.roots))
+        machine = machine_cpu()
+        if machine:  # user, nice, system, irq, softirq: time this machine's CPUs worked for us
+            counts["machine"] = sum(machine[i] for i in (0, 1, 2, 5, 6))
+        return counts
+
+    def add(self, kind: str, before: Counter, after: Counter, requests: int) -> None:
+        self.ticks[kind].update({k: after[k] - before[k] for k in after})
+        self.requests[kind] += requests
+
+    def per_request_ms(self, kind: str) -> dict[str, float]:
+        n = self.requests[kind]
+        return {k: v * self.tick_s * 1000 / n for k, v in self.ticks[kind].items()} if n else {}
+
+
+def cpu_table(meter: CpuMeter) -> str:
+    """CPU milliseconds per request by process group, bare vs trial save, and their ratio."""
+    columns = [*CPU_GROUPS, "machine"]
+    rows = {kind: meter.per_request_ms(kind) for kind in ("bare", "trial")}
+    lines = ["  CPU ms per request " + "".join(f"{c:>12}" for c in columns)]
+    for kind, label in (("bare", "bare"), ("trial", "trial save")):
+        lines.append(f"    {label:<17}" + "".join(f"{rows[kind].get(c, math.nan):12.2f}" for c in columns))
+    ratio = [rows["trial"].get(c, math.nan) / rows["bare"][c] if rows["bare"].get(c) else math.nan for c in columns]
+    lines.append(f"    {'trial / bare':<17}" + "".join(f"{r:12.2f}" for r in ratio))
+    return "\n".join(lines)
+
+
 def report(args, stack: Stack, out: Outcome) -> int:
     found, statuses = database_audit(stack, out)
     load = out.load
@@ -608,6 +686,8 @@ def report(args, stack: Stack, out: Outcome) -> int:
           + ")")
     print(f"  bare GET /healthz: {bare.line()}")
     print(f"  trial save:        {trial.line()}")
+    if out.cpu is not None:
+        print(cpu_table(out.cpu))
     print(f"  {args.participants} real participants (an answer every {gap:.1f} s) would ask "
           f"for {real:.1f} trials/s: trial-save capacity is {trial.per_second / real:.1f}x that")
     print(f"\ndatabase (read directly): phase 1 participants {dict(statuses)}")
@@ -651,7 +731,9 @@ def main(argv=None) -> int:
         left = args.max_seconds - (time.monotonic() - started)
         print(f"{args.participants} participants x {args.items} items (+ attention checks); max {args.max_seconds:g} s")
         try:
-            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base), timeout=max(1.0, left)))
+            meter = CpuMeter({"client": os.getpid(), "web": stack.web.proc.pid,
+                              "Redis": stack.redis.proc.pid if stack.redis else None}) if Path("/proc/stat").exists() else None
+            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter), timeout=max(1.0, left)))
         except asyncio.TimeoutError:
             raise BenchError(f"stopped: the run went past --max-seconds {args.max_seconds:g}") from None
         return report(args, stack, outcome)

@@ -27,6 +27,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from redis.exceptions import NoScriptError
 
 log = logging.getLogger(__name__)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
@@ -46,6 +47,7 @@ class Rate:
         return f"{self.count} per {self.seconds} s"
 
 
+@functools.lru_cache(maxsize=64)  # read on every request; the settings' few texts parse once
 def parse_rate(text: str | None) -> Rate | None:
     """'30/m' -> Rate(30, 60); 'off', '0' or empty -> None (no limit)."""
     value = (text or "").strip().lower()
@@ -115,13 +117,28 @@ _scripts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _count_redis(cache: RedisCache, key: str, ttl: int) -> int:
     """Redis: one round trip (EVALSHA of _INCR_WITH_EXPIRY) where Django's add + incr take three
-    (SET NX, EXISTS, INCR) and build a new client object for each. The script and its client are
+    (SET NX, EXISTS, INCR) and build a new client object for each. The command goes straight to a
+    pooled connection (the client's per-command layers cost more than the round trip itself); a
+    Redis that lost the script (restarted, SCRIPT FLUSH) gets it again through redis-py's Script. A
+    connection that fails is dropped, and the error goes to the caller. The script and its client are
     made once per cache object (Django keeps one per process and thread). Django's Redis cache stores
     integers as plain numbers, so the counters stay readable through the cache API."""
     script = _scripts.get(cache)
     if script is None:
         script = _scripts[cache] = cache._cache.get_client(write=True).register_script(_INCR_WITH_EXPIRY)
-    return int(script(keys=[cache.make_and_validate_key(key)], args=[ttl]))
+    full_key = cache.make_key(key)  # hex digests and a scope name: nothing to validate
+    pool = script.registered_client.connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_command("EVALSHA", script.sha, 1, full_key, ttl)
+        return int(connection.read_response())
+    except NoScriptError:
+        return int(script(keys=[full_key], args=[ttl]))
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
 
 
 def rate_for(scope: str) -> Rate | None:

@@ -41,13 +41,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, models, transaction
 from django.db.backends.utils import CursorWrapper
 
 from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, Study, Trial
+from .payload import TIME_LIMIT_GRACE_MS
 
 ATTENTION_DESIGN = "attention-check"  # Item.design of the catch items
-_MAX_ID = 2**63 - 1
+MAX_ID = 2**63 - 1  # a bigint primary key
 _ONLY_WHEN_ASKED = 2**62
 # A save refreshes last_seen_at when it is at least this old: the heartbeat's period. Abandonment
 # (participants_expire) is judged in minutes, so a few seconds of staleness never matter.
@@ -62,6 +63,9 @@ def _in_model_order(model, names: set[str]) -> tuple[str, ...]:
 _PARTICIPANT_FIELDS = _in_model_order(Participant, {"id", "study_id", "status", "plan", "key_mapping", "is_preview"})
 _ITEM_FIELDS = _in_model_order(Item, {"id", "study_id", "kind", "gold_answer", "design"})
 _PLAN, _PREVIEW = _PARTICIPANT_FIELDS.index("plan"), _PARTICIPANT_FIELDS.index("is_preview")
+# The read's columns by name, as the one-statement save's CTE calls them (same order as the SELECT list).
+_READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "steps_done", "practice_done", "arm_id",
+               "time_limit_ms", "practice", "seen_at", *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,34 +118,59 @@ def _sql(db) -> dict:
     fields = [f for f in T._meta.concrete_fields if not f.primary_key]
     columns = ", ".join(db.ops.quote_name(f.column) for f in fields)
 
-    def typed(participant_id: str) -> str:
-        """The SELECT list of an INSERT … SELECT: the participant's id from the row source, every other
-        column a typed placeholder (a parameter bound by the server in a SELECT list has no column to
-        take its type from)."""
-        return ", ".join(participant_id if f.name == "participant" else f"CAST(%s AS {f.cast_db_type(db)})"
-                         for f in fields)
+    def typed(sources: dict[str, str]) -> str:
+        """The SELECT list of an INSERT … SELECT: the columns named in `sources` from the row source,
+        every other column a typed placeholder (a parameter bound by the server in a SELECT list has
+        no column to take its type from)."""
+        return ", ".join(sources.get(f.name, f"CAST(%s AS {f.cast_db_type(db)})") for f in fields)
 
     seen = (f"UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
             f"WHERE {_column(P, 'id')} = %s AND {_column(P, 'status')} = %s")
     built = {
         "read": read,
         "fields": fields,
+        "prepared": [(f, isinstance(f, _PLAIN) and not getattr(f, "auto_now_add", False)) for f in fields],
         "participant_at": [n for n, f in enumerate(fields) if f.name == "participant"][0],
         "seen": seen,
         # PostgreSQL: the update and the insert as one statement (see the module's docstring)
         "seen_insert": (
             f"WITH seen AS ({seen} RETURNING {_column(P, 'id')}) INSERT INTO {_table(T)} ({columns}) "
-            f"SELECT {typed('seen.' + _column(P, 'id'))} FROM seen "
+            f"SELECT {typed({'participant': 'seen.' + _column(P, 'id')})} FROM seen "
             f"ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
         ),
         # PostgreSQL, last-seen time still fresh: the insert under a share lock on the participant's row
         "locked_insert": (
-            f"INSERT INTO {_table(T)} ({columns}) SELECT {typed('p.' + _column(P, 'id'))} "
+            f"INSERT INTO {_table(T)} ({columns}) SELECT {typed({'participant': 'p.' + _column(P, 'id')})} "
             f"FROM {_table(P)} p WHERE p.{_column(P, 'id')} = %s AND p.{_column(P, 'status')} = %s "
             f"FOR SHARE ON CONFLICT DO NOTHING RETURNING {_column(T, 'id')}"
         ),
         "insert": f"INSERT INTO {_table(T)} ({columns}) VALUES ({', '.join('%s' for _ in fields)})",
     }
+    if db.vendor == "postgresql":
+        # The trial endpoint's save as one statement (see save()): the read under a share lock on the
+        # participant's row, the insert when every check of a regular answer holds, the last-seen
+        # refresh when that is stale, and the read's facts back for whatever the insert did not do.
+        from_read = {"participant": "h.p_id", "item": "h.i_id", "answer": "x.answer",
+                     "correct": "COALESCE(x.answer = h.i_gold_answer, false)"}
+        T_id, T_participant = _column(T, "id"), _column(T, "participant")
+        built["save_prepared"] = [pair for pair in built["prepared"] if pair[0].name not in from_read]
+        built["save"] = (
+            f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR SHARE OF p), "
+            f"ins AS (INSERT INTO {_table(T)} ({columns}) SELECT {typed(from_read)} "
+            f"FROM h, LATERAL (SELECT CAST(%s AS jsonb) ->> h.p_key_mapping) x (answer) "
+            f"WHERE h.p_status = %s AND h.steps_done AND h.arm_id IS NOT NULL AND NOT h.mc "
+            f"AND (h.practice_done OR COALESCE(h.practice, 'null') IN ('[]', 'null')) "
+            f"AND h.i_kind = %s AND h.i_design <> %s AND h.p_plan ->> CAST(%s AS integer) = %s "
+            f"AND (COALESCE(h.time_limit_ms, 0) = 0 OR CAST(%s AS double precision) <= h.time_limit_ms + %s) "
+            f"AND x.answer IS NOT NULL "
+            f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {_column(T, 'answer')}, {_column(T, 'correct')}), "
+            f"seen AS (UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
+            f"WHERE {_column(P, 'id')} = (SELECT {T_participant} FROM ins) "
+            f"AND ({_column(P, 'last_seen_at')} IS NULL OR {_column(P, 'last_seen_at')} <= %s) "
+            f"RETURNING {_column(P, 'id')}) "
+            f"SELECT h.*, ins.{T_id}, ins.{_column(T, 'answer')}, ins.{_column(T, 'correct')}, seen.{_column(P, 'id')} "
+            f"IS NOT NULL FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true"
+        )
     _statements[db.vendor] = built
     return built
 
@@ -193,19 +222,32 @@ def _cursor(db):
         raw.close()
 
 
+# Columns whose Python values the driver takes as they are (Django's preparation of them only checks
+# the type); every other column (dates, auto_now_add) goes through its field's pre_save and
+# get_db_prep_save, as the ORM does.
+_PLAIN = (models.BooleanField, models.CharField, models.FloatField, models.IntegerField, models.ForeignKey)
+
+
+def _db_values(trial: Trial, fields, db) -> list:
+    return [getattr(trial, f.attname) if plain else f.get_db_prep_save(f.pre_save(trial, True), db)
+            for f, plain in fields]
+
+
 def _json(value):
     return json.loads(value) if isinstance(value, (str, bytes)) else value
 
 
 def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
     """The participant of this study and token (None: no such session) and the submitted item."""
-    candidate = item_id if type(item_id) is int and 1 <= item_id <= _MAX_ID else None
+    candidate = item_id if type(item_id) is int and 1 <= item_id <= MAX_ID else None
     db = _db()
     with _cursor(db) as cursor:
         cursor.execute(_sql(db)["read"], [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, candidate, token, slug])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _hot(db, row)
+
+
+def _hot(db, row) -> Hot:
     n = len(_PARTICIPANT_FIELDS)
     values = list(row[:n])
     values[_PLAN] = _json(values[_PLAN])
@@ -216,8 +258,14 @@ def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
     item = Item.from_db(db.alias, _ITEM_FIELDS, item_values) if item_values[0] is not None else None
     practice_pending = bool(_json(practice)) and not practice_done
     return Hot(participant=participant, flow_done=bool(steps_done) and not practice_pending,
-               has_arm=arm_id is not None, time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]), item=item,
+               has_arm=arm_id is not None, time_limit_ms=time_limit_ms, multiple_choice=bool(row[len(_READ_NAMES) - 1]),
+               item=item,
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
+
+
+def one_statement() -> bool:
+    """Whether the trial endpoint reads and writes in one statement (save): on PostgreSQL."""
+    return _db().vendor == "postgresql"
 
 
 def needs_refresh(seen_at, now) -> bool:
@@ -238,7 +286,7 @@ def insert(*, trial: Trial, now, refresh_seen: bool = True) -> bool:
     version chain grows by one per answer, which every later read by token walks until vacuum."""
     db = _db()
     sql = _sql(db)
-    values = [f.get_db_prep_save(f.pre_save(trial, True), db) for f in sql["fields"]]
+    values = _db_values(trial, sql["prepared"], db)
     seen_params = [now, trial.participant_id, ParticipantStatus.STARTED]
     if db.vendor == "postgresql":
         del values[sql["participant_at"]]
@@ -263,3 +311,40 @@ def insert(*, trial: Trial, now, refresh_seen: bool = True) -> bool:
             return False
     trial._state.adding, trial._state.db = False, db.alias
     return True
+
+
+MAX_INDEX = 2**31 - 1  # the one-statement save compares the plan's entry at this index (an integer)
+
+
+def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | None:
+    """PostgreSQL: the trial endpoint's read and write in one statement and one round trip. `trial`
+    (unsaved) carries what the browser sent (index, item, key, times, …; index <= MAX_INDEX); `answers`
+    is a JSON object from key mapping to the answer the pressed key means under it. The statement reads
+    what hot() reads, under a share lock on the participant's row (an ending waits for this save or wins
+    before it), and inserts the trial when the answer is a regular one: participation in progress,
+    consent, instructions and practice done, the item at this index of the participant's list and a
+    yes/no item of the study (no attention check, no four-option study), the response time within the
+    arm's time limit. It refreshes last_seen_at when that is SEEN_REFRESH old. None: no such session.
+    Otherwise the read's facts, with trial.pk set (and answer, correct) when the trial was written;
+    when it was not, the caller decides from the facts (the locked path says exactly why)."""
+    db = _db()
+    sql = _sql(db)
+    values = _db_values(trial, sql["save_prepared"], db)
+    read = [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, trial.item_id, token, slug]
+    checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, ATTENTION_DESIGN, trial.index, str(trial.item_id),
+              trial.rt_ms, TIME_LIMIT_GRACE_MS]
+    with _cursor(db) as cursor:
+        cursor.execute(sql["save"], read + values + [answers] + checks + [now, now - SEEN_REFRESH])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n = len(_READ_NAMES)
+    hot = _hot(db, row[:n])
+    trial_id, answer, correct, refreshed = row[n:]
+    if trial_id is not None:
+        trial.pk, trial.answer, trial.correct = trial_id, answer, correct
+        trial.participant, trial.item = hot.participant, hot.item
+        trial._state.adding, trial._state.db = False, db.alias
+        if refreshed:
+            hot.participant.last_seen_at = now
+    return hot

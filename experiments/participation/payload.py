@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
+TIME_LIMIT_GRACE_MS = 5000  # with a time limit, a response may arrive this much later (network, rendering)
 KEYS = {"KeyF": "f", "KeyJ": "j"}
 _IDEMPOTENCY = re.compile(r"^[A-Za-z0-9-]{16,64}$")
 
@@ -119,7 +120,7 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping
     rt = payload.rt_ms
     if rt <= 0:
         raise PayloadError(f"The response time must be positive (got {rt:.1f} ms).")
-    ceiling = time_limit_ms + 5000 if time_limit_ms else MAX_RT_MS
+    ceiling = time_limit_ms + TIME_LIMIT_GRACE_MS if time_limit_ms else MAX_RT_MS
     if rt > ceiling:
         raise PayloadError(f"The response time {rt:.0f} ms is longer than the {ceiling} ms allowed.")
     return payload

@@ -5,6 +5,7 @@ PayloadError) with a clear message and changes nothing.
 """
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -250,27 +251,64 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
 def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "") -> TrialReceipt:
     """The trial endpoint's service: save the answer `data` (decoded JSON) sent to a session URL.
 
-    One read (fastsave.hot) finds the participant, its arm and the submitted item; a regular answer
-    of a participation in progress is then written by one statement (fastsave.insert). Four-option
-    studies (their keys come from the study's settings), attention checks, re-sent or clashing
-    answers and ended participations go through trial_record's locked path, which re-reads under
-    the participant's row lock. FlowError('unknown_session', 404) when no participant has this
-    study and token; PayloadError for a malformed answer.
+    On PostgreSQL a regular answer (F/J, not timed out) is read and written by one statement
+    (fastsave.save); elsewhere one read (fastsave.hot) finds the participant, its arm and the
+    submitted item and one write saves the answer (fastsave.insert). Four-option studies (their keys
+    come from the study's settings), attention checks, timed-out trials, re-sent or clashing answers
+    and ended participations go through the locked path, which re-reads under the participant's row
+    lock and says exactly what happened. FlowError('unknown_session', 404) when no participant has
+    this study and token; PayloadError for a malformed answer.
     """
-    hot = fastsave.hot(slug=slug, token=token, item_id=data.get("item") if isinstance(data, dict) else None)
+    hot, tried = None, False
+    if fastsave.one_statement():
+        hot, tried, receipt = _trial_one_statement(slug, token, data, user_agent)
+        if receipt is not None:
+            return receipt
+        if tried and hot is None:
+            raise FlowError("unknown_session", "No such session.", 404)
     if hot is None:
-        raise FlowError("unknown_session", "No such session.", 404)
+        hot = fastsave.hot(slug=slug, token=token, item_id=data.get("item") if isinstance(data, dict) else None)
+        if hot is None:
+            raise FlowError("unknown_session", "No such session.", 404)
     if hot.multiple_choice or not hot.has_arm:
         participant = _by_token(slug, token)
         payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms,
                               keys=choice.accepted_keys(participant.study))
         return trial_record(participant=participant, payload=payload, user_agent=user_agent)
     payload = parse_trial(data, time_limit_ms=hot.time_limit_ms)
-    receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
-                          user_agent=user_agent, item=hot.item, seen_at=hot.seen_at)
+    receipt = None
+    if not tried:  # the one statement has already tried the write and left it to the locked path
+        receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
+                              user_agent=user_agent, item=hot.item, seen_at=hot.seen_at)
     if receipt is None:
         receipt = _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
     return receipt
+
+
+# The answer each key means under each key mapping, as the one-statement save takes it (JSON text).
+_ANSWERS_BY_LETTER = {
+    letter: json.dumps({mapping.value: answers[letter].value for mapping, answers in KEY_ANSWERS.items()})
+    for letter in ("f", "j")
+}
+
+
+def _trial_one_statement(slug: str, token: str, data: object, user_agent: str):
+    """(hot, tried, receipt): a regular F/J answer read and written at once (fastsave.save). Not tried
+    (False) when the payload does not parse without the arm's settings (timed out, another key, a
+    malformed body: the caller re-parses with them and answers precisely) or its numbers are out of
+    the statement's range."""
+    try:
+        payload = parse_trial(data)  # no time limit known yet: the statement checks the arm's own
+    except PayloadError:
+        return None, False, None
+    if payload.letter not in _ANSWERS_BY_LETTER or payload.index > fastsave.MAX_INDEX or payload.item > fastsave.MAX_ID:
+        return None, False, None
+    trial = Trial(item_id=payload.item, **_payload_fields(payload, user_agent))
+    hot = fastsave.save(slug=slug, token=token, trial=trial, answers=_ANSWERS_BY_LETTER[payload.letter],
+                        now=timezone.now())
+    if hot is None or trial.pk is None:
+        return hot, True, None
+    return hot, True, TrialReceipt(trial=trial, created=True, participant=hot.participant)
 
 
 def _by_token(slug: str, token: str) -> Participant:
@@ -297,17 +335,21 @@ def _answer(participant: Participant, item: Item, payload: TrialPayload) -> tupl
     return answer, answer == item.gold_answer
 
 
-def _trial_fields(participant: Participant, item: Item, payload: TrialPayload, user_agent: str) -> dict:
-    answer, correct = _answer(participant, item, payload)
+def _payload_fields(payload: TrialPayload, user_agent: str) -> dict:
+    """A trial's columns that come from what the browser sent."""
     return dict(
-        participant=participant, item=item, index=payload.index, key=payload.key,
-        key_code=payload.code, answer=answer, correct=correct, rt_ms=payload.rt_ms,
-        idempotency_key=payload.idempotency_key, timed_out=payload.timed_out,
-        is_attention_check=item.design == ATTENTION_DESIGN, client_onset_ms=payload.onset_ms,
+        index=payload.index, key=payload.key, key_code=payload.code, rt_ms=payload.rt_ms,
+        idempotency_key=payload.idempotency_key, timed_out=payload.timed_out, client_onset_ms=payload.onset_ms,
         client_response_ms=payload.response_ms, user_agent=user_agent[:400],
         viewport_width=payload.viewport_width, viewport_height=payload.viewport_height,
         focus_lost=payload.focus_lost, visibility_lost=payload.visibility_lost,
     )
+
+
+def _trial_fields(participant: Participant, item: Item, payload: TrialPayload, user_agent: str) -> dict:
+    answer, correct = _answer(participant, item, payload)
+    return dict(participant=participant, item=item, answer=answer, correct=correct,
+                is_attention_check=item.design == ATTENTION_DESIGN, **_payload_fields(payload, user_agent))
 
 
 _LOOKUP = object()

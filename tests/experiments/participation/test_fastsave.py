@@ -1,6 +1,6 @@
-"""The trial save's SQL fast path (fastsave): same rows and answers as the ORM path, one read and one
-write for a regular answer, and every unusual case handed to the locked path. Runs on SQLite and
-again on PostgreSQL (where the write is a single UPDATE … INSERT statement)."""
+"""The trial save's SQL fast path (fastsave): same rows and answers as the ORM path, one statement on
+PostgreSQL (one read and one write elsewhere) for a regular answer, and every unusual case handed to
+the locked path. Runs on SQLite and again on PostgreSQL."""
 from __future__ import annotations
 
 import os
@@ -35,15 +35,15 @@ def _save_capturing(study, participant, index, key_id):
     return receipt, item, sql, [s for s in sql if s.lstrip().upper().startswith(("WITH", "UPDATE", "INSERT"))]
 
 
-def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
+def test_a_regular_answer_is_one_statement_on_postgres_and_one_read_one_write_elsewhere(open_study):
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     long_ago = timezone.now() - timedelta(minutes=10)
     Participant.objects.filter(pk=participant.pk).update(last_seen_at=long_ago)
     receipt, item, sql, writes = _save_capturing(study, participant, 0, "regular-answer-0001")
     assert receipt.created and receipt.participant.status == ParticipantStatus.STARTED
-    if connection.vendor == "postgresql":
-        assert len(sql) == 2 and writes[0].startswith("WITH seen AS (UPDATE")  # one statement, atomic by itself
+    if connection.vendor == "postgresql":  # read, checks, insert and last-seen refresh: one statement, one round trip
+        assert len(sql) == 1 and writes[0].startswith("WITH h (") and "FOR SHARE OF p" in writes[0]
     else:
         assert [s.split()[0].upper() for s in writes] == ["UPDATE", "INSERT"]
     assert not any("FOR UPDATE" in s for s in sql)  # the locked path was not needed
@@ -55,13 +55,13 @@ def test_a_regular_answer_is_one_read_and_one_atomic_write(open_study):
     participant.refresh_from_db()
     assert participant.last_seen_at == receipt.participant.last_seen_at > long_ago  # refreshed
 
-    # The next answer within fastsave.SEEN_REFRESH: PostgreSQL leaves last_seen_at alone and only
-    # share-locks the participant's row for the insert (no new row version per answer).
+    # The next answer within fastsave.SEEN_REFRESH: PostgreSQL leaves last_seen_at alone (the share
+    # lock on the participant's row guards the insert; no new row version per answer).
     seen = participant.last_seen_at
     receipt, _, sql, writes = _save_capturing(study, participant, 1, "regular-answer-0002")
     assert receipt.created
     if connection.vendor == "postgresql":
-        assert len(sql) == 2 and writes[0].startswith("INSERT INTO") and "FOR SHARE" in writes[0]
+        assert len(sql) == 1 and writes[0].startswith("WITH h (")
         participant.refresh_from_db()
         assert participant.last_seen_at == seen
     assert Trial.objects.filter(participant=participant).count() == 2
@@ -181,15 +181,18 @@ def _prepared_statements() -> list[str]:
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-def test_postgres_prepares_the_two_statements_once_per_connection(open_study, settings):
+def test_postgres_prepares_each_statement_once_per_connection(open_study, settings):
     _require_postgres()
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     for index in range(3):
         submit(participant, index)
     prepared = _prepared_statements()
-    assert sum(s.startswith("SELECT p.") for s in prepared) == 1  # the read, once however often it ran
-    assert sum(s.startswith("INSERT INTO") and "FOR SHARE" in s for s in prepared) == 1  # seen just now
+    assert sum(s.startswith("WITH h (") for s in prepared) == 1  # the one statement, once however often it ran
+    data = trial_data(participant, 3, timed_out=True, code="", onset_ms=1.0, response_ms=2.0)
+    with pytest.raises(PayloadError):  # not one for the one statement: the read and the strict check
+        services.trial_submit(slug=study.slug, token=participant.token, data=data)
+    assert sum(s.startswith("SELECT p.") for s in _prepared_statements()) == 1
     assert Trial.objects.filter(participant=participant).count() == 3
     connection.close()  # a new connection, with preparing switched off (behind a transaction pooler)
     settings.DUET_PREPARED_STATEMENTS = False
@@ -199,10 +202,12 @@ def test_postgres_prepares_the_two_statements_once_per_connection(open_study, se
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study):
+@pytest.mark.parametrize("one_statement", [True, False], ids=["one-statement", "share-locked-insert"])
+def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study, one_statement):
     """Real concurrency on PostgreSQL: another connection ends the participation while holding the
-    participant's row (as participant_finish and erasure do under select_for_update); the share-locked
-    insert waits for it, re-checks the status and inserts nothing."""
+    participant's row (as participant_finish and erasure do under select_for_update); the save (the
+    trial endpoint's one statement, or trial_record's share-locked insert) waits for it, re-checks
+    the status and inserts nothing."""
     import threading
 
     from django.db import connections
@@ -227,9 +232,16 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
 
     def saver():
         try:
-            trial = Trial(**services._trial_fields(hot.participant, hot.item,
-                                                   parse_trial(trial_data(participant, 0)), ""))
-            outcome["saved"] = fastsave.insert(trial=trial, now=timezone.now(), refresh_seen=False)
+            if one_statement:
+                trial = Trial(item_id=participant.plan[0],
+                              **services._payload_fields(parse_trial(trial_data(participant, 0)), ""))
+                fastsave.save(slug=study.slug, token=participant.token, trial=trial,
+                              answers=services._ANSWERS_BY_LETTER["f"], now=timezone.now())
+                outcome["saved"] = trial.pk is not None
+            else:
+                trial = Trial(**services._trial_fields(hot.participant, hot.item,
+                                                       parse_trial(trial_data(participant, 0)), ""))
+                outcome["saved"] = fastsave.insert(trial=trial, now=timezone.now(), refresh_seen=False)
         finally:
             connections.close_all()
 
@@ -244,3 +256,49 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
     ending.join(10)
     saving.join(10)
     assert outcome == {"saved": False} and not Trial.objects.exists()
+
+
+@pytest.mark.postgres_only
+def test_the_one_statement_writes_only_a_regular_answer_and_leaves_the_rest_to_the_locked_path(open_study):
+    """Every check of the one statement, against the locked path's verdict for the same answer."""
+    _require_postgres()
+    study = open_study(attention_checks=[], time_limit_ms=2000)
+    participant = ready(start(study, 1)[0])
+
+    def attempt(index, **kw):
+        data = trial_data(participant, index, **kw)
+        payload = parse_trial(data)
+        trial = Trial(item_id=data["item"], **services._payload_fields(payload, "ua"))
+        hot = fastsave.save(slug=study.slug, token=participant.token, trial=trial,
+                            answers=services._ANSWERS_BY_LETTER[payload.letter], now=timezone.now())
+        return hot, trial
+
+    hot, trial = attempt(0, rt=6999.0)  # within the time limit and its 5 s of grace
+    assert trial.pk is not None and hot.participant.pk == participant.pk and hot.time_limit_ms == 2000
+    hot, trial = attempt(1, rt=7001.0)  # past them: not written, and the strict check says why
+    assert trial.pk is None and hot.item is not None
+    with pytest.raises(PayloadError, match="longer than the 7000 ms"):
+        submit(participant, 1, rt=7001.0)
+    hot, trial = attempt(2, item=participant.plan[3])  # another trial's item
+    assert trial.pk is None
+    with pytest.raises(PayloadError, match="not trial 2"):
+        submit(participant, 2, item=participant.plan[3])
+    hot, trial = attempt(0)  # answered already (another idempotency key)
+    assert trial.pk is None
+    with pytest.raises(services.FlowError, match="already been answered"):
+        submit(participant, 0)
+    late = start(study, 2)[0]  # consent given, instructions not yet read
+    services.participant_consent(participant=late, agree=True)
+    data = trial_data(late, 0)
+    trial = Trial(item_id=data["item"], **services._payload_fields(parse_trial(data), ""))
+    fastsave.save(slug=study.slug, token=late.token, trial=trial, answers=services._ANSWERS_BY_LETTER["f"],
+                  now=timezone.now())
+    assert trial.pk is None
+    with pytest.raises(services.FlowError) as early:
+        submit(late, 0)
+    assert early.value.reason == "out_of_order"
+    assert fastsave.save(slug=study.slug, token="no-such-token", trial=trial, answers="{}", now=timezone.now()) is None
+    # a timed-out trial (the arm has a time limit) is saved by the locked path, blank and incorrect
+    receipt = submit(participant, 4, timed_out=True, code="", rt=2100.0)
+    assert receipt.created and (receipt.trial.answer, receipt.trial.correct, receipt.trial.timed_out) == ("", False, True)
+    assert sorted(Trial.objects.filter(participant=participant).values_list("index", flat=True)) == [0, 4]
