@@ -345,7 +345,9 @@ class Participant(models.Model):
 class Trial(models.Model):
     """One answer. (participant, index) is unique so a retried save never doubles an answer."""
 
-    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="trials")
+    # No index of its own: the unique (participant, index) constraint's index serves every lookup by
+    # participant, and each answer saved would maintain a second one.
+    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="trials", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="trials")
     index = models.PositiveIntegerField()
     key = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.key.")

@@ -64,8 +64,9 @@ _PARTICIPANT_FIELDS = _in_model_order(Participant, {"id", "study_id", "status", 
 _ITEM_FIELDS = _in_model_order(Item, {"id", "study_id", "kind", "gold_answer", "design"})
 _PLAN, _PREVIEW = _PARTICIPANT_FIELDS.index("plan"), _PARTICIPANT_FIELDS.index("is_preview")
 # The read's columns by name, as the one-statement save's CTE calls them (same order as the SELECT list).
-_READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "steps_done", "practice_done", "arm_id",
-               "time_limit_ms", "practice", "seen_at", *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
+_READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "flow_done", "arm_id", "time_limit_ms", "seen_at",
+               *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
+_RETURNED = ("answer", "correct", "is_attention_check")  # the trial's columns the one statement decides
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +78,15 @@ class Hot:
     has_arm: bool
     time_limit_ms: int | None
     multiple_choice: bool  # the study has four-option items
-    item: Item | None  # the submitted item, when it is one of this study's; deferred (_ITEM_FIELDS)
+    item_row: tuple  # the submitted item's _ITEM_FIELDS (all None when it is not one of this study's)
+    db_alias: str
     seen_at: object = None  # the participant's last_seen_at (PostgreSQL only; None elsewhere)
+
+    @property
+    def item(self) -> Item | None:
+        """The submitted item when it is one of this study's, deferred (only _ITEM_FIELDS loaded);
+        built when asked for (a save the one statement wrote never needs it)."""
+        return Item.from_db(self.db_alias, _ITEM_FIELDS, self.item_row) if self.item_row[0] is not None else None
 
 
 def _db():
@@ -102,9 +110,11 @@ def _sql(db) -> dict:
     i = lambda name: "i." + _column(I, name)  # noqa: E731
     read = (
         f"SELECT {', '.join(p(name) for name in _PARTICIPANT_FIELDS)}, "
-        f"{p('consented_at')} IS NOT NULL AND {p('instructions_done_at')} IS NOT NULL, "
-        f"{p('practice_done_at')} IS NOT NULL, "
-        f"a.{_column(A, 'id')}, a.{_column(A, 'time_limit_ms')}, a.{_column(A, 'practice')}, "
+        # flow done: consent and instructions, and the practice block unless the arm has none (an
+        # empty list, stored as '[]' by Django on every backend)
+        f"{p('consented_at')} IS NOT NULL AND {p('instructions_done_at')} IS NOT NULL AND "
+        f"({p('practice_done_at')} IS NOT NULL OR COALESCE(a.{_column(A, 'practice')}, 'null') IN ('[]', 'null')), "
+        f"a.{_column(A, 'id')}, a.{_column(A, 'time_limit_ms')}, "
         f"{p('last_seen_at')}, "
         f"{', '.join(i(name) for name in _ITEM_FIELDS)}, "
         f"EXISTS (SELECT 1 FROM {_table(I)} m WHERE m.{_column(I, 'study')} = {p('study')} "
@@ -150,26 +160,29 @@ def _sql(db) -> dict:
         # The trial endpoint's save as one statement (see save()): the read under a share lock on the
         # participant's row, the insert when every check of a regular answer holds, the last-seen
         # refresh when that is stale, and the read's facts back for whatever the insert did not do.
+        attention = "'" + ATTENTION_DESIGN.replace("'", "''") + "'"  # a constant of ours, as an SQL literal
         from_read = {"participant": "h.p_id", "item": "h.i_id", "answer": "x.answer",
-                     "correct": "COALESCE(x.answer = h.i_gold_answer, false)"}
+                     "correct": "COALESCE(x.answer = h.i_gold_answer, false)",
+                     "is_attention_check": f"h.i_design = {attention}"}
         T_id, T_participant = _column(T, "id"), _column(T, "participant")
+        returned = ", ".join(_column(T, name) for name in _RETURNED)
         built["save_prepared"] = [pair for pair in built["prepared"] if pair[0].name not in from_read]
         built["save"] = (
             f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR SHARE OF p), "
             f"ins AS (INSERT INTO {_table(T)} ({columns}) SELECT {typed(from_read)} "
             f"FROM h, LATERAL (SELECT CAST(%s AS jsonb) ->> h.p_key_mapping) x (answer) "
-            f"WHERE h.p_status = %s AND h.steps_done AND h.arm_id IS NOT NULL AND NOT h.mc "
-            f"AND (h.practice_done OR COALESCE(h.practice, 'null') IN ('[]', 'null')) "
-            f"AND h.i_kind = %s AND h.i_design <> %s AND h.p_plan ->> CAST(%s AS integer) = %s "
+            f"WHERE h.p_status = %s AND h.flow_done AND h.arm_id IS NOT NULL AND NOT h.mc "
+            f"AND h.i_kind = %s AND (h.i_design <> {attention} OR x.answer = h.i_gold_answer) "
+            f"AND h.p_plan ->> CAST(%s AS integer) = %s "
             f"AND (COALESCE(h.time_limit_ms, 0) = 0 OR CAST(%s AS double precision) <= h.time_limit_ms + %s) "
             f"AND x.answer IS NOT NULL "
-            f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {_column(T, 'answer')}, {_column(T, 'correct')}), "
+            f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {returned}), "
             f"seen AS (UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
             f"WHERE {_column(P, 'id')} = (SELECT {T_participant} FROM ins) "
             f"AND ({_column(P, 'last_seen_at')} IS NULL OR {_column(P, 'last_seen_at')} <= %s) "
             f"RETURNING {_column(P, 'id')}) "
-            f"SELECT h.*, ins.{T_id}, ins.{_column(T, 'answer')}, ins.{_column(T, 'correct')}, seen.{_column(P, 'id')} "
-            f"IS NOT NULL FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true"
+            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned.split(', '))}, "
+            f"seen.{_column(P, 'id')} IS NOT NULL FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true"
         )
     _statements[db.vendor] = built
     return built
@@ -253,13 +266,10 @@ def _hot(db, row) -> Hot:
     values[_PLAN] = _json(values[_PLAN])
     values[_PREVIEW] = bool(values[_PREVIEW])  # SQLite answers 0/1
     participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
-    steps_done, practice_done, arm_id, time_limit_ms, practice, seen_at = row[n:n + 6]
-    item_values = row[n + 6:n + 6 + len(_ITEM_FIELDS)]
-    item = Item.from_db(db.alias, _ITEM_FIELDS, item_values) if item_values[0] is not None else None
-    practice_pending = bool(_json(practice)) and not practice_done
-    return Hot(participant=participant, flow_done=bool(steps_done) and not practice_pending,
-               has_arm=arm_id is not None, time_limit_ms=time_limit_ms, multiple_choice=bool(row[len(_READ_NAMES) - 1]),
-               item=item,
+    flow_done, arm_id, time_limit_ms, seen_at = row[n:n + 4]
+    return Hot(participant=participant, flow_done=bool(flow_done), has_arm=arm_id is not None,
+               time_limit_ms=time_limit_ms, multiple_choice=bool(row[len(_READ_NAMES) - 1]),
+               item_row=tuple(row[n + 4:n + 4 + len(_ITEM_FIELDS)]), db_alias=db.alias,
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
 
@@ -323,15 +333,17 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     what hot() reads, under a share lock on the participant's row (an ending waits for this save or wins
     before it), and inserts the trial when the answer is a regular one: participation in progress,
     consent, instructions and practice done, the item at this index of the participant's list and a
-    yes/no item of the study (no attention check, no four-option study), the response time within the
-    arm's time limit. It refreshes last_seen_at when that is SEEN_REFRESH old. None: no such session.
-    Otherwise the read's facts, with trial.pk set (and answer, correct) when the trial was written;
-    when it was not, the caller decides from the facts (the locked path says exactly why)."""
+    yes/no item of the study (not a four-option study), the response time within the arm's time limit,
+    and, for an attention check, the right answer (a wrong one is counted by the locked path). It
+    refreshes last_seen_at when that is SEEN_REFRESH old. None: no such session. Otherwise the read's
+    facts, with trial.pk set (and the columns decided from the read: answer, correct, attention check)
+    when the trial was written; when it was not, the caller decides from the facts (the locked path
+    says exactly why)."""
     db = _db()
     sql = _sql(db)
     values = _db_values(trial, sql["save_prepared"], db)
     read = [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, trial.item_id, token, slug]
-    checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, ATTENTION_DESIGN, trial.index, str(trial.item_id),
+    checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, trial.index, str(trial.item_id),
               trial.rt_ms, TIME_LIMIT_GRACE_MS]
     with _cursor(db) as cursor:
         cursor.execute(sql["save"], read + values + [answers] + checks + [now, now - SEEN_REFRESH])
@@ -340,10 +352,12 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
         return None
     n = len(_READ_NAMES)
     hot = _hot(db, row[:n])
-    trial_id, answer, correct, refreshed = row[n:]
+    trial_id, *decided, refreshed = row[n:]
     if trial_id is not None:
-        trial.pk, trial.answer, trial.correct = trial_id, answer, correct
-        trial.participant, trial.item = hot.participant, hot.item
+        trial.pk = trial_id
+        for name, value in zip(_RETURNED, decided):
+            setattr(trial, name, value)
+        trial.participant = hot.participant  # the item loads by item_id if anything asks for it
         trial._state.adding, trial._state.db = False, db.alias
         if refreshed:
             hot.participant.last_seen_at = now

@@ -254,8 +254,9 @@ def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "") -
     On PostgreSQL a regular answer (F/J, not timed out) is read and written by one statement
     (fastsave.save); elsewhere one read (fastsave.hot) finds the participant, its arm and the
     submitted item and one write saves the answer (fastsave.insert). Four-option studies (their keys
-    come from the study's settings), attention checks, timed-out trials, re-sent or clashing answers
-    and ended participations go through the locked path, which re-reads under the participant's row
+    come from the study's settings), wrong answers to attention checks (on PostgreSQL; every attention
+    check elsewhere), timed-out trials, re-sent or clashing answers and ended participations go
+    through the locked path, which re-reads under the participant's row
     lock and says exactly what happened. FlowError('unknown_session', 404) when no participant has
     this study and token; PayloadError for a malformed answer.
     """

@@ -198,7 +198,7 @@ def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
             "No such session.", 404, "unknown_session")
     try:
         receipt = services.trial_submit(slug=slug, token=token, data=data,
-                                        user_agent=_printable(request.headers.get("User-Agent", "")))
+                                        user_agent=_printable(request.META.get("HTTP_USER_AGENT", "")))
     except PayloadError as exc:
         return _json_error(str(exc), 400)
     except services.FlowError as exc:

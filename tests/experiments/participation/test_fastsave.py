@@ -156,12 +156,20 @@ def test_attention_checks_and_failures_still_count_through_the_locked_path(open_
     study = open_study()  # the default arm has attention checks
     participant = ready(start(study, 1)[0])
     checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
-    index = next(n for n, pk in enumerate(participant.plan) if pk in checks)
-    wrong = "no" if checks[participant.plan[index]].gold_answer == "yes" else "yes"
-    submit(participant, index, code=code_for(participant, wrong))
+    first, second = (n for n, pk in enumerate(participant.plan) if pk in checks)
+    gold = checks[participant.plan[first]].gold_answer
+    data = trial_data(participant, first, code=code_for(participant, gold))
+    with CaptureQueriesContext(connection) as queries:  # right: nothing to count, saved like any answer
+        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data)
+    assert receipt.created and receipt.trial.is_attention_check and receipt.trial.correct
+    if connection.vendor == "postgresql":
+        assert len(queries) == 1  # the one statement
+    wrong = "no" if checks[participant.plan[second]].gold_answer == "yes" else "yes"
+    submit(participant, second, code=code_for(participant, wrong))
     participant.refresh_from_db()
     assert participant.attention_failures == 1
-    assert Trial.objects.get(participant=participant).is_attention_check
+    saved = Trial.objects.filter(participant=participant).order_by("index")
+    assert [(t.is_attention_check, t.correct) for t in saved] == [(True, True), (True, False)]
 
 
 def _require_postgres() -> None:
