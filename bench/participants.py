@@ -4,7 +4,8 @@
 
 It starts everything itself, on loopback only: a dedicated database on the PostgreSQL server of
 --database-url (else DATABASE_URL, else the test cluster that scripts/postgres.sh starts), Redis as
-the cache the rate limits count in (as in docker/compose; local memory if redis-server is missing),
+the cache the rate limits count in (persisted as in docker/compose: append-only file, fsync once a
+second; local memory if redis-server is missing),
 and gunicorn serving studyserver.wsgi (tests/integration/servers.py's process handling) with the
 production default of persistent database connections. Default: 4 sync workers, 2 per core (on two
 cores, gthread workers measured the same throughput with a longer latency tail). Servers, database
@@ -32,8 +33,11 @@ participant (fresh key; the whole check-lock-insert path). Throughput = requests
 bursts took. Latency is per request, client side (connect, send, server, read); p50/p95/p99 are
 linearly interpolated percentiles. With closed-loop clients at saturation, latency is mostly the
 queue (Little's law: about clients / throughput), so the p99 ratio tracks the throughput ratio.
-Also printed: the trials/s that N real participants (no time scale) would ask for, against the
-measured trial-save capacity.
+Also printed: CPU milliseconds per request of each endpoint, by process group (this client, the
+gunicorn master and workers, every postgres process, Redis) and for the whole machine, read from
+/proc around each burst; at saturation the throughput ratio is close to the inverse of the
+whole-machine ratio, so this table says where a save costs more than the bare request. And the
+trials/s that N real participants (no time scale) would ask for, against the measured capacity.
 
 Afterwards the database is read directly: phase 1 participants owe their whole plan, phase 2 ones
 the trials they were sent; "lost" is an owed index with no row, "duplicated" two rows for one

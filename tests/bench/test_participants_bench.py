@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import random
 import statistics
 import sys
@@ -102,3 +103,34 @@ def test_steal_share_is_read_from_the_machine_counters():
     assert bench.stolen_share(None, after) is None and bench.stolen_share(before, before) is None
     counters = bench.machine_cpu()
     assert counters is None or (len(counters) == 8 and all(v >= 0 for v in counters))
+
+
+def test_cpu_time_is_grouped_by_process_tree_and_postgres_by_name():
+    table = {  # pid: (parent, name, ticks)
+        1: (0, "systemd", 5), 10: (1, "python", 7),  # the client
+        20: (1, "python", 2), 21: (20, "python", 30), 22: (20, "python", 40),  # gunicorn and two workers
+        30: (1, "redis-server", 9),
+        40: (1, "postgres", 3), 41: (40, "postgres", 50),  # a server that is not our child
+        50: (1, "cron", 100),  # none of ours
+    }
+    roots = {"client": 10, "web": 20, "Redis": 30}
+    assert bench.group_ticks(table, roots) == {"client": 7, "web": 72, "PostgreSQL": 53, "Redis": 9}
+    assert bench.group_ticks(table, {"client": 10, "web": 20, "Redis": None})["Redis"] == 0
+    looped = {1: (2, "a", 1), 2: (1, "b", 1)}  # a corrupt parent chain never hangs
+    assert bench.group_ticks(looped, {"client": 99}) == dict.fromkeys(bench.CPU_GROUPS, 0)
+
+
+def test_cpu_meter_reports_milliseconds_per_request_and_the_ratio():
+    meter = bench.CpuMeter({"client": None})
+    meter.tick_s = 0.01  # 100 ticks a second, as on Linux
+    zero = bench.Counter()
+    meter.add("bare", zero, bench.Counter({"client": 10, "web": 20, "PostgreSQL": 4, "machine": 40}), 400)
+    meter.add("trial", zero, bench.Counter({"client": 8, "web": 30, "PostgreSQL": 10, "Redis": 2, "machine": 52}), 200)
+    assert meter.per_request_ms("bare")["web"] == pytest.approx(0.5)  # 20 ticks = 200 ms over 400 requests
+    assert meter.per_request_ms("trial")["machine"] == pytest.approx(2.6)
+    lines = bench.cpu_table(meter).splitlines()
+    assert lines[0].split() == ["CPU", "ms", "per", "request", *bench.CPU_GROUPS, "machine"]
+    assert lines[3].split()[-1] == f"{2.6 / 1.0:.2f}"  # trial / bare, whole machine
+    assert lines[3].split()[-2] == "nan"  # Redis: no bare figure to divide by
+    table = bench.process_ticks()
+    assert table[os.getpid()][2] >= 0 and table[os.getpid()][0] == os.getppid()
