@@ -118,11 +118,14 @@ RATELIMIT_DEFAULTS = {
     "trial": "120/m",
     # per participant token: heartbeat (every 30 s) and finish (retried every 2 s until saved)
     "session": "60/m",
+    # per participant token: the session page and its consent / instructions / practice steps (a
+    # participant loads it after each step and on a reload: a handful a minute at most)
+    "page": "60/m",
 }
 
 
 def ratelimits() -> dict[str, str]:
-    """DUET_RATELIMIT_ENTRY / _TRIAL / _SESSION: "N/s|m|h|d" (e.g. 30/m, 600/5m) or "off"."""
+    """DUET_RATELIMIT_ENTRY / _TRIAL / _SESSION / _PAGE: "N/s|m|h|d" (e.g. 30/m, 600/5m) or "off"."""
     return {scope: env.str(f"DUET_RATELIMIT_{scope.upper()}", default=default)
             for scope, default in RATELIMIT_DEFAULTS.items()}
 

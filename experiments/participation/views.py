@@ -2,7 +2,8 @@
 
 Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
 JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
-Rate limits (studyserver/ratelimit.py): the entry link per client IP, the JSON endpoints per token.
+Rate limits (studyserver/ratelimit.py): the entry link per client IP; per token the JSON
+endpoints, and the session page with its step POSTs.
 """
 from __future__ import annotations
 
@@ -119,6 +120,7 @@ def _ending(participant: Participant) -> dict:
     return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
 
 
+@ratelimit.limit("page", key="token")
 @ensure_csrf_cookie
 @require_GET
 def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -152,6 +154,7 @@ def _runner_config(participant, arm, phase, urls) -> dict:
 
 
 def _step_post(service):
+    @ratelimit.limit("page", key="token")
     @require_POST
     def view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         participant = _participant(slug, token)

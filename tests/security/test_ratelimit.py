@@ -150,6 +150,24 @@ def test_heartbeat_and_finish_share_a_per_token_limit(limits, at_trials, client)
     assert _post(client, two, "heartbeat").status_code == 200
 
 
+@pytest.mark.django_db
+def test_the_session_page_and_its_steps_share_a_per_token_limit_and_a_refused_step_changes_nothing(limits):
+    limits(page="3/m")
+    study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
+    browser, other = Client(HTTP_USER_AGENT=DESKTOP), Client(HTTP_USER_AGENT=DESKTOP)
+    page = _entry(browser, study, 1)["Location"]
+    assert browser.get(page).status_code == 200
+    assert browser.post(page + "consent", {"agree": "yes"}).status_code == 302
+    assert browser.get(page).status_code == 200  # three within the minute
+    refused = browser.post(page + "instructions")
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 60
+    assert "Too many requests" in refused.content.decode() and "Nothing was lost" in refused.content.decode()
+    assert browser.get(page).status_code == 429
+    participant = Participant.objects.get(token=page.rstrip("/").rsplit("/", 1)[-1])
+    assert participant.consented_at is not None and participant.instructions_done_at is None  # refused: not done
+    assert other.get(_entry(other, study, 2)["Location"]).status_code == 200  # another participant goes on
+
+
 def test_the_limiter_counts_across_processes_in_redis(tmp_path, settings):
     """Production: every web process shares its counts through Redis (CACHE_URL=redis://…)."""
     if shutil.which("redis-server") is None:
