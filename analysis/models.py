@@ -11,14 +11,16 @@ class ReportStatus(StateChoices):
     RUNNING = "running", "running"
     DONE = "done", "done"
     FAILED = "failed", "failed"
+    WITHDRAWN = "withdrawn", "withdrawn (a participant's data was erased; files deleted)"
 
     @classmethod
     def transitions(cls) -> dict[str, frozenset[str]]:
         return {
-            cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED}),
-            cls.RUNNING: frozenset({cls.DONE, cls.FAILED}),
-            cls.DONE: frozenset(),
-            cls.FAILED: frozenset({cls.QUEUED}),
+            cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED, cls.WITHDRAWN}),
+            cls.RUNNING: frozenset({cls.DONE, cls.FAILED, cls.WITHDRAWN}),
+            cls.DONE: frozenset({cls.WITHDRAWN}),
+            cls.FAILED: frozenset({cls.QUEUED, cls.WITHDRAWN}),
+            cls.WITHDRAWN: frozenset(),
         }
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,8 @@ def _dispatch(report_id: int) -> None:
 
 
 def report_execute(*, report_id: int) -> Report:
-    """Build a queued report. Idempotent: a report already done (or taken by a worker) is returned."""
+    """Build a queued report. Idempotent: a report already done (or taken by a worker) is returned.
+    A report withdrawn while it was being built (a participant's data erased meanwhile) keeps no files."""
     with transaction.atomic():
         report = Report.objects.select_for_update().get(pk=report_id)
         if report.status != ReportStatus.QUEUED:
@@ -91,13 +93,48 @@ def report_execute(*, report_id: int) -> Report:
     try:
         result = report_build(study=report.study, out_dir=Path(report.out_dir))
     except Exception as error:
-        _move(report, ReportStatus.FAILED, finished_at=timezone.now(), message=f"{type(error).__name__}: {error}")
+        with transaction.atomic():
+            if not _withdrawn_meanwhile(report):
+                _move(report, ReportStatus.FAILED, finished_at=timezone.now(),
+                      message=f"{type(error).__name__}: {error}")
         raise
     absent = [s.title for s in result.sections if s.absent]
-    _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
-          n_scores=result.n_scores, n_trials=result.n_trials,
-          message=f"{len(result.sections) - len(absent)} model sections; not shown: {', '.join(absent) or 'none'}")
+    with transaction.atomic():
+        if _withdrawn_meanwhile(report):
+            return report
+        _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
+              n_scores=result.n_scores, n_trials=result.n_trials,
+              message=f"{len(result.sections) - len(absent)} model sections; not shown: {', '.join(absent) or 'none'}")
     return report
+
+
+def _withdrawn_meanwhile(report: Report) -> bool:
+    """Re-read the report under its row lock (held until the caller's transaction ends); when it was
+    withdrawn while the worker built it, delete what the build wrote."""
+    current = Report.objects.select_for_update().get(pk=report.pk)
+    if current.status != ReportStatus.WITHDRAWN:
+        return False
+    _delete_files(current.out_dir)
+    report.status, report.message = current.status, current.message
+    return True
+
+
+def _delete_files(out_dir: str) -> None:
+    if out_dir and Path(out_dir).is_dir():
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def reports_withdraw(*, study, reason: str) -> int:
+    """Withdraw every report of `study` not withdrawn yet — queued, being built, done or failed — and
+    delete its files once the transaction commits: after a participant's data is erased, no report
+    built from it may keep the participant's rows. A build in progress deletes its own files when it
+    finishes (report_execute). Returns how many were withdrawn."""
+    reports = list(Report.objects.select_for_update().filter(study=study).exclude(status=ReportStatus.WITHDRAWN))
+    for report in reports:
+        _move(report, ReportStatus.WITHDRAWN, message=reason, finished_at=timezone.now())
+    folders = [report.out_dir for report in reports]
+    transaction.on_commit(lambda: [_delete_files(folder) for folder in folders])
+    return len(reports)
 
 
 def report_retry(*, report: Report) -> Report:

@@ -237,9 +237,9 @@ class ParticipantAdmin(admin.ModelAdmin):
             return TemplateResponse(request, "admin/experiments/participant/erase_confirmation.html", context)
         for participant in queryset:
             done = erasure.participant_erase(participant=participant, by=request.user)
-            reports = (f" {done.earlier_reports} earlier report(s) of {done.study_slug} still hold this participant's "
-                       f"pseudonymous rows ({done.label}): delete them and run the report again."
-                       if done.earlier_reports else "")
+            reports = (f" {done.withdrawn_reports} report(s) of {done.study_slug} held this participant's pseudonymous "
+                       f"rows ({done.label}): withdrawn and their files deleted; run the analysis again for a new one."
+                       if done.withdrawn_reports else "")
             self.message_user(request, f"Erased {done.label} of {done.study_slug} and {done.trials} trial(s).{reports}")
 
     @admin.action(description="Exclude from the analysis")

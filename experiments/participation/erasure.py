@@ -2,20 +2,27 @@
 
 `participant_erase` deletes the participant's trials and the participant row (whose Prolific ids
 are the only link to a person) in one transaction, rewrites earlier admin log entries about the
-participant so they no longer name the Prolific id, and records the erasure in the admin log
-without it. Trials and participants are protected from ordinary deletes (on_delete=PROTECT), so
+participant so they no longer name the Prolific id, records the erasure in the admin log without
+it, and tells the rest of the project (participant_erased) so that copies elsewhere go too: the
+analysis withdraws every report of the study, whose files hold the participant's pseudonymous rows. Trials and participants are protected from ordinary deletes (on_delete=PROTECT), so
 this service is the one way to remove them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.apps import apps
 from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
+from django.dispatch import Signal
 
 from ..models import Participant, Trial
+
+
+# Sent inside the erasure's transaction with `study` and `label` (P<id>): whatever holds a copy of
+# the participant's data outside these tables removes it (the analysis withdraws the study's reports)
+# and answers how many copies it removed.
+participant_erased = Signal()
 
 
 @dataclass(frozen=True)
@@ -23,18 +30,12 @@ class Erasure:
     participant_id: int
     study_slug: str
     trials: int
-    earlier_reports: int  # analysis reports of the study built before: they hold pseudonymous rows (P<id>)
+    withdrawn_reports: int  # analysis reports of the study that held its pseudonymous rows (P<id>): withdrawn
 
     @property
     def label(self) -> str:
         """How the participant is named from now on: the pseudonymous label the analysis uses."""
         return f"P{self.participant_id}"
-
-
-def _reports_of(study) -> int:
-    if not apps.is_installed("analysis"):
-        return 0
-    return apps.get_model("analysis", "Report").objects.filter(study=study).count()
 
 
 @transaction.atomic
@@ -51,4 +52,6 @@ def participant_erase(*, participant: Participant, by) -> Erasure:
         user_id=by.pk, content_type=content_type, object_id=str(pk), object_repr=label, action_flag=DELETION,
         change_message=f"Erased on the participant's request: the participant and {trials} trial(s).",
     )
-    return Erasure(participant_id=pk, study_slug=study.slug, trials=trials, earlier_reports=_reports_of(study))
+    copies = participant_erased.send(sender=Participant, study=study, label=f"P{pk}")
+    return Erasure(participant_id=pk, study_slug=study.slug, trials=trials,
+                   withdrawn_reports=sum(n for _, n in copies if isinstance(n, int)))
