@@ -1,36 +1,46 @@
-"""The hot path of saving an answer: one read and one write in plain SQL (issue 8's load target).
+"""The hot path of saving an answer in plain SQL (issue 8's load target).
 
-A participant in progress answering the next regular trial is the request a study's server handles
-most often. Through the ORM such a save cost about 10 ms of Python, nearly all of it spent building
+A participant in progress answering the next trial is the request a study's server handles most
+often. Through the ORM such a save cost about 10 ms of Python, nearly all of it spent building
 queries (the participant with its study and arm, the multiple-choice check, the item, the update,
 the insert) against about 1 ms for the whole middleware stack. Here the same facts cost:
 
-read  — `hot(...)`: the participant by study slug and token, joined with its human arm, the
-        submitted item when it belongs to the same study, and whether the study has four-option
-        items (their keys come from the study's settings, so those saves go the ORM way);
-write — `insert(...)`: on PostgreSQL one statement,
-            WITH seen AS (UPDATE participant SET last_seen_at = … WHERE id = … AND status = 'started'
-                          RETURNING id)
-            INSERT INTO trial (…) SELECT seen.id, … FROM seen ON CONFLICT DO NOTHING RETURNING id
-        atomic by itself; the UPDATE takes the participant's row lock as the ORM path's
-        select_for_update does, so an ending (finish, expiry, erasure) either waits for this answer
-        or wins, and then nothing is inserted. When the participant was seen less than SEEN_REFRESH
-        ago the statement is `INSERT INTO trial … SELECT … FROM participant WHERE id = … AND status =
-        'started' FOR SHARE ON CONFLICT DO NOTHING`: the same guard, without writing a new version of
-        the participant's row for every answer. Elsewhere (SQLite) the UPDATE and the INSERT run in
-        one transaction. A trial the unique constraints refuse (a re-sent or clashing answer) is not
-        written and the caller falls back to the locked ORM path, which says exactly what happened.
+PostgreSQL, the trial endpoint — `save(...)`: one statement, one round trip,
+            WITH h AS MATERIALIZED (<the read below> FOR SHARE OF p),
+                 ins AS (INSERT INTO trial (…) SELECT h.participant, h.item, <answer from the key
+                         mapping>, … FROM h WHERE <every check of a regular answer>
+                         ON CONFLICT DO NOTHING RETURNING …),
+                 seen AS (UPDATE participant SET last_seen_at = … WHERE id = <ins's participant>
+                          AND last_seen_at <= <now - SEEN_REFRESH> RETURNING id)
+            SELECT h.*, ins.…, seen.… FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true
+        The share lock makes an ending (finish, expiry, erasure: they lock the row for update)
+        either wait for this answer or win, and then the WHERE sees the ended status and nothing is
+        inserted. The last-seen time is refreshed only when it is SEEN_REFRESH old, so an answer
+        does not write a new version of the participant's row (plan included) every time. The read's
+        facts come back either way: when nothing was inserted the caller knows at once why it must
+        take the locked ORM path (a re-sent or clashing answer, a wrong answer to an attention check,
+        an ended participation, a step out of order, a four-option study), which says exactly what
+        happened.
+Elsewhere, and for trial_record's callers — read: `hot(...)`, the participant by study slug and token,
+        joined with its human arm, the submitted item when it belongs to the same study, and
+        whether the study has four-option items; write: `insert(...)`, on SQLite the UPDATE of
+        last_seen_at and the INSERT in one transaction, on PostgreSQL one statement (the INSERT …
+        SELECT under the same share lock, or with the UPDATE in a CTE when last-seen is stale).
 
-On PostgreSQL both statements are prepared once per connection (parameters bound by the server,
-psycopg's `prepare=True`): planning the read's joins cost about 0.5 ms of the server's CPU per save,
-more than executing it. Django leaves prepared statements off by default for the sake of connection
+On PostgreSQL the statements are prepared once per connection (parameters bound by the server,
+psycopg's `prepare=True`): planning the joins cost about 0.5 ms of the server's CPU per save, more
+than executing them. Django leaves prepared statements off by default for the sake of connection
 poolers in transaction mode; DUET_PREPARED_STATEMENTS=false does the same here (a pooler that tracks
-prepared statements, such as PgBouncer >= 1.21, is fine with them).
+prepared statements, such as PgBouncer >= 1.21, is fine with them). These statements do not run
+Django's per-request connection health check (CONN_HEALTH_CHECKS, one more round trip): a
+connection that broke since the last request fails this one answer with a 5xx, Django drops the
+connection at the end of the request, and the browser's sender re-sends the answer with the same
+idempotency key.
 
 The statements are built once per database vendor from the models' metadata (table and column
-names, and every Trial column through its field's own pre_save/get_db_prep_save), so a renamed or
-added field cannot drift from them. Rows come back as deferred model instances: a field not read
-here loads from the database if something asks for it.
+names, and every Trial column typed by its own field), so a renamed or added field cannot drift from
+them. Rows come back as deferred model instances: a field not read here loads from the database if
+something asks for it.
 """
 from __future__ import annotations
 
