@@ -75,11 +75,51 @@ def _digest(scope: str, ident: str) -> str:
     return mac.hexdigest()[:32]
 
 
+class Refused(Exception):
+    """Raised by a view's admission check (see experiments' trial endpoint) to answer 429."""
+
+    def __init__(self, decision: Decision):
+        super().__init__(f"rate limited for {decision.retry_after} s")
+        self.decision = decision
+
+
+# Identifiers this process has seen refused, until their window ends: (scope, ident, rate) -> the
+# window's end (epoch seconds). A client over its limit is then refused here at once, without asking
+# the cache again for every request of a flood. Bounded: past _BLOCKED_MAX entries the expired ones go,
+# and if that is not enough, all of them (the shared counters still refuse).
+_blocked: dict[tuple[str, str, Rate], float] = {}
+_BLOCKED_MAX = 10_000
+
+
+def refused_here(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) -> Decision | None:
+    """The refusal this process already received for `ident` in this window, if any (no cache call)."""
+    if rate is None or not _blocked:
+        return None
+    now = time.time() if now is None else now
+    until = _blocked.get((scope, ident, rate))
+    if until is None or until <= now:
+        return None
+    return Decision(False, max(1, math.ceil(until - now)))
+
+
+def _remember_refusal(scope: str, ident: str, rate: Rate, until: float, now: float) -> None:
+    if len(_blocked) >= _BLOCKED_MAX:
+        for key in [k for k, end in _blocked.items() if end <= now]:
+            del _blocked[key]
+        if len(_blocked) >= _BLOCKED_MAX:
+            _blocked.clear()
+    _blocked[(scope, ident, rate)] = until
+
+
 def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) -> Decision:
-    """Count one request of `ident` in `scope`; refuse it when the window already holds `rate.count`."""
+    """Count one request of `ident` in `scope`; refuse it when the window already holds `rate.count`
+    (and remember the refusal in this process until the window ends: refused_here)."""
     if rate is None:
         return Decision(True)
     now = time.time() if now is None else now
+    refused = refused_here(scope, ident, rate, now=now)
+    if refused is not None:
+        return refused
     window = int(now // rate.seconds)
     key = f"duet:rl:{scope}:{_digest(scope, ident)}:{window}"
     cache = caches[getattr(settings, "DUET_RATELIMIT_CACHE", "default")]
@@ -91,8 +131,9 @@ def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) 
         return Decision(True)
     if count <= rate.count:
         return Decision(True)
-    retry = max(1, math.ceil((window + 1) * rate.seconds - now))
-    return Decision(False, retry)
+    until = (window + 1) * rate.seconds
+    _remember_refusal(scope, ident, rate, until, now)
+    return Decision(False, max(1, math.ceil(until - now)))
 
 
 def _count(cache, key: str, ttl: int) -> int:
@@ -173,14 +214,19 @@ def too_many(request: HttpRequest, decision: Decision, *, json: bool) -> HttpRes
     return response
 
 
+def ident_for(request: HttpRequest, key: str, kwargs: dict) -> str:
+    """Whom a request counts for: the client's address (key "ip") or the study's slug and the URL
+    keyword argument `key` (e.g. the participant's token)."""
+    return client_ip(request) if key == "ip" else f"{kwargs.get('slug', '')}/{kwargs.get(key, '')}"
+
+
 def limit(scope: str, *, key: str, json: bool = False):
     """Decorator for a view: `key` is "ip" or the name of a URL keyword argument (e.g. "token")."""
 
     def decorate(view):
         @functools.wraps(view)
         def wrapped(request, *args, **kwargs):
-            ident = client_ip(request) if key == "ip" else f"{kwargs.get('slug', '')}/{kwargs.get(key, '')}"
-            decision = hit(scope, ident, rate_for(scope))
+            decision = hit(scope, ident_for(request, key, kwargs), rate_for(scope))
             if not decision.allowed:
                 return too_many(request, decision, json=json)
             return view(request, *args, **kwargs)

@@ -15,11 +15,15 @@ def _hypothesis_profile():
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Every test starts with an empty cache, so rate-limit counters never carry over between tests."""
+    """Every test starts with an empty cache, so rate-limit counters (and the refusals a process
+    remembers) never carry over between tests."""
     from django.core.cache import caches
+
+    from studyserver import ratelimit
 
     for cache in caches.all():
         cache.clear()
+    ratelimit._blocked.clear()
 
 
 @pytest.fixture

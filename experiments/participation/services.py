@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -248,42 +249,51 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     return receipt
 
 
-def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "") -> TrialReceipt:
+def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "",
+                 admit: Callable[[], None] = lambda: None) -> TrialReceipt:
     """The trial endpoint's service: save the answer `data` (decoded JSON) sent to a session URL.
 
     On PostgreSQL a regular answer (F/J, not timed out) is read and written by one statement
-    (fastsave.save); elsewhere one read (fastsave.hot) finds the participant, its arm and the
-    submitted item and one write saves the answer (fastsave.insert). Four-option studies (their keys
-    come from the study's settings), wrong answers to attention checks (on PostgreSQL; every attention
-    check elsewhere), timed-out trials, re-sent or clashing answers and ended participations go
-    through the locked path, which re-reads under the participant's row
-    lock and says exactly what happened. FlowError('unknown_session', 404) when no participant has
-    this study and token; PayloadError for a malformed answer.
+    (fastsave.save); otherwise one read (fastsave.hot) finds the participant, its arm and the
+    submitted item and one write saves a regular answer (fastsave.insert). Four-option studies (their
+    keys come from the study's settings), wrong answers to attention checks, re-sent or clashing
+    answers, ended participations and unknown sessions go through the locked path, which re-reads
+    under the participant's row lock and says exactly what happened.
+
+    `admit` is the rate limit (it raises to refuse): called once, before anything but the fast save
+    of a new answer. New answers are not counted — a participant has at most as many as its list has
+    trials, each saved once, so they cannot flood the server and a genuine answer is never refused
+    for speed — while everything else (re-sent, refused, malformed or unusual requests, unknown
+    sessions) is. FlowError('unknown_session', 404) when no participant has this study and token;
+    PayloadError for a malformed answer.
     """
     hot, tried = None, False
     if fastsave.one_statement():
         hot, tried, receipt = _trial_one_statement(slug, token, data, user_agent)
         if receipt is not None:
             return receipt
-        if tried and hot is None:
-            raise FlowError("unknown_session", "No such session.", 404)
-    if hot is None:
+    if not tried:
         hot = fastsave.hot(slug=slug, token=token, item_id=data.get("item") if isinstance(data, dict) else None)
-        if hot is None:
-            raise FlowError("unknown_session", "No such session.", 404)
+        if hot is not None and hot.has_arm and not hot.multiple_choice:
+            try:
+                payload = parse_trial(data, time_limit_ms=hot.time_limit_ms)
+            except PayloadError:
+                payload = None  # said below, once the request is counted
+            if payload is not None:
+                receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
+                                      user_agent=user_agent, item=hot.item, seen_at=hot.seen_at)
+                if receipt is not None:
+                    return receipt
+    admit()
+    if hot is None:
+        raise FlowError("unknown_session", "No such session.", 404)
     if hot.multiple_choice or not hot.has_arm:
         participant = _by_token(slug, token)
         payload = parse_trial(data, time_limit_ms=participant.study.human_arm.time_limit_ms,
                               keys=choice.accepted_keys(participant.study))
         return trial_record(participant=participant, payload=payload, user_agent=user_agent)
     payload = parse_trial(data, time_limit_ms=hot.time_limit_ms)
-    receipt = None
-    if not tried:  # the one statement has already tried the write and left it to the locked path
-        receipt = _trial_fast(participant=hot.participant, flow_done=hot.flow_done, payload=payload,
-                              user_agent=user_agent, item=hot.item, seen_at=hot.seen_at)
-    if receipt is None:
-        receipt = _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
-    return receipt
+    return _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
 
 
 # The answer each key means under each key mapping, as the one-statement save takes it (JSON text).

@@ -181,10 +181,30 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
     return JsonResponse({"error": message, "reason": reason}, status=status)
 
 
-@ratelimit.limit("trial", key="token", json=True)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
+    """Rate limited per token like the other JSON endpoints, except that the fast save of a new
+    answer is not counted (services.trial_submit says why); a token this process has seen refused is
+    refused at once until its window ends."""
+    ident, rate = ratelimit.ident_for(request, "token", {"slug": slug, "token": token}), ratelimit.rate_for("trial")
+    refused = ratelimit.refused_here("trial", ident, rate)
+    if refused is not None:
+        return ratelimit.too_many(request, refused, json=True)
+
+    def admit() -> None:
+        decision = ratelimit.hit("trial", ident, rate)
+        if not decision.allowed:
+            raise ratelimit.Refused(decision)
+
+    try:
+        return _trial(request, slug, token, admit)
+    except ratelimit.Refused as refusal:
+        return ratelimit.too_many(request, refusal.decision, json=True)
+
+
+def _trial(request: HttpRequest, slug: str, token: str, admit) -> JsonResponse:
     if not token or len(token) > 64:
+        admit()
         return _json_error("No such session.", 404, "unknown_session")
     problem = None
     if len(request.body) > MAX_BODY:
@@ -197,10 +217,11 @@ def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
         except RecursionError:  # nesting deeper than the parser follows (found by tests/security)
             problem = _json_error("The body must be JSON describing one trial (it is nested too deeply).", 400)
     if problem is not None:  # an unknown session is still a 404, whatever the body
+        admit()
         return problem if participant_by_token(slug=slug, token=token) else _json_error(
             "No such session.", 404, "unknown_session")
     try:
-        receipt = services.trial_submit(slug=slug, token=token, data=data,
+        receipt = services.trial_submit(slug=slug, token=token, data=data, admit=admit,
                                         user_agent=_printable(request.META.get("HTTP_USER_AGENT", "")))
     except PayloadError as exc:
         return _json_error(str(exc), 400)

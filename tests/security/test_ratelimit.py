@@ -117,26 +117,48 @@ def _post(client, participant, name, body=None):
 
 
 @pytest.mark.django_db
-def test_trial_saves_are_limited_per_token_and_a_retry_stays_idempotent(limits, at_trials, client, monkeypatch):
+def test_trial_requests_are_limited_per_token_and_a_retry_stays_idempotent(limits, at_trials, client, monkeypatch):
+    """Counted: every trial request but the save of a new answer (a participant has at most its list's
+    length of those, so they cannot flood, and a genuine answer is never refused for speed)."""
     limits(trial="3/m")
     clock = [6000.0]
     monkeypatch.setattr(ratelimit.time, "time", lambda: clock[0])
     one, two = at_trials("one"), at_trials("two")
     first = trial_data(one, 0, key_id="first-trial-key-000001")
-    assert _post(client, one, "trial", first).status_code == 201
-    assert _post(client, one, "trial", first).status_code == 200  # a retry: the saved answer, not a new one
+    assert _post(client, one, "trial", first).status_code == 201  # a new answer: not counted
     assert _post(client, one, "trial", trial_data(one, 1)).status_code == 201
-    refused = _post(client, one, "trial", trial_data(one, 2, key_id="third-trial-key-000003"))
+    for _ in range(3):  # retries: the saved answer, not a new one; counted
+        assert _post(client, one, "trial", first).status_code == 200
+    refused = _post(client, one, "trial", first)
     assert refused.status_code == 429 and refused["Retry-After"] == "60"
     assert refused.json()["reason"] == "rate_limited" and "Too many requests" in refused.json()["error"]
-    assert _post(client, one, "trial", first).status_code == 429  # even a retry waits its turn…
+    third = trial_data(one, 2, key_id="third-trial-key-000003")
+    assert _post(client, one, "trial", third).status_code == 429  # over the limit: everything waits its turn…
     assert Trial.objects.filter(participant=one).count() == 2  # …and nothing was saved meanwhile
     assert _post(client, two, "trial", trial_data(two, 0)).status_code == 201  # the other participant goes on
     clock[0] += 60
     again = _post(client, one, "trial", first)
     assert again.status_code == 200 and again.json()["duplicate"] is True
-    assert _post(client, one, "trial", trial_data(one, 2, key_id="third-trial-key-000003")).status_code == 201
+    assert _post(client, one, "trial", third).status_code == 201
     assert sorted(Trial.objects.filter(participant=one).values_list("index", flat=True)) == [0, 1, 2]
+
+
+@pytest.mark.django_db
+def test_malformed_and_unknown_trial_requests_count_and_a_refused_token_is_not_looked_up_again(
+        limits, at_trials, client, monkeypatch):
+    limits(trial="2/m")
+    one = at_trials("one")
+    url = f"/s/{one.study.slug}/p/{one.token}/trial"
+    assert [client.post(url, "{", content_type="application/json").status_code for _ in range(3)] == [400, 400, 429]
+    counted = []
+    monkeypatch.setattr(ratelimit, "_count", lambda *a: counted.append(a) or 99)  # the shared counter: over
+    ghost = f"/s/{one.study.slug}/p/{'x' * 43}/trial"
+    assert client.post(ghost, json.dumps(trial_data(one, 0)), content_type="application/json").status_code == 429
+    assert len(counted) == 1  # an unknown session is counted
+    looked_up = []
+    monkeypatch.setattr("experiments.participation.services.trial_submit", lambda **kw: looked_up.append(kw))
+    assert _post(client, one, "trial", trial_data(one, 0)).status_code == 429
+    assert len(counted) == 1 and looked_up == []  # refused by this process at once: no counter, no database
 
 
 @pytest.mark.django_db
