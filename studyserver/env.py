@@ -114,7 +114,8 @@ def cache() -> dict:
 RATELIMIT_DEFAULTS = {
     # per client IP address: opening the study link (a participant needs it once, a reload or two more)
     "entry": "60/m",
-    # per participant token: trial saves (a participant answers at most about one a second, with retries)
+    # per participant token: trial requests other than the save of a new answer (re-sent, refused,
+    # malformed, unknown session); new answers are bounded by the participant's list
     "trial": "120/m",
     # per participant token: heartbeat (every 30 s) and finish (retried every 2 s until saved)
     "session": "60/m",
