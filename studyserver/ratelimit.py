@@ -85,7 +85,8 @@ class Refused(Exception):
 
 # Identifiers this process has seen refused, until their window ends: (scope, ident, rate) -> the
 # window's end (epoch seconds). A client over its limit is then refused here at once, without asking
-# the cache again for every request of a flood. Bounded: past _BLOCKED_MAX entries the expired ones go,
+# the cache again for every request of a flood; the shared count only grows within a window, so the
+# answer is the one the cache would give. Bounded: past _BLOCKED_MAX entries the expired ones go,
 # and if that is not enough, all of them (the shared counters still refuse).
 _blocked: dict[tuple[str, str, Rate], float] = {}
 _BLOCKED_MAX = 10_000
@@ -104,8 +105,9 @@ def refused_here(scope: str, ident: str, rate: Rate | None, *, now: float | None
 
 def _remember_refusal(scope: str, ident: str, rate: Rate, until: float, now: float) -> None:
     if len(_blocked) >= _BLOCKED_MAX:
-        for key in [k for k, end in _blocked.items() if end <= now]:
-            del _blocked[key]
+        for key, end in list(_blocked.items()):  # a copy: another thread may add meanwhile
+            if end <= now:
+                _blocked.pop(key, None)
         if len(_blocked) >= _BLOCKED_MAX:
             _blocked.clear()
     _blocked[(scope, ident, rate)] = until
