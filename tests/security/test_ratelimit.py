@@ -228,3 +228,20 @@ def test_an_unreachable_cache_lets_participants_through(settings, caplog):
         assert "cache is unavailable" in caplog.text
     finally:
         caches["gone"].close()
+
+
+def test_remembered_refusals_end_with_their_window_and_stay_bounded(settings, monkeypatch):
+    settings.CACHES = {**settings.CACHES, "counting": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                                       "LOCATION": "remembered-refusals"}}
+    settings.DUET_RATELIMIT_CACHE = "counting"
+    rate = Rate(1, 60)
+    assert hit("trial", "a", rate, now=6000.0).allowed and not hit("trial", "a", rate, now=6001.0).allowed
+    assert ratelimit.refused_here("trial", "a", rate, now=6059.0) == ratelimit.Decision(False, 1)
+    assert ratelimit.refused_here("trial", "a", rate, now=6060.0) is None  # the next window
+    assert ratelimit.refused_here("trial", "a", Rate(5, 60), now=6001.0) is None  # another limit: counted anew
+    monkeypatch.setattr(ratelimit, "_BLOCKED_MAX", 3)
+    for n, ident in enumerate("bcd"):  # b and c expire at 6060, d at 6120
+        hit("trial", ident, rate, now=6000.0 + 60 * (n == 2)) and hit("trial", ident, rate, now=6001.0 + 60 * (n == 2))
+    assert len(ratelimit._blocked) <= 3
+    hit("trial", "e", rate, now=6070.0), hit("trial", "e", rate, now=6071.0)
+    assert set(k[1] for k in ratelimit._blocked) == {"d", "e"}  # the expired ones made room
