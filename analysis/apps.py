@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils import timezone
 
 
 class AnalysisConfig(AppConfig):
@@ -14,8 +15,6 @@ class AnalysisConfig(AppConfig):
 
 def _withdraw_reports(sender, *, study, label: str, **kwargs) -> int:
     """A participant's data was erased: every report of the study held its rows (as `label`)."""
-    from django.utils import timezone
-
     from .services import reports_withdraw
 
     return reports_withdraw(study=study, reason=f"Withdrawn {timezone.now():%Y-%m-%d %H:%M} UTC: built from data "

@@ -175,7 +175,7 @@ def _sql(db) -> dict:
                      "correct": "COALESCE(x.answer = h.i_gold_answer, false)",
                      "is_attention_check": f"h.i_design = {attention}"}
         T_id, T_participant = _column(T, "id"), _column(T, "participant")
-        returned = ", ".join(_column(T, name) for name in _RETURNED)
+        returned = [_column(T, name) for name in _RETURNED]
         built["save_prepared"] = [pair for pair in built["prepared"] if pair[0].name not in from_read]
         built["save"] = (
             f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR SHARE OF p), "
@@ -186,12 +186,12 @@ def _sql(db) -> dict:
             f"AND h.p_plan ->> CAST(%s AS integer) = %s "
             f"AND (COALESCE(h.time_limit_ms, 0) = 0 OR CAST(%s AS double precision) <= h.time_limit_ms + %s) "
             f"AND x.answer IS NOT NULL "
-            f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {returned}), "
+            f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {', '.join(returned)}), "
             f"seen AS (UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
             f"WHERE {_column(P, 'id')} = (SELECT {T_participant} FROM ins) "
             f"AND ({_column(P, 'last_seen_at')} IS NULL OR {_column(P, 'last_seen_at')} <= %s) "
             f"RETURNING {_column(P, 'id')}) "
-            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned.split(', '))}, "
+            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned)}, "
             f"seen.{_column(P, 'id')} IS NOT NULL FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true"
         )
     _statements[db.vendor] = built
@@ -260,12 +260,17 @@ def _json(value):
     return json.loads(value) if isinstance(value, (str, bytes)) else value
 
 
+def _read_params(*, slug: str, token: str, item_id: int | None) -> list:
+    """The read's parameters, in the order of its placeholders (also the one statement's first ones)."""
+    return [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, item_id, token, slug]
+
+
 def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
     """The participant of this study and token (None: no such session) and the submitted item."""
     candidate = item_id if type(item_id) is int and 1 <= item_id <= MAX_ID else None
     db = _db()
     with _cursor(db) as cursor:
-        cursor.execute(_sql(db)["read"], [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, candidate, token, slug])
+        cursor.execute(_sql(db)["read"], _read_params(slug=slug, token=token, item_id=candidate))
         row = cursor.fetchone()
     return None if row is None else _hot(db, row)
 
@@ -278,7 +283,7 @@ def _hot(db, row) -> Hot:
     participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
     flow_done, arm_id, time_limit_ms, seen_at = row[n:n + 4]
     return Hot(participant=participant, flow_done=bool(flow_done), has_arm=arm_id is not None,
-               time_limit_ms=time_limit_ms, multiple_choice=bool(row[len(_READ_NAMES) - 1]),
+               time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]),
                item_row=tuple(row[n + 4:n + 4 + len(_ITEM_FIELDS)]), db_alias=db.alias,
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
@@ -352,7 +357,7 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     db = _db()
     sql = _sql(db)
     values = _db_values(trial, sql["save_prepared"], db)
-    read = [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, trial.item_id, token, slug]
+    read = _read_params(slug=slug, token=token, item_id=trial.item_id)
     checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, trial.index, str(trial.item_id),
               trial.rt_ms, TIME_LIMIT_GRACE_MS]
     with _cursor(db) as cursor:

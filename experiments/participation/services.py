@@ -21,7 +21,7 @@ from ..models import (
 )
 from . import choice, fastsave, lists, paired
 from .fastsave import ATTENTION_DESIGN
-from .payload import PayloadError, TrialPayload, parse_trial
+from .payload import KEYS, PayloadError, TrialPayload, parse_trial
 from .selectors import participant_by_token
 
 KEY_ANSWERS = {
@@ -267,12 +267,12 @@ def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "",
     sessions) is. FlowError('unknown_session', 404) when no participant has this study and token;
     PayloadError for a malformed answer.
     """
-    hot, tried = None, False
-    if fastsave.one_statement():
-        hot, tried, receipt = _trial_one_statement(slug, token, data, user_agent)
+    attempt = _trial_one_statement(slug, token, data, user_agent) if fastsave.one_statement() else None
+    if attempt is not None:
+        hot, receipt = attempt
         if receipt is not None:
             return receipt
-    if not tried:
+    else:
         hot = fastsave.hot(slug=slug, token=token, item_id=data.get("item") if isinstance(data, dict) else None)
         if hot is not None and hot.has_arm and not hot.multiple_choice:
             try:
@@ -296,30 +296,30 @@ def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "",
     return _trial_locked(participant=_by_token(slug, token), payload=payload, user_agent=user_agent)
 
 
-# The answer each key means under each key mapping, as the one-statement save takes it (JSON text).
+# The answer each F/J key means under each key mapping, as the one-statement save takes it (JSON text).
 _ANSWERS_BY_LETTER = {
     letter: json.dumps({mapping.value: answers[letter].value for mapping, answers in KEY_ANSWERS.items()})
-    for letter in ("f", "j")
+    for letter in KEYS.values()
 }
 
 
 def _trial_one_statement(slug: str, token: str, data: object, user_agent: str):
-    """(hot, tried, receipt): a regular F/J answer read and written at once (fastsave.save). Not tried
-    (False) when the payload does not parse without the arm's settings (timed out, another key, a
-    malformed body: the caller re-parses with them and answers precisely) or its numbers are out of
-    the statement's range."""
+    """(hot, receipt) of a regular F/J answer read and written at once (fastsave.save): hot None when
+    there is no such session, receipt None when nothing was written. None when not tried: the payload
+    does not parse without the arm's settings (timed out, another key, a malformed body: the caller
+    re-parses with them and answers precisely) or its numbers are out of the statement's range."""
     try:
         payload = parse_trial(data)  # no time limit known yet: the statement checks the arm's own
     except PayloadError:
-        return None, False, None
+        return None
     if payload.letter not in _ANSWERS_BY_LETTER or payload.index > fastsave.MAX_INDEX or payload.item > fastsave.MAX_ID:
-        return None, False, None
+        return None
     trial = Trial(item_id=payload.item, **_payload_fields(payload, user_agent))
     hot = fastsave.save(slug=slug, token=token, trial=trial, answers=_ANSWERS_BY_LETTER[payload.letter],
                         now=timezone.now())
     if hot is None or trial.pk is None:
-        return hot, True, None
-    return hot, True, TrialReceipt(trial=trial, created=True, participant=hot.participant)
+        return hot, None
+    return hot, TrialReceipt(trial=trial, created=True, participant=hot.participant)
 
 
 def _by_token(slug: str, token: str) -> Participant:
