@@ -6,21 +6,25 @@ queries (the participant with its study and arm, the multiple-choice check, the 
 the insert) against about 1 ms for the whole middleware stack. Here the same facts cost:
 
 PostgreSQL, the trial endpoint — `save(...)`: one statement, one round trip,
-            WITH h AS MATERIALIZED (<the read below> FOR SHARE OF p),
+            WITH h AS MATERIALIZED (<the read below> FOR NO KEY UPDATE OF p),
                  ins AS (INSERT INTO trial (…) SELECT h.participant, h.item, <answer from the key
-                         mapping>, … FROM h WHERE <every check of a regular answer>
+                         mapping>, … FROM h WHERE <every check of a yes/no answer>
                          ON CONFLICT DO NOTHING RETURNING …),
-                 seen AS (UPDATE participant SET last_seen_at = … WHERE id = <ins's participant>
-                          AND last_seen_at <= <now - SEEN_REFRESH> RETURNING id)
-            SELECT h.*, ins.…, seen.… FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true
-        The share lock makes an ending (finish, expiry, erasure: they lock the row for update)
-        either wait for this answer or win, and then the WHERE sees the ended status and nothing is
-        inserted. The last-seen time is refreshed only when it is SEEN_REFRESH old, so an answer
-        does not write a new version of the participant's row (plan included) every time. The read's
-        facts come back either way: when nothing was inserted the caller knows at once why it must
-        take the locked ORM path (a re-sent or clashing answer, a wrong answer to an attention check,
-        an ended participation, a step out of order, a four-option study), which says exactly what
-        happened.
+                 upd AS (UPDATE participant SET last_seen_at = …, attention_failures = … + <1 for a
+                         wrong answer to an attention check>, status/finished_at = <ended when that
+                         reaches the arm's limit> WHERE id = <ins's participant> AND (<a failure> OR
+                         last_seen_at <= <now - SEEN_REFRESH>) RETURNING …)
+            SELECT h.*, ins.…, upd.… FROM h LEFT JOIN ins ON true LEFT JOIN upd ON true
+        The row lock makes an ending (finish, expiry, erasure: they lock the row for update) either
+        wait for this answer or win, and then the WHERE sees the ended status and nothing is
+        inserted; two saves of one participant run one after the other (a shared lock would let both
+        read and then deadlock on the update). It is the lock that leaves foreign-key checks alone
+        (they take KEY SHARE). The row is updated only for a failed attention check or when the
+        last-seen time is SEEN_REFRESH old, so an answer does not write a new version of the
+        participant's row (plan included) every time. The read's facts come back either way: when
+        nothing was inserted the caller knows at once why it must take the locked ORM path (a
+        re-sent or clashing answer, an ended participation, a step out of order, a time limit
+        passed, a four-option study), which says exactly what happened.
 Elsewhere, and for trial_record's callers — read: `hot(...)`, the participant by study slug and token,
         joined with its human arm, the submitted item when it belongs to the same study, and
         whether the study has four-option items; write: `insert(...)`, on SQLite the UPDATE of
@@ -75,7 +79,7 @@ _ITEM_FIELDS = _in_model_order(Item, {"id", "study_id", "kind", "gold_answer", "
 _PLAN, _PREVIEW = _PARTICIPANT_FIELDS.index("plan"), _PARTICIPANT_FIELDS.index("is_preview")
 # The read's columns by name, as the one-statement save's CTE calls them (same order as the SELECT list).
 _READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "flow_done", "arm_id", "time_limit_ms", "seen_at",
-               *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
+               "fail_limit", *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
 _RETURNED = ("answer", "correct", "is_attention_check")  # the trial's columns the one statement decides
 
 
@@ -125,7 +129,7 @@ def _sql(db) -> dict:
         f"{p('consented_at')} IS NOT NULL AND {p('instructions_done_at')} IS NOT NULL AND "
         f"({p('practice_done_at')} IS NOT NULL OR COALESCE(a.{_column(A, 'practice')}, 'null') IN ('[]', 'null')), "
         f"a.{_column(A, 'id')}, a.{_column(A, 'time_limit_ms')}, "
-        f"{p('last_seen_at')}, "
+        f"{p('last_seen_at')}, a.{_column(A, 'attention_failures_to_end')}, "
         f"{', '.join(i(name) for name in _ITEM_FIELDS)}, "
         f"EXISTS (SELECT 1 FROM {_table(I)} m WHERE m.{_column(I, 'study')} = {p('study')} "
         f"AND m.{_column(I, 'kind')} = %s AND m.{_column(I, 'design')} <> %s) "
@@ -167,32 +171,41 @@ def _sql(db) -> dict:
         "insert": f"INSERT INTO {_table(T)} ({columns}) VALUES ({', '.join('%s' for _ in fields)})",
     }
     if db.vendor == "postgresql":
-        # The trial endpoint's save as one statement (see save()): the read under a share lock on the
-        # participant's row, the insert when every check of a regular answer holds, the last-seen
-        # refresh when that is stale, and the read's facts back for whatever the insert did not do.
-        attention = "'" + ATTENTION_DESIGN.replace("'", "''") + "'"  # a constant of ours, as an SQL literal
+        # The trial endpoint's save as one statement (see save()): the read under a lock on the
+        # participant's row, the insert when every check of a yes/no answer holds, the participant's
+        # update (last-seen time when stale; a wrong answer to an attention check counted, and the
+        # participation ended when the arm's limit is reached), and the read's facts back for
+        # whatever the insert did not do.
+        attention = "'" + ATTENTION_DESIGN.replace("'", "''") + "'"  # constants of ours, as SQL literals
+        failed_attention = "'" + ParticipantStatus.FAILED_ATTENTION.value + "'"
         from_read = {"participant": "h.p_id", "item": "h.i_id", "answer": "x.answer",
                      "correct": "COALESCE(x.answer = h.i_gold_answer, false)",
                      "is_attention_check": f"h.i_design = {attention}"}
         T_id, T_participant = _column(T, "id"), _column(T, "participant")
         returned = [_column(T, name) for name in _RETURNED]
+        failures, status = _column(P, "attention_failures"), _column(P, "status")
+        last_seen, finished = _column(P, "last_seen_at"), _column(P, "finished_at")
+        failed = f"(ins.{_column(T, 'is_attention_check')} AND NOT ins.{_column(T, 'correct')})"
+        ends = f"{failed} AND COALESCE(h.fail_limit, 0) > 0 AND u.{failures} + 1 >= h.fail_limit"
         built["save_prepared"] = [pair for pair in built["prepared"] if pair[0].name not in from_read]
         built["save"] = (
-            f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR SHARE OF p), "
+            f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR NO KEY UPDATE OF p), "
             f"ins AS (INSERT INTO {_table(T)} ({columns}) SELECT {typed(from_read)} "
             f"FROM h, LATERAL (SELECT CAST(%s AS jsonb) ->> h.p_key_mapping) x (answer) "
             f"WHERE h.p_status = %s AND h.flow_done AND h.arm_id IS NOT NULL AND NOT h.mc "
-            f"AND h.i_kind = %s AND (h.i_design <> {attention} OR x.answer = h.i_gold_answer) "
-            f"AND h.p_plan ->> CAST(%s AS integer) = %s "
+            f"AND h.i_kind = %s AND h.p_plan ->> CAST(%s AS integer) = %s "
             f"AND (COALESCE(h.time_limit_ms, 0) = 0 OR CAST(%s AS double precision) <= h.time_limit_ms + %s) "
             f"AND x.answer IS NOT NULL "
             f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {', '.join(returned)}), "
-            f"seen AS (UPDATE {_table(P)} SET {_column(P, 'last_seen_at')} = %s "
-            f"WHERE {_column(P, 'id')} = (SELECT {T_participant} FROM ins) "
-            f"AND ({_column(P, 'last_seen_at')} IS NULL OR {_column(P, 'last_seen_at')} <= %s) "
-            f"RETURNING {_column(P, 'id')}) "
-            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned)}, "
-            f"seen.{_column(P, 'id')} IS NOT NULL FROM h LEFT JOIN ins ON true LEFT JOIN seen ON true"
+            f"upd AS (UPDATE {_table(P)} u SET {last_seen} = %s, "
+            f"{failures} = u.{failures} + CASE WHEN {failed} THEN 1 ELSE 0 END, "
+            f"{status} = CASE WHEN {ends} THEN {failed_attention} ELSE u.{status} END, "
+            f"{finished} = CASE WHEN {ends} THEN %s ELSE u.{finished} END "
+            f"FROM ins, h WHERE u.{_column(P, 'id')} = ins.{T_participant} "
+            f"AND ({failed} OR u.{last_seen} IS NULL OR u.{last_seen} <= %s) "
+            f"RETURNING u.{status}, u.{failures}, u.{finished}) "
+            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned)}, upd.* "
+            f"FROM h LEFT JOIN ins ON true LEFT JOIN upd ON true"
         )
     _statements[db.vendor] = built
     return built
@@ -281,10 +294,10 @@ def _hot(db, row) -> Hot:
     values[_PLAN] = _json(values[_PLAN])
     values[_PREVIEW] = bool(values[_PREVIEW])  # SQLite answers 0/1
     participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
-    flow_done, arm_id, time_limit_ms, seen_at = row[n:n + 4]
+    flow_done, arm_id, time_limit_ms, seen_at, _fail_limit = row[n:n + 5]
     return Hot(participant=participant, flow_done=bool(flow_done), has_arm=arm_id is not None,
                time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]),
-               item_row=tuple(row[n + 4:n + 4 + len(_ITEM_FIELDS)]), db_alias=db.alias,
+               item_row=tuple(row[n + 5:n + 5 + len(_ITEM_FIELDS)]), db_alias=db.alias,
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
 
@@ -345,15 +358,17 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     """PostgreSQL: the trial endpoint's read and write in one statement and one round trip. `trial`
     (unsaved) carries what the browser sent (index, item, key, times, …; index <= MAX_INDEX); `answers`
     is a JSON object from key mapping to the answer the pressed key means under it. The statement reads
-    what hot() reads, under a share lock on the participant's row (an ending waits for this save or wins
+    what hot() reads, under a lock on the participant's row (an ending waits for this save or wins
     before it), and inserts the trial when the answer is a regular one: participation in progress,
     consent, instructions and practice done, the item at this index of the participant's list and a
-    yes/no item of the study (not a four-option study), the response time within the arm's time limit,
-    and, for an attention check, the right answer (a wrong one is counted by the locked path). It
-    refreshes last_seen_at when that is SEEN_REFRESH old. None: no such session. Otherwise the read's
-    facts, with trial.pk set (and the columns decided from the read: answer, correct, attention check)
-    when the trial was written; when it was not, the caller decides from the facts (the locked path
-    says exactly why)."""
+    yes/no item of the study (not a four-option study), the response time within the arm's time limit.
+    A wrong answer to an attention check is counted as the locked path counts it (attention_failures,
+    and the participation ends as failed_attention at the arm's attention_failures_to_end). It
+    refreshes last_seen_at when that is SEEN_REFRESH old or the row is updated anyway. None: no such
+    session. Otherwise the read's facts, with trial.pk set (and the columns decided from the read:
+    answer, correct, attention check) when the trial was written, and the participant's updated
+    columns set on hot.participant; when it was not, the caller decides from the facts (the locked
+    path says exactly why)."""
     db = _db()
     sql = _sql(db)
     values = _db_values(trial, sql["save_prepared"], db)
@@ -361,19 +376,22 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, trial.index, str(trial.item_id),
               trial.rt_ms, TIME_LIMIT_GRACE_MS]
     with _cursor(db) as cursor:
-        cursor.execute(sql["save"], read + values + [answers] + checks + [now, now - SEEN_REFRESH])
+        cursor.execute(sql["save"], read + values + [answers] + checks + [now, now, now - SEEN_REFRESH])
         row = cursor.fetchone()
     if row is None:
         return None
     n = len(_READ_NAMES)
     hot = _hot(db, row[:n])
-    trial_id, *decided, refreshed = row[n:]
+    trial_id, *decided = row[n:n + 1 + len(_RETURNED)]
     if trial_id is not None:
         trial.pk = trial_id
         for name, value in zip(_RETURNED, decided):
             setattr(trial, name, value)
         trial.participant = hot.participant  # the item loads by item_id if anything asks for it
         trial._state.adding, trial._state.db = False, db.alias
-        if refreshed:
-            hot.participant.last_seen_at = now
+        status, failures, finished_at = row[n + 1 + len(_RETURNED):]
+        if status is not None:  # the participant's row was updated
+            participant = hot.participant
+            participant.last_seen_at, participant.status = now, status
+            participant.attention_failures, participant.finished_at = failures, finished_at
     return hot

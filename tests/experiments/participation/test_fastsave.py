@@ -43,7 +43,7 @@ def test_a_regular_answer_is_one_statement_on_postgres_and_one_read_one_write_el
     receipt, item, sql, writes = _save_capturing(study, participant, 0, "regular-answer-0001")
     assert receipt.created and receipt.participant.status == ParticipantStatus.STARTED
     if connection.vendor == "postgresql":  # read, checks, insert and last-seen refresh: one statement, one round trip
-        assert len(sql) == 1 and writes[0].startswith("WITH h (") and "FOR SHARE OF p" in writes[0]
+        assert len(sql) == 1 and writes[0].startswith("WITH h (") and "FOR NO KEY UPDATE OF p" in writes[0]
     else:
         assert [s.split()[0].upper() for s in writes] == ["UPDATE", "INSERT"]
     assert not any("FOR UPDATE" in s for s in sql)  # the locked path was not needed
@@ -152,7 +152,7 @@ def test_a_resent_answer_is_one_row_and_a_clashing_one_is_refused(open_study):
     assert Trial.objects.filter(participant=participant).count() == 1
 
 
-def test_attention_checks_and_failures_still_count_through_the_locked_path(open_study):
+def test_attention_checks_right_and_wrong_are_saved_at_once_and_failures_counted(open_study):
     study = open_study()  # the default arm has attention checks
     participant = ready(start(study, 1)[0])
     checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
@@ -165,11 +165,45 @@ def test_attention_checks_and_failures_still_count_through_the_locked_path(open_
     if connection.vendor == "postgresql":
         assert len(queries) == 1  # the one statement
     wrong = "no" if checks[participant.plan[second]].gold_answer == "yes" else "yes"
-    submit(participant, second, code=code_for(participant, wrong))
+    data = trial_data(participant, second, code=code_for(participant, wrong))
+    with CaptureQueriesContext(connection) as queries:  # wrong: saved and counted
+        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data)
+    if connection.vendor == "postgresql":
+        assert len(queries) == 1  # the same statement counts the failure
+    assert receipt.participant.attention_failures == 1 and receipt.participant.status == ParticipantStatus.STARTED
     participant.refresh_from_db()
-    assert participant.attention_failures == 1
+    assert participant.attention_failures == 1 and participant.status == ParticipantStatus.STARTED
     saved = Trial.objects.filter(participant=participant).order_by("index")
     assert [(t.is_attention_check, t.correct) for t in saved] == [(True, True), (True, False)]
+
+
+@pytest.mark.parametrize("path", ["trial endpoint", "locked"])
+def test_failed_attention_checks_end_the_participation_at_the_arms_limit_on_either_path(open_study, path):
+    """The one statement (the endpoint's save on PostgreSQL) and the locked path count wrong answers
+    to attention checks alike and end the participation at the second of two allowed."""
+    study = open_study(attention_failures_to_end=2)
+    participant = ready(start(study, 1)[0])
+    checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
+    indices = [n for n, pk in enumerate(participant.plan) if pk in checks]
+    assert len(indices) == 2
+    outcomes = []
+    for index in indices:
+        wrong = "no" if checks[participant.plan[index]].gold_answer == "yes" else "yes"
+        data = trial_data(participant, index, code=code_for(participant, wrong))
+        if path == "locked":
+            receipt = services._trial_locked(participant=participant, payload=parse_trial(data), user_agent="ua")
+        else:
+            receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="ua")
+        assert receipt.created and receipt.trial.is_attention_check and not receipt.trial.correct
+        outcomes.append((receipt.participant.status, receipt.participant.attention_failures))
+        stored = Participant.objects.get(pk=participant.pk)
+        assert (stored.status, stored.attention_failures) == outcomes[-1]
+    assert outcomes == [(ParticipantStatus.STARTED, 1), (ParticipantStatus.FAILED_ATTENTION, 2)]
+    assert stored.finished_at is not None and stored.last_seen_at is not None
+    assert receipt.participant.finished_at == stored.finished_at
+    with pytest.raises(services.FlowError, match="has ended"):
+        submit(participant, next(n for n in range(len(participant.plan)) if n not in indices))
+    assert Trial.objects.filter(participant=participant).count() == 2
 
 
 def _require_postgres() -> None:
