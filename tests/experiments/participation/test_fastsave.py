@@ -244,6 +244,38 @@ def test_postgres_prepares_each_statement_once_per_connection(open_study, settin
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
+def test_postgres_plans_the_statements_once_and_keeps_one_cursor_per_connection(open_study):
+    """The session is told to use generic plans the first time a save runs outside a transaction (a
+    rollback would undo the setting); one psycopg cursor serves every save of a connection."""
+    from django.db import transaction
+
+    _require_postgres()
+    study = open_study(attention_checks=[])
+    participant = ready(start(study, 1)[0])
+
+    def plan_mode() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            return cursor.fetchone()[0]
+
+    connection.close()
+    with transaction.atomic():
+        submit(participant, 0)
+        assert plan_mode() == "auto"  # not set inside a transaction ...
+    assert plan_mode() == "auto"
+    submit(participant, 1)  # ... but on the first save outside one
+    assert plan_mode() == "force_generic_plan"
+    kept = connection._duet_cursor[1]
+    submit(participant, 2)
+    assert connection._duet_cursor[1] is kept and not kept.closed
+    connection.close()  # a new connection gets its own cursor and setting
+    submit(participant, 3)
+    assert connection._duet_cursor[1] is not kept and plan_mode() == "force_generic_plan"
+    assert Trial.objects.filter(participant=participant).count() == 4
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("one_statement", [True, False], ids=["one-statement", "share-locked-insert"])
 def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study, one_statement):
     """Real concurrency on PostgreSQL: another connection ends the participation while holding the
