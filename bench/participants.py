@@ -332,17 +332,25 @@ class Load:
         self.acked: dict[tuple[str, int], str] = {}
         self.failures: list[str] = []
 
-    async def call(self, method: str, path: str, person: Person | None = None, *, form=None, body=None) -> Reply:
+    @staticmethod
+    def request(person: Person | None = None, *, form=None, body=None) -> tuple[bytes | None, dict]:
+        """A request's body (encoded) and headers, as a browser sends them."""
         headers = {"User-Agent": DESKTOP}
         data = None
         if person is not None and person.csrf:
             headers["Cookie"] = f"csrftoken={person.csrf}"
         if form is not None:
-            data = urlencode({**form, "csrfmiddlewaretoken": person.csrf})
+            data = urlencode({**form, "csrfmiddlewaretoken": person.csrf}).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         elif body is not None:
-            data = json.dumps(body)
+            data = json.dumps(body).encode()
             headers.update({"Content-Type": "application/json", "X-CSRFToken": person.csrf})
+        return data, headers
+
+    async def call(self, method: str, path: str, person: Person | None = None, *, form=None, body=None,
+                   built: tuple[bytes | None, dict] | None = None) -> Reply:
+        """One request; `built` is one made beforehand by request() (phase 2 builds them before a burst)."""
+        data, headers = built if built is not None else self.request(person, form=form, body=body)
         t0 = time.perf_counter()
         async with self.http.request(method, self.base + path, data=data, headers=headers, allow_redirects=False) as r:
             content = await r.read()
@@ -479,28 +487,35 @@ async def saturate(load: Load, people: list[Person], per_client: int, meter: Cpu
                    rounds: int = 2) -> dict[str, tuple[list, float]]:
     """Alternating bursts at saturation: every client sends its share back to back, no pause; each
     client sends as many requests to the bare endpoint as trial saves (its participant's first
-    `per_client` trials, in order)."""
+    `per_client` trials, in order). Every request of a burst is built before it starts, so that the
+    client's own work (answers, JSON, headers) takes as little as it can of the CPU the server is
+    measured on, alike for both endpoints."""
     results = {"bare": ([], 0.0), "trial": ([], 0.0)}
     share = math.ceil(per_client / rounds)
+    bare_request = load.request()
 
     async def bare_client(n: int, lat: list) -> None:
         for _ in range(n):
-            reply = await load.call("GET", "/healthz")
+            reply = await load.call("GET", "/healthz", built=bare_request)
             expect(reply.status == 200, f"/healthz answered {reply.status}")
             lat.append(reply.seconds)
 
-    async def trial_client(person: Person, trials: list, lat: list) -> None:
-        for trial in trials:
-            body = load.answer(trial)
-            reply = await load.call("POST", person.session + "trial", person, body=body)
+    async def trial_client(person: Person, answers: list[tuple[dict, tuple]], lat: list) -> None:
+        path = person.session + "trial"
+        for body, built in answers:
+            reply = await load.call("POST", path, person, built=built)
             expect(reply.status == 201, f"trial answered {reply.status}: {reply.body[:200]!r}")
             lat.append(reply.seconds)
-            load.acked[(person.token, trial["index"])] = body["idempotency_key"]
+            load.acked[(person.token, body["index"])] = body["idempotency_key"]
+
+    def answers(person: Person, trials: list) -> list[tuple[dict, tuple]]:
+        return [(body, load.request(person, body=body)) for body in map(load.answer, trials)]
 
     for r in range(rounds):
         slices = [p.config["trials"][:per_client][r * share:(r + 1) * share] for p in people]
+        built = [answers(person, trials) for person, trials in zip(people, slices)]
         for name, make in (("bare", lambda i, lat: bare_client(len(slices[i]), lat)),
-                           ("trial", lambda i, lat: trial_client(people[i], slices[i], lat))):
+                           ("trial", lambda i, lat: trial_client(people[i], built[i], lat))):
             lat: list[float] = []
             cpu0 = meter.snapshot() if meter else None
             t0 = time.perf_counter()

@@ -134,3 +134,16 @@ def test_cpu_meter_reports_milliseconds_per_request_and_the_ratio():
     assert lines[3].split()[-2] == "nan"  # Redis: no bare figure to divide by
     table = bench.process_ticks()
     assert table[os.getpid()][2] >= 0 and table[os.getpid()][0] == os.getppid()
+
+
+def test_requests_are_built_as_a_browser_sends_them():
+    """Phase 2 builds its requests before a burst: the same bytes and headers the flow sends."""
+    person = bench.Person(pid="p", session="/p/s/tok/", csrf="c" * 32)
+    data, headers = bench.Load.request(person, body={"index": 0, "item": 7})
+    assert data == b'{"index": 0, "item": 7}'
+    assert headers == {"User-Agent": bench.DESKTOP, "Cookie": "csrftoken=" + "c" * 32,
+                       "Content-Type": "application/json", "X-CSRFToken": "c" * 32}
+    data, headers = bench.Load.request(person, form={"agree": "yes"})
+    assert data == b"agree=yes&csrfmiddlewaretoken=" + b"c" * 32
+    assert headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert bench.Load.request() == (None, {"User-Agent": bench.DESKTOP})  # /healthz: no cookie, no body
