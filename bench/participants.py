@@ -7,8 +7,9 @@ It starts everything itself, on loopback only: a dedicated database on the Postg
 the cache the rate limits count in (persisted as in docker/compose: append-only file, fsync once a
 second; local memory if redis-server is missing),
 and gunicorn serving studyserver.wsgi (tests/integration/servers.py's process handling) with the
-production default of persistent database connections. Default: 4 sync workers, 2 per core (on two
-cores, gthread workers measured the same throughput with a longer latency tail). Servers, database
+production default of persistent database connections. Default: the production image's server
+(docker/web.Dockerfile): 4 workers x 4 threads (gthread, keep-alive); --threads 1 measures sync
+workers (a new connection per request). Servers, database
 and folders are removed at the end. A database host that is not loopback is refused: the bench
 creates a database there and floods its server. Only the per-IP entry limit is raised, for this
 gunicorn only: every simulated participant comes from 127.0.0.1.
@@ -27,7 +28,8 @@ Phase 2, throughput, like for like. Two endpoints' throughputs compare only at t
 load; here both are driven to saturation: --concurrency clients (default: --participants) send
 requests back to back with no pause, each client as many to the bare endpoint as trial saves
 (--saturation-requests), over the same connection pool, in alternating bursts (bare, trial, bare,
-trial) so that drift on a shared machine hits both alike. Bare endpoint: GET /healthz (the full
+trial) so that drift on a shared machine hits both alike; each burst's requests are built before it
+starts, so that the client's own work takes as little as it can of the CPU. Bare endpoint: GET /healthz (the full
 middleware stack and one `SELECT 1`). Trial save: the first save of an answer by a started
 participant (fresh key; the whole check-lock-insert path). Throughput = requests / seconds the
 bursts took. Latency is per request, client side (connect, send, server, read); p50/p95/p99 are
@@ -209,8 +211,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--items", type=int, default=24, help="items per participant (plus the 2 attention checks)")
     p.add_argument("--saturation-requests", type=int, default=6,
                    help="phase 2: requests per client to each endpoint (default 6; at most --items)")
-    p.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4)")
-    p.add_argument("--threads", type=int, default=1, help="threads per worker; >1 means gthread (default 1: sync)")
+    p.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4, as in production)")
+    p.add_argument("--threads", type=int, default=4,
+                   help="threads per worker; >1 means gthread (default 4, as in production; 1: sync workers)")
     p.add_argument("--time-scale", type=float, default=0.25, help="pause multiplier (default 0.25: 7 s -> 1.75 s)")
     p.add_argument("--arrival-seconds", type=float, default=5.0, help="arrivals spread over this (default 5)")
     p.add_argument("--retry-rate", type=float, default=0.05, help="share of answers re-sent (default 0.05)")

@@ -87,13 +87,26 @@ def test_other_targets_are_refused(url):
 
 def test_arguments_defaults_and_bounds():
     args = bench.parse_args([])
-    assert (args.participants, args.concurrency, args.workers, args.threads) == (300, 300, 4, 1)
+    assert (args.participants, args.concurrency, args.workers, args.threads) == (300, 300, 4, 4)
     assert bench.parse_args(["--participants", "40"]).concurrency == 40
     for bad in (["--participants", "0"], ["--participants", "5000"], ["--max-seconds", "99999"],
                 ["--retry-rate", "1.5"], ["--time-scale", "-1"], ["--workers", "16", "--threads", "16"],
                 ["--saturation-requests", "30", "--items", "24"]):
         with pytest.raises(bench.BenchError):
             bench.parse_args(bad)
+
+
+def test_the_default_server_is_the_production_images():
+    """The bench measures gunicorn as docker/web.Dockerfile runs it: same workers, same threads."""
+    import json
+    import re
+
+    dockerfile = (PATH.parents[1] / "docker" / "web.Dockerfile").read_text()
+    command = json.loads(re.search(r"^CMD (\[.*?\])$", dockerfile.replace("\\\n", ""), re.S | re.M).group(1))
+    assert command[0] == "gunicorn" and "studyserver.wsgi:application" in command
+    production = {flag: int(command[command.index(flag) + 1]) for flag in ("--workers", "--threads")}
+    args = bench.parse_args([])
+    assert production == {"--workers": args.workers, "--threads": args.threads}
 
 
 def test_steal_share_is_read_from_the_machine_counters():
