@@ -209,8 +209,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--participants", type=int, default=300, help="participants in phase 1 (default 300)")
     p.add_argument("--concurrency", type=int, default=None, help="clients in phase 2 (default: --participants)")
     p.add_argument("--items", type=int, default=24, help="items per participant (plus the 2 attention checks)")
-    p.add_argument("--saturation-requests", type=int, default=6,
-                   help="phase 2: requests per client to each endpoint (default 6; at most --items)")
+    p.add_argument("--saturation-requests", type=int, default=12,
+                   help="phase 2: requests per client to each endpoint (default 12; at most --items)")
     p.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4, as in production)")
     p.add_argument("--threads", type=int, default=4,
                    help="threads per worker; >1 means gthread (default 4, as in production; 1: sync workers)")
