@@ -27,10 +27,10 @@ and 429 answers are retried with backoff and the same key, as experiments/static
 Phase 2, throughput, like for like. Two endpoints' throughputs compare only at the same offered
 load; here both are driven to saturation: --concurrency clients (default: --participants) send
 requests back to back with no pause, each client as many to the bare endpoint as trial saves
-(--saturation-requests), over the same connection pool, in alternating bursts (bare, trial, bare,
-trial) so that drift on a shared machine hits both alike; each burst's requests are built before it
-starts, so that the client's own work takes as little as it can of the CPU. Bare endpoint: GET /healthz (the full
-middleware stack and one `SELECT 1`). Trial save: the first save of an answer by a started
+(--saturation-requests), over the same connection pool, in --rounds alternating bursts each (bare,
+trial, bare, trial, ...) so that drift on a shared machine hits both alike; each burst's requests
+are built before it starts, so that the client's own work takes as little as it can of the CPU.
+Bare endpoint: GET /healthz (the full middleware stack and one `SELECT 1`). Trial save: the first save of an answer by a started
 participant (fresh key; the whole check-lock-insert path). Throughput = requests / seconds the
 bursts took. Latency is per request, client side (connect, send, server, read); p50/p95/p99 are
 linearly interpolated percentiles. With closed-loop clients at saturation, latency is mostly the
@@ -82,6 +82,7 @@ ANSWER_MEDIAN_S, ANSWER_SIGMA = 7.0, 0.5  # log-normal answer times (median 7 s)
 # Raised for the bench's own gunicorn only: every simulated participant comes from 127.0.0.1.
 ENTRY_LIMIT_ENV = {"DUET_RATELIMIT_ENTRY": "1000000/m"}
 BOUNDS = {"participants": (1, 1000), "concurrency": (1, 1000), "items": (1, 200), "saturation_requests": (1, 200),
+          "rounds": (1, 200),
           "workers": (1, 16), "threads": (1, 16), "max_seconds": (10, 3600), "time_scale": (0.0, 1.0),
           "arrival_seconds": (0.0, 600.0), "retry_rate": (0.0, 1.0), "reload_rate": (0.0, 1.0)}
 TARGET_THROUGHPUT, TARGET_P99 = 0.5, 10.0
@@ -196,6 +197,8 @@ def check_args(args: argparse.Namespace) -> None:
     """Every bound of BOUNDS, and a pool of database connections PostgreSQL's default allows."""
     problems = [f"--{name.replace('_', '-')} must be within {low}..{high}, not {getattr(args, name)}"
                 for name, (low, high) in BOUNDS.items() if not low <= getattr(args, name) <= high]
+    if args.rounds > args.saturation_requests:
+        problems.append(f"--rounds ({args.rounds}) cannot exceed --saturation-requests ({args.saturation_requests})")
     if args.saturation_requests > args.items:
         problems.append(f"--saturation-requests ({args.saturation_requests}) cannot exceed --items ({args.items})")
     if args.workers * args.threads > 64:
@@ -209,8 +212,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--participants", type=int, default=300, help="participants in phase 1 (default 300)")
     p.add_argument("--concurrency", type=int, default=None, help="clients in phase 2 (default: --participants)")
     p.add_argument("--items", type=int, default=24, help="items per participant (plus the 2 attention checks)")
-    p.add_argument("--saturation-requests", type=int, default=12,
-                   help="phase 2: requests per client to each endpoint (default 12; at most --items)")
+    p.add_argument("--saturation-requests", type=int, default=24,
+                   help="phase 2: requests per client to each endpoint (default 24; at most --items)")
+    p.add_argument("--rounds", type=int, default=4,
+                   help="phase 2: bursts per endpoint, alternating (default 4; at most --saturation-requests)")
     p.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4, as in production)")
     p.add_argument("--threads", type=int, default=4,
                    help="threads per worker; >1 means gthread (default 4, as in production; 1: sync workers)")
@@ -487,7 +492,7 @@ def expect(ok: bool, message: str) -> None:
 
 
 async def saturate(load: Load, people: list[Person], per_client: int, meter: CpuMeter | None = None,
-                   rounds: int = 2) -> dict[str, tuple[list, float]]:
+                   rounds: int = 4) -> dict[str, tuple[list, float]]:
     """Alternating bursts at saturation: every client sends its share back to back, no pause; each
     client sends as many requests to the bare endpoint as trial saves (its participant's first
     `per_client` trials, in order). Every request of a burst is built before it starts, so that the
@@ -571,7 +576,7 @@ async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
         crowd = [Person(pid=f"sat{n:05d}x{secrets.token_hex(3)}") for n in range(args.concurrency)]
         await asyncio.gather(*(load.enter(p, pauses=False) for p in crowd))
         cpu0, w0, machine0 = time.process_time(), time.perf_counter(), machine_cpu()
-        results = await saturate(load, crowd, args.saturation_requests, meter)
+        results = await saturate(load, crowd, args.saturation_requests, meter, rounds=args.rounds)
         client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - w0)
         stolen = stolen_share(machine0, machine_cpu())
     return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen, meter)

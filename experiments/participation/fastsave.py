@@ -18,10 +18,10 @@ PostgreSQL, the trial endpoint — `save(...)`: one statement, one round trip,
         The row lock makes an ending (finish, expiry, erasure: they lock the row for update) either
         wait for this answer or win, and then the WHERE sees the ended status and nothing is
         inserted; two saves of one participant run one after the other (a shared lock would let both
-        read and then deadlock on the update). It is the lock that leaves foreign-key checks alone
-        (they take KEY SHARE). The row is updated only for a failed attention check or when the
-        last-seen time is SEEN_REFRESH old, so an answer does not write a new version of the
-        participant's row (plan included) every time. The read's facts come back either way: when
+        read and then deadlock on the update); unlike FOR UPDATE it does not hold up the foreign-key
+        checks of trials being inserted (KEY SHARE). The row is updated only for a failed attention
+        check or when the last-seen time is SEEN_REFRESH old, so an answer does not write a new
+        version of the participant's row (plan included) every time. The read's facts come back either way: when
         nothing was inserted the caller knows at once why it must take the locked ORM path (a
         re-sent or clashing answer, an ended participation, a step out of order, a time limit
         passed, a four-option study), which says exactly what happened.
@@ -68,8 +68,8 @@ MAX_ID = 2**63 - 1  # a bigint primary key
 # ignores the parameters' values is the one a value would give, and planning is most of the
 # server's work: about 0.5 ms against 0.1 ms to execute the save. Left to itself (plan_cache_mode
 # auto), PostgreSQL compares the two after five executions and may keep planning every execution
-# on some connections: in the load bench the database's CPU per save then doubled (0.57-0.67 ms
-# against 0.18-0.28 ms) in about one run of three. The setting applies only to prepared statements,
+# on some connections: in two of eight load-bench runs the database's CPU per save was that of
+# forced custom plans (0.57-0.67 ms against 0.18-0.28 ms with generic ones). The setting applies only to prepared statements,
 # and on these connections only ours are (Django binds on the client).
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 _ONLY_WHEN_ASKED = 2**62

@@ -256,9 +256,9 @@ def trial_submit(*, slug: str, token: str, data: object, user_agent: str = "",
     On PostgreSQL a regular answer (F/J, not timed out) is read and written by one statement
     (fastsave.save); otherwise one read (fastsave.hot) finds the participant, its arm and the
     submitted item and one write saves a regular answer (fastsave.insert). Four-option studies (their
-    keys come from the study's settings), attention checks (on SQLite), re-sent
-    or clashing answers, ended participations and unknown sessions go through the locked path, which re-reads
-    under the participant's row lock and says exactly what happened.
+    keys come from the study's settings), attention checks on SQLite, re-sent or clashing answers,
+    ended participations and unknown sessions go through the locked path, which re-reads under the
+    participant's row lock and says exactly what happened.
 
     `admit` is the rate limit (it raises to refuse): called once, before anything but the fast save
     of a new answer. New answers are not counted — a participant has at most as many as its list has

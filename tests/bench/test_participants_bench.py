@@ -88,10 +88,12 @@ def test_other_targets_are_refused(url):
 def test_arguments_defaults_and_bounds():
     args = bench.parse_args([])
     assert (args.participants, args.concurrency, args.workers, args.threads) == (300, 300, 4, 4)
+    assert (args.saturation_requests, args.rounds) == (24, 4)
     assert bench.parse_args(["--participants", "40"]).concurrency == 40
     for bad in (["--participants", "0"], ["--participants", "5000"], ["--max-seconds", "99999"],
                 ["--retry-rate", "1.5"], ["--time-scale", "-1"], ["--workers", "16", "--threads", "16"],
-                ["--saturation-requests", "30", "--items", "24"]):
+                ["--saturation-requests", "30", "--items", "24"], ["--rounds", "0"],
+                ["--rounds", "7", "--saturation-requests", "6"]):
         with pytest.raises(bench.BenchError):
             bench.parse_args(bad)
 
