@@ -121,6 +121,12 @@ def _db():
 _statements: dict[str, dict] = {}
 
 
+def _literal(value) -> str:
+    """One of our own constants (a status, a kind, a design name) as an SQL string literal: written
+    into the statements rather than sent with every execution, and visible to the planner."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def _sql(db) -> dict:
     """The statements for this database's vendor, built on first use."""
     built = _statements.get(db.vendor)
@@ -141,7 +147,8 @@ def _sql(db) -> dict:
         f"{p('last_seen_at')}, a.{_column(A, 'attention_failures_to_end')}, "
         f"{', '.join(i(name) for name in _ITEM_FIELDS)}, "
         f"EXISTS (SELECT 1 FROM {_table(I)} m WHERE m.{_column(I, 'study')} = {p('study')} "
-        f"AND m.{_column(I, 'kind')} = %s AND m.{_column(I, 'design')} <> %s) "
+        f"AND m.{_column(I, 'kind')} = {_literal(ItemKind.MULTIPLE_CHOICE)} "
+        f"AND m.{_column(I, 'design')} <> {_literal(ATTENTION_DESIGN)}) "
         f"FROM {_table(P)} p "
         f"JOIN {_table(S)} s ON s.{_column(S, 'id')} = {p('study')} "
         f"LEFT JOIN {_table(A)} a ON a.{_column(A, 'study')} = {p('study')} "
@@ -185,8 +192,7 @@ def _sql(db) -> dict:
         # update (last-seen time when stale; a wrong answer to an attention check counted, and the
         # participation ended when the arm's limit is reached), and the read's facts back for
         # whatever the insert did not do.
-        attention = "'" + ATTENTION_DESIGN.replace("'", "''") + "'"  # constants of ours, as SQL literals
-        failed_attention = "'" + ParticipantStatus.FAILED_ATTENTION.value + "'"
+        attention = _literal(ATTENTION_DESIGN)
         from_read = {"participant": "h.p_id", "item": "h.i_id", "answer": "x.answer",
                      "correct": "COALESCE(x.answer = h.i_gold_answer, false)",
                      "is_attention_check": f"h.i_design = {attention}"}
@@ -201,14 +207,15 @@ def _sql(db) -> dict:
             f"WITH h ({', '.join(_READ_NAMES)}) AS MATERIALIZED ({read} FOR NO KEY UPDATE OF p), "
             f"ins AS (INSERT INTO {_table(T)} ({columns}) SELECT {typed(from_read)} "
             f"FROM h, LATERAL (SELECT CAST(%s AS jsonb) ->> h.p_key_mapping) x (answer) "
-            f"WHERE h.p_status = %s AND h.flow_done AND h.arm_id IS NOT NULL AND NOT h.mc "
-            f"AND h.i_kind = %s AND h.p_plan ->> CAST(%s AS integer) = %s "
-            f"AND (COALESCE(h.time_limit_ms, 0) = 0 OR CAST(%s AS double precision) <= h.time_limit_ms + %s) "
+            f"WHERE h.p_status = {_literal(ParticipantStatus.STARTED)} AND h.flow_done AND h.arm_id IS NOT NULL "
+            f"AND NOT h.mc AND h.i_kind = {_literal(ItemKind.YES_NO)} AND h.p_plan ->> CAST(%s AS integer) = %s "
+            f"AND (COALESCE(h.time_limit_ms, 0) = 0 "
+            f"OR CAST(%s AS double precision) <= h.time_limit_ms + {int(TIME_LIMIT_GRACE_MS)}) "
             f"AND x.answer IS NOT NULL "
             f"ON CONFLICT DO NOTHING RETURNING {T_id}, {T_participant}, {', '.join(returned)}), "
             f"upd AS (UPDATE {_table(P)} u SET {last_seen} = %s, "
             f"{failures} = u.{failures} + CASE WHEN {failed} THEN 1 ELSE 0 END, "
-            f"{status} = CASE WHEN {ends} THEN {failed_attention} ELSE u.{status} END, "
+            f"{status} = CASE WHEN {ends} THEN {_literal(ParticipantStatus.FAILED_ATTENTION)} ELSE u.{status} END, "
             f"{finished} = CASE WHEN {ends} THEN %s ELSE u.{finished} END "
             f"FROM ins, h WHERE u.{_column(P, 'id')} = ins.{T_participant} "
             f"AND ({failed} OR u.{last_seen} IS NULL OR u.{last_seen} <= %s) "
@@ -297,7 +304,7 @@ def _json(value):
 
 def _read_params(*, slug: str, token: str, item_id: int | None) -> list:
     """The read's parameters, in the order of its placeholders (also the one statement's first ones)."""
-    return [ItemKind.MULTIPLE_CHOICE, ATTENTION_DESIGN, item_id, token, slug]
+    return [item_id, token, slug]
 
 
 def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
@@ -395,8 +402,7 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     sql = _sql(db)
     values = _db_values(trial, sql["save_prepared"], db)
     read = _read_params(slug=slug, token=token, item_id=trial.item_id)
-    checks = [ParticipantStatus.STARTED, ItemKind.YES_NO, trial.index, str(trial.item_id),
-              trial.rt_ms, TIME_LIMIT_GRACE_MS]
+    checks = [trial.index, str(trial.item_id), trial.rt_ms]
     with _cursor(db) as cursor:
         cursor.execute(sql["save"], read + values + [answers] + checks + [now, now, now - SEEN_REFRESH])
         row = cursor.fetchone()
