@@ -90,13 +90,22 @@ _PLAN, _PREVIEW = _PARTICIPANT_FIELDS.index("plan"), _PARTICIPANT_FIELDS.index("
 _READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "flow_done", "arm_id", "time_limit_ms", "seen_at",
                "fail_limit", *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
 _RETURNED = ("answer", "correct", "is_attention_check")  # the trial's columns the one statement decides
+# What the one statement sends back only when it wrote nothing (the plan's JSON and a timestamp are
+# the costliest columns to convert, and a written answer's receipt needs neither).
+_ONLY_WHEN_REFUSED = ("p_plan", "seen_at")
+_PARTICIPANT_FIELDS_WRITTEN = tuple(name for name in _PARTICIPANT_FIELDS if name != "plan")
+
+
+def _read_column(name: str, written: str) -> str:
+    """The one statement's result column for the read's column `name` (`written`: the inserted id)."""
+    return f"CASE WHEN {written} IS NULL THEN h.{name} END" if name in _ONLY_WHEN_REFUSED else f"h.{name}"
 
 
 @dataclass(frozen=True, slots=True)
 class Hot:
     """What a save needs to know, from one read."""
 
-    participant: Participant  # deferred: only _PARTICIPANT_FIELDS loaded
+    participant: Participant  # deferred: only _PARTICIPANT_FIELDS loaded (not the plan after a written save)
     flow_done: bool  # consent, instructions and (if the arm has any) practice are behind
     has_arm: bool
     time_limit_ms: int | None
@@ -220,7 +229,8 @@ def _sql(db) -> dict:
             f"FROM ins, h WHERE u.{_column(P, 'id')} = ins.{T_participant} "
             f"AND ({failed} OR u.{last_seen} IS NULL OR u.{last_seen} <= %s) "
             f"RETURNING u.{status}, u.{failures}, u.{finished}) "
-            f"SELECT h.*, ins.{T_id}, {', '.join('ins.' + c for c in returned)}, upd.* "
+            f"SELECT {', '.join(_read_column(name, f'ins.{T_id}') for name in _READ_NAMES)}, "
+            f"ins.{T_id}, {', '.join('ins.' + c for c in returned)}, upd.* "
             f"FROM h LEFT JOIN ins ON true LEFT JOIN upd ON true"
         )
     _statements[db.vendor] = built
@@ -317,12 +327,17 @@ def hot(*, slug: str, token: str, item_id: object) -> Hot | None:
     return None if row is None else _hot(db, row)
 
 
-def _hot(db, row) -> Hot:
+def _hot(db, row, written: bool = False) -> Hot:
+    """`written`: the one statement saved the answer and sent no plan (it stays deferred)."""
     n = len(_PARTICIPANT_FIELDS)
     values = list(row[:n])
-    values[_PLAN] = _json(values[_PLAN])
     values[_PREVIEW] = bool(values[_PREVIEW])  # SQLite answers 0/1
-    participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
+    if written:
+        del values[_PLAN]
+        participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS_WRITTEN, values)
+    else:
+        values[_PLAN] = _json(values[_PLAN])
+        participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
     flow_done, arm_id, time_limit_ms, seen_at, _fail_limit = row[n:n + 5]
     return Hot(participant=participant, flow_done=bool(flow_done), has_arm=arm_id is not None,
                time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]),
@@ -396,8 +411,8 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     refreshes last_seen_at when that is SEEN_REFRESH old or the row is updated anyway. None: no such
     session. Otherwise the read's facts, with trial.pk set (and the columns decided from the read:
     answer, correct, attention check) when the trial was written, and the participant's updated
-    columns set on hot.participant; when it was not, the caller decides from the facts (the locked
-    path says exactly why)."""
+    columns set on hot.participant (its plan deferred, seen_at None: a receipt needs neither); when
+    it was not, the caller decides from the facts (the locked path says exactly why)."""
     db = _db()
     sql = _sql(db)
     values = _db_values(trial, sql["save_prepared"], db)
@@ -409,8 +424,8 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     if row is None:
         return None
     n = len(_READ_NAMES)
-    hot = _hot(db, row[:n])
     trial_id, *decided = row[n:n + 1 + len(_RETURNED)]
+    hot = _hot(db, row[:n], written=trial_id is not None)
     if trial_id is not None:
         trial.pk = trial_id
         for name, value in zip(_RETURNED, decided):

@@ -49,6 +49,9 @@ def test_a_regular_answer_is_one_statement_on_postgres_and_one_read_one_write_el
     assert not any("FOR UPDATE" in s for s in sql)  # the locked path was not needed
     trial = Trial.objects.get(participant=participant)
     assert receipt.trial.pk == trial.pk
+    if connection.vendor == "postgresql":  # the one statement sends no plan back for a written answer
+        assert "plan" in receipt.participant.get_deferred_fields()
+    assert receipt.participant.plan == participant.plan  # loaded when asked for
     assert (trial.index, trial.item_id, trial.answer, trial.correct, trial.rt_ms, trial.user_agent) == (
         0, item.pk, item.gold_answer, True, 850.0, "ua")
     assert trial.received_at is not None and trial.idempotency_key == "regular-answer-0001"
