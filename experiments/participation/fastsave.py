@@ -14,7 +14,8 @@ PostgreSQL, the trial endpoint — `save(...)`: one statement, one round trip,
                          wrong answer to an attention check>, status/finished_at = <ended when that
                          reaches the arm's limit> WHERE id = <ins's participant> AND (<a failure> OR
                          last_seen_at <= <now - SEEN_REFRESH>) RETURNING …)
-            SELECT h.*, ins.…, upd.… FROM h LEFT JOIN ins ON true LEFT JOIN upd ON true
+            SELECT h.… (the plan and last-seen time only when nothing was inserted), ins.…, upd.…
+            FROM h LEFT JOIN ins ON true LEFT JOIN upd ON true
         The row lock makes an ending (finish, expiry, erasure: they lock the row for update) either
         wait for this answer or win, and then the WHERE sees the ended status and nothing is
         inserted; two saves of one participant run one after the other (a shared lock would let both
