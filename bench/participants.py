@@ -9,10 +9,10 @@ second; local memory if redis-server is missing),
 and gunicorn serving studyserver.wsgi (tests/integration/servers.py's process handling) with the
 production default of persistent database connections. Default: the production image's server
 (docker/web.Dockerfile): 4 workers x 4 threads (gthread, keep-alive); --threads 1 measures sync
-workers (a new connection per request). Servers, database
-and folders are removed at the end. A database host that is not loopback is refused: the bench
-creates a database there and floods its server. Only the per-IP entry limit is raised, for this
-gunicorn only: every simulated participant comes from 127.0.0.1.
+workers (a new connection per request). Servers, database and folders are removed at the end. A
+database host that is not loopback is refused: the bench creates a database there and floods its
+server. Only the per-IP entry limit is raised, for this gunicorn only: every simulated participant
+comes from 127.0.0.1.
 
 Phase 1, the study (correctness under load). Every participant does what the browser does: the
 Prolific link (PROLIFIC_PID, STUDY_ID, SESSION_ID), consent, instructions, the practice page, every
@@ -30,10 +30,10 @@ requests back to back with no pause, each client as many to the bare endpoint as
 (--saturation-requests), over the same connection pool, in --rounds alternating bursts each (bare,
 trial, bare, trial, ...) so that drift on a shared machine hits both alike; each burst's requests
 are built before it starts, so that the client's own work takes as little as it can of the CPU.
-Bare endpoint: GET /healthz (the full middleware stack and one `SELECT 1`). Trial save: the first save of an answer by a started
-participant (fresh key; the whole check-lock-insert path). Throughput = requests / seconds the
-bursts took. Latency is per request, client side (connect, send, server, read); p50/p95/p99 are
-linearly interpolated percentiles. With closed-loop clients at saturation, latency is mostly the
+Bare endpoint: GET /healthz (the full middleware stack and one `SELECT 1`). Trial save: the first
+save of an answer by a started participant (fresh key; the whole check-lock-insert path).
+Throughput = requests / seconds the bursts took. Latency is per request, client side (connect,
+send, server, read); p50/p95/p99 are linearly interpolated percentiles. With closed-loop clients at saturation, latency is mostly the
 queue (Little's law: about clients / throughput), so the p99 ratio tracks the throughput ratio.
 Also printed: CPU milliseconds per request of each endpoint, by process group (this client, the
 gunicorn master and workers, every postgres process, Redis) and for the whole machine, read from

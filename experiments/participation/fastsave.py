@@ -70,8 +70,8 @@ MAX_ID = 2**63 - 1  # a bigint primary key
 # server's work: about 0.5 ms against 0.1 ms to execute the save. Left to itself (plan_cache_mode
 # auto), PostgreSQL compares the two after five executions and may keep planning every execution
 # on some connections: in two of eight load-bench runs the database's CPU per save was that of
-# forced custom plans (0.57-0.67 ms against 0.18-0.28 ms with generic ones). The setting applies only to prepared statements,
-# and on these connections only ours are (Django binds on the client).
+# forced custom plans (0.57-0.67 ms against 0.18-0.28 ms with generic ones). The setting applies
+# only to prepared statements, and on these connections only ours are (Django binds on the client).
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 _ONLY_WHEN_ASKED = 2**62
 # A save refreshes last_seen_at when it is at least this old: the heartbeat's period. Abandonment
