@@ -4,8 +4,9 @@
 are the only link to a person) in one transaction, rewrites earlier admin log entries about the
 participant so they no longer name the Prolific id, records the erasure in the admin log without
 it, and tells the rest of the project (participant_erased) so that copies elsewhere go too: the
-analysis withdraws every report of the study, whose files hold the participant's pseudonymous rows. Trials and participants are protected from ordinary deletes (on_delete=PROTECT), so
-this service is the one way to remove them.
+analysis withdraws every report of the study, whose files hold the participant's pseudonymous rows.
+Trials and participants are protected from ordinary deletes (on_delete=PROTECT), so this service is
+the one way to remove them.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from django.db import transaction
 from django.dispatch import Signal
 
 from ..models import Participant, Trial
+from .selectors import pseudonym
 
 
 # Sent inside the erasure's transaction with `study` and `label` (P<id>): whatever holds a copy of
@@ -35,7 +37,7 @@ class Erasure:
     @property
     def label(self) -> str:
         """How the participant is named from now on: the pseudonymous label the analysis uses."""
-        return f"P{self.participant_id}"
+        return pseudonym(self.participant_id)
 
 
 @transaction.atomic
@@ -43,7 +45,7 @@ def participant_erase(*, participant: Participant, by) -> Erasure:
     """Delete every trial of `participant` and the participant itself; log it under `by` (a user)."""
     participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
     pk, study = participant.pk, participant.study
-    label = f"participant P{pk} of {study.slug}"
+    label = f"participant {pseudonym(pk)} of {study.slug}"
     trials, _ = Trial.objects.filter(participant=participant).delete()
     content_type = ContentType.objects.get_for_model(Participant)
     LogEntry.objects.filter(content_type=content_type, object_id=str(pk)).update(object_repr=label)
@@ -52,6 +54,6 @@ def participant_erase(*, participant: Participant, by) -> Erasure:
         user_id=by.pk, content_type=content_type, object_id=str(pk), object_repr=label, action_flag=DELETION,
         change_message=f"Erased on the participant's request: the participant and {trials} trial(s).",
     )
-    copies = participant_erased.send(sender=Participant, study=study, label=f"P{pk}")
+    copies = participant_erased.send(sender=Participant, study=study, label=pseudonym(pk))
     return Erasure(participant_id=pk, study_slug=study.slug, trials=trials,
                    withdrawn_reports=sum(n for _, n in copies if isinstance(n, int)))

@@ -22,10 +22,10 @@ PostgreSQL, the trial endpoint — `save(...)`: one statement, one round trip,
         read and then deadlock on the update); unlike FOR UPDATE it does not hold up the foreign-key
         checks of trials being inserted (KEY SHARE). The row is updated only for a failed attention
         check or when the last-seen time is SEEN_REFRESH old, so an answer does not write a new
-        version of the participant's row (plan included) every time. The read's facts come back either way: when
-        nothing was inserted the caller knows at once why it must take the locked ORM path (a
-        re-sent or clashing answer, an ended participation, a step out of order, a time limit
-        passed, a four-option study), which says exactly what happened.
+        version of the participant's row (plan included) every time. The read's facts come back
+        either way: when nothing was inserted the caller knows at once why it must take the locked
+        ORM path (a re-sent or clashing answer, an ended participation, a step out of order, a time
+        limit passed, a four-option study), which says exactly what happened.
 Elsewhere, and for trial_record's callers — read: `hot(...)`, the participant by study slug and token,
         joined with its human arm, the submitted item when it belongs to the same study, and
         whether the study has four-option items; write: `insert(...)`, on SQLite the UPDATE of
@@ -35,8 +35,8 @@ Elsewhere, and for trial_record's callers — read: `hot(...)`, the participant 
 On PostgreSQL the statements are prepared once per connection (parameters bound by the server,
 psycopg's `prepare=True`) and planned once (GENERIC_PLANS), through one cursor kept per
 connection: planning the joins cost about 0.5 ms of the server's CPU per save, more than executing
-them. Django leaves prepared statements off by default for the sake of connection
-poolers in transaction mode; DUET_PREPARED_STATEMENTS=false does the same here (a pooler that tracks
+them. Django leaves prepared statements off by default for the sake of connection poolers in
+transaction mode; DUET_PREPARED_STATEMENTS=false does the same here (a pooler that tracks
 prepared statements, such as PgBouncer >= 1.21, is fine with them). These statements do not run
 Django's per-request connection health check (CONN_HEALTH_CHECKS, one more round trip): a
 connection that broke since the last request fails this one answer with a 5xx, Django drops the
@@ -90,6 +90,7 @@ _PLAN, _PREVIEW = _PARTICIPANT_FIELDS.index("plan"), _PARTICIPANT_FIELDS.index("
 # The read's columns by name, as the one-statement save's CTE calls them (same order as the SELECT list).
 _READ_NAMES = (*(f"p_{name}" for name in _PARTICIPANT_FIELDS), "flow_done", "arm_id", "time_limit_ms", "seen_at",
                "fail_limit", *(f"i_{name}" for name in _ITEM_FIELDS), "mc")
+_FLOW_AT, _ITEM_AT = _READ_NAMES.index("flow_done"), _READ_NAMES.index("i_id")
 _RETURNED = ("answer", "correct", "is_attention_check")  # the trial's columns the one statement decides
 # What the one statement sends back only when it wrote nothing (the plan's JSON and a timestamp are
 # the costliest columns to convert, and a written answer's receipt needs neither).
@@ -339,10 +340,10 @@ def _hot(db, row, written: bool = False) -> Hot:
     else:
         values[_PLAN] = _json(values[_PLAN])
         participant = Participant.from_db(db.alias, _PARTICIPANT_FIELDS, values)
-    flow_done, arm_id, time_limit_ms, seen_at, _fail_limit = row[n:n + 5]
+    flow_done, arm_id, time_limit_ms, seen_at = row[_FLOW_AT:_FLOW_AT + 4]  # fail_limit: the statement's own
     return Hot(participant=participant, flow_done=bool(flow_done), has_arm=arm_id is not None,
                time_limit_ms=time_limit_ms, multiple_choice=bool(row[-1]),
-               item_row=tuple(row[n + 5:n + 5 + len(_ITEM_FIELDS)]), db_alias=db.alias,
+               item_row=tuple(row[_ITEM_AT:_ITEM_AT + len(_ITEM_FIELDS)]), db_alias=db.alias,
                seen_at=seen_at if db.vendor == "postgresql" else None)  # SQLite's raw value is text
 
 

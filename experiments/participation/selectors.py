@@ -10,6 +10,11 @@ from django.db.models import QuerySet
 from ..models import Participant, ParticipantStatus, Study, Trial
 
 
+def pseudonym(participant_id: int) -> str:
+    """The participant's pseudonymous label, as the analysis names it (P<id>)."""
+    return f"P{participant_id}"
+
+
 def participant_by_token(*, slug: str, token: str) -> Participant | None:
     if not token or len(token) > 64:
         return None
@@ -92,7 +97,8 @@ def export_row(trial: Trial, study: Study, *, prolific_ids: bool = True) -> list
     """prolific_ids=False names the participant by the analysis's pseudonymous label P<id> instead."""
     p, item = trial.participant, trial.item
     return [
-        study.slug, p.prolific_pid if prolific_ids else f"P{p.pk}", p.status, p.key_mapping, p.list_number, p.list_seed,
+        study.slug, p.prolific_pid if prolific_ids else pseudonym(p.pk), p.status, p.key_mapping, p.list_number,
+        p.list_seed,
         trial.index, item.code, item.design, item.form_id, item.modality, item.argument_form,
         item.condition, item.interpretation.index if item.interpretation else "",
         int(trial.is_attention_check), item.gold_answer, trial.key, trial.key_code, trial.answer,
