@@ -1,8 +1,9 @@
 """Everything the settings read from the environment, in one place.
 
-The embedded default needs no variable at all: SQLite under var/, an embedded Celery transport,
-and a secret key generated into var/ on first run. Production sets DATABASE_URL (PostgreSQL),
-CELERY_BROKER_URL (Redis), SECRET_KEY and ALLOWED_HOSTS.
+The embedded default needs no variable at all: SQLite under var/, background work in a process
+started on this machine (DUET_TASK_MODE=embedded), and a secret key generated into var/ on first
+run. Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis), DUET_TASK_MODE=celery,
+SECRET_KEY and ALLOWED_HOSTS.
 """
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ env = environ.Env(
     ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost"]),
     CSRF_TRUSTED_ORIGINS=(list, []),
     TIME_ZONE=(str, "UTC"),
-    CELERY_TASK_ALWAYS_EAGER=(bool, False),
 )
 
 
@@ -91,6 +91,30 @@ def database() -> dict:
 def celery_broker_url() -> str:
     """CELERY_BROKER_URL (redis://… in production), else kombu's filesystem transport under var/."""
     return env.str("CELERY_BROKER_URL", default="filesystem://")
+
+
+TASK_MODES = ("eager", "embedded", "celery")
+
+
+def task_mode(*, broker_url: str) -> str:
+    """DUET_TASK_MODE: where background work (model runs, reports) runs — studyserver/dispatch.py.
+
+    eager: in the process that sends it, once its transaction commits (tests, debugging);
+    embedded (default): a `manage.py run_task` process started on this machine, no broker server;
+    celery: a Celery queue on CELERY_BROKER_URL (Redis), served by `celery worker` processes.
+    """
+    if "CELERY_TASK_ALWAYS_EAGER" in os.environ:
+        raise SettingsError("CELERY_TASK_ALWAYS_EAGER is no longer read: set DUET_TASK_MODE=eager instead "
+                            "(or embedded / celery), and unset CELERY_TASK_ALWAYS_EAGER.")
+    value = env.str("DUET_TASK_MODE", default="embedded").strip().lower()
+    if value not in TASK_MODES:
+        raise SettingsError(f"DUET_TASK_MODE={value!r} is not one of {', '.join(TASK_MODES)}: eager (in-process), "
+                            "embedded (a worker process on this machine, the default) or celery (a broker's queues).")
+    if value == "celery" and broker_url.startswith("filesystem://"):
+        raise SettingsError("DUET_TASK_MODE=celery needs a broker that Celery workers share: set CELERY_BROKER_URL "
+                            "to redis://HOST:6379/0 (it is the embedded filesystem:// transport now), or use "
+                            "DUET_TASK_MODE=embedded on one machine.")
+    return value
 
 
 def celery_filesystem_options() -> dict:

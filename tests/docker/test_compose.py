@@ -25,6 +25,7 @@ def test_services_images_and_dependencies():
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         assert service["env_file"] == "duet.env"
+        assert service["environment"]["DUET_TASK_MODE"] == "celery"  # background work on the workers' queues
         assert "model-cache:/var/lib/duet/models" in service["volumes"]
 
 
@@ -57,8 +58,9 @@ def test_env_example_names_every_setting_and_holds_no_real_secret():
         for line in (DOCKER / "duet.env.example").read_text().splitlines()
         if line and not line.startswith("#")
     )
-    for key in ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "ALLOWED_HOSTS", "POSTGRES_PASSWORD"):
+    for key in ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "DUET_TASK_MODE", "ALLOWED_HOSTS", "POSTGRES_PASSWORD"):
         assert key in example
+    assert example["DUET_TASK_MODE"] == "celery"
     assert example["SECRET_KEY"].startswith("change-me")
     assert example["DATABASE_URL"].startswith("postgres://") and example["CELERY_BROKER_URL"].startswith("redis://")
     assert "docker/duet.env" in (DOCKER.parent / ".dockerignore").read_text()

@@ -44,8 +44,9 @@ class Stack:
             "SECRET_KEY": secrets.token_urlsafe(40), "DUET_VAR_DIR": str(folder / "var"), "DB_CONN_MAX_AGE": "0",
             "DJANGO_SETTINGS_MODULE": "studyserver.settings", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
             "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "LOG_LEVEL": "WARNING",
+            "DUET_TASK_MODE": "celery",  # runs and reports go to the Celery worker over Redis
         }
-        self.env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+        self.env.pop("CELERY_TASK_ALWAYS_EAGER", None)  # no longer read: its presence stops the settings
         self.web: Gunicorn | None = None
         self.worker: Worker | None = None
 

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _settings_in_subprocess(tmp_path, env_extra: dict, expression: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "DEBUG", "CELERY_BROKER_URL"}}
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "DEBUG", "CELERY_BROKER_URL",
+                                                         "CELERY_TASK_ALWAYS_EAGER", "DUET_TASK_MODE"}}
     env.update({"DUET_VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "studyserver.settings"})
     env.update(env_extra)
     code = f"import django; django.setup(); from django.conf import settings; print({expression})"
@@ -28,10 +29,10 @@ def test_embedded_defaults_sqlite_under_var_and_filesystem_broker(tmp_path):
     out = _settings_in_subprocess(
         tmp_path, {},
         "settings.DATABASES['default']['ENGINE'], settings.DATABASES['default']['NAME'], "
-        "settings.CELERY_BROKER_URL, settings.DEBUG",
+        "settings.CELERY_BROKER_URL, settings.DUET_TASK_MODE, settings.DEBUG",
     )
     assert out == (
-        f"django.db.backends.sqlite3 {tmp_path / 'var' / 'duet.sqlite3'} filesystem:// False"
+        f"django.db.backends.sqlite3 {tmp_path / 'var' / 'duet.sqlite3'} filesystem:// embedded False"
     )
 
 
@@ -50,15 +51,17 @@ def test_environment_overrides(tmp_path):
         {
             "DATABASE_URL": "postgres://u:pw@db.example:5433/duet",
             "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+            "DUET_TASK_MODE": "celery",
             "SECRET_KEY": "from-the-environment",
             "DEBUG": "true",
             "ALLOWED_HOSTS": "duet.example.org,127.0.0.1",
         },
         "settings.DATABASES['default']['ENGINE'], settings.DATABASES['default']['PORT'], "
-        "settings.CELERY_BROKER_URL, settings.SECRET_KEY, settings.DEBUG, settings.ALLOWED_HOSTS",
+        "settings.CELERY_BROKER_URL, settings.DUET_TASK_MODE, settings.SECRET_KEY, settings.DEBUG, "
+        "settings.ALLOWED_HOSTS",
     )
     assert out == (
-        "django.db.backends.postgresql 5433 redis://127.0.0.1:6379/0 from-the-environment True "
+        "django.db.backends.postgresql 5433 redis://127.0.0.1:6379/0 celery from-the-environment True "
         "['duet.example.org', '127.0.0.1']"
     )
     assert not (tmp_path / "var" / "secret_key").exists()
