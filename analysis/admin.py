@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from experiments.models import Study
+from studyserver import dispatch
 
 from . import services
 from .models import Report, ReportStatus
@@ -26,7 +27,8 @@ def run_analysis(modeladmin, request, queryset):
         except ValueError as error:
             modeladmin.message_user(request, f"{study.slug}: {error}", level=messages.ERROR)
             continue
-        modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued; see Analyses → Reports.")
+        modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued ({dispatch.mode()}); "
+                                         "see Analyses → Reports.")
 
 
 # The Study admin lives in experiments/; the analysis adds its action to it (apps load in order).

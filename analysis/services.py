@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from studyserver.env import BASE_DIR, VAR_DIR
+from studyserver import dispatch
+from studyserver.env import VAR_DIR
 
 from .models import Report, ReportStatus
 from .rules import Exclusions
@@ -61,25 +59,23 @@ def report_request(*, study) -> Report:
     report = Report.objects.create(study=study)
     report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
     report.save(update_fields=["out_dir"])
-    report_id = report.pk
-    transaction.on_commit(lambda: _dispatch(report_id))
+    _dispatch(report.pk)  # sent once the transaction commits
     return report
 
 
 def _dispatch(report_id: int) -> None:
-    from .tasks import build_report_task
+    dispatch.send("analysis.build_report", args=[report_id], queue="cpu", log_name=f"report-{report_id}",
+                  on_unreachable=lambda error: _broker_unreachable(report_id, error))
 
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        build_report_task.apply(args=[report_id])
-    elif settings.CELERY_BROKER_URL.startswith("filesystem://"):  # embedded default: one process
-        logs = VAR_DIR / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        with open(logs / f"report-{report_id}.log", "ab") as out:
-            subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), "analyze", "--report", str(report_id)],
-                             cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
-    else:
-        build_report_task.apply_async(args=[report_id], queue="cpu")
+
+def _broker_unreachable(report_id: int, error: Exception) -> None:
+    """Nothing reached the queue: say so on the report, so that "retry" can send it again."""
+    with transaction.atomic():
+        report = Report.objects.select_for_update().get(pk=report_id)
+        if report.status == ReportStatus.QUEUED:
+            _move(report, ReportStatus.FAILED, finished_at=timezone.now(),
+                  message=f"The task broker could not be reached ({error}); nothing was queued. "
+                          "Retry the report once the broker is back.")
 
 
 def report_execute(*, report_id: int) -> Report:
@@ -139,5 +135,5 @@ def reports_withdraw(*, study, reason: str) -> int:
 
 def report_retry(*, report: Report) -> Report:
     _move(report, ReportStatus.QUEUED, message="", started_at=None, finished_at=None)
-    transaction.on_commit(lambda: _dispatch(report.pk))
+    _dispatch(report.pk)  # sent once the transaction commits
     return report

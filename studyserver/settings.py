@@ -21,6 +21,7 @@ INSTALLED_APPS = [
     "experiments",
     "inference",
     "analysis",
+    "studyserver",  # management commands only (run_task)
 ]
 
 MIDDLEWARE = [

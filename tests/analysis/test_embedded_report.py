@@ -1,5 +1,5 @@
-"""The embedded default (filesystem:// broker, no worker running): a report requested the way the
-admin action requests it is built by a separate `manage.py analyze --report ID` process, and its
+"""The embedded default (DUET_TASK_MODE=embedded, no worker running): a report requested the way the
+admin action requests it is built by a separate `manage.py run_task analysis.build_report ID` process, and its
 status moves queued → done with the report on disk. Runs against its own SQLite file in a temporary
 DUET_VAR_DIR, so the spawned process sees the data."""
 import os
@@ -16,14 +16,14 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.db import transaction
 from experiments import services
-from inference import services as inference_services
 from analysis import services as analysis
 from analysis.models import Report
+from studyserver import dispatch
 from tests.analysis.conftest import _populate
 study = services.study_create(slug="embedded", title="Embedded", design="modal-syllogisms")
 services.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
 _populate(study, models=1, participants=8, seed=1)
-assert inference_services.dispatch_mode() == "embedded"
+assert dispatch.mode() == "embedded"
 with transaction.atomic():
     report = analysis.report_request(study=study)
     print("STATUS AT REQUEST", report.status)
@@ -39,7 +39,7 @@ print("R IN THIS PROCESS", "rpy2" in __import__("sys").modules)
 
 
 def test_embedded_default_builds_a_requested_report_in_its_own_process(r_stack, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER")}
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "DUET_TASK_MODE")}
     env.update(DJANGO_SETTINGS_MODULE="studyserver.settings", DUET_VAR_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
     out = done.stdout

@@ -53,7 +53,7 @@ def test_report_with_only_humans(r_stack, make_study, tmp_path):
 
 def test_admin_action_builds_the_report_with_both(r_stack, make_study, admin_client, settings, tmp_path,
                                                   monkeypatch, django_capture_on_commit_callbacks):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.DUET_TASK_MODE = "eager"
     monkeypatch.setattr("analysis.services.VAR_DIR", tmp_path)  # report files under the test's folder
     study = make_study(models=2, participants=10)
     with django_capture_on_commit_callbacks(execute=True):

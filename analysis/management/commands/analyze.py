@@ -12,7 +12,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", nargs="?", help="the study's slug")
         parser.add_argument("--out", help="output folder (created if missing)")
-        parser.add_argument("--report", type=int, help="build this queued Report (used by the admin action's worker)")
+        parser.add_argument("--report", type=int, help="build this queued Report (what run_task analysis.build_report ID does)")
         parser.add_argument("--min-rt", type=float, help="drop trials faster than this many ms (default 200)")
         parser.add_argument("--rt-sd", type=float, help="drop trials this many SD from the participant's mean log RT (default 3)")
         parser.add_argument("--keep-incomplete", action="store_true", help="keep sessions that were not completed")
