@@ -11,60 +11,107 @@ from . import services
 from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
 
+class LanguageModelForm(forms.ModelForm):
+    class Meta:
+        model = LanguageModel
+        fields = ["name", *LanguageModel.IDENTITY, "device"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        changes = {name: cleaned[name] for name in self.Meta.fields if name in cleaned}
+        target = self.instance if self.instance.pk else LanguageModel()
+        try:  # the service's checks, on a copy: nothing is written before save_model
+            fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes.get(n)]
+            if fixed and self.instance.runs.exists():
+                services.language_model_update(model=LanguageModel.objects.get(pk=self.instance.pk), **changes)
+            twin = services.language_model_matching(identity={n: changes[n] for n in LanguageModel.IDENTITY})
+            if twin is not None and twin.pk != target.pk:
+                raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from None
+        return cleaned
+
+
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
-    list_display = ("name", "source", "gguf_file", "dtype", "device", "prompt_format", "token_ids_used")
+    """Model configurations. One with runs keeps its options ('Save as new' makes another)."""
+
+    form = LanguageModelForm
+    save_as = True
+    list_display = ("name", "backend", "source", "gguf_file", "dtype", "prompt_format", "answers", "decision_rule",
+                    "run_count")
+    list_filter = ("prompt_format", "dtype", "decision_rule", "backend")
     search_fields = ("name", "source")
     readonly_fields = ("token_ids_used", "created_at")
 
-    @admin.display(description="answer token ids used")
+    def get_queryset(self, request):
+        from django.db.models import Count
+
+        return super().get_queryset(request).annotate(n_runs=Count("runs"))
+
+    @admin.display(description="runs", ordering="n_runs")
+    def run_count(self, obj):
+        return getattr(obj, "n_runs", None)
+
+    @admin.display(description="answers")
+    def answers(self, obj):
+        return f"{obj.answer_yes!r} / {obj.answer_no!r}" + (" + variants" if obj.sum_variants else "")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.runs.exists():
+            return (*LanguageModel.IDENTITY, *self.readonly_fields)
+        return self.readonly_fields
+
+    @admin.display(description="variants of the latest run (first item)")
     def token_ids_used(self, obj):
-        ids = obj.answer_token_ids or {}
-        if not ids:
-            return "— (filled when the model is first loaded)"
-        parts = [
-            f"{label}: " + ", ".join(f"{text!r}={token}" for text, token in ids.get(label, {}).items())
-            for label in ("yes", "no")
-        ]
-        if ids.get("rejected"):
-            parts.append("not single tokens: " + ", ".join(repr(t) for t in ids["rejected"]))
-        return " · ".join(parts)
+        found = obj.answer_token_ids or {}
+        if not found.get("token_ids"):
+            return "— (filled by the configuration's first run; every score keeps its own)"
+        parts = [f"{text!r}={ids}" for text, ids in found["token_ids"].items()]
+        dropped = [f"{forms} ({why})" for forms, why in ((d["forms"], d["why"]) for d in found.get("dropped", []))]
+        return " · ".join(parts) + (" · dropped: " + "; ".join(dropped) if dropped else "")
+
+    def save_model(self, request, obj, form, change):
+        fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.cleaned_data}
+        if change:
+            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), **fields)
+        else:
+            obj.pk = services.language_model_create(**fields).pk
 
 
 class ModelRunForm(forms.ModelForm):
-    kind = forms.ChoiceField(choices=RunKind.choices, required=False, initial=RunKind.ITEMS)
+    kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False)
 
     class Meta:
         model = ModelRun
         fields = ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
 
-    def clean_kind(self):
-        return self.cleaned_data.get("kind") or RunKind.ITEMS
-
     def clean(self):
         cleaned = super().clean()
         study = cleaned.get("study")
-        if study is not None and cleaned.get("kind") == RunKind.KNOWLEDGE_PROBE:
-            from .probes import study_probes
+        if study is not None:
+            from . import strategies
 
-            if not study_probes(study):
-                raise forms.ValidationError(
-                    f"Study '{study.slug}' has no rulebreakers items: the knowledge probe asks about their "
-                    "cities and instances, so there is nothing to probe."
-                )
-        elif study is not None and not study.items.exists():
-            raise forms.ValidationError(f"Study '{study.slug}' has no items to score; generate or import some first.")
+            kind = cleaned.get("kind") or strategies.default_kind(study)
+            cleaned["kind"] = kind
+            strategy = strategies.for_kind(kind)
+            if not strategy.units(study):
+                raise forms.ValidationError(strategy.nothing_to_do.format(slug=study.slug))
         return cleaned
 
 
 @admin.register(ModelRun)
 class ModelRunAdmin(admin.ModelAdmin):
     form = ModelRunForm
-    list_display = ("id", "study", "language_model", "kind", "status", "progress", "queue", "started_at", "finished_at")
-    list_filter = ("status", "kind", "language_model", "study")
+    list_display = ("id", "study", "language_model", "kind", "status", "progress", "partial", "queue", "started_at",
+                    "finished_at")
+    list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_runs", "retry_runs"]
-    readonly_fields = ("status", "progress", "scores_link", "queue", "started_at", "finished_at", "versions", "error", "created_at")
+    readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
+                       "configuration", "versions", "error", "created_at")
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -74,8 +121,8 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return ["study", "language_model", "kind", "status", "progress", "scores_link", "batch_size", "device",
-                "item_limit", "queue", "started_at", "finished_at", "error", "versions"]
+        return ["study", "language_model", "kind", "status", "progress", "partial", "scores_link", "batch_size",
+                "device", "item_limit", "queue", "started_at", "finished_at", "error", "configuration", "versions"]
 
     @admin.display(description="progress")
     def progress(self, obj):
@@ -94,16 +141,16 @@ class ModelRunAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return  # a run's settings are fixed once launched
-        from .probes import probe_run_launch
-
-        launch = probe_run_launch if obj.kind == RunKind.KNOWLEDGE_PROBE else services.model_run_launch
-        run = launch(  # the form has checked what the run's create service would refuse
-            study=obj.study, language_model=obj.language_model, batch_size=obj.batch_size,
-            device=obj.device, item_limit=obj.item_limit,
+        run = services.model_run_launch(  # the form has checked what the run's create service would refuse
+            study=obj.study, language_model=obj.language_model, kind=form.cleaned_data["kind"],
+            batch_size=obj.batch_size, device=obj.device, item_limit=obj.item_limit,
         )
         obj.pk = run.pk
         obj.__dict__.update({k: v for k, v in run.__dict__.items() if not k.startswith("_")})
-        self.message_user(request, f"Run {run.pk} queued ({services.dispatch_mode()}): {run.items_total} items.")
+        from studyserver import dispatch
+
+        partial = " — partial: reports leave it out unless asked" if run.partial else ""
+        self.message_user(request, f"Run {run.pk} queued ({dispatch.mode()}): {run.items_total} items{partial}.")
 
     def has_change_permission(self, request, obj=None):
         # the list (and its cancel/retry actions) for whoever may view runs; never for staff without
@@ -138,8 +185,10 @@ class ModelRunAdmin(admin.ModelAdmin):
 @admin.register(ModelScore)
 class ModelScoreAdmin(admin.ModelAdmin):
     list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "options", "soft_accuracy",
-                    "decision", "perplexity", "prompt_tokens", "answer_mass")
-    list_filter = ("run", "decision")
+                    "decision", "decision_rule", "decision_relative", "top_answer", "top_token", "perplexity",
+                    "prompt_tokens", "answer_mass")
+    list_filter = ("run", "decision", "decision_rule", "top_answer")
+    raw_id_fields = ("run", "item")
     list_select_related = ("item", "run")
     search_fields = ("item__code",)
 

@@ -23,8 +23,22 @@ class PromptFormat(models.TextChoices):
 
 
 class RunKind(models.TextChoices):
-    ITEMS = "items", "score the study's items"
+    ITEMS = "items", "yes/no items (p(Yes), p(No), 003 §4.1)"
+    MULTIPLE_CHOICE = "multiple_choice", "four-option items (p(A) … p(D), 001)"
     KNOWLEDGE_PROBE = "knowledge_probe", "knowledge probe (000 §4.1): does the model know the facts?"
+
+
+class DecisionRule(models.TextChoices):
+    """Which answer a score counts as the model's (ModelScore.decision); both are stored per score."""
+
+    PAPER = "paper", "the rule of the item's paper (top token for 000/002/004 designs, else relative)"
+    RELATIVE = "relative", "relative: the likelier of the answers (p(Yes) vs p(No); 003 §4.1)"
+    TOP_TOKEN = "top_token", "top token: the most probable token over the whole vocabulary (000 §4.2)"
+
+
+class Backend(models.TextChoices):
+    HF = "hf", "Hugging Face transformers"
+    FAKE = "fake", "fake scorer (tests only: no model, deterministic numbers)"
 
 
 class RunStatus(StateChoices):
@@ -50,7 +64,16 @@ device_validator = RegexValidator(r"^(auto|cpu|cuda(:\d+)?)$", "Device must be a
 
 
 class LanguageModel(models.Model):
+    """A model configuration: which weights, read how, asked how, and how its answers are decided.
+
+    Everything but `name` and `device` decides the numbers, so a configuration with runs is never
+    changed (services refuse it): other options make another configuration."""
+
+    IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
+                "sum_variants", "decision_rule")
+
     name = models.CharField(max_length=120, unique=True)
+    backend = models.CharField(max_length=12, choices=Backend.choices, default=Backend.HF)
     source = models.CharField(
         max_length=300,
         help_text="A Hugging Face hub id (read from the local cache), a local directory, "
@@ -64,16 +87,19 @@ class LanguageModel(models.Model):
     answer_yes = models.CharField(max_length=20, default=" Yes")
     answer_no = models.CharField(max_length=20, default=" No")
     sum_variants = models.BooleanField(
-        default=True, help_text="Sum case and leading-space variants that are single tokens (000 Eq. 4)."
+        default=True, help_text="Also sum the answers' other surface forms, the same forms for each answer "
+        "(' Yes'/' No', 'yes'/'no', ' YES'/' NO', …; 000 Eq. 4).",
     )
+    decision_rule = models.CharField(max_length=10, choices=DecisionRule.choices, default=DecisionRule.PAPER)
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
-        help_text="The variant token ids used, filled when the model is first loaded.",
+        help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        verbose_name = "model configuration"
 
     def __str__(self) -> str:
         return self.name
@@ -81,6 +107,14 @@ class LanguageModel(models.Model):
     @property
     def queue(self) -> str:
         return "cpu" if self.device == "cpu" else "gpu"
+
+    def identity(self) -> dict:
+        """The options that decide the numbers (two configurations never share all of them)."""
+        return {name: getattr(self, name) for name in self.IDENTITY}
+
+    def snapshot(self) -> dict:
+        """What a run stores of its configuration."""
+        return {"name": self.name, "device": self.device, **self.identity()}
 
 
 class ModelRun(models.Model):
@@ -101,7 +135,17 @@ class ModelRun(models.Model):
     queue = models.CharField(max_length=8, default="cpu", editable=False)
     started_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)
-    versions = models.JSONField(default=dict, blank=True, editable=False)
+    partial = models.BooleanField(
+        default=False, editable=False,
+        help_text="Scores fewer items than the study has (--limit): a check run, never used by a report unless asked for.",
+    )
+    configuration = models.JSONField(
+        default=dict, blank=True, editable=False, help_text="The model configuration as it was when the run was created.",
+    )
+    versions = models.JSONField(
+        default=dict, blank=True, editable=False,
+        help_text="What makes the run reproducible: library versions, device, file hashes of weights and tokenizer.",
+    )
     error = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -124,8 +168,9 @@ class ModelRun(models.Model):
 class ModelScore(models.Model):
     run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="scores")
     item = models.ForeignKey("experiments.Item", on_delete=models.PROTECT, related_name="model_scores")
-    logprobs = models.JSONField(help_text="Variant token text → log p(variant | prompt).")
-    token_ids = models.JSONField(help_text="Variant token text → token id.")
+    logprobs = models.JSONField(help_text="Variant text → log p(variant | prompt): its tokens' log p summed, teacher-forced.")
+    token_ids = models.JSONField(help_text="Variant text → its token ids after the prompt.")
+    variants = models.JSONField(default=dict, blank=True, help_text="Answer label → the variant texts summed for it.")
     # p_yes, p_no and relative_p_yes are empty for multiple-choice items, which fill option_probs.
     p_yes = models.FloatField(null=True, blank=True)
     p_no = models.FloatField(null=True, blank=True)
@@ -136,10 +181,20 @@ class ModelScore(models.Model):
     )
     soft_accuracy = models.FloatField(help_text="Relative probability of the gold answer (003 §4.1).")
     decision = models.CharField(
-        max_length=3, choices=[("yes", "yes"), ("no", "no"), ("A", "A"), ("B", "B"), ("C", "C"), ("D", "D")]
+        max_length=5, choices=[("yes", "yes"), ("no", "no"), ("A", "A"), ("B", "B"), ("C", "C"), ("D", "D"),
+                               ("other", "other")],
+        help_text="The model's answer under the run's decision rule (decision_rule).",
     )
-    perplexity = models.FloatField(help_text="exp of the mean NLL over the prompt's tokens.")
-    prompt_tokens = models.PositiveIntegerField()
+    decision_rule = models.CharField(max_length=10, choices=DecisionRule.choices[1:], default=DecisionRule.RELATIVE)
+    decision_relative = models.CharField(max_length=3, blank=True, help_text="The likelier of the answers (p_yes vs p_no, or the letters).")
+    top_answer = models.CharField(
+        max_length=5, blank=True,
+        help_text="The answer whose one-token variant is the most probable token over the whole vocabulary, else 'other'.",
+    )
+    top_token = models.CharField(max_length=100, blank=True, help_text="The most probable next token over the vocabulary.")
+    top_token_id = models.IntegerField(null=True, blank=True)
+    perplexity = models.FloatField(help_text="exp of the mean NLL over the item text's tokens (docs/models.md).")
+    prompt_tokens = models.PositiveIntegerField(help_text="The tokens the perplexity counts.")
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,28 +1,13 @@
-"""Reads of language models, runs and scores."""
+"""Reads of model configurations, runs and scores."""
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from django.db.models.functions import Length
 
-from experiments.models import Item, Study
+from experiments.models import Study
 
-from .models import LanguageModel, ModelRun, ModelScore, RunStatus
+from .models import LanguageModel, ModelRun, ModelScore, RunKind, RunStatus
 
-
-def model_run_items(*, run: ModelRun) -> QuerySet[Item]:
-    """The items a run scores: the study's items, the first `item_limit` of them (by id) if set."""
-    items = Item.objects.filter(study_id=run.study_id)
-    if run.item_limit:
-        cutoff = list(items.order_by("id").values_list("id", flat=True)[run.item_limit - 1 : run.item_limit])
-        if cutoff:
-            items = items.filter(id__lte=cutoff[0])
-    return items
-
-
-def model_run_pending_item_ids(*, run: ModelRun) -> list[int]:
-    """Items of the run without a score yet, shortest prompt first (so batches hold similar lengths)."""
-    pending = model_run_items(run=run).exclude(id__in=ModelScore.objects.filter(run=run).values("item_id"))
-    return list(pending.annotate(n=Length("prompt")).order_by("n", "id").values_list("id", flat=True))
+SCORING_KINDS = (RunKind.ITEMS, RunKind.MULTIPLE_CHOICE)  # runs whose rows are ModelScores
 
 
 def model_run_scores(*, run: ModelRun) -> QuerySet[ModelScore]:
@@ -34,7 +19,8 @@ def model_runs_for_study(*, study: Study) -> QuerySet[ModelRun]:
 
 
 def model_run_latest_done(*, study: Study, language_model: LanguageModel, item_limit: int | None = None) -> ModelRun | None:
-    runs = ModelRun.objects.filter(study=study, language_model=language_model, status=RunStatus.DONE, kind="items")
+    runs = ModelRun.objects.filter(study=study, language_model=language_model, status=RunStatus.DONE,
+                                   kind__in=SCORING_KINDS)
     if item_limit is not None:
         runs = runs.filter(item_limit=item_limit)
     return runs.order_by("-finished_at").first()

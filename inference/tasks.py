@@ -1,4 +1,4 @@
-"""Celery tasks: thin, take ids, idempotent. Queued with transaction.on_commit by services."""
+"""Celery tasks: thin, take ids, idempotent. Queued through studyserver.dispatch by services."""
 from __future__ import annotations
 
 from celery import shared_task
@@ -6,7 +6,7 @@ from celery import shared_task
 
 @shared_task(name="inference.run_model", acks_late=True)
 def run_model_task(run_id: int) -> str:
-    """Score a run's pending items (safe to retry or redeliver: finished chunks are kept)."""
-    from .probes import run_execute  # item runs → services.model_run_execute; knowledge probes → probes
+    """Execute a run of any kind (safe to retry or redeliver: finished chunks are kept)."""
+    from .services import model_run_execute
 
-    return run_execute(run_id=run_id).status
+    return model_run_execute(run_id=run_id).status

@@ -1,22 +1,55 @@
-"""Scorers: prompts in, answer log-probabilities and prompt NLL out (see base.py for the interface).
+"""Scorers: prompts in, answer log-probabilities, prompt NLL and the top next token out (base.py).
 
-Registered by name and imported lazily, so importing inference never imports torch.
+Scorers register themselves by name with `@register` (lm-evaluation-harness's model registry, in a
+few lines) and are built lazily, so importing inference never imports torch. Registered here:
+"hf" (Hugging Face causal language models, hf.py) and "fake" (a deterministic scorer without a
+model, fake.py, for tests of everything around the scorer).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .base import (
-    AnswerSet, AnswerSpec, LoadConfig, OptionSummary, Request, Result, Scorer, Summary, Variants, summarise,
+    AnswerSet, LoadConfig, OptionSummary, Request, Result, Scorer, Summary, Variants, perplexity, summarise,
     summarise_options,
 )
 
-__all__ = ["AnswerSet", "AnswerSpec", "LoadConfig", "OptionSummary", "Request", "Result", "Scorer", "Summary",
-           "Variants", "summarise", "summarise_options", "build"]
+__all__ = ["AnswerSet", "LoadConfig", "OptionSummary", "Request", "Result", "Scorer", "Summary", "Variants",
+           "build", "names", "perplexity", "register", "summarise", "summarise_options"]
+
+Factory = Callable[..., Scorer]
+REGISTRY: dict[str, Factory] = {}
 
 
-def _hf(config: LoadConfig, *, answers: AnswerSpec, prompt_format: str, batch_size: int, cache_dir: Path,
-        memory_limit_gb: float | None):
+def register(name: str) -> Callable[[Factory], Factory]:
+    """Register a scorer factory: `factory(config, *, answers, prompt_format, batch_size, cache_dir,
+    memory_limit_gb) -> Scorer`."""
+
+    def decorate(factory: Factory) -> Factory:
+        if name in REGISTRY and REGISTRY[name] is not factory:
+            raise ValueError(f"A scorer named {name!r} is already registered.")
+        REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def build(name: str, config: LoadConfig, **options) -> Scorer:
+    try:
+        factory = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"Unknown scorer {name!r}; registered: {', '.join(names())}") from None
+    return factory(config, **options)
+
+
+@register("hf")
+def _hf(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch_size: int, cache_dir: Path,
+        memory_limit_gb: float | None = None) -> Scorer:
     from .hf import HFScorer
     from .loading import load
 
@@ -24,18 +57,9 @@ def _hf(config: LoadConfig, *, answers: AnswerSpec, prompt_format: str, batch_si
     return HFScorer(loaded, answers=answers, prompt_format=prompt_format, batch_size=batch_size)
 
 
-REGISTRY = {"hf": _hf}
+@register("fake")
+def _fake(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch_size: int, cache_dir: Path | None = None,
+          memory_limit_gb: float | None = None) -> Scorer:
+    from .fake import FakeScorer
 
-
-def build(kind: str, config: LoadConfig, **options) -> Scorer:
-    try:
-        factory = REGISTRY[kind]
-    except KeyError:
-        raise ValueError(f"Unknown scorer {kind!r}; registered: {', '.join(sorted(REGISTRY))}") from None
-    return factory(config, **options)
-
-
-def versions(scorer) -> dict:
-    from .loading import versions as loaded_versions
-
-    return loaded_versions(scorer.loaded)
+    return FakeScorer(config, answers=answers, prompt_format=prompt_format, batch_size=batch_size)

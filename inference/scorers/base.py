@@ -1,12 +1,22 @@
 """The scorer interface and the scoring maths of paper 003 §4.1 and 000 Eq. (4). Pure Python.
 
-A scorer turns prompts into log-probabilities: for each request, the log p of every answer-token
-variant at the position after the prompt, and the summed negative log-likelihood of the prompt's
-own tokens. Everything a ModelScore stores is derived from that here, without torch.
+A scorer turns prompts into log-probabilities. For each request it returns:
+
+* for every answer variant (" Yes", "yes", " No", …) the log-probability of the variant as a
+  continuation of the prompt: the sum of its tokens' log-probabilities, teacher-forced (what
+  lm-evaluation-harness's ``loglikelihood`` computes). The variant's tokens are those of
+  prompt + variant after the prompt's own tokens (lm-evaluation-harness's rule), so a
+  SentencePiece tokenizer that writes " Yes" alone as two tokens writes it as one after "Answer:";
+* the summed negative log-likelihood of the prompt's counted tokens (every token of a raw prompt;
+  only the item's own text inside a chat template) and how many were counted;
+* the most probable next token over the whole vocabulary.
+
+Everything a ModelScore stores is derived from that here, without torch.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -22,41 +32,22 @@ class LoadConfig:
     device: str = "auto"
 
 
-@dataclass(frozen=True)
-class AnswerSpec:
-    """The two answers and the variant strings tried for each (000 Eq. 4: case variants summed)."""
-
-    yes: str = " Yes"
-    no: str = " No"
-    sum_variants: bool = True
-
-    def candidates(self, answer: str) -> tuple[str, ...]:
-        if not self.sum_variants:
-            return (answer,)
-        word = answer.strip()
-        spaces = (" ", "") if answer.startswith(" ") else ("", " ")
-        out: list[str] = []
-        for space in spaces:
-            for form in (word, word.lower(), word.upper(), word.capitalize()):
-                if space + form not in out:
-                    out.append(space + form)
-        return tuple(out)
-
-
-    def answer_set(self) -> AnswerSet:
-        return AnswerSet(answers=(("yes", self.yes), ("no", self.no)), sum_variants=self.sum_variants)
-
-
 OPTION_LETTERS = ("A", "B", "C", "D")
+
+
+CASES: tuple[Callable[[str], str], ...] = (str, str.lower, str.capitalize, str.upper)  # as written first
 
 
 @dataclass(frozen=True)
 class AnswerSet:
-    """The answers one request is scored on: (label, answer text) pairs, each answer's variants summed.
+    """The answers one request is scored on: (label, answer text) pairs.
 
-    Yes/no items use the model's answers (' Yes'/' No') or the words of their phrasing (' True'/
-    ' False', 000); multiple-choice items the option letters (' A' … ' D', 001). `case_variants` off
-    keeps only the leading-space variants (option letters: lower-case 'a' is an English word).
+    Yes/no items use the configuration's answers (' Yes'/' No' raw, 'Yes'/'No' after a chat
+    template) or the words of their phrasing (' True'/' False', 000); multiple-choice items the
+    option letters (' A' … ' D', 001). With `sum_variants`, every answer is also scored in the same
+    surface forms as the others — one transformation applied to all answers at once (leading space
+    or not × case), so the variant sets are symmetric by construction. `case_variants` off keeps
+    only the two spacings (option letters: lower-case 'a' is an English word).
     """
 
     answers: tuple[tuple[str, str], ...]
@@ -67,101 +58,133 @@ class AnswerSet:
     def labels(self) -> tuple[str, ...]:
         return tuple(label for label, _ in self.answers)
 
-    def candidates(self, answer: str) -> tuple[str, ...]:
+    def surface_forms(self) -> list[tuple[str, ...]]:
+        """Tuples of one text per answer (in `answers` order), the configured answers first."""
+        configured = tuple(text for _, text in self.answers)
         if not self.sum_variants:
-            return (answer,)
-        if self.case_variants:
-            return AnswerSpec().candidates(answer)
-        word = answer.strip()
-        return (answer, word if answer.startswith(" ") else " " + word)
+            return [configured]
+        spaced = configured[0].startswith(" ")
+        words = [text.strip() for text in configured]
+        forms: list[tuple[str, ...]] = [configured]
+        for space in ((" ", "") if spaced else ("", " ")):
+            for case in (CASES if self.case_variants else CASES[:1]):
+                # one transformation for every answer at once: all lower, all UPPER, …
+                form = tuple(space + case(w) for w in words)
+                if form not in forms and len(set(form)) == len(form):
+                    forms.append(form)
+        return forms
 
     @classmethod
-    def words(cls, model: AnswerSpec, yes: str, no: str) -> AnswerSet:
-        """A phrasing's own words replace the model's answers, keeping their leading space:
+    def yes_no(cls, yes: str = " Yes", no: str = " No", *, sum_variants: bool = True) -> AnswerSet:
+        return cls(answers=(("yes", yes), ("no", no)), sum_variants=sum_variants)
+
+    @classmethod
+    def words(cls, model: AnswerSet, yes: str, no: str) -> AnswerSet:
+        """A phrasing's own words replace the configuration's answers, keeping their leading space:
         ' Yes' (raw prompts) → ' True', 'Yes' (after a chat template) → 'True'."""
-        space = " " if model.yes.startswith(" ") else ""
+        space = " " if model.answers[0][1].startswith(" ") else ""
         return cls(answers=(("yes", space + yes.strip()), ("no", space + no.strip())), sum_variants=model.sum_variants)
 
     @classmethod
-    def letters(cls, model: AnswerSpec, letters: tuple[str, ...] = OPTION_LETTERS) -> AnswerSet:
-        """The option letters, with the leading space of the model's answers (' A' raw, 'A' chat)."""
-        space = " " if model.yes.startswith(" ") else ""
+    def letters(cls, model: AnswerSet, letters: tuple[str, ...] = OPTION_LETTERS) -> AnswerSet:
+        """The option letters, with the leading space of the configuration's answers (' A' raw, 'A' chat)."""
+        space = " " if model.answers[0][1].startswith(" ") else ""
         return cls(answers=tuple((x, space + x) for x in letters), sum_variants=model.sum_variants, case_variants=False)
 
 
 @dataclass(frozen=True)
 class Variants:
-    """Label → {variant text → token id}: only variants that are a single token, ids distinct.
+    """The variants scored for one request: label → {variant text → its continuation tokens}.
 
-    `yes` and `no` are the two labels of a yes/no answer set (the model's default)."""
+    `dropped` lists the surface forms left out, each with why: a form is kept or dropped for all
+    answers at once, so every label has the same number of variants in the same forms."""
 
-    by_label: dict[str, dict[str, int]]
-    rejected: dict[str, list[int]] = field(default_factory=dict)
+    by_label: dict[str, dict[str, tuple[int, ...]]]
+    dropped: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     @property
-    def yes(self) -> dict[str, int]:
+    def yes(self) -> dict[str, tuple[int, ...]]:
         return self.by_label.get("yes", {})
 
     @property
-    def no(self) -> dict[str, int]:
+    def no(self) -> dict[str, tuple[int, ...]]:
         return self.by_label.get("no", {})
 
-    def token_ids(self) -> dict[str, int]:
-        """Every variant text → its token id (what a ModelScore stores)."""
-        return {text: token for variants in self.by_label.values() for text, token in variants.items()}
+    def token_ids(self) -> dict[str, list[int]]:
+        """Every variant text → its token ids (what a ModelScore stores)."""
+        return {text: list(tokens) for variants in self.by_label.values() for text, tokens in variants.items()}
+
+    def texts(self) -> dict[str, list[str]]:
+        """Label → the variant texts summed for it (what a ModelScore stores as `variants`)."""
+        return {label: list(v) for label, v in self.by_label.items()}
+
+    def single_token(self) -> dict[int, str]:
+        """Token id → label, for the variants that are one token (the top-token decision reads these)."""
+        return {tokens[0]: label for label, v in self.by_label.items() for tokens in v.values() if len(tokens) == 1}
 
     def as_json(self) -> dict:
-        return {**{label: dict(v) for label, v in self.by_label.items()},
-                "rejected": {k: list(v) for k, v in self.rejected.items()}}
+        return {"variants": self.texts(), "token_ids": self.token_ids(),
+                "dropped": [{"forms": list(forms), "why": why} for forms, why in self.dropped]}
 
 
-def pick_variants(spec: AnswerSpec | AnswerSet, encode) -> Variants:
-    """Keep the candidates that `encode` (text → token ids) maps to exactly one token.
+def plan_variants(answer_set: AnswerSet, continuation: Callable[[str], tuple[int, ...]]) -> Variants:
+    """Choose the variants to sum: `continuation(text)` gives the tokens of `text` after the prompt.
 
-    The configured answer itself must be a single token, else the model cannot be scored this way.
-    A token id already taken by an earlier variant is not counted twice.
-    """
-    answer_set = spec.answer_set() if isinstance(spec, AnswerSpec) else spec
-    chosen: dict[str, dict[str, int]] = {label: {} for label in answer_set.labels}
-    rejected: dict[str, list[int]] = {}
-    seen: set[int] = set()
-    for label, answer in answer_set.answers:
-        for text in answer_set.candidates(answer):
-            ids = list(encode(text))
-            if len(ids) == 1 and ids[0] not in seen:
-                chosen[label][text] = ids[0]
-                seen.add(ids[0])
-            elif len(ids) != 1:
-                rejected[text] = ids
-        if answer not in chosen[label]:
-            raise ValueError(
-                f"The answer {answer!r} is not a single token for this tokenizer (ids {list(encode(answer))}); "
-                "choose answer tokens that are, e.g. ' Yes'/' No' for raw prompts or 'Yes'/'No' after a chat template."
-            )
-    return Variants(by_label=chosen, rejected=rejected)
+    A surface form is dropped, for every answer at once, when one of its texts has no tokens, when
+    two of its answers get the same tokens, or when one of its texts repeats the tokens of a variant
+    already kept (the same string would be counted twice). The configured answers must be kept."""
+    chosen: dict[str, dict[str, tuple[int, ...]]] = {label: {} for label in answer_set.labels}
+    taken: set[tuple[int, ...]] = set()
+    dropped: list[tuple[tuple[str, ...], str]] = []
+    for n, form in enumerate(answer_set.surface_forms()):
+        tokens = [tuple(continuation(text)) for text in form]
+        why = ""
+        if any(not t for t in tokens):
+            why = "a text has no tokens after the prompt"
+        elif len(set(tokens)) < len(tokens):
+            why = "two answers have the same tokens"
+        elif any(t in taken for t in tokens):
+            why = "repeats the tokens of a variant already summed"
+        if why:
+            if n == 0:
+                raise ValueError(
+                    f"The configured answers {list(form)} cannot be scored with this tokenizer ({why}: "
+                    f"{[list(t) for t in tokens]}); configure other answers."
+                )
+            dropped.append((form, why))
+            continue
+        for label, text, t in zip(answer_set.labels, form, tokens, strict=True):
+            chosen[label][text] = t
+            taken.add(t)
+    return Variants(by_label=chosen, dropped=tuple(dropped))
 
 
 @dataclass(frozen=True)
 class Request:
-    key: int
+    key: int | str
     text: str
-    answers: AnswerSet | None = None  # None: the scorer's default (the model's yes/no answers)
+    answers: AnswerSet | None = None  # None: the scorer's default (the configuration's yes/no answers)
 
 
 @dataclass(frozen=True)
 class Result:
-    key: int
-    logprobs: dict[str, float]  # variant text → log p(variant | prompt)
-    nll_sum: float  # summed NLL of the prompt tokens (each given the tokens before it)
-    prompt_tokens: int
+    key: int | str
+    variants: Variants  # what was scored for this request
+    logprobs: dict[str, float]  # variant text → log p(variant's tokens | prompt), summed
+    nll_sum: float  # summed NLL of the prompt's counted tokens (each given every token before it)
+    prompt_tokens: int  # how many tokens the perplexity counts
+    top_token_id: int  # the most probable next token over the whole vocabulary
+    top_token: str
+    top_logprob: float
+    first_token_logprobs: dict[int, float] = field(default_factory=dict)  # a variant's first token → its log p
 
 
 class Scorer(Protocol):
-    variants: Variants  # of the default answer set
-
-    def variants_for(self, answers: AnswerSet | None) -> Variants: ...
+    name: str
 
     def score(self, requests: list[Request]) -> list[Result]: ...
+
+    def describe(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -170,22 +193,35 @@ class Summary:
     p_no: float
     relative_p_yes: float
     soft_accuracy: float
-    decision: str
+    decision_relative: str  # "yes" / "no": the likelier of the two answers (ties: yes)
+    top_answer: str  # "yes" / "no" when the vocabulary's top token is a one-token variant of it, else "other"
     perplexity: float
     answer_mass: float
 
 
-def summarise(result: Result, variants: Variants, gold_answer: str) -> Summary:
+def perplexity(result: Result) -> float:
+    return math.exp(result.nll_sum / result.prompt_tokens) if result.prompt_tokens else float("nan")
+
+
+def _probability(result: Result, texts) -> float:
+    return math.fsum(math.exp(result.logprobs[v]) for v in texts)
+
+
+def top_answer(result: Result) -> str:
+    """The label whose one-token variant is the most probable token over the vocabulary, else 'other'."""
+    return result.variants.single_token().get(result.top_token_id, "other")
+
+
+def summarise(result: Result, gold_answer: str) -> Summary:
     """003 §4.1 soft accuracy from p(Yes|s), p(No|s), each summed over its variants (000 Eq. 4)."""
-    p_yes = math.fsum(math.exp(result.logprobs[v]) for v in variants.yes)
-    p_no = math.fsum(math.exp(result.logprobs[v]) for v in variants.no)
+    p_yes, p_no = _probability(result, result.variants.yes), _probability(result, result.variants.no)
     mass = p_yes + p_no
     relative = p_yes / mass if mass > 0 else 0.5
     soft = relative if gold_answer == "yes" else 1.0 - relative
-    perplexity = math.exp(result.nll_sum / result.prompt_tokens) if result.prompt_tokens else float("nan")
     return Summary(
         p_yes=p_yes, p_no=p_no, relative_p_yes=relative, soft_accuracy=soft,
-        decision="yes" if p_yes >= p_no else "no", perplexity=perplexity, answer_mass=mass,
+        decision_relative="yes" if p_yes >= p_no else "no", top_answer=top_answer(result),
+        perplexity=perplexity(result), answer_mass=mass,
     )
 
 
@@ -193,18 +229,18 @@ def summarise(result: Result, variants: Variants, gold_answer: str) -> Summary:
 class OptionSummary:
     option_probs: dict[str, float]  # letter → p(letter) / Σ p(letters)
     soft_accuracy: float
-    decision: str
+    decision_relative: str
+    top_answer: str
     perplexity: float
     answer_mass: float  # Σ p(letters): the share of the next-token distribution they take
 
 
-def summarise_options(result: Result, variants: Variants, gold_letter: str) -> OptionSummary:
+def summarise_options(result: Result, gold_letter: str) -> OptionSummary:
     """001 with 003 §4.1's scoring: each letter's probability (its variants summed) relative to the
     four; soft accuracy = the gold letter's share, decision = the likeliest letter (first on ties)."""
-    raw = {label: math.fsum(math.exp(result.logprobs[v]) for v in texts) for label, texts in variants.by_label.items()}
+    raw = {label: _probability(result, texts) for label, texts in result.variants.by_label.items()}
     mass = math.fsum(raw.values())
     probs = {label: (p / mass if mass > 0 else 1.0 / len(raw)) for label, p in raw.items()}
     decision = max(probs, key=lambda label: (probs[label], -list(probs).index(label)))
-    perplexity = math.exp(result.nll_sum / result.prompt_tokens) if result.prompt_tokens else float("nan")
-    return OptionSummary(option_probs=probs, soft_accuracy=probs.get(gold_letter, 0.0), decision=decision,
-                         perplexity=perplexity, answer_mass=mass)
+    return OptionSummary(option_probs=probs, soft_accuracy=probs.get(gold_letter, 0.0), decision_relative=decision,
+                         top_answer=top_answer(result), perplexity=perplexity(result), answer_mass=mass)

@@ -9,7 +9,10 @@
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import json
+import os
 import re
 import shutil
 import time
@@ -152,6 +155,7 @@ def load(config: LoadConfig, *, cache_dir: Path, memory_limit_gb: float | None =
     loaded = Loaded(
         config=config, model=model, tokenizer=tokenizer, device=input_device,
         load_seconds=time.perf_counter() - started, loaded_from=read_from,
+        extra={"files": file_hashes(path, config, cache_dir=Path(cache_dir))},
     )
     _CACHE[config] = loaded
     return loaded
@@ -171,11 +175,70 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
     partial.rename(folder)
 
 
+# Files whose bytes decide the numbers: weights, tokenizer, model and generation configuration.
+HASHED = re.compile(r"(\.safetensors|\.bin|\.gguf|\.model|\.tiktoken|tokenizer.*\.json|vocab\.json|merges\.txt"
+                    r"|config\.json|special_tokens_map\.json|chat_template.*)$")
+
+
+def _model_folder(path: str, config: LoadConfig) -> Path | None:
+    """The local folder holding the model's files (a hub id: its snapshot in the local cache)."""
+    if Path(path).is_dir():
+        return Path(path)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(path, revision=config.revision or None, local_files_only=True))
+    except Exception:  # not in the local cache under that name: nothing to hash
+        return None
+
+
+def _sha256(file: Path, memo: dict) -> str:
+    """The file's SHA-256, remembered by (path, size, mtime) so a large model is read once per worker."""
+    stat = file.stat()
+    key = f"{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    if key not in memo:
+        digest = hashlib.sha256()
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        memo[key] = digest.hexdigest()
+    return memo[key]
+
+
+def file_hashes(path: str, config: LoadConfig, *, cache_dir: Path) -> dict[str, str]:
+    """SHA-256 of every weight, tokenizer and configuration file the model comes from (for a GGUF
+    source, the GGUF file named and the folder's tokenizer and configuration files)."""
+    folder = _model_folder(path, config)
+    if folder is None:
+        return {}
+    memo_file = cache_dir / "file-hashes.json"
+    try:
+        memo = json.loads(memo_file.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    found = {}
+    for file in sorted(folder.rglob("*")):
+        name = file.relative_to(folder).as_posix()
+        if not file.is_file() or not HASHED.search(name):
+            continue
+        if config.gguf_file and name.endswith(".gguf") and name != config.gguf_file:
+            continue  # a package may ship several quantisations; only the one loaded counts
+        found[name] = _sha256(file, memo)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        partial = memo_file.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(memo))
+        partial.replace(memo_file)
+    except OSError:
+        pass  # the hashes are still returned; only the memo is not kept
+    return found
+
+
 def versions(loaded: Loaded) -> dict:
     info = {
         "torch": torch.__version__, "transformers": transformers.__version__,
         "device": str(loaded.device), "dtype": loaded.config.dtype, "loaded_from": loaded.loaded_from,
-        "load_seconds": round(loaded.load_seconds, 2),
+        "load_seconds": round(loaded.load_seconds, 2), "files": loaded.extra.get("files", {}),
     }
     if loaded.device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(loaded.device)

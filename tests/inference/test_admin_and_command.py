@@ -26,7 +26,7 @@ def test_launch_from_admin_watch_progress_and_read_scores(admin_client, study, t
     model = services.language_model_create(name="tiny", source=str(tiny_llama), device="cpu")
     add = reverse("admin:inference_modelrun_add")
     assert admin_client.get(add).status_code == 200
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=True), django_capture_on_commit_callbacks(execute=True):
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(add, {"study": study.pk, "language_model": model.pk, "batch_size": 4, "device": "", "item_limit": ""})
     assert response.status_code == 302
     run = ModelRun.objects.get()
@@ -38,8 +38,9 @@ def test_launch_from_admin_watch_progress_and_read_scores(admin_client, study, t
     assert "<progress" in page and 'http-equiv="refresh"' not in page and "transformers" in page
     scores = admin_client.get(reverse("admin:inference_modelscore_changelist") + f"?run__id__exact={run.pk}").content.decode()
     assert scores.count("field-soft_accuracy") == len(PROMPTS)
-    models_page = admin_client.get(reverse("admin:inference_languagemodel_changelist")).content.decode()
-    assert f"&#x27; Yes&#x27;={run.versions['variants']['yes'][' Yes']}" in models_page
+    model_page = admin_client.get(reverse("admin:inference_languagemodel_change", args=[model.pk])).content.decode()
+    yes_ids = run.scores.first().token_ids[" Yes"]
+    assert f"&#x27; Yes&#x27;={yes_ids}" in model_page
 
 
 def test_admin_refuses_bad_input_and_refreshes_a_running_run(admin_client, study, tiny_llama):
@@ -50,7 +51,7 @@ def test_admin_refuses_bad_input_and_refreshes_a_running_run(admin_client, study
     assert response.status_code == 200 and b"Device must be auto, cpu, cuda or cuda:N" in response.content
     response = admin_client.post(reverse("admin:inference_modelrun_add"),
                                  {"study": empty.pk, "language_model": model.pk, "batch_size": 4, "device": "cpu"})
-    assert response.status_code == 200 and b"has no items to score" in response.content
+    assert response.status_code == 200 and b"has no yes/no items to score" in response.content
     assert not ModelRun.objects.exists()
     run = services.model_run_create(study=study, language_model=model)
     services.model_run_transition(run=run, to=RunStatus.RUNNING)

@@ -49,4 +49,9 @@ def test_true_false_items_are_scored_on_true_and_false(tiny_words):
         assert score.p_yes == pytest.approx(p_yes, rel=1e-4) and score.p_no == pytest.approx(p_no, rel=1e-4)
         gold_share = p_yes / (p_yes + p_no) if score.item.gold_answer == "yes" else p_no / (p_yes + p_no)
         assert score.soft_accuracy == pytest.approx(gold_share, rel=1e-4)
-        assert score.decision == ("yes" if p_yes >= p_no else "no")
+        assert score.decision_relative == ("yes" if p_yes >= p_no else "no")
+        # 000 §4.2: the model's answer is its most probable token over the whole vocabulary
+        assert score.decision_rule == "top_token" and score.decision == score.top_answer
+        single = {tuple(ids)[0]: t for t, ids in score.token_ids.items() if len(ids) == 1}
+        expected = ("yes" if single[score.top_token_id] in yes else "no") if score.top_token_id in single else "other"
+        assert score.top_answer == expected

@@ -13,7 +13,7 @@ from experiments import mc_services
 from experiments.logic import multiple_choice as mc
 from inference import services
 from inference.models import ModelScore, RunStatus
-from inference.scorers.base import AnswerSet, AnswerSpec, Request, Result, pick_variants, summarise_options
+from inference.scorers.base import AnswerSet, Request, Result, plan_variants, summarise_options
 from inference.scorers.hf import HFScorer
 from inference.scorers.loading import LoadConfig, load
 from tests.factories import ItemFactory, StudyFactory
@@ -29,51 +29,54 @@ def tiny_mc(tmp_path_factory):
 
 
 def test_letters_and_words_take_the_models_leading_space():
-    raw, chat = AnswerSpec(), AnswerSpec(yes="Yes", no="No")
+    raw, chat = AnswerSet.yes_no(), AnswerSet.yes_no("Yes", "No")
     assert AnswerSet.letters(raw).answers == (("A", " A"), ("B", " B"), ("C", " C"), ("D", " D"))
     assert AnswerSet.letters(chat).answers == (("A", "A"), ("B", "B"), ("C", "C"), ("D", "D"))
     assert AnswerSet.words(raw, "True", "False").answers == (("yes", " True"), ("no", " False"))
     assert AnswerSet.words(chat, "True", "False").answers == (("yes", "True"), ("no", "False"))
-    # yes/no words get 000's case and space variants; letters only the space variant ('a' is a word)
-    assert AnswerSet.words(raw, "True", "False").candidates(" True") == (
-        " True", " true", " TRUE", "True", "true", "TRUE")
-    assert AnswerSet.letters(raw).candidates(" A") == (" A", "A")
-    assert AnswerSet.letters(AnswerSpec(sum_variants=False)).candidates(" A") == (" A",)
+    # yes/no words get 000's case and space variants, the same for both; letters only the spacing ('a' is a word)
+    assert AnswerSet.words(raw, "True", "False").surface_forms() == [
+        (" True", " False"), (" true", " false"), (" TRUE", " FALSE"), ("True", "False"), ("true", "false"),
+        ("TRUE", "FALSE")]
+    assert AnswerSet.letters(raw).surface_forms() == [(" A", " B", " C", " D"), ("A", "B", "C", "D")]
+    assert AnswerSet.letters(AnswerSet.yes_no(sum_variants=False)).surface_forms() == [(" A", " B", " C", " D")]
 
 
 def test_option_probabilities_are_relative_to_the_four_letters_with_variants_summed():
     vocab = {" A": 1, "A": 2, " B": 3, "B": 4, " C": 5, "C": 6, " D": 7, "D": 8}
-    variants = pick_variants(AnswerSet.letters(AnswerSpec()), lambda t: [vocab[t]] if t in vocab else [0, 0])
-    assert variants.by_label["A"] == {" A": 1, "A": 2}
+    variants = plan_variants(AnswerSet.letters(AnswerSet.yes_no()), lambda t: (vocab[t],) if t in vocab else (0, 0))
+    assert variants.by_label["A"] == {" A": (1,), "A": (2,)}
     p = {" A": 0.10, "A": 0.02, " B": 0.30, "B": 0.06, " C": 0.05, "C": 0.01, " D": 0.04, "D": 0.02}
-    result = Result(key=1, logprobs={k: math.log(v) for k, v in p.items()}, nll_sum=6.0, prompt_tokens=3)
-    summary = summarise_options(result, variants, "A")
+    result = Result(key=1, variants=variants, logprobs={k: math.log(v) for k, v in p.items()}, nll_sum=6.0,
+                    prompt_tokens=3, top_token_id=3, top_token=" B", top_logprob=math.log(0.30))
+    summary = summarise_options(result, "A")
     mass = 0.60
     assert summary.answer_mass == pytest.approx(mass)
     assert summary.option_probs == pytest.approx({"A": 0.12 / mass, "B": 0.36 / mass, "C": 0.06 / mass, "D": 0.06 / mass})
-    assert summary.soft_accuracy == pytest.approx(0.2) and summary.decision == "B"
-    assert summary.perplexity == pytest.approx(math.exp(2.0))
-    tie = Result(key=1, logprobs={k: math.log(0.1) for k in p}, nll_sum=1.0, prompt_tokens=1)
-    assert summarise_options(tie, variants, "C").decision == "A"  # ties go to the first letter
+    assert summary.soft_accuracy == pytest.approx(0.2) and summary.decision_relative == "B"
+    assert summary.top_answer == "B" and summary.perplexity == pytest.approx(math.exp(2.0))
+    tie = Result(key=1, variants=variants, logprobs={k: math.log(0.1) for k in p}, nll_sum=1.0, prompt_tokens=1,
+                 top_token_id=99, top_token="x", top_logprob=-0.1)
+    tied = summarise_options(tie, "C")
+    assert tied.decision_relative == "A" and tied.top_answer == "other"  # ties go to the first letter
 
 
 def test_one_batch_scores_each_request_on_its_own_answers_as_a_direct_computation_does(tiny_mc, tmp_path):
     scorer = HFScorer(load(LoadConfig(source=str(tiny_mc), device="cpu"), cache_dir=tmp_path),
-                      answers=AnswerSpec(), batch_size=8)
+                      answers=AnswerSet.yes_no(), batch_size=8)
     calls = []
     forward = scorer._forward
-    scorer._forward = lambda *a: (calls.append(a[0].shape[0]), forward(*a))[1]
-    letters, words = AnswerSet.letters(AnswerSpec()), AnswerSet.words(AnswerSpec(), "True", "False")
+    scorer._forward = lambda *a, **k: (calls.append(a[0].shape[0]), forward(*a, **k))[1]
+    letters, words = AnswerSet.letters(AnswerSet.yes_no()), AnswerSet.words(AnswerSet.yes_no(), "True", "False")
     question = mc.Question(row=2, question_id="q", context=PROMPTS[4], question="Which follows?",
                            options=("Yes No yes no", "yes or no", "Answer: Yes", "Answer: No"), gold_index=1)
     prompts = [m.prompt for m in mc.mutants(question)]
     requests = [Request(key=0, text=PROMPTS[0]), Request(key=1, text=PROMPTS[1], answers=words),
                 *(Request(key=2 + k, text=p, answers=letters) for k, p in enumerate(prompts))]
     results = scorer.score(requests)
-    assert calls == [6]  # one forward pass for the whole batch, whatever the answer sets
+    assert calls[0] == 6  # one forward pass over the prompts, whatever the answer sets (then the longer variants)
     for request, result in zip(requests, results):
-        variants = scorer.variants_for(request.answers)
-        answer, nll, count = direct_scores(tiny_mc, request.text, variants.token_ids())
+        answer, nll, count = direct_scores(tiny_mc, request.text, list(result.variants.token_ids()))
         assert set(result.logprobs) == set(answer)
         assert result.prompt_tokens == count and result.nll_sum == pytest.approx(nll, abs=1e-4 * count)
         for text, value in answer.items():
@@ -92,14 +95,16 @@ def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_word
     worded = ItemFactory(study=study, prompt=PROMPTS[2], gold_answer="no", answer_words={"yes": "True", "no": "False"})
     plain = ItemFactory(study=study, prompt=PROMPTS[3], gold_answer="yes")
     model = services.language_model_create(name="tiny-mc", source=str(tiny_mc), device="cpu")
-    run = services.model_run_create(study=study, language_model=model, batch_size=3)
-    assert run.items_total == 14
+    run = services.model_run_create(study=study, language_model=model, kind="multiple_choice", batch_size=3)
+    yes_no = services.model_run_create(study=study, language_model=model, batch_size=3)
+    assert (run.items_total, yes_no.items_total, yes_no.kind) == (12, 2, "items")
     assert services.model_run_execute(run_id=run.pk).status == RunStatus.DONE
-    scores = {s.item.code: s for s in ModelScore.objects.filter(run=run).select_related("item")}
+    assert services.model_run_execute(run_id=yes_no.pk).status == RunStatus.DONE
+    scores = {s.item.code: s for s in ModelScore.objects.filter(run__in=[run, yes_no]).select_related("item")}
     assert len(scores) == 14 and {f"q{n}.rot{k}" for n in range(3) for k in range(4)} <= set(scores)
     for code, score in scores.items():
         item = score.item
-        answer, nll, count = direct_scores(tiny_mc, item.prompt, score.token_ids)
+        answer, nll, count = direct_scores(tiny_mc, item.prompt, list(score.token_ids))
         assert score.perplexity == pytest.approx(math.exp(nll / count), rel=1e-4)
         for text, value in answer.items():
             assert score.logprobs[text] == pytest.approx(value, abs=1e-5)
@@ -108,7 +113,7 @@ def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_word
             total = sum(raw.values())
             assert score.option_probs == pytest.approx({x: raw[x] / total for x in "ABCD"}, abs=1e-6)
             assert score.soft_accuracy == pytest.approx(raw[item.gold_answer] / total, abs=1e-6)
-            assert score.decision == max("ABCD", key=lambda x: raw[x])
+            assert score.decision == score.decision_relative == max("ABCD", key=lambda x: raw[x])
             assert score.p_yes is None and score.relative_p_yes is None
             assert score.answer_mass == pytest.approx(total, rel=1e-6)
     words = scores[worded.code]
@@ -131,6 +136,7 @@ def test_a_multiple_choice_run_killed_mid_way_resumes_with_the_mutants_not_yet_s
     mc_services.items_import_multiple_choice(study=study, data=bank)
     model = services.language_model_create(name="tiny-mc-2", source=str(tiny_mc), device="cpu")
     run = services.model_run_create(study=study, language_model=model, batch_size=2)
+    assert run.kind == "multiple_choice"  # every item of the study is
 
     class Crash(BaseException):
         pass

@@ -51,7 +51,7 @@ def test_the_study_probes_each_city_or_instance_once(study):
 
 def test_a_probe_run_scores_every_probe_as_an_independent_forward_pass_does(study, tiny_words):
     model = services.language_model_create(name="tiny-words", source=str(tiny_words), device="cpu")
-    run = probes.probe_run_create(study=study, language_model=model, batch_size=4)
+    run = services.model_run_create(study=study, language_model=model, kind=RunKind.KNOWLEDGE_PROBE, batch_size=4)
     assert run.kind == RunKind.KNOWLEDGE_PROBE and run.items_total == len(probes.study_probes(study))
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE  # the task dispatches on the kind
     run.refresh_from_db()
@@ -68,21 +68,22 @@ def test_a_probe_run_scores_every_probe_as_an_independent_forward_pass_does(stud
     assert list(ProbeScore.objects.filter(run=run).values_list("id", flat=True)) == before
 
 
-def test_known_is_the_top_token_and_a_resumed_run_does_not_repeat_probes(study):
-    model = services.language_model_create(name="fake", source="/nowhere", device="cpu")
-    run = probes.probe_run_create(study=study, language_model=model, batch_size=2)
-    asked: list[str] = []
+def test_a_resumed_probe_run_does_not_repeat_probes_and_uses_the_one_run_loop(study):
+    """Through the fake scorer: the one run loop, the probe strategy, resumed after a crash."""
+    from inference.scorers.fake import FakeScorer
+    from inference.scorers import AnswerSet, LoadConfig
 
-    def predictor(chunk):
-        asked.extend(p.key for p in chunk)
-        return [probes.Prediction(p_target=0.9 if "Sweden" in p.target else 0.1, top_token=" x",
-                                  known="Sweden" in p.target, target_token_ids=(7,)) for p in chunk]
-
+    model = services.language_model_create(name="fake", source="/nowhere", device="cpu", backend="fake")
+    run = services.model_run_create(study=study, language_model=model, kind=RunKind.KNOWLEDGE_PROBE, batch_size=2)
     ProbeScore.objects.create(run=run, probe_key=probes.study_probes(study)[0].key, prompt="p", target="t",
                               p_target=0.5, known=True)  # scored before a crash
-    result = probes.probe_run_execute(run_id=run.pk, predictor=predictor)
+    scorer = FakeScorer(LoadConfig(source="/nowhere"), answers=AnswerSet.yes_no())
+    result = services.model_run_execute(run_id=run.pk, scorer=scorer)
     assert result.status == RunStatus.DONE and result.items_done == result.items_total
-    assert len(asked) == result.items_total - 1 and probes.study_probes(study)[0].key not in asked
+    assert sum(scorer.calls) == result.items_total - 1
+    for score in ProbeScore.objects.filter(run=run).exclude(prompt="p"):
+        # the fake top token is the first token of its likeliest spelling, so every probe is "known"
+        assert score.target_token_ids == [32] and 0 < score.p_target <= 1 and score.known
 
 
 def test_run_model_knowledge_probe_option_and_admin(study, tiny_words, admin_client, capsys):
@@ -106,7 +107,7 @@ def test_a_study_without_rulebreakers_has_nothing_to_probe():
     ItemFactory(study=study)
     model = services.language_model_create(name="fake2", source="/nowhere", device="cpu")
     with pytest.raises(ValidationError, match="nothing to probe"):
-        probes.probe_run_create(study=study, language_model=model)
+        services.model_run_create(study=study, language_model=model, kind=RunKind.KNOWLEDGE_PROBE)
 
 
 def test_a_probe_run_is_launched_from_the_admin_add_form(study, tiny_words, admin_client, django_capture_on_commit_callbacks):
@@ -119,7 +120,7 @@ def test_a_probe_run_is_launched_from_the_admin_add_form(study, tiny_words, admi
     refused = admin_client.post(add, {"study": empty.pk, "language_model": model.pk, "kind": "knowledge_probe",
                                       "batch_size": 4, "device": "", "item_limit": ""})
     assert refused.status_code == 200 and b"nothing to probe" in refused.content and not ModelRun.objects.exists()
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=True), django_capture_on_commit_callbacks(execute=True):
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(add, {"study": study.pk, "language_model": model.pk, "kind": "knowledge_probe",
                                            "batch_size": 4, "device": "", "item_limit": ""})
     assert response.status_code == 302

@@ -35,11 +35,14 @@ def test_a_run_scores_every_item_once(study, tiny_model, tiny_llama):
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
     run.refresh_from_db()
     assert run.items_done == 10 and run.started_at <= run.finished_at and run.error == ""
-    assert run.versions["torch"] and run.versions["variants"]["yes"][" Yes"] > 0
+    assert run.versions["torch"] and run.versions["transformers"] and run.versions["files"]["model.safetensors"]
+    assert run.configuration["source"] == str(tiny_llama) and run.configuration["prompt_format"] == "raw"
+    assert not run.partial
     tiny_model.refresh_from_db()
-    assert tiny_model.answer_token_ids["no"][" No"] == run.versions["variants"]["no"][" No"]
+    assert tiny_model.answer_token_ids["variants"]["yes"][0] == " Yes"
     score = ModelScore.objects.get(run=run, item=study.items.order_by("id").first())
-    answer, nll, count = direct_scores(tiny_llama, score.item.prompt, score.token_ids)
+    assert len(score.variants["yes"]) == len(score.variants["no"]) and " Yes" in score.variants["yes"]
+    answer, nll, count = direct_scores(tiny_llama, score.item.prompt, list(score.token_ids))
     for text, value in answer.items():
         assert score.logprobs[text] == pytest.approx(value, abs=1e-5)
     assert score.prompt_tokens == count
@@ -48,6 +51,8 @@ def test_a_run_scores_every_item_once(study, tiny_model, tiny_llama):
     gold_share = score.relative_p_yes if score.item.gold_answer == "yes" else 1 - score.relative_p_yes
     assert score.soft_accuracy == pytest.approx(gold_share)
     assert score.answer_mass == pytest.approx(score.p_yes + score.p_no)
+    assert score.decision_rule == "relative" and score.decision == score.decision_relative
+    assert score.top_answer in ("yes", "no", "other") and score.top_token_id is not None
 
     before = list(ModelScore.objects.filter(run=run).values_list("id", "created_at"))
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE  # redelivered: nothing changes
@@ -93,6 +98,8 @@ def test_item_limit_and_progress_callback(study, tiny_model):
     seen = []
     services.model_run_execute(run_id=run.pk, on_progress=lambda done, total: seen.append((done, total)))
     assert seen == [(0, 5), (4, 5), (5, 5)]
+    run.refresh_from_db()
+    assert run.partial  # 5 of the study's 10 items
     first_five = list(study.items.order_by("id").values_list("id", flat=True)[:5])
     assert sorted(ModelScore.objects.filter(run=run).values_list("item_id", flat=True)) == first_five
 
@@ -118,7 +125,7 @@ def test_status_machine_and_bad_input(study, tiny_model):
         services.model_run_transition(run=run, to="paused")
     with pytest.raises(ValidationError):
         services.model_run_create(study=study, language_model=tiny_model, batch_size=0)
-    with pytest.raises(ValidationError, match="no items"):
+    with pytest.raises(ValidationError, match="no yes/no items"):
         services.model_run_create(study=StudyFactory(), language_model=tiny_model)
     with pytest.raises(ValidationError):
         services.language_model_create(name="x", source="y", device="tpu")
@@ -129,21 +136,15 @@ def test_a_failed_run_retried_resumes(study, tiny_model, django_capture_on_commi
     run = services.model_run_create(study=study, language_model=tiny_model, batch_size=5)
     services.model_run_transition(run=run, to=RunStatus.RUNNING)
     services.model_run_transition(run=run, to=RunStatus.FAILED, error="RuntimeError: worker lost")
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=True), django_capture_on_commit_callbacks(execute=True):
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
         services.model_run_retry(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.error == "" and run.items_done == 10
 
 
-def test_chat_models_default_to_bare_answers_and_dispatch_mode():
+def test_chat_models_default_to_bare_answers():
     chat = services.language_model_create(name="c", source="s", prompt_format="chat")
     assert (chat.answer_yes, chat.answer_no) == ("Yes", "No")
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL="filesystem://"):
-        assert services.dispatch_mode() == "embedded"
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL="redis://localhost:6379/0"):
-        assert services.dispatch_mode() == "celery"
-    with override_settings(CELERY_TASK_ALWAYS_EAGER=True):
-        assert services.dispatch_mode() == "eager"
 
 
 def test_a_run_launched_while_the_broker_is_down_fails_clearly_and_can_be_retried(
@@ -155,7 +156,7 @@ def test_a_run_launched_while_the_broker_is_down_fails_clearly_and_can_be_retrie
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     monkeypatch.setattr(run_model_task, "apply_async", broker_down)
-    with override_settings(CELERY_BROKER_URL="redis://127.0.0.1:6379/0", CELERY_TASK_ALWAYS_EAGER=False):
+    with override_settings(CELERY_BROKER_URL="redis://127.0.0.1:6379/0", DUET_TASK_MODE="celery"):
         with django_capture_on_commit_callbacks(execute=True):
             run = services.model_run_launch(study=study, language_model=tiny_model)
     run.refresh_from_db()

@@ -1,8 +1,12 @@
 """python manage.py run_model STUDY --model NAME_OR_PATH [--gguf-file F] [--batch-size B] [--device D]
+                                  [--dtype …] [--prompt-format …] [--answers YES NO] [--no-variants]
+                                  [--decision-rule …] [--limit N] [--kind …] [--queue] [--run ID]
 
-Scores a study's items with a language model. By default the run's task executes in this process
-(the embedded default needs no broker or worker); --queue sends it to the Celery workers instead.
---run ID resumes an existing run (e.g. after its worker was killed).
+Scores a study's items with a model configuration. An option that differs from the named
+configuration gives another configuration (an existing one with exactly those options, else a new
+one named after the base and what differs; the command says which) — never ignored. By default the
+run executes in this process; --queue hands it to studyserver.dispatch (Celery workers in
+production). --run ID resumes an existing run (e.g. after its worker was killed).
 """
 from __future__ import annotations
 
@@ -11,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from experiments.selectors import study_by_slug
-from inference import probes, selectors, services
-from inference.models import Dtype, ModelRun, PromptFormat, RunKind, RunStatus
+from inference import selectors, services
+from inference.models import DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunStatus
 
 
 class Command(BaseCommand):
@@ -25,20 +29,32 @@ class Command(BaseCommand):
         parser.add_argument("--gguf-file", default="")
         parser.add_argument("--batch-size", type=int, default=16)
         parser.add_argument("--device", default="", help="auto, cpu, cuda or cuda:N (default: the model's)")
-        parser.add_argument("--dtype", choices=Dtype.values, default=Dtype.FLOAT32)
-        parser.add_argument("--prompt-format", choices=PromptFormat.values, default=PromptFormat.RAW)
-        parser.add_argument("--limit", type=int, default=None, help="score only the study's first N items")
+        parser.add_argument("--dtype", choices=Dtype.values, default=None,
+                            help="default: the configuration's (float32 for a new one)")
+        parser.add_argument("--prompt-format", choices=PromptFormat.values, default=None,
+                            help="default: the configuration's (raw for a new one)")
+        parser.add_argument("--answers", nargs=2, metavar=("YES", "NO"), default=None,
+                            help="the answers scored (default: ' Yes' ' No' raw, 'Yes' 'No' chat)")
+        parser.add_argument("--no-variants", action="store_true",
+                            help="score only the answers as given, not their other surface forms")
+        parser.add_argument("--decision-rule", choices=DecisionRule.values, default=None,
+                            help="default: the configuration's (paper: the rule of the item's paper)")
+        parser.add_argument("--kind", choices=[RunKind.ITEMS, RunKind.MULTIPLE_CHOICE], default=None,
+                            help="default: multiple_choice when every item of the study is, else items")
+        parser.add_argument("--limit", type=int, default=None,
+                            help="score only the study's first N items: a partial run, which reports leave out unless asked")
         parser.add_argument("--queue", action="store_true", help="send the run to the Celery workers instead")
         parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument("--knowledge-probe", action="store_true",
                             help="run 000 §4.1's knowledge probe on the study's rulebreakers cities/instances instead")
 
-    def handle(self, *args, study, model, gguf_file, batch_size, device, dtype, prompt_format, limit, queue, run,
-               no_progress, knowledge_probe, **options):
+    def handle(self, *args, study, model, gguf_file, batch_size, device, limit, queue, run, no_progress,
+               knowledge_probe, kind, **options):
         try:
             run_obj = self._existing(run) if run is not None else self._create(
-                study, model, gguf_file, batch_size, device, dtype, prompt_format, limit, knowledge_probe
+                study, model, gguf_file, batch_size, device, limit,
+                RunKind.KNOWLEDGE_PROBE if knowledge_probe else kind, options,
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -46,8 +62,10 @@ class Command(BaseCommand):
             services.model_run_enqueue(run=run_obj)
             self.stdout.write(f"Queued run {run_obj.pk} on the '{run_obj.queue}' queue.")
             return
+        partial = " (partial: --limit)" if run_obj.partial else ""
         self.stdout.write(
-            f"Run {run_obj.pk}: {run_obj.language_model} on '{run_obj.study.slug}', {run_obj.items_total} items."
+            f"Run {run_obj.pk}: {run_obj.language_model} on '{run_obj.study.slug}', {run_obj.items_total} "
+            f"{'probes' if run_obj.kind == RunKind.KNOWLEDGE_PROBE else 'items'}{partial}."
         )
         if not no_progress:
             self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
@@ -57,7 +75,7 @@ class Command(BaseCommand):
             bar.total = total
             bar.update(done - bar.n)
 
-        result = probes.run_execute(run_id=run_obj.pk, on_progress=progress)
+        result = services.model_run_execute(run_id=run_obj.pk, on_progress=progress)
         bar.close()
         if result.status == RunStatus.FAILED:
             raise CommandError(f"Run {result.pk} failed: {result.error}")
@@ -73,6 +91,10 @@ class Command(BaseCommand):
             f"Run {result.pk} {result.status}: {result.items_done}/{result.items_total} items scored."
         ))
         for score in selectors.model_run_scores(run=result)[:3]:
+            if score.p_yes is None:
+                self.stdout.write(f"  {score.item.code}: decision {score.decision} soft accuracy={score.soft_accuracy:.3f} "
+                                  f"(gold {score.item.gold_answer})")
+                continue
             self.stdout.write(
                 f"  {score.item.code}: p(yes)={score.p_yes:.4f} p(no)={score.p_no:.4f} "
                 f"soft accuracy={score.soft_accuracy:.3f} perplexity={score.perplexity:.2f} (gold {score.item.gold_answer})"
@@ -86,7 +108,7 @@ class Command(BaseCommand):
             services.model_run_transition(run=run, to=RunStatus.QUEUED)
         return run
 
-    def _create(self, slug, model, gguf_file, batch_size, device, dtype, prompt_format, limit, knowledge_probe=False) -> ModelRun:
+    def _create(self, slug, model, gguf_file, batch_size, device, limit, kind, options) -> ModelRun:
         if not slug:
             raise CommandError("Name a study (its slug), or pass --run ID.")
         study = study_by_slug(slug=slug)
@@ -96,10 +118,19 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1.")
         if limit is not None and limit < 1:
             raise CommandError("--limit must be at least 1.")
-        language_model = services.language_model_resolve(
-            name_or_path=model, gguf_file=gguf_file, dtype=dtype, prompt_format=prompt_format
+        answers = options.get("answers") or (None, None)
+        language_model, created = services.language_model_resolve(
+            name_or_path=model, gguf_file=gguf_file, dtype=options.get("dtype"),
+            prompt_format=options.get("prompt_format"), answer_yes=answers[0], answer_no=answers[1],
+            sum_variants=False if options.get("no_variants") else None, decision_rule=options.get("decision_rule"),
         )
-        create = probes.probe_run_create if knowledge_probe else services.model_run_create
-        return create(
-            study=study, language_model=language_model, batch_size=batch_size, device=device, item_limit=limit
+        if created:
+            self.stdout.write(self.style.WARNING(
+                f"New model configuration '{language_model.name}' (the options differ from '{model}')."
+            ))
+        else:
+            self.stdout.write(f"Model configuration '{language_model.name}'.")
+        return services.model_run_create(
+            study=study, language_model=language_model, kind=kind, batch_size=batch_size, device=device,
+            item_limit=limit,
         )

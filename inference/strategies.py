@@ -1,0 +1,222 @@
+"""What each run kind scores and stores: one strategy per kind, registered by kind.
+
+The one run loop (services.model_run_execute) asks the run's strategy for its units (items or
+probes), the keys already stored, the scorer's requests for a chunk, and the rows to save. A
+strategy never runs a model itself: every kind goes through the same scorer (inference/scorers).
+
+* items (yes/no): p(Yes), p(No) summed over the variants, soft accuracy, perplexity, decisions;
+* multiple_choice: the four letters' probabilities (001), the same way;
+* knowledge_probe: p(first token of the expected completion) and whether it is the top token (000 §4.1).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db import models
+
+from experiments.logic import dual_sided, rulebreakers
+from experiments.models import Item, ItemKind, Study
+
+from .models import DecisionRule, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind
+from .probes import Probe, study_probes
+from .scorers import AnswerSet, Request, Result, summarise, summarise_options
+
+# Designs whose paper takes the model's answer to be what it says first (the most probable token):
+# 000 §4.2 ("extract the most probable output token"); 004 generates its True/False answers.
+TOP_TOKEN_DESIGNS = frozenset({rulebreakers.DESIGN, dual_sided.DESIGN})
+
+
+def paper_rule(design: str) -> str:
+    return DecisionRule.TOP_TOKEN if design in TOP_TOKEN_DESIGNS else DecisionRule.RELATIVE
+
+
+def decision_rule_for(config: LanguageModel | dict, design: str) -> str:
+    """The rule a score of an item of `design` is decided by under this configuration."""
+    rule = config["decision_rule"] if isinstance(config, dict) else config.decision_rule
+    return paper_rule(design) if rule in ("", DecisionRule.PAPER) else rule
+
+
+def model_answers(config: LanguageModel) -> AnswerSet:
+    return AnswerSet.yes_no(config.answer_yes, config.answer_no, sum_variants=config.sum_variants)
+
+
+@dataclass
+class Strategy:
+    kind: str
+    row_model: type[models.Model]
+    key_field: str  # the row's field holding the unit's key (item_id, probe_key)
+    nothing_to_do: str  # the message when a study has no units of this kind
+
+    def units(self, study: Study) -> list:
+        raise NotImplementedError
+
+    def key(self, unit) -> int | str:
+        raise NotImplementedError
+
+    def requests(self, run: ModelRun, units: list) -> list[Request]:
+        raise NotImplementedError
+
+    def rows(self, run: ModelRun, units: list, results: list[Result]) -> list[models.Model]:
+        raise NotImplementedError
+
+    # --- shared ---------------------------------------------------------------------------------
+    def run_units(self, run: ModelRun) -> list:
+        """The run's units in order: every unit of the study, the first `item_limit` if set."""
+        found = self.units(run.study)
+        return found[: run.item_limit] if run.item_limit else found
+
+    def stored_keys(self, run: ModelRun) -> set:
+        return set(self.row_model.objects.filter(run=run).values_list(self.key_field, flat=True))
+
+    def stored_count(self, run: ModelRun) -> int:
+        return self.row_model.objects.filter(run=run).count()
+
+
+class ItemStrategy(Strategy):
+    item_kind: str
+
+    def units(self, study: Study) -> list[Item]:
+        return list(Item.objects.filter(study=study, kind=self.item_kind).order_by("id"))
+
+    def run_units(self, run: ModelRun) -> list[Item]:
+        found = super().run_units(run)
+        return sorted(found, key=lambda item: (len(item.prompt), item.pk))  # similar lengths share a batch
+
+    def key(self, unit: Item) -> int:
+        return unit.pk
+
+    def answers(self, config: LanguageModel, item: Item) -> AnswerSet | None:
+        raise NotImplementedError
+
+    def requests(self, run, units):
+        config = run.language_model
+        return [Request(key=item.pk, text=item.prompt, answers=self.answers(config, item)) for item in units]
+
+    def common(self, run: ModelRun, item: Item, result: Result) -> dict:
+        return {"run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
+                "variants": result.variants.texts(), "prompt_tokens": result.prompt_tokens,
+                "top_token": result.top_token[:100], "top_token_id": result.top_token_id,
+                "decision_rule": decision_rule_for(run.language_model, item.design)}
+
+
+class YesNoStrategy(ItemStrategy):
+    item_kind = ItemKind.YES_NO
+
+    def answers(self, config, item):
+        """The words of the item's phrasing (' True'/' False', 000) where it has them, else None:
+        the configuration's own answers."""
+        words = item.answer_words or {}
+        if words.get("yes") and words.get("no"):
+            return AnswerSet.words(model_answers(config), words["yes"], words["no"])
+        return None
+
+    def rows(self, run, units, results):
+        items = {item.pk: item for item in units}
+        out = []
+        for result in results:
+            item = items[result.key]
+            s = summarise(result, item.gold_answer)
+            common = self.common(run, item, result)
+            decision = s.top_answer if common["decision_rule"] == DecisionRule.TOP_TOKEN else s.decision_relative
+            out.append(ModelScore(
+                **common, p_yes=s.p_yes, p_no=s.p_no, relative_p_yes=s.relative_p_yes,
+                soft_accuracy=s.soft_accuracy, decision=decision, decision_relative=s.decision_relative,
+                top_answer=s.top_answer, perplexity=s.perplexity, answer_mass=s.answer_mass,
+            ))
+        return out
+
+
+class MultipleChoiceStrategy(ItemStrategy):
+    item_kind = ItemKind.MULTIPLE_CHOICE
+
+    def answers(self, config, item):
+        return AnswerSet.letters(model_answers(config))
+
+    def rows(self, run, units, results):
+        items = {item.pk: item for item in units}
+        out = []
+        for result in results:
+            item = items[result.key]
+            o = summarise_options(result, item.gold_answer)
+            common = self.common(run, item, result)
+            decision = o.top_answer if common["decision_rule"] == DecisionRule.TOP_TOKEN else o.decision_relative
+            out.append(ModelScore(
+                **common, option_probs=o.option_probs, soft_accuracy=o.soft_accuracy, decision=decision,
+                decision_relative=o.decision_relative, top_answer=o.top_answer, perplexity=o.perplexity,
+                answer_mass=o.answer_mass,
+            ))
+        return out
+
+
+class ProbeStrategy(Strategy):
+    """000 §4.1: p_target sums the probabilities of the distinct first tokens of the accepted
+    completions (with a leading space for raw prompts, none after a chat template); known = the
+    vocabulary's top token is one of them."""
+
+    def units(self, study: Study) -> list[Probe]:
+        return study_probes(study)
+
+    def key(self, unit: Probe) -> str:
+        return unit.key
+
+    def requests(self, run, units):
+        space = "" if run.language_model.prompt_format == PromptFormat.CHAT else " "
+        out = []
+        for probe in units:
+            accepted = list(dict.fromkeys(space + text.strip() for text in probe.accepted))
+            answers = AnswerSet(answers=tuple((str(n), text) for n, text in enumerate(accepted)), sum_variants=False)
+            out.append(Request(key=probe.key, text=probe.prompt, answers=answers))
+        return out
+
+    def rows(self, run, units, results):
+        probes = {probe.key: probe for probe in units}
+        out = []
+        for result in results:
+            probe = probes[result.key]
+            first = list(dict.fromkeys(tokens[0] for tokens in result.variants.token_ids().values()))
+            out.append(ProbeScore(
+                run=run, probe_key=probe.key, prompt=probe.prompt, target=probe.target, target_token_ids=first,
+                p_target=math.fsum(math.exp(result.first_token_logprobs[t]) for t in first),
+                top_token=result.top_token[:100], known=result.top_token_id in first,
+            ))
+        return out
+
+
+REGISTRY: dict[str, Strategy] = {}
+
+
+def register(strategy: Strategy) -> Strategy:
+    REGISTRY[strategy.kind] = strategy
+    return strategy
+
+
+register(YesNoStrategy(RunKind.ITEMS, ModelScore, "item_id", "Study '{slug}' has no yes/no items to score; "
+                       "generate or import some first."))
+register(MultipleChoiceStrategy(RunKind.MULTIPLE_CHOICE, ModelScore, "item_id",
+                                "Study '{slug}' has no multiple-choice items to score."))
+register(ProbeStrategy(RunKind.KNOWLEDGE_PROBE, ProbeScore, "probe_key",
+                       "Study '{slug}' has no rulebreakers items: the knowledge probe asks about their cities and "
+                       "instances, so there is nothing to probe."))
+
+
+def for_kind(kind: str) -> Strategy:
+    try:
+        return REGISTRY[kind]
+    except KeyError:
+        raise ValueError(f"No strategy for run kind {kind!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def default_kind(study: Study) -> str:
+    """items, unless the study's items are all multiple choice."""
+    kinds = set(Item.objects.filter(study=study).values_list("kind", flat=True).distinct())
+    return RunKind.MULTIPLE_CHOICE if kinds == {ItemKind.MULTIPLE_CHOICE} else RunKind.ITEMS
+
+
+def chunks(values: list, size: int) -> Iterable[list]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+ProgressCallback = Callable[[int, int], None]
