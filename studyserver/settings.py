@@ -128,9 +128,6 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # Where background work runs (studyserver/dispatch.py, the one way into the workers): eager, embedded
 # (the default: a `manage.py run_task` process on this machine) or celery (queues on the broker above).
 DUET_TASK_MODE = duet_env.task_mode(broker_url=CELERY_BROKER_URL)
-# Derived, never read from the environment: only inference/services.dispatch_mode still reads it,
-# until model runs go through studyserver.dispatch.send (then it can go).
-CELERY_TASK_ALWAYS_EAGER = DUET_TASK_MODE == "eager"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
