@@ -94,11 +94,23 @@ class ItemStrategy(Strategy):
         config = run.language_model
         return [Request(key=item.pk, text=item.prompt, answers=self.answers(config, item)) for item in units]
 
-    def common(self, run: ModelRun, item: Item, result: Result) -> dict:
+    def rows(self, run, units, results):
+        items = {item.pk: item for item in units}
+        return [self.row(run, items[result.key], result) for result in results]
+
+    def row(self, run: ModelRun, item: Item, result: Result) -> ModelScore:
+        raise NotImplementedError
+
+    def common(self, run: ModelRun, item: Item, result: Result, summary) -> dict:
+        """The fields every item score has; `decision` is the one the item's rule picks."""
+        rule = decision_rule_for(run.language_model, item.design)
         return {"run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
                 "variants": result.variants.texts(), "prompt_tokens": result.prompt_tokens,
-                "top_token": result.top_token[:100], "top_token_id": result.top_token_id,
-                "decision_rule": decision_rule_for(run.language_model, item.design)}
+                "top_token": result.top_token[:100], "top_token_id": result.top_token_id, "decision_rule": rule,
+                "decision": summary.top_answer if rule == DecisionRule.TOP_TOKEN else summary.decision_relative,
+                "decision_relative": summary.decision_relative, "top_answer": summary.top_answer,
+                "soft_accuracy": summary.soft_accuracy, "perplexity": summary.perplexity,
+                "answer_mass": summary.answer_mass}
 
 
 class YesNoStrategy(ItemStrategy):
@@ -112,20 +124,10 @@ class YesNoStrategy(ItemStrategy):
             return AnswerSet.words(model_answers(config), words["yes"], words["no"])
         return None
 
-    def rows(self, run, units, results):
-        items = {item.pk: item for item in units}
-        out = []
-        for result in results:
-            item = items[result.key]
-            s = summarise(result, item.gold_answer)
-            common = self.common(run, item, result)
-            decision = s.top_answer if common["decision_rule"] == DecisionRule.TOP_TOKEN else s.decision_relative
-            out.append(ModelScore(
-                **common, p_yes=s.p_yes, p_no=s.p_no, relative_p_yes=s.relative_p_yes,
-                soft_accuracy=s.soft_accuracy, decision=decision, decision_relative=s.decision_relative,
-                top_answer=s.top_answer, perplexity=s.perplexity, answer_mass=s.answer_mass,
-            ))
-        return out
+    def row(self, run, item, result):
+        s = summarise(result, item.gold_answer)
+        return ModelScore(**self.common(run, item, result, s), p_yes=s.p_yes, p_no=s.p_no,
+                          relative_p_yes=s.relative_p_yes)
 
 
 class MultipleChoiceStrategy(ItemStrategy):
@@ -134,20 +136,9 @@ class MultipleChoiceStrategy(ItemStrategy):
     def answers(self, config, item):
         return AnswerSet.letters(model_answers(config))
 
-    def rows(self, run, units, results):
-        items = {item.pk: item for item in units}
-        out = []
-        for result in results:
-            item = items[result.key]
-            o = summarise_options(result, item.gold_answer)
-            common = self.common(run, item, result)
-            decision = o.top_answer if common["decision_rule"] == DecisionRule.TOP_TOKEN else o.decision_relative
-            out.append(ModelScore(
-                **common, option_probs=o.option_probs, soft_accuracy=o.soft_accuracy, decision=decision,
-                decision_relative=o.decision_relative, top_answer=o.top_answer, perplexity=o.perplexity,
-                answer_mass=o.answer_mass,
-            ))
-        return out
+    def row(self, run, item, result):
+        o = summarise_options(result, item.gold_answer)
+        return ModelScore(**self.common(run, item, result, o), option_probs=o.option_probs)
 
 
 class ProbeStrategy(Strategy):
