@@ -1,7 +1,17 @@
-"""Decision procedure for local consequence in K, T, S4 and S5, with verified countermodels.
+"""Decision procedure for local and global consequence in K, T, S4 and S5, with verified countermodels.
 
-`entails(Γ, φ, system)` searches for a finite model of Γ ∪ {¬φ} (all formulas put in negation
-normal form) with a labelled tableau:
+* Local consequence (Γ ⊨ φ): at every world of every model where all of Γ holds, φ holds.
+  `entails(Γ, φ, system)` searches for a finite model of Γ ∪ {¬φ} at one world.
+* Global consequence (Γ ⊨_g φ): in every model where Γ holds at every world, φ holds at every
+  world — derivability with the necessitation rule, the ⊢ of paper 003 §3.1 (Appendix C.1: "as they
+  are all rules of inference, the ground truth answer is always Yes"). A countermodel is a rooted
+  model where Γ holds at every world and φ fails at the root (a generated submodel keeps Γ global).
+  The search is the same tableau with Γ added to the seed of every world; in K and T a successor
+  whose seed is contained in an ancestor's label is then linked back to that ancestor (subset
+  blocking, as in S4), which keeps the search finite. p ⊨_g □p holds in every system; p ⊨ □p only
+  where worlds see nothing but themselves — nowhere in K, T, S4 or S5.
+
+All formulas are put in negation normal form. The tableau:
 
 * K, T, S4 — an and-or search over a tree of worlds. A world's label is saturated
   propositionally (∧ adds both parts, ∨ branches, a literal and its negation close the branch;
@@ -35,6 +45,7 @@ from .parser import parse_formula
 
 __all__ = [
     "CheckerInternalError",
+    "Consequence",
     "System",
     "Verdict",
     "entails",
@@ -63,6 +74,21 @@ class System(StrEnum):
         raise ValueError(f"unknown modal system {value!r}; choose one of {choices}")
 
 
+class Consequence(StrEnum):
+    LOCAL = "local"
+    GLOBAL = "global"
+
+    @classmethod
+    def parse(cls, value: Consequence | str) -> Consequence:
+        if isinstance(value, cls):
+            return value
+        key = str(value).strip().lower()
+        for member in cls:
+            if member.value == key:
+                return member
+        raise ValueError(f"unknown consequence relation {value!r}; choose local or global")
+
+
 class CheckerInternalError(AssertionError):
     """The tableau produced a model that does not falsify the argument: a bug, never data."""
 
@@ -72,6 +98,7 @@ class Verdict:
     valid: bool
     system: System
     countermodel: KripkeModel | None = None
+    consequence: Consequence = Consequence.LOCAL
 
     def __post_init__(self) -> None:
         if self.valid != (self.countermodel is None):
@@ -88,11 +115,14 @@ def entails(
     premises: Iterable[Formula | str],
     conclusion: Formula | str,
     system: System | str = System.S5,
+    consequence: Consequence | str = Consequence.LOCAL,
 ) -> Verdict:
-    """Local consequence: at every world of every model of the system's frame class where all
-    premises hold, the conclusion holds. Strings are parsed with parse_formula."""
+    """Local consequence (default): at every world of every model of the system's frame class where
+    all premises hold, the conclusion holds. Global: in every model where the premises hold at every
+    world, the conclusion holds at every world. Strings are parsed with parse_formula."""
     return _entails(
-        tuple(_as_formula(p) for p in premises), _as_formula(conclusion), System.parse(system)
+        tuple(_as_formula(p) for p in premises), _as_formula(conclusion), System.parse(system),
+        Consequence.parse(consequence),
     )
 
 
@@ -121,9 +151,13 @@ def truth_table_entails(premises: Iterable[Formula | str], conclusion: Formula |
 
 
 @lru_cache(maxsize=8192)
-def _entails(premises: tuple[Formula, ...], conclusion: Formula, system: System) -> Verdict:
-    model = _find_model((*premises, Not(conclusion)), system)
-    return Verdict(valid=model is None, system=system, countermodel=model)
+def _entails(premises: tuple[Formula, ...], conclusion: Formula, system: System,
+             consequence: Consequence = Consequence.LOCAL) -> Verdict:
+    if consequence is Consequence.GLOBAL:
+        model = _find_model((Not(conclusion),), system, everywhere=premises)
+    else:
+        model = _find_model((*premises, Not(conclusion)), system)
+    return Verdict(valid=model is None, system=system, countermodel=model, consequence=consequence)
 
 
 @lru_cache(maxsize=8192)
@@ -131,25 +165,29 @@ def _satisfiable(formulas: tuple[Formula, ...], system: System) -> KripkeModel |
     return _find_model(formulas, system)
 
 
-def _find_model(formulas: tuple[Formula, ...], system: System) -> KripkeModel | None:
-    seed = frozenset(nnf(f) for f in formulas)
-    vocabulary = frozenset().union(*(atoms(f) for f in formulas))
+def _find_model(formulas: tuple[Formula, ...], system: System,
+                everywhere: tuple[Formula, ...] = ()) -> KripkeModel | None:
+    """A verified model with `formulas` true at its actual world and `everywhere` at every world."""
+    glob = frozenset(nnf(f) for f in everywhere)
+    seed = frozenset(nnf(f) for f in formulas) | glob
+    vocabulary = frozenset().union(*(atoms(f) for f in (*formulas, *everywhere)))
     if system is System.S5:
-        labels = _s5_start(seed)
+        # one cluster: a formula true at every world is □ of it at any world
+        labels = _s5_start(seed | frozenset(Box(f) for f in glob))
         if labels is None:
             return None
         model = _cluster_model(labels, vocabulary)
     else:
-        root = _tree_search(seed, (), system, set())
+        root = _tree_search(seed, (), system, set(), glob)
         if root is None:
             return None
         model = _tree_model(root, system, vocabulary)
-    if not _is_model_of(model, formulas, system):
+    if not _is_model_of(model, formulas, system, everywhere):
         raise CheckerInternalError(
-            f"tableau model for {', '.join(map(str, formulas))} in {system} fails verification:\n"
-            f"{model}"
+            f"tableau model for {', '.join(map(str, formulas))} (everywhere: "
+            f"{', '.join(map(str, everywhere)) or 'nothing'}) in {system} fails verification:\n{model}"
         )
-    return _prune(model, formulas, system)
+    return _prune(model, formulas, system, everywhere)
 
 
 def _as_formula(value: Formula | str) -> Formula:
@@ -223,16 +261,18 @@ class _Node:
 
 
 def _tree_search(seed: frozenset[Formula], path: tuple[frozenset[Formula], ...],
-                 system: System, unsatisfiable: set[frozenset[Formula]]) -> _Node | None:
+                 system: System, unsatisfiable: set[frozenset[Formula]],
+                 glob: frozenset[Formula] = frozenset()) -> _Node | None:
     """A world satisfying seed (with its subtree), or None when seed is unsatisfiable.
 
     `unsatisfiable` caches seeds that failed: the search finds a model for every satisfiable
-    seed whatever the path, so a failure does not depend on the ancestors.
+    seed whatever the path, so a failure does not depend on the ancestors. `glob` (global
+    assumptions) is added to every successor's seed.
     """
     if seed in unsatisfiable:
         return None
     for label in _expansions(seed, reflexive=system is not System.K):
-        node = _successors(label, path, system, unsatisfiable)
+        node = _successors(label, path, system, unsatisfiable, glob)
         if node is not None:
             return node
     unsatisfiable.add(seed)
@@ -240,23 +280,25 @@ def _tree_search(seed: frozenset[Formula], path: tuple[frozenset[Formula], ...],
 
 
 def _successors(label: frozenset[Formula], path: tuple[frozenset[Formula], ...],
-                system: System, unsatisfiable: set[frozenset[Formula]]) -> _Node | None:
+                system: System, unsatisfiable: set[frozenset[Formula]],
+                glob: frozenset[Formula] = frozenset()) -> _Node | None:
     boxes = [f for f in label if isinstance(f, Box)]
-    carried = frozenset(f.sub for f in boxes)
+    carried = frozenset(f.sub for f in boxes) | glob
     if system is System.S4:
         carried |= frozenset(boxes)
+    blocking = system is System.S4 or bool(glob)  # without global assumptions K and T trees are finite
     here = (*path, label)
     children: list[_Node | int] = []
     for dia in sorted((f for f in label if isinstance(f, Dia)), key=_order_key):
         seed = carried | {dia.sub}
         if any(isinstance(c, _Node) and seed <= c.label for c in children):
             continue  # an existing successor already witnesses ◇B
-        if system is System.S4:
+        if blocking:
             depth = next((d for d in range(len(here) - 1, -1, -1) if seed <= here[d]), None)
             if depth is not None:
                 children.append(depth)
                 continue
-        child = _tree_search(seed, here, system, unsatisfiable)
+        child = _tree_search(seed, here, system, unsatisfiable, glob)
         if child is None:
             return None
         children.append(child)
@@ -356,11 +398,14 @@ def _cluster_model(labels: list[frozenset[Formula]], vocabulary: frozenset[str])
 # --------------------------------------------------------------------------- verification
 
 
-def _is_model_of(model: KripkeModel, formulas: tuple[Formula, ...], system: System) -> bool:
-    return is_frame_of(model, system) and all(holds(model, model.actual, f) for f in formulas)
+def _is_model_of(model: KripkeModel, formulas: tuple[Formula, ...], system: System,
+                 everywhere: tuple[Formula, ...] = ()) -> bool:
+    return (is_frame_of(model, system) and all(holds(model, model.actual, f) for f in formulas)
+            and all(holds(model, w, f) for w in model.worlds for f in everywhere))
 
 
-def _prune(model: KripkeModel, formulas: tuple[Formula, ...], system: System) -> KripkeModel:
+def _prune(model: KripkeModel, formulas: tuple[Formula, ...], system: System,
+           everywhere: tuple[Formula, ...] = ()) -> KripkeModel:
     """Greedily drop worlds the model does not need (restricting R keeps the frame class)."""
     for world in reversed(model.worlds):
         if world == model.actual:
@@ -373,7 +418,7 @@ def _prune(model: KripkeModel, formulas: tuple[Formula, ...], system: System) ->
             model.actual,
             model.vocabulary,
         )
-        if _is_model_of(smaller, formulas, system):
+        if _is_model_of(smaller, formulas, system, everywhere):
             model = smaller
     return _renumber(model)
 
