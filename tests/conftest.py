@@ -3,14 +3,30 @@ import os
 import pytest
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _hypothesis_profile():
+def _hypothesis_profiles() -> None:
+    """Property-test profiles, loaded before any test module is imported (a test's own @settings
+    inherit from the profile loaded when it is decorated):
+
+    * ``ci`` — derandomised (the same examples every run, no example database), so a CI run can
+      neither pass nor fail by luck; loaded when CI=true;
+    * ``duet`` — random examples (the default on a developer's machine);
+    * ``explore`` — random, 1,000 examples where a test sets no count of its own, to look for failures:
+      ``HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest tests/...``. Turn every failure it finds
+      into a plain regression test.
+    """
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:  # pragma: no cover
         return
-    settings.register_profile("duet", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    settings.load_profile("duet")
+    common = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+    settings.register_profile("duet", **common)
+    settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **common)
+    settings.register_profile("explore", max_examples=1000, **common)
+    default = "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "duet"
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
+
+
+_hypothesis_profiles()
 
 
 @pytest.fixture(autouse=True)
