@@ -21,7 +21,7 @@ from .participation import services as participation
 class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
-        fields = ["slug", "title", "description", "design", "logic_system", "settings"]
+        fields = ["slug", "title", "description", "design", "logic_system", "consequence", "settings"]
 
 
 class HumanArmInline(admin.StackedInline):
@@ -44,8 +44,8 @@ class HumanArmInline(admin.StackedInline):
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
-    list_display = ("slug", "title", "design", "status", "logic_system", "item_count", "created_at")
-    list_filter = ("status", "design", "logic_system")
+    list_display = ("slug", "title", "design", "status", "logic_system", "consequence", "item_count", "created_at")
+    list_filter = ("status", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
     readonly_fields = ("status", "participant_progress", "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
@@ -143,11 +143,12 @@ class ItemAdmin(admin.ModelAdmin):
     form = ItemForm
     list_display = (
         "code", "study", "design", "kind", "form_id", "modality_symbol", "argument_form", "gold_answer",
-        "pair_id", "pair_role", "variant", "template_valid", "checker_disagrees", "condition",
+        "consequence", "gold_other", "pair_id", "pair_role", "variant", "template_valid", "checker_disagrees",
+        "condition",
     )
     list_filter = (
         "study", "design", "kind", "modality", "argument_form", "gold_answer", "pair_role", "variant",
-        "checker_disagrees", "template_valid", "condition", "logic_system",
+        "checker_disagrees", "template_valid", "condition", "logic_system", "consequence",
     )
     search_fields = ("code", "pair_id", "question", "prompt", "logical_form")
     list_select_related = ("study",)
@@ -155,7 +156,7 @@ class ItemAdmin(admin.ModelAdmin):
     show_full_result_count = False
     readonly_fields = (
         "study", "code", "design", "modality", "logical_form", "template_valid", "gold_answer",
-        "logic_system", "checker_disagrees", "condition", "interpretation", "original",
+        "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "interpretation", "original",
         "premise_list", "kind", "options", "pair_id", "pair_role", "variant", "answer_words", "created_at",
     )
 

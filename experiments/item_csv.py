@@ -9,6 +9,7 @@ Import columns (header row required, UTF-8, comma-separated; names are case-inse
 | question | yes | the question shown to participants, e.g. "Can we infer that John is reading a book?" |
 | gold_answer | unless logical_form is given | yes / no (also true / false, 1 / 0) |
 | logical_form | no | a sequent such as "□p ∨ □q, ¬□p ⊢ □q" (Unicode or ASCII); the model checker then decides the gold answer, and a stated gold_answer that disagrees is recorded as a checker disagreement |
+| consequence | no | local (default) / global: the consequence relation the checker decides logical_form under (global: premises true at every world ⇒ conclusion true at every world, 003 §3.1); the other relation's answer is stored too |
 | template_valid | no | true / false: the validity the source states (kept beside the checker's answer) |
 | prompt | no | the full model prompt; built from premises and question with 003's format when absent |
 | modality | no | none / box / dia (or ∅ / □ / ◇) |
@@ -23,13 +24,13 @@ import re
 from dataclasses import dataclass, field
 
 from .logic import wording
-from .logic.checker import System, entails
+from .logic.checker import Consequence, System, entails
 from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
 from .logic.parser import ParseError, parse_sequent
 
 REQUIRED = ("item_id", "premise_1", "question")
 KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modality",
-         "argument_form", "form_id", "condition", "template_valid"}
+         "argument_form", "form_id", "condition", "template_valid", "consequence"}
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
 MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
@@ -53,6 +54,8 @@ class ImportedRow:
     form_id: str
     condition: str
     attributes: dict = field(default_factory=dict)
+    consequence: str = ""  # the relation the checker keyed logical_form by ("" without one)
+    gold_other: str = ""  # the checker's answer under the other relation
 
 
 def _question_clause(question: str) -> str:
@@ -109,7 +112,12 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
             fail("gold_answer", f"'{raw_gold}' is not yes or no")
         else:
             stated = ANSWERS[raw_gold.lower()]
-    logical_form, checked = record.get("logical_form", ""), None
+    logical_form, checked, other = record.get("logical_form", ""), None, ""
+    relation = None
+    try:
+        relation = Consequence.parse(record.get("consequence") or "local")
+    except ValueError:
+        fail("consequence", f"'{record.get('consequence')}' is not local or global")
     if logical_form:
         try:
             sequent = parse_sequent(logical_form)
@@ -117,7 +125,10 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
             fail("logical_form", f"cannot be parsed: {exc}")
         else:
             logical_form = sequent.to_unicode()
-            checked = "yes" if entails(sequent.premises, sequent.conclusion, logic).valid else "no"
+            if relation is not None:
+                rest = Consequence.GLOBAL if relation is Consequence.LOCAL else Consequence.LOCAL
+                answer = {c: entails(sequent.premises, sequent.conclusion, logic, c).valid for c in (relation, rest)}
+                checked, other = ("yes" if answer[relation] else "no"), ("yes" if answer[rest] else "no")
     elif not raw_gold:
         fail("gold_answer", "is empty and there is no logical_form to decide it")
     raw_valid, stated_valid = record.get("template_valid", ""), None
@@ -152,12 +163,14 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
         form_id=record.get("form_id", ""),
         condition=record.get("condition") or "real",
         attributes={k: v for k, v in record.items() if k not in KNOWN and not PREMISE.match(k)},
+        consequence=relation.value if checked is not None else "",
+        gold_other=other,
     )
 
 
 EXPORT_COLUMNS = (
     "item_id", "design", "form_id", "modality", "argument_form", "logical_form", "template_valid",
-    "gold_answer", "logic_system", "checker_disagrees", "condition", "original_item_id",
+    "gold_answer", "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "original_item_id",
     "p_subject", "p_predicate", "q_subject", "q_predicate",
 )
 
@@ -177,7 +190,8 @@ def write_items_csv(handle, items) -> int:
         writer.writerow([
             item.code, item.design, item.form_id, item.modality, item.argument_form,
             item.logical_form, "" if item.template_valid is None else str(item.template_valid).lower(),
-            item.gold_answer, item.logic_system, str(item.checker_disagrees).lower(), item.condition,
+            item.gold_answer, item.logic_system, item.consequence, item.gold_other,
+            str(item.checker_disagrees).lower(), item.condition,
             item.original.code if item.original_id else "",
             interp.p_subject if interp else "", interp.p_predicate if interp else "",
             interp.q_subject if interp else "", interp.q_predicate if interp else "",

@@ -52,6 +52,14 @@ class LogicSystem(models.TextChoices):
     S5 = "S5", "S5"
 
 
+class ConsequenceKey(models.TextChoices):
+    """Which consequence relation decides a generated item's gold answer (experiments/logic/checker.py)."""
+
+    PAPER = "paper", "the paper's key for each form (global for Appendix C.1's necessitation, else local)"
+    LOCAL = "local", "local: premises true at a world ⇒ conclusion true there"
+    GLOBAL = "global", "global: premises true at every world ⇒ conclusion true at every world (with necessitation)"
+
+
 class StudyStatus(StateChoices):
     DRAFT = "draft", "draft"
     OPEN = "open", "open for participants"
@@ -87,6 +95,10 @@ class Study(models.Model):
         choices=LogicSystem.choices,
         default=LogicSystem.S5,
         help_text="The modal logic whose checker decides every generated item's gold answer.",
+    )
+    consequence = models.CharField(
+        max_length=6, choices=ConsequenceKey.choices, default=ConsequenceKey.PAPER,
+        help_text="The consequence relation that keys generated items; each item also stores the other's answer.",
     )
     settings = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -180,6 +192,13 @@ class Item(models.Model):
         max_length=3, choices=ANSWERS, help_text="yes/no for yes/no items; the option letter A–D for multiple choice."
     )
     logic_system = models.CharField(max_length=2, choices=LogicSystem.choices, blank=True)
+    consequence = models.CharField(
+        max_length=6, blank=True, choices=ConsequenceKey.choices[1:],
+        help_text="The consequence relation the gold answer was decided under (generated items).",
+    )
+    gold_other = models.CharField(
+        max_length=3, blank=True, help_text="The checker's answer under the other consequence relation.",
+    )
     checker_disagrees = models.BooleanField(
         default=False,
         help_text="The model checker's answer differs from the template's stated validity; "

@@ -27,14 +27,23 @@ class GenerationReport:
     nonsense: bool
     disagreements: tuple[gen.FormVerdict, ...] = field(default_factory=tuple)
     replaced: int = 0
+    forms: tuple[gen.FormVerdict, ...] = field(default_factory=tuple)
 
     def disagreement_lines(self) -> list[str]:
         return [
             f"{v.template.form_id}: {v.logical_form} — template says "
             f"{'valid' if v.template_valid else 'invalid'}, the {v.system} checker says "
-            f"{'valid' if v.gold_answer == 'yes' else 'invalid'}; gold answer = {v.gold_answer}"
+            f"{'valid' if v.gold_answer == 'yes' else 'invalid'} ({v.consequence} consequence; "
+            f"{'valid' if v.gold_other == 'yes' else 'invalid'} under the other); gold answer = {v.gold_answer}"
             for v in self.disagreements
         ]
+
+    def consequence_text(self) -> str:
+        """Which relation keyed the items, form by form where they differ."""
+        used = sorted({v.consequence for v in self.forms})
+        if len(used) == 1:
+            return f"{used[0]} consequence"
+        return ", ".join(f"{v.template.form_id}: {v.consequence}" for v in self.forms)
 
 
 def study_create(
@@ -84,12 +93,17 @@ def items_generate(
     seed: int = 0,
     nonsense: bool = False,
     system: str | None = None,
+    consequence: str | None = None,
     replace: bool = False,
 ) -> GenerationReport:
-    """Generate a design's items into a study with bulk inserts; gold answers from the checker."""
+    """Generate a design's items into a study with bulk inserts; gold answers from the checker, under
+    `consequence` (default: the study's; "paper": each form's paper key)."""
     if design not in DESIGNS:
         raise ValidationError(f"Unknown design '{design}'; choose one of: {', '.join(sorted(DESIGNS))}.")
+    if consequence is not None and consequence not in gen.CONSEQUENCES:
+        raise ValidationError(f"Unknown consequence '{consequence}'; choose one of: {', '.join(gen.CONSEQUENCES)}.")
     system = system or study.logic_system
+    consequence = consequence or study.consequence
     study = Study.objects.select_for_update().get(pk=study.pk)
     _refuse_if_locked(study)
     existing = study.items.filter(design=design)
@@ -114,7 +128,7 @@ def items_generate(
     originals: dict[str, int] = {}
     for specs_of_condition in conditions:
         batch: list[Item] = []
-        for generated in gen.generate(design, specs_of_condition, system=system):
+        for generated in gen.generate(design, specs_of_condition, system=system, consequence=consequence):
             batch.append(_item_from_generated(study, generated, interp_rows, originals))
             if len(batch) >= BULK_BATCH:
                 created += _insert(batch, originals)
@@ -122,11 +136,12 @@ def items_generate(
         created += _insert(batch, originals)
     study.design = study.design or design
     study.logic_system = system
-    study.save(update_fields=["design", "logic_system", "updated_at"])
-    forms = gen.verdicts(design, system)
+    study.consequence = consequence
+    study.save(update_fields=["design", "logic_system", "consequence", "updated_at"])
+    forms = gen.verdicts(design, system, consequence)
     return GenerationReport(
         study=study, design=design, system=system, interpretations=interpretations,
-        items=created, nonsense=nonsense, replaced=replaced,
+        items=created, nonsense=nonsense, replaced=replaced, forms=forms,
         disagreements=tuple(v for v in forms if v.disagrees),
     )
 
@@ -168,6 +183,7 @@ def _item_from_generated(study, g: gen.GeneratedItem, interp_rows, originals) ->
         study=study, code=g.code, design=g.design, form_id=g.form_id, modality=g.modality,
         argument_form=g.argument_form, logical_form=g.logical_form, template_valid=g.template_valid,
         gold_answer=g.gold_answer, logic_system=g.logic_system, checker_disagrees=g.checker_disagrees,
+        consequence=g.consequence, gold_other=g.gold_other,
         premises=list(g.premises), question=g.question, prompt=g.prompt,
         interpretation_id=interp_rows[(g.condition, g.interpretation_index)],
         condition=g.condition, original_id=originals.get(g.original_code) if g.original_code else None,
@@ -217,7 +233,8 @@ def _item_from_row(study: Study, row: ImportedRow) -> Item:
         template_valid=row.template_valid, gold_answer=row.gold_answer,
         logic_system=study.logic_system if row.logical_form else "",
         checker_disagrees=row.checker_disagrees, premises=list(row.premises), question=row.question,
-        prompt=row.prompt, condition=row.condition, attributes=row.attributes,
+        prompt=row.prompt, condition=row.condition, attributes=row.attributes, consequence=row.consequence,
+        gold_other=row.gold_other,
     )
 
 

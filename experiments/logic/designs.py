@@ -25,6 +25,9 @@ class Template:
     premises: tuple[Formula, ...]
     conclusion: Formula
     template_valid: bool
+    # The consequence relation the paper keys this form by: "global" where it treats the form as a
+    # rule of inference (Appendix C.1's necessitation), else "local".
+    paper_consequence: str = "local"
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -98,10 +101,11 @@ def modal_syllogism_templates() -> tuple[Template, ...]:
 
 
 def necessitation_templates() -> tuple[Template, ...]:
-    """Appendix C.1: {φ} ⊢ □φ, {φ} ⊢ ◇φ, {φ} ⊢ φ, which the paper treats as rules (gold Yes).
-
-    As local consequence the checker finds {p} ⊬ □p in every system and {p} ⊬ ◇p in K; those
-    disagreements are recorded, and the checker's answer is the gold answer.
+    """Appendix C.1: {φ} ⊢ □φ, {φ} ⊢ ◇φ, {φ} ⊢ φ, which the paper treats as rules (gold Yes): "as
+    they are all rules of inference, the ground truth answer is always Yes". That is global
+    consequence (§3.1's ⊢ with the necessitation rule), the paper's key and the default here. As
+    local consequence the checker finds {p} ⊬ □p in every system (and {p} ⊬ ◇p in K); every item
+    stores that other answer too (Item.gold_other), and the report fits both keys where they differ.
     """
     return tuple(
         Template(
@@ -113,6 +117,7 @@ def necessitation_templates() -> tuple[Template, ...]:
             premises=(P,),
             conclusion=modalise(modality, P),
             template_valid=True,
+            paper_consequence="global",
         )
         for modality in MODALITIES
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import wording
-from .checker import System, entails
+from .checker import Consequence, System, entails
 from .designs import Template, templates_for
 from .formula import to_unicode
 from .lexicon import nonsense_phrases, real_lexicon
@@ -31,12 +31,15 @@ class InterpretationSpec:
 
 @dataclass(frozen=True)
 class FormVerdict:
-    """What the checker says of one template under one system."""
+    """What the checker says of one template under one system, under the relation that keys it
+    (`consequence`) and under the other one (`gold_other`)."""
 
     template: Template
     system: str
     gold_answer: str  # "yes" / "no"
     logical_form: str
+    consequence: str = Consequence.LOCAL.value
+    gold_other: str = ""  # the answer under the other consequence relation
 
     @property
     def disagrees(self) -> bool:
@@ -59,6 +62,8 @@ class GeneratedItem:
     template_valid: bool
     gold_answer: str
     logic_system: str
+    consequence: str
+    gold_other: str
     checker_disagrees: bool
     premises: tuple[str, ...]
     question: str
@@ -73,19 +78,34 @@ def sequent_text(template: Template) -> str:
     return f"{premises} ⊢ {to_unicode(template.conclusion)}"
 
 
+CONSEQUENCES = ("paper", "local", "global")  # "paper": each form's paper_consequence
+
+
+def keying(template: Template, consequence: str = "paper") -> Consequence:
+    """The relation that keys `template`: the paper's for that form, or the one asked for."""
+    if consequence not in CONSEQUENCES:
+        raise ValueError(f"unknown consequence {consequence!r}; choose one of {', '.join(CONSEQUENCES)}")
+    return Consequence.parse(template.paper_consequence if consequence == "paper" else consequence)
+
+
 @lru_cache(maxsize=None)
-def verdicts(design: str, system: str = "S5") -> tuple[FormVerdict, ...]:
-    """The checker's answer for every template of a design (cached: forms are few)."""
+def verdicts(design: str, system: str = "S5", consequence: str = "paper") -> tuple[FormVerdict, ...]:
+    """The checker's answer for every template of a design (cached: forms are few), under the
+    relation that keys it and under the other."""
     parsed = System.parse(system)
     out = []
     for template in templates_for(design):
-        verdict = entails(template.premises, template.conclusion, parsed)
+        used = keying(template, consequence)
+        other = Consequence.GLOBAL if used is Consequence.LOCAL else Consequence.LOCAL
+        answer = {c: entails(template.premises, template.conclusion, parsed, c).valid for c in (used, other)}
         out.append(
             FormVerdict(
                 template=template,
                 system=str(parsed.value),
-                gold_answer="yes" if verdict.valid else "no",
+                gold_answer="yes" if answer[used] else "no",
                 logical_form=sequent_text(template),
+                consequence=used.value,
+                gold_other="yes" if answer[other] else "no",
             )
         )
     return tuple(out)
@@ -159,6 +179,8 @@ def render_item(verdict: FormVerdict, spec: InterpretationSpec) -> GeneratedItem
         template_valid=template.template_valid,
         gold_answer=verdict.gold_answer,
         logic_system=verdict.system,
+        consequence=verdict.consequence,
+        gold_other=verdict.gold_other,
         checker_disagrees=verdict.disagrees,
         premises=premises,
         question=wording.question(template.conclusion, meaning),
@@ -174,9 +196,10 @@ def generate(
     interpretations: Sequence[InterpretationSpec],
     *,
     system: str = "S5",
+    consequence: str = "paper",
 ) -> Iterator[GeneratedItem]:
     """Every template of the design under every interpretation, interpretation-major."""
-    forms = verdicts(design, system)
+    forms = verdicts(design, system, consequence)
     for spec in interpretations:
         for verdict in forms:
             yield render_item(verdict, spec)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -59,3 +60,21 @@ def test_generate_items_refusal_changes_nothing():
     with pytest.raises(CommandError, match="at least 1"):
         call_command("generate_items", "necessitation", "--study", "new-one", "--interpretations", "0")
     assert not Study.objects.filter(slug="new-one").exists()
+
+
+@pytest.mark.parametrize("system", ["K", "T", "S4", "S5"])
+def test_check_argument_decides_either_consequence_relation(system):
+    """003 §3.1's ⊢ (with necessitation) is global consequence: p ⊢ □p; locally it has a countermodel."""
+    out = StringIO()
+    call_command("check_argument", "p |- []p", "--system", system, "--consequence", "global", stdout=out)
+    assert f"p ⊢ □p  is valid in {system} (global consequence)" in out.getvalue()
+    out = StringIO()
+    call_command("check_argument", "p |- []p", "--system", system, "--consequence", "local", stdout=out)
+    assert f"is invalid in {system} (local consequence)" in out.getvalue() and "Countermodel" in out.getvalue()
+    out = StringIO()
+    call_command("check_argument", "<>(~p -> q), <>~p |- <>q", "--system", system, "--consequence", "global",
+                 "--json", stdout=out)
+    verdict = json.loads(out.getvalue())
+    assert verdict["valid"] is False and verdict["consequence"] == "global" and verdict["countermodel"]
+    with pytest.raises(CommandError, match="local or global"):
+        call_command("check_argument", "p |- p", "--consequence", "strict", stdout=StringIO())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import models
 from django.core.exceptions import ValidationError
 
 from experiments import services
@@ -51,19 +52,37 @@ def test_same_seed_same_items_other_seed_other_items():
     assert _fingerprint(a) != _fingerprint(c)
 
 
-def test_gold_answer_is_the_checkers_under_the_studys_system():
+@pytest.mark.parametrize("consequence", ["local", "global"])
+def test_gold_answer_is_the_checkers_under_the_studys_system_and_relation(consequence):
     study = StudyFactory(logic_system="K")
-    services.items_generate(study=study, design="necessitation", interpretations=3, seed=0)
+    services.items_generate(study=study, design="necessitation", interpretations=3, seed=0, consequence=consequence)
+    other = "local" if consequence == "global" else "global"
     for item in Item.objects.filter(study=study):
         sequent = parse_sequent(item.logical_form)
-        expected = "yes" if entails(sequent.premises, sequent.conclusion, "K").valid else "no"
-        assert item.gold_answer == expected
+        expected = "yes" if entails(sequent.premises, sequent.conclusion, "K", consequence).valid else "no"
+        expected_other = "yes" if entails(sequent.premises, sequent.conclusion, "K", other).valid else "no"
+        assert (item.gold_answer, item.gold_other, item.consequence) == (expected, expected_other, consequence)
         assert item.logic_system == "K"
     by_form = dict(Item.objects.filter(study=study).values_list("form_id", "gold_answer").distinct())
-    # {p} ⊢ p holds; {p} ⊢ □p and, without reflexivity, {p} ⊢ ◇p do not (local consequence).
-    assert by_form == {"none.necessitation": "yes", "box.necessitation": "no", "dia.necessitation": "no"}
+    # {p} ⊢ p holds; {p} ⊢ □p holds only globally; without reflexivity {p} ⊢ ◇p fails under both (a dead end).
+    box = "yes" if consequence == "global" else "no"
+    assert by_form == {"none.necessitation": "yes", "box.necessitation": box, "dia.necessitation": "no"}
     flagged = set(Item.objects.filter(study=study, checker_disagrees=True).values_list("form_id", flat=True))
-    assert flagged == {"box.necessitation", "dia.necessitation"}
+    assert flagged == ({"dia.necessitation"} if consequence == "global" else {"box.necessitation", "dia.necessitation"})
+
+
+def test_the_necessitation_design_is_keyed_by_the_papers_global_consequence_by_default():
+    study = StudyFactory()
+    assert study.consequence == "paper"
+    report = services.items_generate(study=study, design="necessitation", interpretations=2, seed=0)
+    box = Item.objects.filter(study=study, form_id="box.necessitation").first()
+    assert (box.gold_answer, box.gold_other, box.consequence) == ("yes", "no", "global")
+    assert report.disagreements == ()  # the paper's key: every necessitation form is a rule (C.1)
+    syllogism = StudyFactory()
+    services.items_generate(study=syllogism, design="modal-syllogisms", interpretations=1, seed=0)
+    assert set(Item.objects.filter(study=syllogism).values_list("consequence", flat=True)) == {"local"}
+    # 003's syllogisms and Table A3 get the same key under both relations
+    assert not Item.objects.filter(study=syllogism).exclude(gold_other=models.F("gold_answer")).exists()
 
 
 def test_distribution_design_records_the_diamond_theorem_disagreement():

@@ -1,37 +1,42 @@
-"""python manage.py check_argument "□(p∨q), ◇¬p ⊢ ◇q" --system K"""
+"""python manage.py check_argument "□(p∨q), ◇¬p ⊢ ◇q" --system K [--consequence local|global]"""
 from __future__ import annotations
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments.logic.checker import System, entails
+from experiments.logic.checker import Consequence, System, entails
 from experiments.logic.kripke import describe
 from experiments.logic.parser import ParseError, parse_sequent
 
 
 class Command(BaseCommand):
-    help = "Decide whether an argument is valid (local consequence) in K, T, S4 or S5; show a countermodel if not."
+    help = "Decide whether an argument is valid (local or global consequence) in K, T, S4 or S5; show a countermodel if not."
 
     def add_arguments(self, parser):
         parser.add_argument("sequent", help='premises and conclusion, e.g. "□(p∨q), ◇¬p ⊢ ◇q" or "[](p|q), <>~p |- <>q"')
         parser.add_argument("--system", default="S5", help="K, T, S4 or S5 (default S5)")
+        parser.add_argument("--consequence", default="local",
+                            help="local (default: premises true at a world ⇒ conclusion true there) or global "
+                                 "(premises true at every world ⇒ conclusion true at every world; 003 §3.1's ⊢)")
         parser.add_argument("--json", dest="as_json", action="store_true", help="print the verdict as JSON")
 
-    def handle(self, *args, sequent, system, as_json: bool = False, **options):
+    def handle(self, *args, sequent, system, consequence="local", as_json: bool = False, **options):
         try:
             parsed = parse_sequent(sequent)
             logic = System.parse(system)
+            relation = Consequence.parse(consequence)
         except (ParseError, ValueError) as exc:
             raise CommandError(str(exc)) from None
-        verdict = entails(parsed.premises, parsed.conclusion, logic)
+        verdict = entails(parsed.premises, parsed.conclusion, logic, relation)
         if as_json:
             self.stdout.write(_json_dump(parsed, verdict))
             return
         status = "valid" if verdict.valid else "invalid"
-        self.stdout.write(f"{parsed.to_unicode()}  is {status} in {logic.value}")
+        self.stdout.write(f"{parsed.to_unicode()}  is {status} in {logic.value} ({relation.value} consequence)")
         if not verdict.valid:
-            self.stdout.write("Countermodel (premises true, conclusion false at the actual world):")
+            where = "at every world" if relation is Consequence.GLOBAL else "at the actual world"
+            self.stdout.write(f"Countermodel (premises true {where}, conclusion false at the actual world):")
             self.stdout.write(describe(verdict.countermodel))
 
 
@@ -39,6 +44,7 @@ def _json_dump(parsed, verdict) -> str:
     return json.dumps({
         "sequent": parsed.to_unicode(),
         "system": verdict.system.value,
+        "consequence": verdict.consequence.value,
         "valid": verdict.valid,
         "countermodel": verdict.countermodel.to_dict() if verdict.countermodel else None,
     }, ensure_ascii=False, indent=2)

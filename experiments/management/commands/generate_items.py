@@ -1,6 +1,6 @@
 """python manage.py generate_items DESIGN [STUDY | --study SLUG] [options]
 
-003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--export items.csv]
+003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--consequence paper|local|global] [--export items.csv]
 rulebreakers:    [--pairs N] [--seed S] [--rules MT DS] [--entity-kinds geographical categorical]
                  [--names-per-combination 5] [--variants all | ID ...]
 any design:      [--perturb names|entities|nonsense|mapping:FILE.csv] [--perturb-seed S] [--perturb-label L]
@@ -59,6 +59,9 @@ class Command(BaseCommand):
         group.add_argument("--interpretations", type=int, default=1000, help="number of interpretations (default 1000)")
         group.add_argument("--nonsense", action="store_true", help="also generate the nonsense mirror of every item")
         group.add_argument("--system", choices=LogicSystem.values, help="modal logic for the checker (default: the study's, S5)")
+        group.add_argument("--consequence", choices=("paper", "local", "global"),
+                           help="consequence relation that keys the items (default: the study's, 'paper': global for "
+                                "Appendix C.1's necessitation, local otherwise); each item stores the other's answer too")
         group = parser.add_argument_group("rulebreakers (seed 000)")
         group.add_argument("--pairs", type=int, help="keep a random subset of this many pairs (default: the full design)")
         group.add_argument("--rules", nargs="+", default=list(rulebreakers.RULES), metavar="RULE",
@@ -129,7 +132,8 @@ class Command(BaseCommand):
             )
         return services.items_generate(
             study=target, design=design, interpretations=options["interpretations"], seed=options["seed"],
-            nonsense=options["nonsense"], system=system, replace=options["replace"],
+            nonsense=options["nonsense"], system=system, consequence=options.get("consequence"),
+            replace=options["replace"],
         )
 
     def _say(self, design, report, options, elapsed):
@@ -145,7 +149,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"Generated {report.items} items ({report.interpretations} interpretations"
             f"{' + nonsense mirror' if options['nonsense'] else ''}) of '{design}' into '{report.study.slug}' "
-            f"under {report.system} in {elapsed:.1f} s."
+            f"under {report.system}, keyed by {report.consequence_text()} in {elapsed:.1f} s."
         ))
         for line in report.disagreement_lines():
             self.stderr.write(self.style.WARNING(f"WARNING checker disagrees with the template: {line}"))
