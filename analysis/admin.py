@@ -6,29 +6,50 @@ import zipfile
 from pathlib import Path
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from experiments.models import Study
 from studyserver import dispatch
 
-from . import services
+from . import runs, services
 from .models import Report, ReportStatus
 
 
-@admin.action(description="Run the analysis report (background task)")
+@admin.action(description="Run the analysis report (background task; choose the model runs)")
 def run_analysis(modeladmin, request, queryset):
+    """First a page listing each study's model runs, the default rule's runs checked (analysis.runs);
+    then one report per study over the runs checked. Checking exactly the default rule's runs records
+    the default rule (runs_requested empty); anything else, exactly the runs checked."""
+    if request.POST.get("confirm") != "yes":
+        context = {
+            **modeladmin.admin_site.each_context(request), "title": "Run the analysis report: choose the model runs",
+            "opts": modeladmin.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "studies": [(study, runs.select_runs(study)) for study in queryset], "scoring": runs.SCORING,
+            "rule": runs.RULE,
+        }
+        return TemplateResponse(request, "admin/analysis/choose_runs.html", context)
+    checked = {int(value) for value in request.POST.getlist("runs") if value.isdigit()}
     for study in queryset:
         try:
-            report = services.report_request(study=study)
+            default = runs.select_runs(study)
+            mine = {r.run_id for r in default if r.kind in runs.SCORING}
+            chosen = sorted(checked & mine)
+            if not chosen and mine:
+                raise ValueError("no model run checked; check the runs to analyse (the default rule's are checked)")
+            report = services.report_request(study=study, run_ids=None if chosen == runs.used_ids(default) else chosen)
         except ValueError as error:
             modeladmin.message_user(request, f"{study.slug}: {error}", level=messages.ERROR)
             continue
-        modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued ({dispatch.mode()}); "
-                                         "see Analyses → Reports.")
+        asked = report.runs_requested
+        which = f"runs {', '.join(map(str, asked))}" if asked else "the default rule's runs"
+        modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued ({dispatch.mode()}) over "
+                                         f"{which}; see Analyses → Reports.")
 
 
 # The Study admin lives in experiments/; the analysis adds its action to it (apps load in order).
@@ -39,10 +60,10 @@ if _study_admin is not None and run_analysis not in (_study_admin.actions or [])
 
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "status", "created_at", "finished_at", "n_scores", "n_trials", "files"]
+    list_display = ["id", "study", "status", "created_at", "finished_at", "model_runs", "n_scores", "n_trials", "files"]
     list_filter = ["status", "study"]
-    readonly_fields = ["study", "status", "out_dir", "message", "n_scores", "n_trials", "warnings",
-                       "created_at", "started_at", "finished_at", "files"]
+    readonly_fields = ["study", "status", "out_dir", "message", "runs_requested", "runs_used", "n_scores", "n_trials",
+                       "warnings", "created_at", "started_at", "finished_at", "files"]
     actions = ["retry"]
 
     def has_add_permission(self, request):
@@ -50,6 +71,12 @@ class ReportAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="model runs")
+    def model_runs(self, obj):
+        asked = "asked: " + " ".join(map(str, obj.runs_requested)) if obj.runs_requested else "default rule"
+        used = f"; used: {' '.join(map(str, obj.runs_used))}" if obj.runs_used else ""
+        return asked + used
 
     @admin.display(description="files")
     def files(self, obj):

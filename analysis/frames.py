@@ -1,4 +1,5 @@
-"""Django → tidy pandas frames: the only analysis module that reads the database.
+"""Django → tidy pandas frames: with analysis.runs (which runs a report reads) and
+analysis.paired_frames, the only analysis modules that read the database.
 
 One row per human trial (`trials_frame`) and one row per model score (`scores_frame`), each with
 the item's design factors joined in. Everything downstream is a function of these frames.
@@ -43,14 +44,19 @@ TRIAL_COLUMNS = {
     **ITEM_COLUMNS,
 }
 SCORE_COLUMNS = {
-    "model": "language model name",
+    "model": "the model configuration's name (a language model read one way; see the report's runs table)",
     "run_id": "database id of the model run",
+    "prompt_format": "the run's configuration's prompt format: raw (paper 003's prompt) or chat (chat template)",
     "p_yes": "p(Yes | prompt)",
     "p_no": "p(No | prompt)",
     "soft_acc": "soft accuracy: relative probability of the gold answer (paper 003, §4.1)",
     "rel_p_yes": "relative p(Yes) = p(Yes) / (p(Yes) + p(No)) (Eq. 5)",
-    "decision": "greedy decision (yes/no): the likelier of the two answers",
-    "correct": "1 when the greedy decision matches the gold answer, else 0",
+    "decision": "the model's answer under the score's decision rule (yes/no, A–D, or other)",
+    "decision_rule": "relative: the likelier of the answers (p(Yes) vs p(No), 003 §4.1; the letters, 001); "
+                     "top_token: the most probable token over the whole vocabulary (000 §4.2)",
+    "decision_relative": "the likelier of the answers (p(Yes) vs p(No), or the letters), whatever the rule",
+    "top_answer": "the answer whose one-token variant is the most probable token over the vocabulary, else other",
+    "correct": "1 when the decision matches the gold answer, else 0",
     "perplexity": "perplexity of the prompt under the model",
     "prompt_tokens": "number of prompt tokens",
     "answer_mass": "p(Yes) + p(No): probability mass on the two answers",
@@ -121,49 +127,64 @@ def scores_available() -> bool:
     return _inference_models() is not None
 
 
-def model_runs(study) -> pd.DataFrame:
-    """The finished runs that go into the analysis: the latest done run per language model."""
-    found = _inference_models()
-    columns = ["run_id", "model", "status", "n_scores"]
-    if found is None:
-        return pd.DataFrame(columns=columns)
-    ModelRun, _ = found
-    runs = (ModelRun.objects.filter(study=study).select_related("language_model").order_by("pk"))
-    rows = [(run.pk, run.language_model.name, str(run.status), run.scores.count()) for run in runs]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def scores_frame(study, *, all_runs: bool = False) -> pd.DataFrame:
-    """One row per score of the latest finished ("done") run of each language model (of every
-    finished run with `all_runs`)."""
+def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
+    """One row per score of the runs `run_ids` (None: the runs analysis.runs' default rule uses).
+    This function picks no runs itself: which runs a report reads is decided by analysis.runs."""
     found = _inference_models()
     if found is None:
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
     ModelRun, ModelScore = found
-    latest: dict[int, int] = {}
-    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done", kind="items")
-                          .order_by("pk").values_list("pk", "language_model_id")):
-        latest[run_id if all_runs else lm_id] = run_id
+    if run_ids is None:
+        from . import runs
+
+        run_ids = runs.used_ids(runs.select_runs(study))
     lookups = {
         "run__language_model__name": "model", "run_id": "run_id", "p_yes": "p_yes", "p_no": "p_no",
         "soft_accuracy": "soft_acc", "relative_p_yes": "rel_p_yes", "decision": "decision",
+        "decision_rule": "decision_rule", "decision_relative": "decision_relative", "top_answer": "top_answer",
         "perplexity": "perplexity", "prompt_tokens": "prompt_tokens", "answer_mass": "answer_mass",
         "option_probs": "option_probs", **_ITEM_LOOKUPS,
     }
-    rows = ModelScore.objects.filter(run_id__in=list(latest.values())).order_by("run_id", "item_id")
+    rows = ModelScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "item_id")
     frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
     frame = _finish_items(frame)
     for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     frame["correct"] = (frame["decision"] == frame["gold"]).astype(int)
+    formats = {pk: (config or {}).get("prompt_format") or fallback for pk, config, fallback in
+               ModelRun.objects.filter(pk__in=list(run_ids)).values_list("pk", "configuration",
+                                                                         "language_model__prompt_format")}
+    frame["prompt_format"] = frame["run_id"].map(formats).astype(object)
     for x in "ABCD":  # multiple choice (001): the letters' relative probabilities
         frame[f"p_{x}"] = frame["option_probs"].map(lambda d, x=x: (d or {}).get(x, np.nan)).astype(float)
     return frame[list(SCORE_COLUMNS)]
 
 
-def mc_runs_frame(study) -> pd.DataFrame:
-    """Multiple-choice scores of every finished run (001 Table 2: variation across repeated runs)."""
+def variants_frame(run_ids: list[int]) -> pd.DataFrame:
+    """The distinct answer-variant sets the scores of each run summed (ModelScore.variants):
+    columns run_id, variants (label → texts)."""
+    found = _inference_models()
+    if found is None or not run_ids:
+        return pd.DataFrame(columns=["run_id", "variants"])
+    _, ModelScore = found
+    seen: dict[tuple[int, str], dict] = {}
+    for run_id, variants in (ModelScore.objects.filter(run_id__in=list(run_ids)).order_by()
+                             .values_list("run_id", "variants").distinct()):
+        variants = variants or {}
+        key = (run_id, repr(sorted((k, tuple(v)) for k, v in variants.items())))
+        seen.setdefault(key, variants)
+    rows = sorted(((run_id, variants) for (run_id, _), variants in seen.items()), key=lambda r: (r[0], repr(r[1])))
+    return pd.DataFrame(rows, columns=["run_id", "variants"])
+
+
+def mc_runs_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
+    """Multiple-choice scores of the runs `run_ids` (None: analysis.runs' run-variation set, every
+    complete run of each configuration in use; 001 Table 2: variation across repeated runs)."""
     if _inference_models() is None or not study.items.filter(kind="multiple_choice").exists():
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
-    frame = scores_frame(study, all_runs=True)
+    if run_ids is None:
+        from . import runs
+
+        run_ids = runs.variation_ids(runs.select_runs(study))
+    frame = scores_frame(study, run_ids)
     return frame[frame["kind"] == "multiple_choice"].reset_index(drop=True)

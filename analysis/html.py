@@ -7,6 +7,7 @@ from html import escape
 import pandas as pd
 
 from .prep import LABELS
+from .runs import EXPLICIT, RULE
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -58,8 +59,33 @@ def _section(section) -> str:
     return "\n".join(parts)
 
 
+def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: list[int],
+            warnings: list[str]) -> list[str]:
+    """'What went in': every run of the study, used or not and why; each used configuration."""
+    how = EXPLICIT.format(ids=" ".join(str(i) for i in runs_requested)) if runs_requested else RULE
+    parts = ["<h3>Model runs</h3>", f"<p>{escape(how)} CSV: <code>tables/runs.csv</code></p>"]
+    if not len(runs):
+        return parts + ["<p class='absent'>No model runs.</p>"]
+    used = runs[runs["used"].astype(bool)] if "used" in runs else runs
+    parts.append(f"<p>{len(used)} of {len(runs)} run(s) used: "
+                 f"{escape(', '.join(str(i) for i in used['run_id']) or 'none')}.</p>")
+    parts.append(_table(runs, max_rows=200))
+    parts.append("<h3>Configurations used</h3><p>How each used run asked and answered: prompt format, dtype, answers "
+                 "and the variants whose probabilities were summed, mean p(Yes) + p(No) (the answer mass), and the "
+                 "decision rule each design's scores were decided by (relative: p(Yes) vs p(No), 003 §4.1; top "
+                 "token: the most probable token over the whole vocabulary, 000 §4.2). "
+                 "CSV: <code>tables/configurations.csv</code></p>")
+    if warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
+        parts.append(f"<p class='warn'>Answer mass below 0.5:</p><ul class='warn'>{items}</ul>")
+    parts.append(_table(configurations.drop(columns=["warning"], errors="ignore"), max_rows=200)
+                 if len(configurations) else "<p class='absent'>No scoring run used.</p>")
+    return parts
+
+
 def render(*, title, generated, versions, rules, exclusions, table1, overview, sections, runs,
-           participants, columns, n_scores, n_trials, n_kept) -> str:
+           participants, columns, n_scores, n_trials, n_kept, configurations=None, runs_requested=(),
+           input_warnings=()) -> str:
     legend = ", ".join(f"{escape(k)} = {escape(v)}" for k, v in LABELS.items())
     toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a>{' (not shown)' if s.absent else ''}</li>"
                   for s in sections)
@@ -70,8 +96,9 @@ def render(*, title, generated, versions, rules, exclusions, table1, overview, s
         f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
         "first argument form. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
         "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
-        "<h2 id='inputs'>What went in</h2><h3>Model runs</h3>",
-        _table(runs) if len(runs) else "<p class='absent'>No model runs.</p>",
+        "<h2 id='inputs'>What went in</h2>",
+        *_inputs(runs, configurations if configurations is not None else pd.DataFrame(), list(runs_requested),
+                 list(input_warnings)),
         f"<h3>Participants kept ({len(participants)})</h3><p>{escape(', '.join(participants)) or '—'}</p>",
         "<h3>Exclusions (applied in this order)</h3>",
         f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(exclusions),

@@ -1,8 +1,9 @@
 """The report's multiple-choice section (issue 7, seed 001): Accuracy, Circular, PartialCircular and
 PC_α by question type for humans and each model, position bias, and variation across repeated runs.
 
-A function of tidy frames (analysis.frames): `scores` (the latest run per model), `trials` (after
-exclusions) and `runs` (the multiple-choice scores of every finished run, frames.mc_runs_frame).
+A function of tidy frames (analysis.frames): `scores` (the runs analysis.runs uses), `trials` (after
+exclusions) and `runs` (the multiple-choice scores of every done, complete run of each configuration in
+use, frames.mc_runs_frame: several complete runs of one configuration are the point of Table 2).
 """
 from __future__ import annotations
 
@@ -107,5 +108,6 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, runs: pd.DataFrame | No
     ]
     if len(variation):
         section.notes.append("run_variation: coefficient of variation (SD with divisor n / mean × 100) of each "
-                             "measure across a model's finished runs (001 Table 2).")
+                             "measure across every done, complete run of a configuration (001 Table 2; partial "
+                             "--limit runs never; 'What went in' marks these runs run_variation).")
     return [section]

@@ -268,6 +268,47 @@ def _design_scores(scores: pd.DataFrame, design: str) -> pd.DataFrame:
     return frame
 
 
+RELATION_TEXT = {
+    "global": "global consequence (premises true at every world ⇒ conclusion true at every world: "
+              "003 §3.1's ⊢ with the necessitation rule, the paper's key for C.1)",
+    "local": "local consequence (premises true at a world ⇒ conclusion true there)",
+}
+
+
+def _keys_note(frame: pd.DataFrame) -> list[str]:
+    """Which consequence relation keyed the items, and the forms whose template (the paper's stated
+    validity) the key disagrees with."""
+    notes = []
+    used = sorted(set(frame.get("consequence", pd.Series(dtype=str)).dropna()) - {""})
+    for relation in used:
+        notes.append(f"Gold answers keyed by {RELATION_TEXT.get(relation, relation)}.")
+    if not used:
+        notes.append("The items do not record the consequence relation that keyed them (generated before "
+                     "Duet recorded it): they were keyed by local consequence.")
+    if "template_valid" in frame and "gold" in frame:
+        stated = frame["template_valid"].map({True: "yes", False: "no"})
+        disagree = frame[stated.notna() & (stated != frame["gold"])]
+        for form, part in disagree.groupby("form_id", sort=True):
+            first = part.iloc[0]
+            notes.append(f"The checker disagrees with the paper's template on {form} ({first['logical_form']}): "
+                         f"the paper states {'valid' if first['template_valid'] else 'invalid'}, the key here is "
+                         f"'{first['gold']}' ({part['item_id'].nunique()} items).")
+    return notes
+
+
+def _other_key(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The frame re-keyed by the other consequence relation, where that changes some item's answer."""
+    if "gold_other" not in frame or not (frame["gold_other"].isin(["yes", "no"])).any():
+        return None
+    differs = frame["gold_other"].isin(["yes", "no"]) & (frame["gold_other"] != frame["gold"])
+    if not differs.any():
+        return None
+    other = frame.copy()
+    yes = other["gold_other"] == "yes"
+    other.loc[differs, "soft_acc"] = other.loc[differs, "rel_p_yes"].where(yes[differs], 1 - other.loc[differs, "rel_p_yes"])
+    return other
+
+
 def necessitation(scores: pd.DataFrame) -> Section:
     """Appendix C.1: {φ} ⊢ Mφ by modality (argument form constant)."""
     formula = "soft_acc ~ modality + perplexity_z + (1 + perplexity_z | model)"
@@ -277,11 +318,25 @@ def necessitation(scores: pd.DataFrame) -> Section:
                       or _levels_missing(frame, ["modality"]))
     if section.absent:
         return section
+    section.notes += _keys_note(frame)
     data = frame[["soft_acc", "modality", "perplexity_z", "model"]]
     fit = rb.fit(formula, data)
     _record_fit(section, fit, data)
     section.tables["emmeans_modality"] = rb.emmeans(fit, "~ modality")
     section.tables["pairs_modality"] = rb.pairs(fit, "~ modality")
+    other = _other_key(frame)
+    if other is not None:
+        relation = "local" if set(frame.get("consequence", [])) == {"global"} else "global"
+        changed = sorted(frame.loc[frame["gold_other"] != frame["gold"], "form_id"].unique())
+        refit = rb.fit(formula, other[["soft_acc", "modality", "perplexity_z", "model"]])
+        section.warnings += [f"(keyed by {relation} consequence) {w}" for w in refit.warnings]
+        section.tables[f"emmeans_modality_{relation}_key"] = rb.emmeans(refit, "~ modality")
+        section.tables[f"pairs_modality_{relation}_key"] = rb.pairs(refit, "~ modality")
+        section.notes.append(
+            f"The two consequence relations key {', '.join(changed)} differently, so the model is fitted "
+            f"under both keys: the tables above use the items' key, the '{relation}_key' tables re-key those "
+            f"forms by {relation} consequence (soft accuracy becomes 1 − soft accuracy there). Under local "
+            "consequence {p} ⊢ □p is invalid, so □'s soft accuracy reverses.")
     return section
 
 
@@ -308,6 +363,13 @@ def distribution(scores: pd.DataFrame) -> Section:
     section.tables["rel_p_yes_pairs_argform_by_modality"] = rb.pairs(yes, "~ argform | modality")
     section.notes.append("The ∅ base form has no theorem/spurious counterpart, so the interaction "
                          "model uses □ and ◇ items; the second table set refits with relative p(Yes).")
+    section.notes += _keys_note(frame)
+    theorem = frame[(frame["modality"] == "dia") & (frame["argform"] == "theorem")]
+    if len(theorem) and (theorem["gold"] == "no").all():
+        section.notes.append(
+            "Departure from the paper: Table A3 states the ◇ 'theorem' ◇(¬p→q), ◇¬p ⊢ ◇q valid, but it is "
+            "invalid under local and global consequence alike (the checker's key here is 'no'), so the ◇ "
+            "theorem-vs-base contrast compares an invalid form with a valid one, not two valid forms.")
     return section
 
 

@@ -33,6 +33,16 @@ class Report(models.Model):
     n_scores = models.PositiveIntegerField(default=0, editable=False)
     n_trials = models.PositiveIntegerField(default=0, editable=False)
     warnings = models.JSONField(default=list, blank=True, editable=False)
+    runs_requested = models.JSONField(
+        default=list, blank=True, editable=False,
+        help_text="The model runs asked for (ids; analyze --runs or the admin's choice); empty: the default rule "
+        "(each configuration's latest complete run; analysis/runs.py).",
+    )
+    runs_used = models.JSONField(
+        default=list, blank=True, editable=False,
+        help_text="The model runs whose scores the analyses read (ids), filled when the report is built; the "
+        "report's tables/runs.csv lists every run of the study with why it was used or not.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -1,8 +1,8 @@
 """What the paired sections of the report read besides the trial and score frames (issue 6).
 
 With analysis.frames, the only analysis modules that read the database: the study's linked items
-with their descriptive attributes, the knowledge-probe answers of each model's latest finished
-probe run (000 §4.1), and the report options in ``study.settings["paired_report"]``.
+with their descriptive attributes, the knowledge-probe answers of the probe runs analysis.runs
+uses (each configuration's latest complete probe run; 000 §4.1), and the report options in ``study.settings["paired_report"]``.
 """
 from __future__ import annotations
 
@@ -50,19 +50,21 @@ def items_frame(study) -> pd.DataFrame:
     return frame
 
 
-def probes_frame(study) -> pd.DataFrame:
+def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
+    """The answers of the probe runs `run_ids` (None: those analysis.runs' rule uses)."""
     try:
-        from inference.models import ModelRun, ProbeScore
+        from inference.models import ProbeScore
     except ImportError:
         return pd.DataFrame(columns=PROBE_COLUMNS)
-    latest: dict[int, int] = {}
-    for run_id, lm_id in (ModelRun.objects.filter(study=study, status="done", kind="knowledge_probe")
-                          .order_by("pk").values_list("pk", "language_model_id")):
-        latest[lm_id] = run_id
-    rows = (ProbeScore.objects.filter(run_id__in=list(latest.values())).order_by("run_id", "probe_key")
+    if run_ids is None:
+        from . import runs
+
+        run_ids = runs.used_ids(runs.select_runs(study), kinds=[runs.PROBE])
+    rows = (ProbeScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "probe_key")
             .values_list("run__language_model__name", "run_id", "probe_key", "target", "p_target", "top_token", "known"))
     return pd.DataFrame.from_records(list(rows), columns=PROBE_COLUMNS)
 
 
-def inputs(study) -> PairedInputs:
-    return PairedInputs(items=items_frame(study), probes=probes_frame(study), options=report_options(study.settings))
+def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
+    return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
+                        options=report_options(study.settings))

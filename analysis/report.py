@@ -19,6 +19,7 @@ from . import metrics, mixed, plots, prep
 from . import rbridge as rb
 from . import mc_report, paired_report
 from .frames import SCORE_COLUMNS, TRIAL_COLUMNS
+from .runs import RUN_COLUMNS
 from .paired_frames import PairedInputs
 from .html import render
 
@@ -36,6 +37,7 @@ class ReportResult:
     n_trials: int = 0
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    runs_used: list[int] = field(default_factory=list)
 
 
 def _versions() -> dict[str, str]:
@@ -113,8 +115,13 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
 def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, title: str,
                  runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions(),
                  paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
+                 configurations: pd.DataFrame | None = None, runs_requested: list[int] | None = None,
                  helper: mixed.RProcess | None = None) -> ReportResult:
-    """R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
+    """`runs` is analysis.runs.table (every run of the study, used or not and why), `configurations`
+    analysis.runs.configurations (how each used run's configuration asked and answered),
+    `runs_requested` the run ids asked for (empty: the default rule).
+
+    R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
     human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
     (mixed.RProcess; the caller may start it before reading its data, else it starts here and is
     closed at the end), while this process does the rest."""
@@ -125,12 +132,35 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
         kept, exclusions = prep.apply_exclusions(trials, rules)
     else:
         kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
+    inputs = _Inputs(runs=runs if runs is not None else pd.DataFrame(columns=list(RUN_COLUMNS)),
+                     configurations=configurations if configurations is not None else pd.DataFrame(),
+                     requested=list(runs_requested or []))
     own = mixed.RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
     with own as helper:
-        return _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings)
+        return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings)
 
 
-def _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired, mc_runs, helper, timings):
+@dataclass
+class _Inputs:
+    """What went in besides the frames: the runs table, the configurations used, the runs asked for."""
+
+    runs: pd.DataFrame
+    configurations: pd.DataFrame
+    requested: list[int]
+
+    def used(self) -> list[int]:
+        if "used" not in self.runs:
+            return []
+        return sorted(int(i) for i in self.runs.loc[self.runs["used"].astype(bool), "run_id"])
+
+    def warnings(self) -> list[str]:
+        if "warning" not in self.configurations:
+            return []
+        return [f"{row.configuration} (run {row.run_id}): {row.warning}"
+                for row in self.configurations.itertuples() if row.warning]
+
+
+def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings):
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     agents = helper.submit(mixed.agents, kept, scores)  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", metrics.table1, scores, kept)
@@ -149,7 +179,8 @@ def _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired
     overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1) if len(table1) else None)
     start = time.perf_counter()
     written = []
-    for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions)]:
+    for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions), ("runs", inputs.runs),
+                        ("configurations", inputs.configurations)]:
         frame.to_csv(tables_dir / f"{name}.csv", index=False)
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
@@ -163,14 +194,16 @@ def _build(scores, trials, kept, exclusions, out_dir, title, runs, rules, paired
     html = render(
         title=title, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), rules=rules, exclusions=exclusions, table1=table1, overview=overview,
-        sections=sections, runs=runs if runs is not None else pd.DataFrame(), participants=participants,
+        sections=sections, runs=inputs.runs, configurations=inputs.configurations, runs_requested=inputs.requested,
+        input_warnings=inputs.warnings(), participants=participants,
         columns=columns, n_scores=len(scores), n_trials=len(trials), n_kept=len(kept),
     )
     path = out_dir / "report.html"
     path.write_text(html, encoding="utf-8")
     timings["tables and html"] = time.perf_counter() - start
-    warnings = [w for s in sections for w in s.warnings]
-    return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings)
+    warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
+    return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
+                        inputs.used())
 
 
 def _timed(timings: dict[str, float], name: str, function, *args):

@@ -25,22 +25,30 @@ def exclusions_for(*, study) -> Exclusions:
     return Exclusions(**given)
 
 
-def report_build(*, study, out_dir: Path, rules: Exclusions | None = None):
-    """Read the study's trials and scores and write the report files into out_dir."""
+def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_ids: list[int] | None = None):
+    """Read the study's trials and the scores of the runs analysis.runs selects (`run_ids`: exactly
+    those; None or empty: the default rule) and write the report files into out_dir. A bad selection
+    raises ValueError before anything is read or written."""
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from . import frames, mixed, paired_frames
+    from . import frames, mixed, paired_frames, runs
     from .report import build_report
 
     rules = rules or exclusions_for(study=study)
+    chosen = runs.select_runs(study, run_ids or None)
+    used = runs.used_ids(chosen)
     # the human-vs-model fit's process loads its R while the frames are read
     with mixed.RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
-                                 ModelScore.objects.filter(run__study=study).count()) as helper:
+                                 ModelScore.objects.filter(run_id__in=used).count()) as helper:
+        scores = frames.scores_frame(study, used)
         return build_report(
-            scores=frames.scores_frame(study), trials=frames.trials_frame(study), out_dir=Path(out_dir),
-            title=f"Duet report: {study.title} ({study.slug})", runs=frames.model_runs(study), rules=rules,
-            paired=paired_frames.inputs(study), mc_runs=frames.mc_runs_frame(study), helper=helper,
+            scores=scores, trials=frames.trials_frame(study), out_dir=Path(out_dir),
+            title=f"Duet report: {study.title} ({study.slug})", runs=runs.table(chosen),
+            configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
+            runs_requested=sorted(set(run_ids or [])), rules=rules,
+            paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
+            mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)), helper=helper,
         )
 
 
@@ -53,10 +61,16 @@ def _move(report: Report, target: str, **fields) -> None:
     report.save()
 
 
-def report_request(*, study) -> Report:
-    """Create a queued report and hand it to a worker once the transaction commits."""
+def report_request(*, study, run_ids: list[int] | None = None) -> Report:
+    """Create a queued report and hand it to a worker once the transaction commits. `run_ids`: exactly
+    these runs (analysis.runs checks them: ValueError naming the runs refused); None or empty: the
+    default rule, applied when the report is built."""
+    from . import runs
+
     exclusions_for(study=study)  # bad settings fail here, before anything is queued
-    report = Report.objects.create(study=study)
+    requested = sorted(set(run_ids or []))
+    runs.select_runs(study, requested or None)  # and a bad selection
+    report = Report.objects.create(study=study, runs_requested=requested)
     report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
     report.save(update_fields=["out_dir"])
     _dispatch(report.pk)  # sent once the transaction commits
@@ -87,7 +101,7 @@ def report_execute(*, report_id: int) -> Report:
             return report
         _move(report, ReportStatus.RUNNING, started_at=timezone.now())
     try:
-        result = report_build(study=report.study, out_dir=Path(report.out_dir))
+        result = report_build(study=report.study, out_dir=Path(report.out_dir), run_ids=report.runs_requested or None)
     except Exception as error:
         with transaction.atomic():
             if not _withdrawn_meanwhile(report):
@@ -99,7 +113,7 @@ def report_execute(*, report_id: int) -> Report:
         if _withdrawn_meanwhile(report):
             return report
         _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
-              n_scores=result.n_scores, n_trials=result.n_trials,
+              n_scores=result.n_scores, n_trials=result.n_trials, runs_used=result.runs_used,
               message=f"{len(result.sections) - len(absent)} model sections; not shown: {', '.join(absent) or 'none'}")
     return report
 

@@ -79,6 +79,8 @@ def scores(n_models: int = 4, n_interpretations: int = 20, *, effects: Effects =
         frame["soft_acc"] = soft
         frame["rel_p_yes"] = frame["p_yes"] / mass
         frame["decision"] = np.where(frame["p_yes"] >= frame["p_no"], "yes", "no")
+        frame["decision_rule"], frame["decision_relative"] = "relative", frame["decision"]
+        frame["prompt_format"] = "raw"
         frame["correct"] = (frame["decision"] == frame["gold"]).astype(int)
         frame["perplexity"] = perplexity
         frame["prompt_tokens"] = rng.integers(60, 90, len(frame))

@@ -56,12 +56,18 @@ def test_admin_action_builds_the_report_with_both(r_stack, make_study, admin_cli
     settings.DUET_TASK_MODE = "eager"
     monkeypatch.setattr("analysis.services.VAR_DIR", tmp_path)  # report files under the test's folder
     study = make_study(models=2, participants=10)
+    runs = sorted(study.model_runs.values_list("pk", flat=True))
+    chooser = admin_client.post("/admin/experiments/study/", {"action": "run_analysis", "_selected_action": [study.pk]})
+    page = chooser.content.decode()  # first the study's runs, the default rule's checked; nothing queued yet
+    assert all(f'name="runs" value="{pk}"\n          id="run-{pk}" checked' in page for pk in runs), page
+    assert not Report.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post("/admin/experiments/study/",
-                                     {"action": "run_analysis", "_selected_action": [study.pk]}, follow=True)
+        response = admin_client.post("/admin/experiments/study/", {
+            "action": "run_analysis", "_selected_action": [study.pk], "confirm": "yes", "runs": runs}, follow=True)
     assert response.status_code == 200
     report = Report.objects.get(study=study)
     assert report.status == ReportStatus.DONE, report.message
+    assert report.runs_requested == [] and report.runs_used == runs  # the default rule's runs, recorded
     assert report.n_scores == 2 * 192 and report.n_trials == 10 * 24 + 1
     page = admin_client.get(f"/admin/analysis/report/{report.pk}/report.html")
     html = b"".join(page.streaming_content).decode()

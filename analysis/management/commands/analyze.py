@@ -1,4 +1,4 @@
-"""python manage.py analyze STUDY --out DIR: the report, tables and tidy data for one study."""
+"""python manage.py analyze STUDY --out DIR [--runs ID …]: the report, tables and tidy data for one study."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("--min-rt", type=float, help="drop trials faster than this many ms (default 200)")
         parser.add_argument("--rt-sd", type=float, help="drop trials this many SD from the participant's mean log RT (default 3)")
         parser.add_argument("--keep-incomplete", action="store_true", help="keep sessions that were not completed")
+        parser.add_argument("--runs", type=int, nargs="+", metavar="ID",
+                            help="analyse exactly these model runs (done, scoring runs of the study; never two runs of "
+                            "one configuration over the same items); default: each configuration's latest complete run")
 
     def handle(self, *args, **options):
         from experiments.models import Study
@@ -51,7 +54,14 @@ class Command(BaseCommand):
         out = Path(options["out"])
         if out.exists() and not out.is_dir():
             raise CommandError(f"--out {out} exists and is not a folder.")
-        result = services.report_build(study=study, out_dir=out, rules=rules)
+        from analysis.runs import RunSelectionError
+
+        try:
+            result = services.report_build(study=study, out_dir=out, rules=rules, run_ids=options["runs"])
+        except RunSelectionError as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(f"  model runs used: {', '.join(str(i) for i in result.runs_used) or 'none'} "
+                          f"(tables/runs.csv says why each run is used or not)")
         for section in result.sections:
             state = f"not shown: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
             self.stdout.write(f"  {section.title}: {state}")
