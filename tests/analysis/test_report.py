@@ -1,4 +1,6 @@
 """The report on a study with only models, only humans, and both (Django test db + factories)."""
+import re
+
 import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
@@ -59,7 +61,8 @@ def test_admin_action_builds_the_report_with_both(r_stack, make_study, admin_cli
     runs = sorted(study.model_runs.values_list("pk", flat=True))
     chooser = admin_client.post("/admin/experiments/study/", {"action": "run_analysis", "_selected_action": [study.pk]})
     page = chooser.content.decode()  # first the study's runs, the default rule's checked; nothing queued yet
-    assert all(f'name="runs" value="{pk}"\n          id="run-{pk}" checked' in page for pk in runs), page
+    checked = re.findall(r'name="runs" value="(\d+)"\s+id="run-\d+" checked', page)
+    assert sorted(map(int, checked)) == runs, page
     assert not Report.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post("/admin/experiments/study/", {
