@@ -44,6 +44,12 @@ def test_default_rule_the_latest_complete_run_per_configuration_and_kind():
     assert [r.run_id for r in chosen] == list(range(1, 9)) and not any(r.run_variation for r in chosen)
 
 
+def test_the_scoring_kinds_are_inferences():
+    from inference.selectors import SCORING_KINDS
+
+    assert runs.SCORING == tuple(str(kind) for kind in SCORING_KINDS)
+
+
 def test_finish_time_decides_before_the_id():
     chosen = runs.choose([facts(1, 1, minutes=30), facts(2, 1, minutes=0)])
     assert runs.used_ids(chosen) == [1]
