@@ -20,8 +20,11 @@ ITEM_COLUMNS = {
     "condition": "real or nonsense (the nonsense mirror)",
     "interpretation_id": "database id of the interpretation (what p and q mean)",
     "original_item_id": "for a nonsense item, the real item it mirrors",
-    "gold": "the checker's answer (yes/no)",
+    "gold": "the checker's answer (yes/no) under the consequence relation in `consequence`",
     "valid": "True when the sequent is valid (gold answer yes)",
+    "consequence": "the consequence relation that keyed gold: local or global (blank for items without a logical form)",
+    "gold_other": "the checker's answer under the other consequence relation (blank where not recorded)",
+    "template_valid": "the validity the paper's template (or the imported bank) states, beside the checker's key",
     "logical_form": "the sequent in symbols",
     "pair_id": "linked pairs (rulebreakers, dual-sided rules): the pair the item belongs to (blank otherwise)",
     "pair_role": "the item's role in its pair (rulebreaker / non-rulebreaker, original / flipped)",
@@ -71,6 +74,7 @@ _ITEM_LOOKUPS = {
     "item__original_id": "original_item_id", "item__gold_answer": "gold",
     "item__logical_form": "logical_form", "item__pair_id": "pair_id", "item__pair_role": "pair_role",
     "item__variant": "variant", "item__kind": "kind", "item__options": "options",
+    "item__consequence": "consequence", "item__gold_other": "gold_other", "item__template_valid": "template_valid",
 }
 
 

@@ -28,6 +28,14 @@ def test_report_with_only_model_runs(r_stack, make_study, tmp_path, capsys):
     assert pd.read_csv(tmp_path / "data" / "scores.csv").shape == scores.shape
     necessitation = pd.read_csv(tmp_path / "tables" / "necessitation_emmeans_modality.csv")
     assert set(necessitation["modality"]) == {"none", "box", "dia"}
+    # C.1 is keyed as the paper keys it (global consequence) and fitted again under local consequence,
+    # which keys {p} ⊢ □p the other way (issue 16); the report says both
+    local = pd.read_csv(tmp_path / "tables" / "necessitation_emmeans_modality_local_key.csv").set_index("modality")
+    paper = necessitation.set_index("modality")
+    assert abs(local.loc["box", "estimate"] - (1 - paper.loc["box", "estimate"])) < 0.05
+    assert "keyed by global consequence" in html and "fitted under both keys" in html
+    assert set(scores.loc[scores["form_id"] == "box.necessitation", "gold_other"]) == {"no"}
+    assert "invalid under local and global consequence alike" in html  # C.2's ◇ theorem
     table1 = pd.read_csv(tmp_path / "tables" / "table1_accuracy.csv")
     assert "human" not in set(table1["respondent"])
     overall = table1[table1["factor"] == "overall"]
