@@ -38,6 +38,7 @@ from django.test import Client  # noqa: E402
 from experiments import services  # noqa: E402
 from experiments.models import Participant, StudyStatus, Trial  # noqa: E402
 from experiments.participation import services as flow  # noqa: E402
+from experiments.participation.consent import consent_review  # noqa: E402
 
 PARTICIPANTS, PER = 20, 24
 
@@ -53,8 +54,9 @@ def main() -> None:
     study = services.study_create(slug=f"bench-{time.time_ns()}", title="bench", design="modal-syllogisms")
     services.items_generate(study=study, design="modal-syllogisms", interpretations=48, seed=0)
     arm = flow.human_arm_ensure(study=study)
-    arm.attention_checks, arm.target_sample_size = [], 10_000
+    arm.attention_checks, arm.target_sample_size, arm.contact = [], 10_000, "bench"
     arm.save()
+    consent_review(arm=arm)
     services.study_transition(study=study, to=StudyStatus.OPEN)
 
     t = time.perf_counter()

@@ -7,13 +7,15 @@ from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 
 from . import services
 from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
+from .participation import consent
 from .participation import erasure
 from .participation import services as participation
 
@@ -24,21 +26,58 @@ class StudyForm(forms.ModelForm):
         fields = ["slug", "title", "description", "design", "logic_system", "consequence", "settings"]
 
 
+class HumanArmForm(forms.ModelForm):
+    mark_consent_reviewed = forms.BooleanField(
+        required=False, label="Consent reviewed",
+        help_text="Tick after reading the consent page as participants see it (below, or “Preview the participant "
+        "flow”) and checking that it is true for this study. Your name and the time are recorded; a later change "
+        "to the text, institution or contact needs a new review before the study opens or takes new participants.",
+    )
+
+    class Meta:
+        model = HumanArm
+        fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("mark_consent_reviewed") and not (cleaned.get("contact") or "").strip():
+            self.add_error("contact", "Enter a contact (a name and an e-mail address) before marking the consent reviewed.")
+        return cleaned
+
+
 class HumanArmInline(admin.StackedInline):
-    """The human arm's settings: lists, practice, attention checks, Prolific codes, pay."""
+    """The human arm's settings: lists, practice, attention checks, consent, Prolific codes, pay."""
 
     model = HumanArm
+    form = HumanArmForm
     can_delete = False
     extra = 1
     max_num = 1
+    readonly_fields = ("consent_review_state", "consent_preview")
     fieldsets = (
         ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense")}),
         ("Trials", {"fields": ("practice", "attention_checks", "attention_failures_to_end", "blank_ms", "time_limit_ms")}),
-        ("Texts", {"fields": ("institution", "consent_text")}),
+        ("Consent", {"fields": ("institution", "contact", "consent_text", "seconds_per_question", "consent_preview",
+                                "consent_review_state", "mark_consent_reviewed")}),
         ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
                                  "failed_attention_code", "incompatible_device_code", "completion_url")}),
         ("Pay and housekeeping", {"fields": ("prolific_min_hourly", "pay_multiplier", "currency", "abandon_after_minutes")}),
     )
+
+    @admin.display(description="review")
+    def consent_review_state(self, obj):
+        if obj is None or obj.pk is None:
+            return "—"
+        problem = consent.consent_problem(obj)
+        if problem is not None:
+            return format_html("<strong>Not reviewed as it stands.</strong> {}", problem)
+        return f"Reviewed by {consent.reviewer(obj)} on {obj.consent_reviewed_at:%Y-%m-%d %H:%M} UTC."
+
+    @admin.display(description="consent page as participants see it (as saved)")
+    def consent_preview(self, obj):
+        if obj is None or obj.pk is None:
+            return "—"
+        return render_to_string("participant/_consent_body.html", {"consent": consent.consent_page(obj)})
 
 
 @admin.register(Study)
@@ -51,6 +90,16 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("title",)}
     actions = ["open_studies", "pause_studies", "close_studies", "export_trials", "expire_silent_sessions"]
     inlines = [HumanArmInline]
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        if formset.model is not HumanArm:
+            return
+        for arm_form in formset.forms:
+            if arm_form.cleaned_data.get("mark_consent_reviewed") and arm_form.instance.pk:
+                consent.consent_review(arm=arm_form.instance, by=request.user)
+                self.message_user(request, f"{arm_form.instance.study.slug}: consent marked reviewed by "
+                                           f"{request.user.get_username()}.")
 
     def get_object(self, request, object_id, from_field=None):
         study = super().get_object(request, object_id, from_field)

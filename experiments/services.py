@@ -70,6 +70,12 @@ def study_transition(*, study: Study, to: str) -> Study:
         )
     if to == StudyStatus.OPEN and not study.items.exists():
         raise ValidationError(f"Study '{study.slug}' has no items yet; generate or import some first.")
+    if to == StudyStatus.OPEN:
+        from .participation.readiness import open_problems  # the human arm's rules (consent, practice)
+
+        problems = open_problems(study)
+        if problems:
+            raise ValidationError([f"Study '{study.slug}' cannot open. {problem}" for problem in problems])
     Study.objects.filter(pk=study.pk).update(status=to)
     study.status = to
     return study

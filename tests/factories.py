@@ -46,3 +46,16 @@ class TrialFactory(factory.django.DjangoModelFactory):
     answer = Answer.YES
     correct = True
     rt_ms = 1234.5
+
+
+def review_consent(study, *, contact: str = "Dr A. Researcher, duet-study@example.org", by=None):
+    """What a researcher does on the study's admin page before opening it: name a contact and mark the
+    consent text reviewed (experiments/participation/consent.py). Returns the human arm."""
+    from experiments.participation.consent import consent_review
+    from experiments.participation.services import human_arm_ensure
+
+    arm = human_arm_ensure(study=study)
+    if not arm.contact:
+        arm.contact = contact
+        arm.save(update_fields=["contact"])
+    return consent_review(arm=arm, by=by)

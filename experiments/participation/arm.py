@@ -4,39 +4,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-DEFAULT_INSTITUTION = "the Anonymous Institution"
+from . import practice as practice_defaults
+from .consent import DEFAULT_CONSENT
 
-# Paper 003, Appendix A.2 (the institution is a setting).
-DEFAULT_CONSENT = (
-    "This study is part of a scientific research project at {institution}. Your decision to complete "
-    "this study is voluntary. There is no way for us to identify you. The only information we will "
-    "have, in addition to your responses, is the demographic information you provided to Prolific and "
-    "the time at which you completed the survey. The results of the research may be presented at "
-    "scientific meetings or published in scientific journals. Clicking on the button below indicates "
-    "that you are at least 18 years of age and agree to complete this study voluntarily. Press the "
-    "button below to start the experiment."
-)
+DEFAULT_INSTITUTION = "the Anonymous Institution"
 
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
 def default_practice() -> list[dict]:
-    """Two warm-up questions with feedback; they are not recorded as trials."""
-    return [
-        {
-            "premises": ["If Mia is painting a fence, then Leo is washing a car.", "Mia is painting a fence."],
-            "question": "Can we infer that Leo is washing a car?",
-            "answer": "yes",
-        },
-        {
-            "premises": ["Sam is cooking dinner.", "Kim is reading a book."],
-            "question": "Can we infer that Sam isn't cooking dinner?",
-            "answer": "no",
-        },
-    ]
+    """Two warm-up questions with feedback, not recorded as trials: a new study's human arm takes its
+    design's own set (practice.default_for); this is the set of designs without one."""
+    return practice_defaults.default_for(practice_defaults.YES_NO_DEFAULT)
 
 
 def default_attention_checks() -> list[dict]:
@@ -123,22 +106,7 @@ def mc_settings(study) -> McSettings:
 
 def default_mc_practice() -> list[dict]:
     """Two four-option warm-up questions with feedback (not recorded as trials)."""
-    return [
-        {
-            "premises": ["If Mia is painting a fence, then Leo is washing a car. Mia is painting a fence."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
-                        "Leo is reading a book."],
-            "answer": "B",
-        },
-        {
-            "premises": ["Sam is cooking dinner or Kim is reading a book. Sam isn't cooking dinner."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Sam is cooking dinner.", "Kim isn't reading a book.", "Sam is reading a book.",
-                        "Kim is reading a book."],
-            "answer": "D",
-        },
-    ]
+    return practice_defaults.default_for("multiple-choice")
 
 
 def default_mc_attention_checks() -> list[dict]:
@@ -163,6 +131,16 @@ def default_mc_attention_checks() -> list[dict]:
 
 def validate_practice(value) -> None:
     _check_questions(value, "Practice question")
+    for n, entry in enumerate(value, 1):
+        form = entry.get("logical_form")
+        if form is None:
+            continue
+        if not isinstance(form, str):
+            raise ValidationError(f"Practice question #{n}: 'logical_form' must be a sequent such as \"p ∧ q ⊢ q\".")
+        try:
+            practice_defaults.normal_form(form)
+        except ValueError as exc:
+            raise ValidationError(f"Practice question #{n}: its 'logical_form' cannot be parsed ({exc}).") from exc
 
 
 def validate_attention_checks(value) -> None:
@@ -185,7 +163,12 @@ class HumanArm(models.Model):
         default=False, help_text="Also draw nonsense-mirror items (as separate interpretations)."
     )
     # Trials
-    practice = models.JSONField(default=default_practice, blank=True, validators=[validate_practice])
+    practice = models.JSONField(
+        default=default_practice, blank=True, validators=[validate_practice],
+        help_text="Warm-up questions with feedback, not recorded; empty = no practice. A new study gets its design's "
+        "default set (forms no design tests). A question may state its 'logical_form' (a sequent): a study cannot "
+        "open while one shares a form with its items.",
+    )
     attention_checks = models.JSONField(
         default=default_attention_checks, blank=True, validators=[validate_attention_checks],
         help_text="Catch items; each participant sees all of them, spread through the list.",
@@ -201,7 +184,25 @@ class HumanArm(models.Model):
     # Texts
     institution = models.CharField(max_length=200, default=DEFAULT_INSTITUTION)
     consent_text = models.TextField(
-        blank=True, help_text="Empty = paper 003's A.2 wording; {institution} is replaced."
+        blank=True, help_text="Empty = the default wording (docs/participants.md); {institution} is replaced. "
+        "The list of stored data, the expected duration and the contact are shown below it whatever it says.",
+    )
+    contact = models.CharField(
+        max_length=300, blank=True,
+        help_text="Whom participants can ask about the study (a name and an e-mail address); shown on the consent "
+        "page. Required before the consent can be marked reviewed.",
+    )
+    seconds_per_question = models.PositiveSmallIntegerField(
+        default=12, help_text="Estimated time per question (reading, answering, the blank between questions), "
+        "for the duration the consent page and the instructions state.",
+    )
+    consent_reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    consent_reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+",
+    )
+    consent_reviewed_digest = models.CharField(
+        max_length=64, blank=True, editable=False,
+        help_text="Fingerprint of the consent as reviewed (participation/consent.py: consent_digest).",
     )
     # Prolific
     pid_param = models.CharField(max_length=40, default="PROLIFIC_PID")

@@ -19,7 +19,7 @@ from ..models import (
     Answer, Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
     Trial,
 )
-from . import choice, fastsave, lists, paired
+from . import choice, consent, fastsave, lists, paired, practice
 from .fastsave import ATTENTION_DESIGN
 from .payload import KEYS, PayloadError, TrialPayload, parse_trial
 from .selectors import participant_by_token
@@ -39,7 +39,8 @@ class FlowError(Exception):
 
 
 def human_arm_ensure(*, study: Study) -> HumanArm:
-    arm, _ = HumanArm.objects.get_or_create(study=study)
+    """The study's human arm; a new one practises on its design's default set (practice.py)."""
+    arm, _ = HumanArm.objects.get_or_create(study=study, defaults={"practice": practice.default_for(study.design)})
     return arm
 
 
@@ -139,6 +140,8 @@ def participant_start(
                 )
         if study.status != StudyStatus.OPEN:
             raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
+        if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
+            raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
         participants_expire(study=study)
         if _holding(study).count() >= arm.target_sample_size:
             raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)

@@ -22,6 +22,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from . import choice, flow, services
+from .consent import consent_page
 from .payload import PayloadError
 from .selectors import answered_indices, participant_by_token
 
@@ -130,14 +131,19 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     context = {"participant": participant, "study": participant.study, "arm": arm, "step": step.name,
                "urls": _urls(participant), "mapping": _mapping(participant), "ending": _ending(participant),
                "option_keys": choice.runner_keys(participant.study)}
-    if step.name in ("practice", "trials"):
+    if step.name == "consent":
+        context["consent"] = consent_page(arm, questions=len(participant.plan))
+    elif step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
     return _page(request, step.template, context)
 
 
+_SHOWN = ("premises", "question", "answer", "options")  # what the browser needs of a practice question
+
+
 def _runner_config(participant, arm, phase, urls) -> dict:
     if phase == "practice":
-        trials = [{"index": i, **q} for i, q in enumerate(arm.practice)]
+        trials = [{"index": i, **{k: q[k] for k in _SHOWN if k in q}} for i, q in enumerate(arm.practice)]
     else:
         items = {i.pk: i for i in participant.study.items.filter(pk__in=participant.plan)}
         trials = [

@@ -191,11 +191,13 @@ def open_for_people(study, per_person):
     from experiments import services
     from experiments.models import StudyStatus
     from experiments.participation.services import human_arm_ensure
+    from tests.factories import review_consent
 
     arm = human_arm_ensure(study=study)
     arm.items_per_participant, arm.attention_checks, arm.completion_code = per_person, [], "DONE"
     arm.practice = []
     arm.save()
+    review_consent(study)
     services.study_transition(study=study, to=StudyStatus.OPEN)
 
 

@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 
 from experiments import services
 from experiments.models import Item, ItemsLocked, StudyStatus
-from tests.factories import ItemFactory, StudyFactory, TrialFactory
+from tests.factories import ItemFactory, StudyFactory, TrialFactory, review_consent
 
 pytestmark = pytest.mark.django_db
 
@@ -17,6 +17,7 @@ def test_study_moves_only_along_its_state_machine():
     with pytest.raises(ValidationError, match="no items yet"):
         services.study_transition(study=study, to=StudyStatus.OPEN)
     ItemFactory(study=study)
+    review_consent(study)
     services.study_transition(study=study, to=StudyStatus.OPEN)
     services.study_transition(study=study, to=StudyStatus.PAUSED)
     services.study_transition(study=study, to=StudyStatus.OPEN)

@@ -101,6 +101,7 @@ class Stack:
 SEED = f"""
 from experiments import services
 from experiments.models import Study, StudyStatus
+from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure
 from inference.services import language_model_create
 import sys
@@ -111,8 +112,10 @@ for name, value in {{"items_per_participant": {ITEMS_PER_PARTICIPANT}, "completi
         "no_consent_code": "NOCONSENT", "failed_attention_code": "FAILEDAC", "incompatible_device_code": "NODEVICE",
         "attention_checks": [], "practice": []}}.items():
     setattr(arm, name, value)
+arm.contact = "integration tests"
 arm.full_clean()
 arm.save()
+consent_review(arm=arm)
 services.study_transition(study=study, to=StudyStatus.OPEN)
 language_model_create(name="tiny-llama", source=sys.argv[1], device="cpu")
 print(json.dumps({{"items": study.items.count()}}))

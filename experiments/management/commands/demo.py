@@ -53,11 +53,18 @@ class Command(BaseCommand):
         user.save()
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         from experiments.models import StudyStatus
+        from experiments.participation.consent import consent_review
         from experiments.participation.services import human_arm_ensure
 
-        if study.status == StudyStatus.DRAFT:  # open the demo so the participant link works
-            services.study_transition(study=study, to=StudyStatus.OPEN)
         arm = human_arm_ensure(study=study)
+        if study.status == StudyStatus.DRAFT:  # open the demo so the participant link works
+            if not arm.consent_reviewed_at:  # a real study's consent is reviewed by a researcher in the admin
+                arm.contact = arm.contact or "the researcher running this demo (set a contact under Human arm › Consent)"
+                arm.save(update_fields=["contact"])
+                consent_review(arm=arm, by=None)
+                self.stdout.write("Demo: consent text marked reviewed by this command (a real study needs a "
+                                  "researcher to review it in the admin).")
+            services.study_transition(study=study, to=StudyStatus.OPEN)
         if not arm.completion_code:
             arm.completion_code = "DEMOCODE"
             arm.save(update_fields=["completion_code"])

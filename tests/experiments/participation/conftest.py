@@ -6,7 +6,7 @@ import pytest
 from experiments import services
 from experiments.models import StudyStatus
 from experiments.participation.services import human_arm_ensure
-from tests.factories import StudyFactory
+from tests.factories import StudyFactory, review_consent
 
 
 def make_open_study(*, interpretations: int = 24, **arm_settings):
@@ -19,6 +19,7 @@ def make_open_study(*, interpretations: int = 24, **arm_settings):
         setattr(arm, name, value)
     arm.full_clean()
     arm.save()
+    review_consent(study)
     services.study_transition(study=study, to=StudyStatus.OPEN)
     study.refresh_from_db()
     return study

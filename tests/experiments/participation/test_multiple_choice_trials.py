@@ -12,7 +12,7 @@ from experiments.models import Item, Participant, StudyStatus, Trial
 from experiments.participation import services
 from experiments.participation.payload import PayloadError, parse_trial
 from experiments.services import study_transition
-from tests.factories import StudyFactory
+from tests.factories import StudyFactory, review_consent
 
 from .conftest import trial_data
 
@@ -43,6 +43,7 @@ def make_mc_study(*, questions: int = 8, keys: str | None = None, all_mutants: b
         setattr(arm, name, value)
     arm.full_clean()
     arm.save()
+    review_consent(study)
     study_transition(study=study, to=StudyStatus.OPEN)
     study.refresh_from_db()
     return study

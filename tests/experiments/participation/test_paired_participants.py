@@ -11,6 +11,7 @@ from django.core.management import call_command
 from experiments import paired_services, services
 from experiments.models import Item, Study, StudyStatus
 from experiments.participation.services import human_arm_ensure, participant_start
+from tests.factories import review_consent
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +24,7 @@ def open_paired(slug: str, *command, items_per_participant: int, **arm_settings)
                         "completion_code": "C0MPLETE", **arm_settings}.items():
         setattr(arm, name, value)
     arm.save()
+    review_consent(study)
     services.study_transition(study=study, to=StudyStatus.OPEN)
     return study
 

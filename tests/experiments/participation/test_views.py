@@ -80,7 +80,7 @@ def test_phones_get_the_incompatible_device_code(open_study):
     assert not Participant.objects.exists()
 
 
-def test_consent_shows_the_papers_wording_with_the_institution(browser, open_study):
+def test_consent_shows_the_default_wording_with_the_institution(browser, open_study):
     study = open_study(institution="Example University")
     page = browser.get(entry(browser, study)["Location"])
     assert b"scientific research project at Example University" in page.content

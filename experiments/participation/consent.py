@@ -1,0 +1,169 @@
+"""The consent page's facts, and the researcher's review of its text.
+
+Paper 003's A.2 wording says the only information held is Prolific's demographics and the
+completion time; this platform stores more (Prolific, study and session ids, the browser's user agent
+and window size, focus and visibility changes, response times, …). So the page states what is stored
+from one list, STORED_DATA, which names the model fields behind each kind of data: a test checks that
+every field of Participant and Trial is in it (or in NOT_ABOUT_THE_PARTICIPANT, with the reason) and
+that the page shows every kind. The researcher's text stays editable per study (HumanArm.consent_text);
+the list, the expected duration and the contact are shown below it whatever the text says.
+
+A study opens only once a researcher has marked its consent reviewed (consent_review, from the study's
+admin page). The review is of the consent as participants read it: the text, the institution, the
+contact and the list of stored data, fingerprinted (consent_digest); a later change to any of them
+needs a new review before the study opens again or takes new participants.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+# The default text, true for what this platform stores; {institution} is replaced. 003's A.2 wording
+# is kept as PAPER_CONSENT for reference (docs/participants.md says why it is not the default).
+DEFAULT_CONSENT = (
+    "This study is part of a scientific research project at {institution}. Taking part is voluntary: you "
+    "may stop at any time by closing this page and returning the study on Prolific. We do not learn your "
+    "name or contact details, and we never store your IP address. What we store about this session is "
+    "listed below; the researchers can also see, on Prolific, the demographic information you provided to "
+    "Prolific. The results of the research may be presented at scientific meetings or published in "
+    "scientific journals, without your Prolific ID. Clicking on the button below indicates that you are at "
+    "least 18 years of age and agree to complete this study voluntarily."
+)
+
+PAPER_CONSENT = (
+    "This study is part of a scientific research project at {institution}. Your decision to complete "
+    "this study is voluntary. There is no way for us to identify you. The only information we will "
+    "have, in addition to your responses, is the demographic information you provided to Prolific and "
+    "the time at which you completed the survey. The results of the research may be presented at "
+    "scientific meetings or published in scientific journals. Clicking on the button below indicates "
+    "that you are at least 18 years of age and agree to complete this study voluntarily. Press the "
+    "button below to start the experiment."
+)
+
+
+@dataclass(frozen=True)
+class DataKind:
+    key: str
+    label: str  # as the participant reads it under "What we store"
+    fields: tuple[str, ...]  # "Model.field" of every column that holds it
+
+
+STORED_DATA: tuple[DataKind, ...] = (
+    DataKind("prolific_ids", "your Prolific ID, and the IDs of this Prolific study and of your session",
+             ("Participant.prolific_pid", "Participant.prolific_study_id", "Participant.prolific_session_id")),
+    DataKind("answers", "your answer to each question: the key you pressed, the answer it gave, whether it was "
+             "right, or that the time ran out",
+             ("Trial.key", "Trial.key_code", "Trial.answer", "Trial.correct", "Trial.timed_out")),
+    DataKind("questions", "which questions you were shown, in which order, and which were check questions",
+             ("Participant.list_number", "Participant.list_seed", "Participant.plan", "Trial.item", "Trial.index",
+              "Trial.is_attention_check")),
+    DataKind("response_times", "how long you took to answer each question, as your browser measured it",
+             ("Trial.rt_ms", "Trial.client_onset_ms", "Trial.client_response_ms")),
+    DataKind("key_mapping", "which key meant which answer for you", ("Participant.key_mapping",)),
+    DataKind("timestamps", "when you started, agreed, read the instructions, finished the practice, answered "
+             "each question and finished, and when your page was last open",
+             ("Participant.started_at", "Participant.consented_at", "Participant.instructions_done_at",
+              "Participant.practice_done_at", "Participant.last_seen_at", "Participant.finished_at",
+              "Trial.received_at")),
+    DataKind("user_agent", "your browser's user agent: the name and version of your browser and operating system",
+             ("Trial.user_agent",)),
+    DataKind("viewport", "the size of your browser window", ("Trial.viewport_width", "Trial.viewport_height")),
+    DataKind("focus", "whether you switched to another window or tab while a question was shown",
+             ("Trial.focus_lost", "Trial.visibility_lost")),
+    DataKind("status", "whether you completed the study, stopped or declined, and how many check questions "
+             "you answered wrongly", ("Participant.status", "Participant.attention_failures")),
+)
+
+# Columns that say nothing about the participant, and why.
+NOT_ABOUT_THE_PARTICIPANT = {
+    "Participant.id": "a row number",
+    "Participant.study": "the study this page belongs to",
+    "Participant.token": "a random key that names the session in its links",
+    "Participant.is_preview": "marks the staff's own previews",
+    "Trial.id": "a row number",
+    "Trial.participant": "links an answer to its session",
+    "Trial.idempotency_key": "a random key that stops an answer being saved twice",
+}
+
+# The expected duration: every question (practice included) at the arm's seconds_per_question, plus
+# this for the consent page, the instructions, the start screen and the completion page.
+OVERHEAD_SECONDS = 120
+
+
+def expected_minutes(*, questions: int, practice: int, seconds_per_question: int) -> int:
+    """Whole minutes, rounded up: (questions + practice) × seconds per question + OVERHEAD_SECONDS."""
+    seconds = (questions + practice) * seconds_per_question + OVERHEAD_SECONDS
+    return max(1, math.ceil(seconds / 60))
+
+
+def planned_questions(arm) -> int:
+    """The trials of one participant's list as the arm is set (the list's items and the catch items);
+    a started participant's own count is len(participant.plan)."""
+    return arm.items_per_participant + len(arm.attention_checks or [])
+
+
+@dataclass(frozen=True)
+class ConsentPage:
+    text: str
+    data: tuple[DataKind, ...]
+    questions: int
+    practice: int
+    minutes: int
+    contact: str
+    institution: str
+
+
+def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
+    """What the consent page shows for `arm`; `questions` is the participant's list length (default:
+    the arm's planned length, as in the admin's preview)."""
+    questions = planned_questions(arm) if questions is None else questions
+    practice = len(arm.practice or [])
+    return ConsentPage(
+        text=arm.consent(), data=STORED_DATA, questions=questions, practice=practice,
+        minutes=expected_minutes(questions=questions, practice=practice, seconds_per_question=arm.seconds_per_question),
+        contact=arm.contact.strip(), institution=arm.institution,
+    )
+
+
+def consent_digest(arm) -> str:
+    """The fingerprint of the consent as participants read it (text, institution, contact, the stored
+    data list); the duration is left out: it follows the list length, which is not consent wording."""
+    body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA]])
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def consent_problem(arm) -> str | None:
+    """Why the consent cannot be shown to participants yet, or None when it is reviewed as it stands."""
+    if not arm.contact.strip():
+        return ("Its consent page names no contact: enter one under Human arm › Consent (a name and an e-mail "
+                "address), then review the consent text.")
+    if arm.consent_reviewed_at is None:
+        return ("Nobody has reviewed its consent text yet: preview the participant flow, check that the consent "
+                "page is true for this study, then tick 'Consent reviewed' under Human arm › Consent and save.")
+    if arm.consent_reviewed_digest != consent_digest(arm):
+        return (f"Its consent text, institution or contact has changed since {reviewer(arm)} reviewed it on "
+                f"{arm.consent_reviewed_at:%Y-%m-%d %H:%M} UTC: review it again (tick 'Consent reviewed' and save).")
+    return None
+
+
+def reviewer(arm) -> str:
+    user = arm.consent_reviewed_by
+    return user.get_username() if user is not None else "someone"
+
+
+def consent_review(*, arm, by=None):
+    """Record that `by` (a user; None from code) has read the consent as it stands and finds it true.
+    Refused (ValidationError) while the page names no contact."""
+    if not arm.contact.strip():
+        raise ValidationError("Enter a contact (a name and an e-mail address) before marking the consent reviewed: "
+                              "the consent page must say whom participants can ask.")
+    arm.consent_reviewed_at = timezone.now()
+    arm.consent_reviewed_by = by
+    arm.consent_reviewed_digest = consent_digest(arm)
+    arm.save(update_fields=["consent_reviewed_at", "consent_reviewed_by", "consent_reviewed_digest"])
+    return arm

@@ -1,0 +1,31 @@
+"""What must hold before a study takes participants (read by study_transition and participant_start).
+
+* its consent has been reviewed by a researcher as it stands now (consent.py);
+* no practice question shares a logical form with the study's items (practice.py): the forms the
+  design declares and those its items carry (a CSV or multiple-choice bank's own rows).
+"""
+from __future__ import annotations
+
+from ..models import Study
+from . import consent, practice
+
+
+def practice_problem(study: Study, arm) -> str | None:
+    tested = list(study.items.exclude(logical_form="").values_list("logical_form", flat=True).distinct())
+    declared = practice.defaults_for(study.design).tested_forms
+    if declared is not None:
+        tested += declared()
+    shared = practice.shared_forms(arm.practice or [], tested)
+    if not shared:
+        return None
+    listed = "; ".join(f"#{n} ({form})" for n, form in shared)
+    return (f"Practice question(s) {listed} share a logical form with the study's items, so the practice "
+            "would teach the answer to a tested form: change them under Human arm › Trials › Practice.")
+
+
+def open_problems(study: Study) -> list[str]:
+    """Why `study` cannot open for participants (empty when it can)."""
+    from .services import human_arm_ensure
+
+    arm = human_arm_ensure(study=study)
+    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm)) if problem]
