@@ -21,7 +21,7 @@ from studyserver import ratelimit
 
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
-from . import choice, flow, services
+from . import choice, flow, overview, services
 from .consent import consent_page
 from .payload import PayloadError
 from .selectors import answered_indices, participant_by_token
@@ -133,6 +133,8 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
                "option_keys": choice.runner_keys(participant.study)}
     if step.name == "consent":
         context["consent"] = consent_page(arm, questions=len(participant.plan))
+    elif step.name == "instructions":
+        context["overview"] = overview.session_overview(participant=participant, arm=arm)
     elif step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
     return _page(request, step.template, context)
