@@ -7,14 +7,20 @@
   (Eq. 2–3), and mean confidence in a positive answer on each side (Π⁺, Eq. 5–6) with Welch's t-test.
 * Dual-sided rules (004): a rule counts as correct only when the original is affirmed and the
   flipped conclusion denied.
+
+Every statistic comes from a maintained library (statsmodels, scipy); the functions here only pick
+the method the papers name and return the project's dataclasses.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
-Z_95 = 1.959963984540054
+from scipy.stats import binomtest, ttest_ind
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 
 @dataclass(frozen=True)
@@ -26,19 +32,25 @@ class Proportion:
     high: float
 
 
-def wilson(successes: int, n: int, z: float = Z_95) -> Proportion:
-    """A proportion with its Wilson score interval (well-behaved at 0 and 1 and for small n)."""
+def proportion(successes: int, n: int, alpha: float = 0.05, *, method: str = "wilson") -> Proportion:
+    """A proportion with its (1 − alpha) interval from statsmodels' proportion_confint(method=…).
+
+    At 0 and n successes the Wilson interval's end is exactly 0 and 1; the library's floating-point
+    arithmetic leaves a residue there (2.8e-17, 1 − 1.1e-16), so those two ends are set exactly.
+    """
     if n < 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 ≤ successes ≤ n, got {successes} of {n}")
     if n == 0:
         return Proportion(0, 0, math.nan, math.nan, math.nan)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return Proportion(successes, n, p, low, high)
+    low, high = proportion_confint(successes, n, alpha=alpha, method=method)
+    low = 0.0 if successes == 0 else float(low)
+    high = 1.0 if successes == n else float(high)
+    return Proportion(successes, n, successes / n, low, high)
+
+
+# The Wilson score interval (well-behaved at 0 and 1 and for small n), without continuity
+# correction: R's prop.test(x, n, correct = FALSE)$conf.int.
+wilson = partial(proportion, method="wilson")
 
 
 # --------------------------------------------------------------------------- 002: token bias
@@ -89,8 +101,12 @@ def matched_pair_test(
 ) -> MatchedPairTest:
     """002's test of marginal homogeneity (π12 = π21) on the discordant pairs.
 
-    With n = n12 + n21 ≤ exact_max, n21 ~ Binomial(n, ½) under H0 and the p-value is its tail;
-    otherwise z0 = (n21 − n12)/√(n21 + n12) (McNemar's statistic) against the standard normal.
+    With n = n12 + n21 ≤ exact_max, n21 ~ Binomial(n, ½) under H0 and the p-value is its tail
+    (scipy.stats.binomtest); otherwise z0 = (n21 − n12)/√(n21 + n12), McNemar's statistic without
+    continuity correction, against the standard normal. z0 is the score test of n21/n = ½
+    (statsmodels' proportions_ztest with the null variance, prop_var=½); its square is
+    statsmodels' mcnemar(exact=False, correction=False) χ². Both library calls take the one-sided
+    alternatives 002 states, which statsmodels' mcnemar (two-sided only) does not.
     alternative "n12>n21": the original is solved more often than its perturbation (token bias
     that perturbation breaks); "n12<n21": the reverse; or "two-sided".
     """
@@ -100,24 +116,15 @@ def matched_pair_test(
     if n == 0:
         return MatchedPairTest(table, alternative, "no discordant pairs", math.nan, 1.0)
     if n <= exact_max:
-        lower = _binom_cdf(table.n21, n)  # P(X ≤ n21)
-        upper = 1.0 - _binom_cdf(table.n21 - 1, n)  # P(X ≥ n21)
-        p = {"n12>n21": lower, "n12<n21": upper, "two-sided": min(1.0, 2 * min(lower, upper))}
-        return MatchedPairTest(table, alternative, "exact binomial", float(table.n21), p[alternative])
-    z = (table.n21 - table.n12) / math.sqrt(n)
-    upper, lower = _normal_sf(z), _normal_sf(-z)
-    p = {"n12>n21": lower, "n12<n21": upper, "two-sided": min(1.0, 2 * min(lower, upper))}
-    return MatchedPairTest(table, alternative, "McNemar z", z, p[alternative])
+        exact = binomtest(table.n21, n, 0.5, alternative=_BINOMTEST[alternative])
+        return MatchedPairTest(table, alternative, "exact binomial", float(table.n21), float(exact.pvalue))
+    z, p = proportions_ztest(table.n21, n, value=0.5, alternative=_ZTEST[alternative], prop_var=0.5)
+    return MatchedPairTest(table, alternative, "McNemar z", float(z), float(p))
 
 
-def _binom_cdf(k: int, n: int) -> float:
-    if k < 0:
-        return 0.0
-    return min(1.0, sum(math.comb(n, i) for i in range(0, min(k, n) + 1)) / 2**n)
-
-
-def _normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2))
+# n21 is the count tested against Binomial(n, ½): "n12>n21" expects it small, "n12<n21" large.
+_BINOMTEST = {"n12>n21": "less", "n12<n21": "greater", "two-sided": "two-sided"}
+_ZTEST = {"n12>n21": "smaller", "n12<n21": "larger", "two-sided": "two-sided"}
 
 
 @dataclass(frozen=True)
@@ -127,26 +134,19 @@ class Adjusted:
     reject: bool
 
 
-def benjamini_hochberg(p_values: Sequence[float], alpha: float = 0.05) -> list[Adjusted]:
-    """Step-up FDR control: reject the k smallest p-values, k = max{i : p_(i) ≤ iα/m}."""
+def adjust_p_values(p_values: Sequence[float], alpha: float = 0.05, *, method: str = "fdr_bh") -> list[Adjusted]:
+    """Multiple-testing correction by statsmodels' multipletests(method=…), in the input order."""
     if not 0 < alpha < 1:
         raise ValueError("alpha must lie strictly between 0 and 1")
-    m = len(p_values)
-    if m == 0:
+    if len(p_values) == 0:
         return []
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, p_values[i] * m / rank)
-        adjusted[i] = running
-    cutoff = 0
-    for rank, i in enumerate(order, start=1):
-        if p_values[i] <= rank * alpha / m:
-            cutoff = rank
-    rejected = set(order[:cutoff])
-    return [Adjusted(p_values[i], adjusted[i], i in rejected) for i in range(m)]
+    reject, adjusted, _, _ = multipletests(list(p_values), alpha=alpha, method=method)
+    return [Adjusted(float(p), float(a), bool(r)) for p, a, r in zip(p_values, adjusted, reject)]
+
+
+# Benjamini–Hochberg step-up FDR control: reject the k smallest p-values, k = max{i : p_(i) ≤ iα/m};
+# adjusted p-values as R's p.adjust(p, method = "BH").
+benjamini_hochberg = partial(adjust_p_values, method="fdr_bh")
 
 
 # --------------------------------------------------------------------------- 000: rulebreakers
@@ -186,30 +186,23 @@ def positive_confidence(
 ) -> ConfidenceComparison:
     """Each entry: (p⁺(x), the respondent answered yes/true). Only positive answers count (D^yes).
 
-    Welch's t-test (unequal variances, Welch–Satterthwaite df) compares the two means, two-sided.
+    Welch's t-test (unequal variances, Welch–Satterthwaite df) compares the two means, two-sided:
+    scipy.stats.ttest_ind(equal_var=False), as R's t.test(var.equal = FALSE). NaN when a side has
+    fewer than two positive answers.
     """
     n_side = [p for p, said_yes in non_rulebreakers if said_yes]
     r_side = [p for p, said_yes in rulebreakers if said_yes]
     mean_n = sum(n_side) / len(n_side) if n_side else math.nan
     mean_r = sum(r_side) / len(r_side) if r_side else math.nan
-    t, df, p = _welch(n_side, r_side)
+    if len(n_side) < 2 or len(r_side) < 2:
+        t = df = p = math.nan
+    else:
+        welch = ttest_ind(n_side, r_side, equal_var=False)
+        # Both sides constant: scipy gives t = ±inf, p = 0 (different constants) or NaN (equal ones);
+        # R's t.test stops with "data are essentially constant". Reported as NaN, as before.
+        finite = math.isfinite(welch.statistic)
+        t, df, p = (float(welch.statistic), float(welch.df), float(welch.pvalue)) if finite else (math.nan,) * 3
     return ConfidenceComparison(mean_n, mean_r, len(n_side), len(r_side), t, df, p)
-
-
-def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    if len(a) < 2 or len(b) < 2:
-        return math.nan, math.nan, math.nan
-    ma, mb = sum(a) / len(a), sum(b) / len(b)
-    va = sum((x - ma) ** 2 for x in a) / (len(a) - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1)
-    sa, sb = va / len(a), vb / len(b)
-    if sa + sb == 0:
-        return math.nan, math.nan, math.nan
-    t = (ma - mb) / math.sqrt(sa + sb)
-    df = (sa + sb) ** 2 / (sa**2 / (len(a) - 1) + sb**2 / (len(b) - 1))
-    from scipy.stats import t as student_t  # analysis dependency group only
-
-    return t, df, float(2 * student_t.sf(abs(t), df))
 
 
 # --------------------------------------------------------------------------- 004: dual-sided rules
