@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Item, Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard, press_to_start
 from tests.experiments.participation.test_multiple_choice_trials import make_mc_study
 
 PRACTICE = [{"premises": ["Mia is painting a fence. Leo is washing a car."], "question": "Which is stated above?",
@@ -60,9 +60,11 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
             page.keyboard.press(code)
             return index
 
+        press_to_start(page, "KeyK")
         assert answer("KeyD") == 0  # practice: the right option is C (key J)
         page.wait_for_selector("#feedback:not([hidden])")
         assert page.inner_text("#feedback") == "Not quite: the answer is J (option C)."
+        page.keyboard.press("KeyD")  # go on
         assert [o[1] for o in shown_options[0]] == ["D", "F", "J", "K"]
         assert [o[2] for o in shown_options[0]] == PRACTICE[0]["options"]
         page.wait_for_selector("#phase-note", state="detached")
@@ -74,9 +76,11 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
                 ".every((k) => JSON.parse(localStorage.getItem(k)).length === 0)"
             )
 
+        press_to_start(page, "KeyJ")
         indices = [answer("KeyD"), answer("KeyF")]
         confirmed()
         page.reload()  # resumes at the first unanswered trial
+        press_to_start(page, "KeyD")
         indices += [answer("KeyJ"), answer("KeyK")]
         page.wait_for_url(COMPLETION)
         browser.close()

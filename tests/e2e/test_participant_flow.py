@@ -1,8 +1,8 @@
 """One participant, end to end, in a real headless Chromium (Debian's /usr/bin/chromium via Playwright).
 
-Consent, instructions, a practice question, six trials answered by key, a reload mid-study, one
-trial answered while offline, completion and the Prolific redirect (intercepted: nothing leaves the
-machine). Then the database must hold exactly one trial per item shown, all with positive response
+Consent, instructions, the start screen, a practice question, the start screen of the real questions,
+six trials answered by key, a reload mid-study (back to a start screen), one trial answered while
+offline, completion and the Prolific redirect (intercepted: nothing leaves the machine). Then the database must hold exactly one trial per item shown, all with positive response
 times, and — this participant being in the reversed-mapping group — F must have meant No.
 """
 from __future__ import annotations
@@ -33,6 +33,14 @@ def _playwright():
             pytest.fail("CI needs Playwright (the e2e group) and Debian's chromium (scripts/apt/test/e2e.txt)")
         pytest.skip("Playwright or /usr/bin/chromium is missing")
     return sync_playwright
+
+
+def press_to_start(page, key: str = "KeyF") -> str:
+    """Wait for the start screen (#intro), press `key` on it; returns the screen's text."""
+    page.wait_for_selector("#stage[data-state=intro]")
+    text = page.inner_text("#intro-text")
+    page.keyboard.press(key)
+    return text
 
 
 def offline_guard(server: str, external: list):
@@ -97,10 +105,14 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
             page.keyboard.press(key)
             return index
 
+        assert "practice question" in press_to_start(page)
         assert answer("KeyF") == 0  # the practice question
         page.wait_for_selector("#feedback:not([hidden])")
         assert "Not quite" in page.inner_text("#feedback")  # F means No here
+        assert page.is_visible("#question")  # the feedback keeps the question on screen
+        page.keyboard.press("KeyJ")  # go on
         page.wait_for_selector("#phase-note", state="detached")  # the practice page is gone
+        assert "The real questions start now" in press_to_start(page, "KeyJ")
 
         def unconfirmed() -> int:  # answers the browser still holds in localStorage
             return page.evaluate(
@@ -117,7 +129,8 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
 
         shown = [answer("KeyF"), answer("KeyJ")]
         confirmed()  # SQLite's in-memory test database cannot serve a page while another thread writes
-        page.reload()  # resumes at the first unanswered trial
+        page.reload()  # resumes at the first unanswered trial, after a start screen
+        assert "Welcome back: 2 of 6" in press_to_start(page)
         shown.append(answer("KeyF"))
         confirmed()
         context.set_offline(True)

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 
+from experiments.models import ParticipantStatus
 from experiments.participation import services
 from tests.e2e.test_participant_flow import ARGS, CHROMIUM, _playwright
 from tests.experiments.participation.conftest import make_open_study
@@ -21,7 +22,7 @@ def test_no_csp_violation_on_participant_pages_and_the_admin(live_server, monkey
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
     ended, _ = services.participant_start(study=study, prolific_pid="ended", prolific_session_id="s-ended")
-    services.participant_consent(participant=ended, agree=False)  # the ended page, with its redirect
+    services.participant_transition(participant=ended, to=ParticipantStatus.COMPLETED)  # the ended page, with its redirect
     get_user_model().objects.create_superuser("boss", password="a-long-password-1")
     server = urlsplit(live_server.url).netloc
     entry = f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=csp0000000001&STUDY_ID=st&SESSION_ID=se"

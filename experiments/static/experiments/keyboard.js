@@ -26,3 +26,9 @@ export function createResponder({ mapping, onResponse, keys = KEYS }) {
     },
   };
 }
+
+// A press that moves the page on (the start screen, going on after practice feedback): one of `keys`
+// pressed afresh — not a held-down repeat, not a chord with Ctrl, Alt or Meta.
+export function isStartKey(event, keys = KEYS) {
+  return !event.repeat && !event.ctrlKey && !event.metaKey && !event.altKey && letterOf(event, keys) !== null;
+}

@@ -1,7 +1,10 @@
 // The trial page: runs the list the server decided (practice with feedback, or the real trials),
 // sends every answer as it is given, and completes only once the server holds every answer.
+// Each phase opens on a start screen (#intro) left by a key press, so the first question never
+// follows a mouse click; a progress line says where the participant is ("12 of 26").
 import { afterPaint, toEpoch } from "./timing.js";
-import { createResponder } from "./keyboard.js";
+import { createResponder, isStartKey } from "./keyboard.js";
+import { progressText } from "./progress.js";
 import { createSender, csrfFromCookie, newKey } from "./sender.js";
 import { isFourOption, optionItems, optionKeyMaps, rightOptionText } from "./choice.js";
 
@@ -14,6 +17,34 @@ const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const show = (id, visible) => { $(id).hidden = !visible; };
 // The stage's data-state (blank, shown, armed, saving, done) and data-index let people and tests see where it is.
 const stage = (state, index) => { $("stage").dataset.state = state; if (index !== undefined) $("stage").dataset.index = index; };
+const startKeys = fourOption ? fourOption.keys : undefined;  // F/J, or the four option keys
+
+// Resolves on the next start press (keyboard.js: isStartKey) made after this call.
+function pressToGo() {
+  const since = performance.now();
+  return new Promise((resolve) => {
+    const onKey = (event) => {
+      if (!isStartKey(event, startKeys) || event.timeStamp < since) return;
+      event.preventDefault();
+      document.removeEventListener("keydown", onKey);
+      resolve();
+    };
+    document.addEventListener("keydown", onKey);
+  });
+}
+
+async function startScreen() {
+  show("intro", true);
+  stage("intro");
+  await pressToGo();
+  show("intro", false);
+  stage("blank");
+}
+
+function progress(position) {
+  $("progress").textContent = progressText({ phase: config.phase, position, total: config.trials.length });
+  show("progress", true);
+}
 
 let trialFlags = { focus_lost: false, visibility_lost: false };
 window.addEventListener("blur", () => { trialFlags.focus_lost = true; });
@@ -45,8 +76,9 @@ function present(trial) {
   show("stimulus", true);
 }
 
-// One trial: show it, take the onset after paint, wait for F/J (or the time limit).
-function runTrial(trial) {
+// One trial: show it, take the onset after paint, wait for F/J (or the time limit). With keepShown
+// the question stays on screen after the answer (practice feedback is given under it).
+function runTrial(trial, { keepShown = false } = {}) {
   return new Promise((resolve) => {
     trialFlags = { focus_lost: !document.hasFocus(), visibility_lost: document.hidden };
     let timeout = null;
@@ -60,8 +92,8 @@ function runTrial(trial) {
       responder.disarm();
       if (timeout !== null) clearTimeout(timeout);
       document.removeEventListener("keydown", onKey);
-      show("stimulus", false);
-      stage("blank");
+      if (!keepShown) show("stimulus", false);
+      stage(keepShown ? "answered" : "blank");
       resolve({ ...response, flags: { ...trialFlags } });
     }
     document.addEventListener("keydown", onKey);
@@ -79,17 +111,25 @@ function runTrial(trial) {
   });
 }
 
+// Practice: each answer gets feedback under the question, which stays on screen until a key press.
 async function runPractice() {
-  for (const trial of config.trials) {
+  await startScreen();
+  for (const [position, trial] of config.trials.entries()) {
     await wait(config.blank_ms);
-    const response = await runTrial(trial);
+    progress(position + 1);
+    const response = await runTrial(trial, { keepShown: true });
     const right = response.answer === trial.answer;
     $("feedback").textContent = response.timed_out ? "Too slow — try to answer within the time limit."
       : right ? "Correct." : `Not quite: the answer is ${four(trial) ? rightOptionText(trial.answer, config.option_keys)
         : trial.answer === "yes" ? "Yes" : "No"}.`;
     show("feedback", true);
-    await wait(1500);
+    show("go-on", true);
+    stage("feedback");
+    await pressToGo();
     show("feedback", false);
+    show("go-on", false);
+    show("stimulus", false);
+    stage("blank");
   }
   await post(config.urls.practice);
   window.location.assign(config.urls.session);  // the server says which step comes next
@@ -97,6 +137,7 @@ async function runPractice() {
 
 function end(body) {
   show("stimulus", false);
+  show("progress", false);
   stage("done");
   if (body.status === "completed") {
     $("done-text").textContent = config.preview ? "Preview complete: nothing was recorded as data." : "All your answers are saved. Thank you!";
@@ -139,10 +180,12 @@ async function runMain() {
   setInterval(() => { post(config.urls.heartbeat).catch(() => {}); }, 30000);
   sender.flush();  // answers a previous visit could not send
   const done = new Set([...config.answered, ...sender.pending()]);
+  if (config.trials.some((trial) => !done.has(trial.index))) await startScreen();
   for (const trial of config.trials) {
     if (done.has(trial.index)) continue;
     await wait(config.blank_ms);
     if (ended) return;
+    progress(trial.index + 1);
     const r = await runTrial(trial);
     sender.enqueue({
       index: trial.index, item: trial.item, key: r.key, code: r.code, timed_out: r.timed_out,

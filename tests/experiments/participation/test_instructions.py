@@ -1,5 +1,5 @@
 """The instructions fit the design and the list (issue 16): how many statements, the key mapping, how
-many questions and about how long."""
+many questions and about how long; and the trial page's start screens and progress line."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +11,7 @@ from experiments.participation.overview import statements_phrase
 from experiments.participation.services import human_arm_ensure
 from tests.factories import StudyFactory, review_consent
 
-from .test_views import DESKTOP, entry, post_form
+from .test_views import DESKTOP, entry, post_form, walk_to_trials
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +68,15 @@ def test_without_practice_the_instructions_do_not_mention_it(open_study):
     assert "There are 3 questions. The whole study takes about 3 minutes." in page
     assert "practice" not in page.split('id="instructions-length"')[1].split("</p>")[0]
 
+
+def test_the_trial_pages_open_on_a_start_screen(open_study):
+    study = open_study(items_per_participant=3, attention_checks=[])
+    browser = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP)
+    session, _ = walk_to_trials(browser, study)
+    page = " ".join(browser.get(session).content.decode().split())
+    assert "First, 2 practice questions with feedback, to try the keys. They do not count." in page
+    assert 'id="progress"' in page and 'id="go-on"' in page
+    post_form(browser, session + "practice")
+    page = " ".join(browser.get(session).content.decode().split())
+    assert "The practice is over. The real questions start now: 3 questions, without feedback." in page
+    assert "Press <kbd>F</kbd> or <kbd>J</kbd> to start." in page

@@ -94,10 +94,23 @@ def test_declining_ends_politely_with_the_no_consent_redirect(browser, open_stud
     post_form(browser, session_url + "consent", {"agree": "no"})
     page = browser.get(session_url)
     assert b"You chose not to take part" in page.content
-    assert b"https://app.prolific.com/submissions/complete?cc=NOCONSENT" in page.content
+    assert b"Please <strong>return the study on Prolific</strong>" in page.content
+    assert b'enter <span class="code" id="code">NOCONSENT</span>' in page.content
+    assert b"https://app.prolific.com/submissions/complete?cc=NOCONSENT" in page.content  # a link, no automatic jump
+    assert b"data-redirect" not in page.content
     assert Participant.objects.get().status == ParticipantStatus.NO_CONSENT
     post_form(browser, session_url + "consent", {"agree": "yes"})  # no way back in
     assert Participant.objects.get().consented_at is None
+
+
+def test_declining_without_a_no_consent_code_still_says_to_return_the_study(browser, open_study):
+    study = open_study(no_consent_code="")
+    session_url = entry(browser, study)["Location"]
+    browser.get(session_url)
+    post_form(browser, session_url + "consent", {"agree": "no"})
+    page = browser.get(session_url).content.decode()
+    assert "return the study on Prolific" in page and "code" not in page.split('id="return-instruction"')[1].split("</p>")[0]
+    assert "submissions/complete" not in page
 
 
 def test_instructions_show_the_assigned_mapping(browser, open_study):

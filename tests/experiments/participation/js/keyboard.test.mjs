@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createResponder, letterOf } from "../../../../experiments/static/experiments/keyboard.js";
+import { createResponder, isStartKey, letterOf } from "../../../../experiments/static/experiments/keyboard.js";
 
 const key = (code, extra = {}) => ({ code, key: code.slice(3).toLowerCase(), timeStamp: 2000, repeat: false, ...extra });
 
@@ -37,4 +37,16 @@ test("the first valid press answers through the mapping and disarms", () => {
   assert.deepEqual(responses, [{ key: "f", code: "KeyF", letter: "f", answer: "no", timeStamp: 2000, onset: 1500 }]);
   assert.ok(prevented);
   assert.equal(r.armed, false);
+});
+
+test("a start press is F or J (or the given keys) pressed afresh, without a chord", () => {
+  assert.equal(isStartKey(key("KeyF")), true);
+  assert.equal(isStartKey(key("KeyJ")), true);
+  assert.equal(isStartKey(key("Space")), false);
+  assert.equal(isStartKey(key("KeyF", { repeat: true })), false);  // a key still held from the last answer
+  assert.equal(isStartKey(key("KeyJ", { altKey: true })), false);
+  assert.equal(isStartKey(key("KeyJ", { metaKey: true })), false);
+  const digits = { Digit1: "1", Digit2: "2", Digit3: "3", Digit4: "4" };
+  assert.equal(isStartKey(key("Digit3"), digits), true);
+  assert.equal(isStartKey(key("KeyF"), digits), false);
 });
