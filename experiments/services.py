@@ -11,6 +11,7 @@ from django.db import transaction
 
 from .item_csv import ImportedRow, parse_item_csv
 from .logic import generate as gen
+from .logic.lexicon import LEXICON_SIZES
 from .logic.designs import DESIGNS
 from .models import Interpretation, Item, ItemsLocked, Study, StudyStatus
 
@@ -100,6 +101,7 @@ def items_generate(
     nonsense: bool = False,
     system: str | None = None,
     consequence: str | None = None,
+    lexicon: str | None = None,
     replace: bool = False,
 ) -> GenerationReport:
     """Generate a design's items into a study with bulk inserts; gold answers from the checker, under
@@ -110,6 +112,9 @@ def items_generate(
         raise ValidationError(f"Unknown consequence '{consequence}'; choose one of: {', '.join(gen.CONSEQUENCES)}.")
     system = system or study.logic_system
     consequence = consequence or study.consequence
+    lexicon = lexicon or (study.settings or {}).get("lexicon", "full")
+    if lexicon not in LEXICON_SIZES:
+        raise ValidationError(f"Unknown lexicon size '{lexicon}'; choose one of: {', '.join(LEXICON_SIZES)}.")
     study = Study.objects.select_for_update().get(pk=study.pk)
     _refuse_if_locked(study)
     existing = study.items.filter(design=design)
@@ -125,7 +130,7 @@ def items_generate(
         existing.delete()
         study.interpretations.filter(items__isnull=True).delete()
 
-    specs = gen.sample_interpretations(interpretations, seed)
+    specs = gen.sample_interpretations(interpretations, seed, lexicon)
     conditions = [specs]
     if nonsense:
         conditions.append(gen.nonsense_mirror(specs))
@@ -143,7 +148,8 @@ def items_generate(
     study.design = study.design or design
     study.logic_system = system
     study.consequence = consequence
-    study.save(update_fields=["design", "logic_system", "consequence", "updated_at"])
+    study.settings = {**(study.settings or {}), "lexicon": lexicon}
+    study.save(update_fields=["design", "logic_system", "consequence", "settings", "updated_at"])
     forms = gen.verdicts(design, system, consequence)
     return GenerationReport(
         study=study, design=design, system=system, interpretations=interpretations,

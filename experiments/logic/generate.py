@@ -111,9 +111,10 @@ def verdicts(design: str, system: str = "S5", consequence: str = "paper") -> tup
     return tuple(out)
 
 
-def sample_interpretations(n: int, seed: int) -> tuple[InterpretationSpec, ...]:
-    """n distinct interpretations: two different names with two different verb phrases each."""
-    lexicon = real_lexicon()
+def sample_interpretations(n: int, seed: int, lexicon_size: str = "full") -> tuple[InterpretationSpec, ...]:
+    """n distinct interpretations: two different names with two different verb phrases each, drawn
+    from the lexicon of that size ("full", or "paper": 003 §3.4's 200 names and 204 verb phrases)."""
+    lexicon = real_lexicon(lexicon_size)
     names, phrases = lexicon.names, lexicon.verb_phrases
     capacity = len(names) * (len(names) - 1) * len(phrases) * (len(phrases) - 1)
     if n < 1:

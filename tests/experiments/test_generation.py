@@ -127,3 +127,23 @@ def test_generating_a_design_twice_needs_replace():
 def test_unknown_design_is_refused():
     with pytest.raises(ValidationError, match="Unknown design"):
         services.items_generate(study=StudyFactory(), design="syllogisms", interpretations=2)
+
+
+def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
+    from experiments.logic.lexicon import load_lines, real_lexicon
+
+    full, paper = real_lexicon(), real_lexicon("paper")
+    assert (len(full.names), len(full.verb_phrases)) == (336, 283)
+    assert (len(paper.names), len(paper.verb_phrases)) == (200, 204)
+    assert paper.names == load_lines("names")[:200]
+    study = StudyFactory()
+    services.items_generate(study=study, design="modal-syllogisms", interpretations=300, seed=3, lexicon="paper")
+    names = set(study.interpretations.values_list("p_subject", flat=True)) | set(
+        study.interpretations.values_list("q_subject", flat=True))
+    phrases = set(study.interpretations.values_list("p_predicate", flat=True)) | set(
+        study.interpretations.values_list("q_predicate", flat=True))
+    assert names <= set(paper.names) and phrases <= set(paper.verb_phrases)
+    study.refresh_from_db()
+    assert study.settings["lexicon"] == "paper"
+    with pytest.raises(ValidationError, match="Unknown lexicon size"):
+        services.items_generate(study=StudyFactory(), design="modal-syllogisms", interpretations=1, lexicon="huge")

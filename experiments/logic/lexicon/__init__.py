@@ -1,6 +1,11 @@
 """Word lists for interpreting propositional variables (paper 003, §3.4, App. B.2).
 
 A proposition reads "<Name> is <verb phrase>", e.g. "Jane is watching a show".
+
+The lists hold 336 names (most common US baby names first) and 283 verb phrases; paper 003 §3.4
+used "top-200 popular baby names in the US" and 204 manually selected verb phrases. The "paper"
+lexicon size takes the first 200 names and the first 204 verb phrases, the paper's counts (its own
+204 phrases were not published, so the phrases themselves differ); "full" (the default) takes all.
 The nonsense mirror swaps the i-th real verb phrase for the i-th nonsense phrase
 ("balaring a montery"), so the verb-phrase and nonsense lists have equal length.
 
@@ -16,7 +21,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["Lexicon", "load_lines", "nonsense_phrases", "real_lexicon"]
+__all__ = ["LEXICON_SIZES", "Lexicon", "load_lines", "nonsense_phrases", "real_lexicon"]
+
+# How many names and verb phrases each lexicon size takes (None: the whole list).
+LEXICON_SIZES: dict[str, tuple[int | None, int | None]] = {"full": (None, None), "paper": (200, 204)}
 
 _FILES = frozenset({"names", "verb_phrases", "nonsense_verbs", "nonsense_nouns"})
 
@@ -45,8 +53,11 @@ def load_lines(name: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def real_lexicon() -> Lexicon:
-    return Lexicon(names=load_lines("names"), verb_phrases=load_lines("verb_phrases"))
+def real_lexicon(size: str = "full") -> Lexicon:
+    if size not in LEXICON_SIZES:
+        raise ValueError(f"unknown lexicon size {size!r}; choose one of {', '.join(LEXICON_SIZES)}")
+    names, phrases = LEXICON_SIZES[size]
+    return Lexicon(names=load_lines("names")[:names], verb_phrases=load_lines("verb_phrases")[:phrases])
 
 
 @lru_cache(maxsize=None)

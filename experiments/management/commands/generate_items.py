@@ -1,6 +1,7 @@
 """python manage.py generate_items DESIGN [STUDY | --study SLUG] [options]
 
-003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--consequence paper|local|global] [--export items.csv]
+003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--consequence paper|local|global]
+                 [--paper-lexicon] [--export items.csv]
 rulebreakers:    [--pairs N] [--seed S] [--rules MT DS] [--entity-kinds geographical categorical]
                  [--names-per-combination 5] [--variants all | ID ...]
 any design:      [--perturb names|entities|nonsense|mapping:FILE.csv] [--perturb-seed S] [--perturb-label L]
@@ -59,6 +60,9 @@ class Command(BaseCommand):
         group.add_argument("--interpretations", type=int, default=1000, help="number of interpretations (default 1000)")
         group.add_argument("--nonsense", action="store_true", help="also generate the nonsense mirror of every item")
         group.add_argument("--system", choices=LogicSystem.values, help="modal logic for the checker (default: the study's, S5)")
+        group.add_argument("--paper-lexicon", action="store_true",
+                           help="draw from the first 200 names and 204 verb phrases (003 §3.4's counts) instead of "
+                                "all 336 names and 283 verb phrases")
         group.add_argument("--consequence", choices=("paper", "local", "global"),
                            help="consequence relation that keys the items (default: the study's, 'paper': global for "
                                 "Appendix C.1's necessitation, local otherwise); each item stores the other's answer too")
@@ -133,6 +137,7 @@ class Command(BaseCommand):
         return services.items_generate(
             study=target, design=design, interpretations=options["interpretations"], seed=options["seed"],
             nonsense=options["nonsense"], system=system, consequence=options.get("consequence"),
+            lexicon="paper" if options.get("paper_lexicon") else None,
             replace=options["replace"],
         )
 
