@@ -291,7 +291,10 @@ CONFIGURATION_COLUMNS = {
 
 
 def _variant_text(variants: dict) -> str:
-    return " | ".join(f"{label}: {', '.join(repr(t) for t in texts)}" for label, texts in variants.items())
+    """'yes: …, … | no: …' (letters in order): labels ordered here, since PostgreSQL's jsonb does not
+    keep a stored object's key order."""
+    order = sorted(variants, key=lambda label: ({"yes": 0, "no": 1}.get(label, 2), label))
+    return " | ".join(f"{label}: {', '.join(repr(t) for t in variants[label])}" for label in order)
 
 
 def mass_warning(mass: float, kind: str) -> str:
