@@ -175,3 +175,18 @@ def test_registry_builds_by_name(tiny_llama, tmp_path):
     assert {"hf", "fake"} <= set(scorers.names())
     with pytest.raises(ValueError, match="Unknown scorer"):
         scorers.build("nope", LoadConfig(source="x"))
+
+
+def test_the_multi_token_tree_pass_is_the_same_under_eager_attention(tiny_sp, tmp_path):
+    """The tree of long variants rests on a 4D attention mask, which sdpa and eager attention take as given
+    (other attention implementations are refused by HFScorer._continue with a message)."""
+    sdpa = make(tiny_sp, tmp_path).score(requests())
+    scorer = make(tiny_sp, tmp_path)
+    scorer.model.set_attn_implementation("eager")
+    try:
+        eager = scorer.score(requests())
+        for a, b in zip(sdpa, eager):
+            for text in a.logprobs:
+                assert abs(a.logprobs[text] - b.logprobs[text]) <= 1e-5
+    finally:
+        scorer.model.set_attn_implementation("sdpa")
