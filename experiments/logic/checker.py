@@ -34,7 +34,7 @@ import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import StrEnum, nonmember
 from functools import lru_cache
 
 from .formula import (
@@ -54,39 +54,39 @@ __all__ = [
 ]
 
 
-class System(StrEnum):
+class _Named(StrEnum):
+    """A choice parsed from its name in any case and with stray spaces ("s4", " Global ")."""
+
+    @classmethod
+    def parse(cls, value):
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            key = value.strip().casefold()
+            for member in cls:
+                if member.value.casefold() == key:
+                    return member
+        choices = ", ".join(member.value for member in cls)
+        raise ValueError(f"unknown {cls._what} {value!r}; choose one of {choices}")
+
+
+class System(_Named):
     K = "K"
     T = "T"
     S4 = "S4"
     S5 = "S5"
 
-    @classmethod
-    def parse(cls, value: System | str) -> System:
-        """Accept a System or its name in any case ("s4", " S5 ")."""
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            key = value.strip().upper()
-            for member in cls:
-                if member.value == key:
-                    return member
-        choices = ", ".join(member.value for member in cls)
-        raise ValueError(f"unknown modal system {value!r}; choose one of {choices}")
+    _what = nonmember("modal system")
 
 
-class Consequence(StrEnum):
+class Consequence(_Named):
+    """Local: premises true at a world ⇒ conclusion true there. Global: premises true at every world ⇒
+    conclusion true at every world."""
+
     LOCAL = "local"
     GLOBAL = "global"
 
-    @classmethod
-    def parse(cls, value: Consequence | str) -> Consequence:
-        if isinstance(value, cls):
-            return value
-        key = str(value).strip().lower()
-        for member in cls:
-            if member.value == key:
-                return member
-        raise ValueError(f"unknown consequence relation {value!r}; choose local or global")
+    _what = nonmember("consequence relation")
 
 
 class CheckerInternalError(AssertionError):

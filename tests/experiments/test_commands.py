@@ -76,5 +76,5 @@ def test_check_argument_decides_either_consequence_relation(system):
                  "--json", stdout=out)
     verdict = json.loads(out.getvalue())
     assert verdict["valid"] is False and verdict["consequence"] == "global" and verdict["countermodel"]
-    with pytest.raises(CommandError, match="local or global"):
+    with pytest.raises(CommandError, match="choose one of local, global"):
         call_command("check_argument", "p |- p", "--consequence", "strict", stdout=StringIO())

@@ -60,7 +60,7 @@ def test_textbook_global_cases(text, system, valid):
 def test_consequence_parse_and_default():
     assert Consequence.parse(" Global ") is Consequence.GLOBAL
     assert entails(["p"], "[]p").consequence is Consequence.LOCAL
-    with pytest.raises(ValueError, match="local or global"):
+    with pytest.raises(ValueError, match="choose one of local, global"):
         Consequence.parse("strict")
 
 
