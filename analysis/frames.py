@@ -36,7 +36,9 @@ TRIAL_COLUMNS = {
     "participant": "pseudonymous participant label (P + database id; no Prolific ID)",
     "participant_status": "the session's status (completed, failed_attention, …)",
     "is_preview": "True for a researcher's preview session",
-    "attention_failures": "attention checks the participant failed",
+    "attention_failures": "attention checks the participant answered wrongly",
+    "failed_attention": "True when the participant failed the attention checks by the study's rule "
+                        "(experiments/participation/attention.py; the rule is printed in the report)",
     "key_mapping": "f_yes or j_yes (counterbalancing)",
     "trial_index": "position of the trial in the participant's list",
     "answer": "yes / no (blank when the time limit ran out)",
@@ -92,7 +94,10 @@ def _field_names(model) -> set[str]:
 
 def trials_frame(study) -> pd.DataFrame:
     """Every trial of the study (exclusions are applied later, explicitly, by analysis.prep)."""
-    from experiments.models import Participant, Trial
+    from django.db.models import BooleanField, ExpressionWrapper
+
+    from experiments.models import Trial
+    from experiments.participation import attention
 
     lookups = {
         "participant_id": "participant_id", "participant__status": "participant_status",
@@ -103,15 +108,15 @@ def trials_frame(study) -> pd.DataFrame:
     optional = {"is_attention_check": False, "timed_out": False}
     trial_fields = _field_names(Trial)
     lookups.update({name: name for name in optional if name in trial_fields})
-    if "attention_failures" in _field_names(Participant):
-        lookups["participant__attention_failures"] = "attention_failures"
-    rows = Trial.objects.filter(participant__study=study).order_by("participant_id", "index")
+    lookups["participant__attention_failures"] = "attention_failures"
+    lookups["failed_attention"] = "failed_attention"
+    rows = (Trial.objects.filter(participant__study=study).order_by("participant_id", "index")
+            .annotate(failed_attention=ExpressionWrapper(attention.failed_q("participant__"), BooleanField())))
     frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
     for name, default in optional.items():
         if name not in frame:
             frame[name] = default
-    if "attention_failures" not in frame:
-        frame["attention_failures"] = 0
+    frame["failed_attention"] = frame["failed_attention"].astype(bool)
     frame["participant"] = "P" + frame["participant_id"].astype(str)
     frame["correct"] = frame["correct"].astype(int)
     frame["rt_ms"] = frame["rt_ms"].astype(float)

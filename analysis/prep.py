@@ -31,7 +31,7 @@ def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> 
     """Return (kept trials, a table of what each rule removed, in the order applied)."""
     steps: list[tuple[str, pd.Series]] = []
     frame = trials
-    failed = (frame["participant_status"] == "failed_attention") | (frame["attention_failures"] > 0)
+    failed = frame["failed_attention"].astype(bool)  # the study's attention rule, applied in frames.py
     if rules.drop_preview:
         steps.append(("preview session", frame["is_preview"].astype(bool)))
     if rules.drop_failed_attention:

@@ -13,13 +13,16 @@ class Exclusions:
     completed_only: bool = True
     rt_min_ms: float | None = 200.0
     rt_log_sd: float | None = 3.0  # per participant, on log RT; None turns the rule off
+    # The study's definition of a failed attention check (AttentionRule.describe()), for the report's
+    # text; the frames' failed_attention column applies it (experiments/participation/attention.py).
+    attention_rule: str = "a participant who answers one attention check wrongly has failed"
 
     def describe(self) -> list[str]:
         rules = []
         if self.drop_preview:
             rules.append("preview sessions")
         if self.drop_failed_attention:
-            rules.append("participants who failed an attention check")
+            rules.append(f"participants who failed the attention checks ({self.attention_rule})")
         if self.completed_only:
             rules.append("sessions that were not completed")
         rules.append("attention-check trials and timed-out trials (not data)")

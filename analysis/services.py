@@ -19,10 +19,13 @@ def exclusions_for(*, study) -> Exclusions:
     """The study's exclusion rules: defaults, overridden by study.settings["analysis_exclusions"]."""
     given = (study.settings or {}).get("analysis_exclusions", {}) or {}
     known = {f.name for f in dataclasses.fields(Exclusions)}
+    known.discard("attention_rule")  # the human arm's setting, not the analysis's
     unknown = sorted(set(given) - known)
     if unknown:
         raise ValueError(f"Unknown analysis_exclusions setting(s) {unknown}; known: {sorted(known)}")
-    return Exclusions(**given)
+    from experiments.participation.services import human_arm_ensure
+
+    return Exclusions(**given, attention_rule=human_arm_ensure(study=study).attention_rule().describe())
 
 
 def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_ids: list[int] | None = None):

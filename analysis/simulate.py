@@ -116,6 +116,7 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
         chosen["participant_status"] = "completed"
         chosen["is_preview"] = False
         chosen["attention_failures"] = 0
+        chosen["failed_attention"] = False
         chosen["key_mapping"] = "f_yes" if p % 2 else "j_yes"
         chosen["trial_index"] = np.arange(n_trials)
         chosen["correct"] = correct.astype(int)

@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count
+from django.db.models import BooleanField, Count, ExpressionWrapper
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 from . import services
 from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
+from .participation import attention
 from .participation import consent
 from .participation import erasure
 from .participation import services as participation
@@ -56,7 +57,7 @@ class HumanArmInline(admin.StackedInline):
     readonly_fields = ("consent_review_state", "consent_preview")
     fieldsets = (
         ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense")}),
-        ("Trials", {"fields": ("practice", "attention_checks", "attention_failures_to_end", "blank_ms", "time_limit_ms")}),
+        ("Trials", {"fields": ("practice", "attention_checks", "attention_fail_after", "attention_end_session", "blank_ms", "time_limit_ms")}),
         ("Consent", {"fields": ("institution", "contact", "consent_text", "seconds_per_question", "consent_preview",
                                 "consent_review_state", "mark_consent_reviewed")}),
         ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
@@ -245,20 +246,45 @@ class ItemAdmin(admin.ModelAdmin):
             self.message_user(request, " ".join(exc.messages), level=messages.ERROR)
 
 
+class FailedAttentionFilter(admin.SimpleListFilter):
+    """Failed or passed by the study's attention rule (participation/attention.py), as counted on the
+    study page and left out of the report."""
+
+    title = "attention checks"
+    parameter_name = "attention"
+
+    def lookups(self, request, model_admin):
+        return (("failed", "failed"), ("passed", "passed"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "failed":
+            return queryset.filter(attention.failed_q())
+        if self.value() == "passed":
+            return queryset.exclude(attention.failed_q())
+        return queryset
+
+
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = (
-        "prolific_pid", "study", "key_mapping", "status", "answered", "list_number", "last_seen_at",
+        "prolific_pid", "study", "key_mapping", "status", "answered", "attention", "list_number", "last_seen_at",
         "is_preview", "started_at", "finished_at",
     )
-    list_filter = ("study", "status", "key_mapping", "is_preview")
+    list_filter = ("study", "status", FailedAttentionFilter, "key_mapping", "is_preview")
     search_fields = ("prolific_pid",)
     list_select_related = ("study",)
     exclude = ("token",)
     actions = ["exclude_participants", "erase_participants"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_answered=Count("trials"))
+        return super().get_queryset(request).annotate(
+            _answered=Count("trials"), _failed=ExpressionWrapper(attention.failed_q(), output_field=BooleanField()),
+        )
+
+    @admin.display(description="attention checks", ordering="attention_failures")
+    def attention(self, obj):
+        wrong = f"{obj.attention_failures} wrong"
+        return f"failed ({wrong})" if obj._failed else ("passed" if not obj.attention_failures else f"passed ({wrong})")
 
     @admin.display(description="trials saved", ordering="_answered")
     def answered(self, obj):

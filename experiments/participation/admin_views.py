@@ -43,7 +43,10 @@ def progress_html(study: Study) -> str:
         [
             ("started", p.started), ("in progress", p.in_progress), ("completed", p.completed),
             ("returned / timed out", p.returned), ("excluded", p.excluded),
-            ("declined consent", p.no_consent), ("failed attention check", p.failed_attention),
+            ("declined consent", p.no_consent),
+            ("failed attention check", format_html("{} ({} ended there; rule: {})", p.failed_attention,
+                                                    p.failed_attention_ended, p.attention_rule)),
+            ("completed and passed the attention checks (analysed)", p.usable),
             ("median completion time", median),
             ("suggested pay per participant", format_html("{} (at {} {}/hour)", pay, p.hourly_rate, p.currency)),
         ],

@@ -6,9 +6,11 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from . import practice as practice_defaults
+from .attention import AttentionRule
 from .consent import DEFAULT_CONSENT
 
 DEFAULT_INSTITUTION = "the Anonymous Institution"
@@ -173,9 +175,16 @@ class HumanArm(models.Model):
         default=default_attention_checks, blank=True, validators=[validate_attention_checks],
         help_text="Catch items; each participant sees all of them, spread through the list.",
     )
-    attention_failures_to_end = models.PositiveSmallIntegerField(
-        null=True, blank=True,
-        help_text="End early (FAILED_ATTENTION_CHECK) after this many failed checks; empty = never.",
+    attention_fail_after = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1)],
+        help_text="A participant has failed the attention checks after this many wrong answers to them. "
+        "The study page's count, the participants list and the report's exclusions all use this number.",
+    )
+    attention_end_session = models.BooleanField(
+        default=False,
+        help_text="End the session as soon as the participant has failed (status 'failed attention check', "
+        "the failed-attention code). Unticked, they go on to the end, get the completion code, and are "
+        "still counted as failed and left out of the report.",
     )
     blank_ms = models.PositiveIntegerField(default=500, help_text="Blank screen between trials (ms).")
     time_limit_ms = models.PositiveIntegerField(
@@ -226,6 +235,9 @@ class HumanArm(models.Model):
     class Meta:
         app_label = "experiments"
         verbose_name = "human arm"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(attention_fail_after__gte=1), name="human_arm_attention_fail_after_min_1"),
+        ]
 
     def __str__(self) -> str:
         return f"human arm of {self.study.slug}"
@@ -235,6 +247,9 @@ class HumanArm(models.Model):
 
     def redirect_url(self, code: str) -> str:
         return self.completion_url.replace("{code}", code) if code and self.completion_url else ""
+
+    def attention_rule(self) -> AttentionRule:
+        return AttentionRule(fail_after=self.attention_fail_after, end_session=self.attention_end_session)
 
     def hourly_rate(self) -> Decimal:
         return (self.prolific_min_hourly * self.pay_multiplier).quantize(Decimal("0.01"))

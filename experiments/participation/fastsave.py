@@ -155,7 +155,7 @@ def _sql(db) -> dict:
         f"{p('consented_at')} IS NOT NULL AND {p('instructions_done_at')} IS NOT NULL AND "
         f"({p('practice_done_at')} IS NOT NULL OR COALESCE(a.{_column(A, 'practice')}, 'null') IN ('[]', 'null')), "
         f"a.{_column(A, 'id')}, a.{_column(A, 'time_limit_ms')}, "
-        f"{p('last_seen_at')}, a.{_column(A, 'attention_failures_to_end')}, "
+        f"{p('last_seen_at')}, CASE WHEN a.{_column(A, 'attention_end_session')} THEN a.{_column(A, 'attention_fail_after')} ELSE 0 END, "
         f"{', '.join(i(name) for name in _ITEM_FIELDS)}, "
         f"EXISTS (SELECT 1 FROM {_table(I)} m WHERE m.{_column(I, 'study')} = {p('study')} "
         f"AND m.{_column(I, 'kind')} = {_literal(ItemKind.MULTIPLE_CHOICE)} "
@@ -409,7 +409,7 @@ def save(*, slug: str, token: str, trial: Trial, answers: str, now) -> Hot | Non
     consent, instructions and practice done, the item at this index of the participant's list and a
     yes/no item of the study (not a four-option study), the response time within the arm's time limit.
     A wrong answer to an attention check is counted as the locked path counts it (attention_failures,
-    and the participation ends as failed_attention at the arm's attention_failures_to_end). It
+    and the participation ends as failed_attention when the arm's attention rule says so, attention.py). It
     refreshes last_seen_at when that is SEEN_REFRESH old or the row is updated anyway. None: no such
     session. Otherwise the read's facts, with trial.pk set (and the columns decided from the read:
     answer, correct, attention check) when the trial was written, and the participant's updated

@@ -7,6 +7,7 @@ from decimal import ROUND_UP, Decimal
 
 from django.db.models import QuerySet
 
+from . import attention
 from ..models import Participant, ParticipantStatus, Study, Trial
 
 
@@ -36,7 +37,10 @@ class Progress:
     returned: int
     excluded: int
     no_consent: int
-    failed_attention: int
+    failed_attention: int  # by the arm's attention rule (attention.py), whatever the status
+    failed_attention_ended: int  # of those, sessions that ended there (status failed_attention)
+    usable: int  # completed and not failed: the participants the report analyses
+    attention_rule: str
     median_minutes: float | None
     suggested_pay: Decimal | None
     hourly_rate: Decimal
@@ -60,6 +64,8 @@ def study_progress(*, study: Study) -> Progress:
         if finished
     ]
     median = statistics.median(durations) if durations else None
+    rule = arm.attention_rule()
+    failed = real.filter(attention.failed_q())
     pay = None
     if median is not None:
         pay = (arm.hourly_rate() * Decimal(str(median)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
@@ -71,7 +77,9 @@ def study_progress(*, study: Study) -> Progress:
         started=real.count(), in_progress=counts[ParticipantStatus.STARTED],
         completed=counts[ParticipantStatus.COMPLETED], returned=counts[ParticipantStatus.RETURNED],
         excluded=counts[ParticipantStatus.EXCLUDED], no_consent=counts[ParticipantStatus.NO_CONSENT],
-        failed_attention=counts[ParticipantStatus.FAILED_ATTENTION], median_minutes=median,
+        failed_attention=failed.count(), failed_attention_ended=counts[ParticipantStatus.FAILED_ATTENTION],
+        usable=real.filter(status=ParticipantStatus.COMPLETED).exclude(attention.failed_q()).count(),
+        attention_rule=rule.describe(), median_minutes=median,
         suggested_pay=pay, hourly_rate=arm.hourly_rate(), currency=arm.currency, last_seen=last_seen,
     )
 

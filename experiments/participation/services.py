@@ -426,8 +426,8 @@ def _trial_locked(*, participant: Participant, payload: TrialPayload, user_agent
         participant.attention_failures += 1
         fields.append("attention_failures")
     participant.save(update_fields=fields)
-    limit = participant.study.human_arm.attention_failures_to_end
-    if is_check and not correct and limit and participant.attention_failures >= limit:
+    rule = participant.study.human_arm.attention_rule()
+    if is_check and not correct and rule.ends(failures=participant.attention_failures):
         participant_transition(participant=participant, to=ParticipantStatus.FAILED_ATTENTION)
     return TrialReceipt(trial=trial, created=True, participant=participant)
 

@@ -10,7 +10,7 @@ from analysis.rules import Exclusions
 def _trials():
     frame = simulate.trials(n_participants=6, n_trials=20, seed=3)
     frame.loc[frame["participant"] == "P1", "is_preview"] = True
-    frame.loc[frame["participant"] == "P2", "participant_status"] = "failed_attention"
+    frame.loc[frame["participant"] == "P2", ["participant_status", "failed_attention"]] = ["failed_attention", True]
     frame.loc[frame["participant"] == "P3", "participant_status"] = "returned"
     p4 = frame.index[frame["participant"] == "P4"]
     frame.loc[p4[0], "is_attention_check"] = True

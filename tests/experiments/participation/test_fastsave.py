@@ -184,7 +184,7 @@ def test_attention_checks_right_and_wrong_are_saved_at_once_and_failures_counted
 def test_failed_attention_checks_end_the_participation_at_the_arms_limit_on_either_path(open_study, path):
     """The one statement (the endpoint's save on PostgreSQL) and the locked path count wrong answers
     to attention checks alike and end the participation at the second of two allowed."""
-    study = open_study(attention_failures_to_end=2)
+    study = open_study(attention_fail_after=2, attention_end_session=True)
     participant = ready(start(study, 1)[0])
     checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
     indices = [n for n, pk in enumerate(participant.plan) if pk in checks]

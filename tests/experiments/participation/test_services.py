@@ -167,7 +167,7 @@ def test_instructions_need_consent_first(open_study):
 
 
 def test_failed_attention_checks_end_the_participation_early(open_study):
-    study = open_study(interpretations=24, attention_failures_to_end=1)
+    study = open_study(interpretations=24, attention_fail_after=1, attention_end_session=True)
     participant = ready(start(study, 1)[0])
     check_index = next(i for i, pk in enumerate(participant.plan) if Item.objects.get(pk=pk).design == services.ATTENTION_DESIGN)
     check = Item.objects.get(pk=participant.plan[check_index])

@@ -193,7 +193,7 @@ def test_practice_comes_before_the_trials_and_records_nothing(browser, open_stud
 
 
 def test_failing_the_attention_check_redirects_with_its_code(browser, open_study):
-    study = open_study(interpretations=24, items_per_participant=2, practice=[], attention_failures_to_end=1)
+    study = open_study(interpretations=24, items_per_participant=2, practice=[], attention_fail_after=1, attention_end_session=True)
     session_url, participant = walk_to_trials(browser, study)
     from experiments.models import Item
     index = next(i for i, pk in enumerate(participant.plan) if Item.objects.get(pk=pk).design == "attention-check")

@@ -1,0 +1,61 @@
+"""The one definition of a failed attention check.
+
+A participant has failed the attention checks once they have answered `fail_after` catch items
+wrongly (HumanArm.attention_fail_after, 1 by default). What happens then is a separate choice:
+with HumanArm.attention_end_session the session ends at once (status "failed_attention", the
+failed-attention code); without it the participant goes on and can complete, but has failed all the
+same. Every count of failed participants reads this rule and nothing else:
+
+- the study page's "failed attention check" count and the participants list's column and filter
+  (`failed_q`, a queryset filter reading each participant's own study's arm);
+- the trial save, on both of its paths (`ends`; fastsave's one statement reads `end_limit`);
+- the report, whose trials frame carries a `failed_attention` column computed by `failed` and whose
+  exclusion step "failed attention check" removes exactly those participants.
+
+A session that already ended as "failed_attention" counts as failed whatever the rule says now, so
+a later change of the arm's settings cannot un-fail an ended session.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FAILED_STATUS = "failed_attention"  # ParticipantStatus.FAILED_ATTENTION (no model import here)
+
+
+@dataclass(frozen=True)
+class AttentionRule:
+    fail_after: int = 1
+    end_session: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fail_after < 1:
+            raise ValueError("A participant fails the attention checks after at least one wrong answer.")
+
+    def failed(self, *, failures: int, status: str = "") -> bool:
+        """Has a participant with this many wrong catch answers (and this status) failed?"""
+        return status == FAILED_STATUS or failures >= self.fail_after
+
+    def ends(self, *, failures: int) -> bool:
+        """Does the session end now that the participant has this many wrong catch answers?"""
+        return self.end_session and failures >= self.fail_after
+
+    @property
+    def end_limit(self) -> int:
+        """The failures at which a session ends, 0 for never (the one-statement save's parameter)."""
+        return self.fail_after if self.end_session else 0
+
+    def describe(self) -> str:
+        wrong = "one attention check" if self.fail_after == 1 else f"{self.fail_after} attention checks"
+        then = ("the session ends there" if self.end_session
+                else "the participant goes on to the end, and is counted as failed")
+        return f"a participant who answers {wrong} wrongly has failed the attention checks; {then}"
+
+
+def failed_q(prefix: str = ""):
+    """A queryset filter selecting the participants who failed, each by its own study's rule: the
+    database form of AttentionRule.failed (prefix: the lookup path from the queried model to them)."""
+    from django.db.models import F, Q
+
+    return Q(**{f"{prefix}status": FAILED_STATUS}) | Q(
+        **{f"{prefix}attention_failures__gte": F(f"{prefix}study__human_arm__attention_fail_after")}
+    )
