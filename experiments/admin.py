@@ -56,7 +56,8 @@ class HumanArmInline(admin.StackedInline):
     max_num = 1
     readonly_fields = ("consent_review_state", "consent_preview")
     fieldsets = (
-        ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense")}),
+        ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense", "paired_presentation",
+                              "paired_min_gap")}),
         ("Trials", {"fields": ("practice", "attention_checks", "attention_fail_after", "attention_end_session", "blank_ms", "time_limit_ms")}),
         ("Consent", {"fields": ("institution", "contact", "consent_text", "seconds_per_question", "consent_preview",
                                 "consent_review_state", "mark_consent_reviewed")}),

@@ -18,6 +18,11 @@ DEFAULT_INSTITUTION = "the Anonymous Institution"
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
+class PairedPresentation(models.TextChoices):
+    ACROSS = "across", "across participants (one member of each pair per person)"
+    WITHIN = "within", "within participants (both members, spaced, order counterbalanced)"
+
+
 def default_practice() -> list[dict]:
     """Two warm-up questions with feedback, not recorded as trials: a new study's human arm takes its
     design's own set (practice.default_for); this is the set of designs without one."""
@@ -163,6 +168,16 @@ class HumanArm(models.Model):
     target_sample_size = models.PositiveIntegerField(default=100)
     include_nonsense = models.BooleanField(
         default=False, help_text="Also draw nonsense-mirror items (as separate interpretations)."
+    )
+    paired_presentation = models.CharField(
+        max_length=10, choices=PairedPresentation.choices, default=PairedPresentation.ACROSS,
+        help_text="Paired designs (rulebreakers, dual-sided rules, perturbations): 'across' shows a participant "
+        "one member of each pair (the report compares the members with a participant-clustered model); "
+        "'within' shows both members, at least the gap below apart, order counterbalanced (the report pairs "
+        "each person's own two answers). Ignored by unpaired designs.",
+    )
+    paired_min_gap = models.PositiveSmallIntegerField(
+        default=4, help_text="Within-participant pairs: the least number of trials between a pair's two members.",
     )
     # Trials
     practice = models.JSONField(

@@ -216,3 +216,59 @@ class PairGrid:
             slots = self.slots[family]
             out.append(self.items[(family, slots[(g + shift) % len(slots)])])
         return out
+
+
+# Paired designs shown within participants (HumanArm.paired_presentation = "within"): a participant
+# answers both members of each pair in the list, so their two answers form a true pair (000's τ,
+# 004's dual-sided accuracy and 002's McNemar test are then each person's own quantities).
+
+
+def within_pairs_count(grid: PairGrid, length: int, min_gap: int) -> int:
+    """How many lists of `length` trials (length / 2 pairs, both members) there are: two per block of
+    pairs, one for each order of the members."""
+    grid.check(1)
+    sizes = sorted({len(slots) for slots in grid.slots.values()})
+    if sizes != [2]:
+        raise ListError("Within-participant presentation needs pairs of exactly two members; this study's pairs "
+                        f"have {', '.join(map(str, sizes))} (perturbed copies share a pair): present them across "
+                        "participants instead.")
+    if length < 2 or length % 2:
+        raise ListError(f"Items per participant ({length}) must be even: each pair is shown with both members.")
+    pairs = length // 2
+    if pairs > len(grid.rows):
+        raise ListError(f"Items per participant ({length}) needs {pairs} pairs; the study has {len(grid.rows)}.")
+    if min_gap > pairs:
+        raise ListError(f"The members of a pair are to be at least {min_gap} trials apart, which needs at least "
+                        f"{min_gap} pairs per list ({2 * min_gap} items per participant); the list has {pairs}.")
+    return 2 * (len(grid.rows) // pairs)
+
+
+def within_pairs_list(grid: PairGrid, number: int, length: int, *, seed: int, min_gap: int) -> list[int]:
+    """List `number` (modulo the count): the pairs of block number // 2, both members each. The first
+    half of the list holds one member of every pair, the second half the other, so the two members
+    of a pair are at least `min_gap` trials apart (catch items inserted later only widen the gaps).
+    Which member comes first alternates along the pairs and flips between the two lists of a block,
+    so each member is first equally often. The order within each half is shuffled by `seed`, redrawn
+    until every gap is at least min_gap (the same order in both halves, a gap of exactly length / 2,
+    if no draw in 200 does)."""
+    total = within_pairs_count(grid, length, min_gap)
+    number %= total
+    pairs, block, flip = length // 2, number // 2, number % 2
+    families = grid.rows[block * pairs:(block + 1) * pairs]
+    first, second = {}, {}
+    for g, family in enumerate(families):
+        slots = grid.slots[family]
+        first[family] = grid.items[(family, slots[(g + flip) % 2])]
+        second[family] = grid.items[(family, slots[(g + flip + 1) % 2])]
+    rng = random.Random(seed)
+    order_a = list(families)
+    rng.shuffle(order_a)
+    order_b = list(order_a)
+    at_a = {family: i for i, family in enumerate(order_a)}
+    for _ in range(200):
+        candidate = list(families)
+        rng.shuffle(candidate)
+        if all(pairs - at_a[family] + j >= min_gap for j, family in enumerate(candidate)):
+            order_b = candidate
+            break
+    return [first[f] for f in order_a] + [second[f] for f in order_b]

@@ -25,7 +25,10 @@ def practice_problem(study: Study, arm) -> str | None:
 
 def open_problems(study: Study) -> list[str]:
     """Why `study` cannot open for participants (empty when it can)."""
-    from .services import human_arm_ensure
+    from .services import human_arm_ensure, lists_problem
 
     arm = human_arm_ensure(study=study)
-    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm)) if problem]
+    lists = lists_problem(study=study, arm=arm) if study.items.exists() else None
+    if lists:
+        lists = f"Participants' lists cannot be drawn: {lists}"
+    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm), lists) if problem]

@@ -20,6 +20,7 @@ from ..models import (
     Trial,
 )
 from . import choice, consent, fastsave, lists, paired, practice
+from .arm import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 from .payload import KEYS, PayloadError, TrialPayload, parse_trial
 from .selectors import participant_by_token
@@ -97,12 +98,37 @@ def _grid(study: Study, arm: HumanArm) -> lists.Grid:
     return grid
 
 
+def _within(grid, arm: HumanArm) -> bool:
+    return isinstance(grid, lists.PairGrid) and arm.paired_presentation == PairedPresentation.WITHIN
+
+
+def _list_total(study: Study, arm: HumanArm, grid) -> int:
+    """How many distinct lists the arm's settings draw from the study's items (ListError or
+    ValidationError saying why none can be drawn)."""
+    length = arm.items_per_participant
+    if _within(grid, arm):
+        return lists.within_pairs_count(grid, length, arm.paired_min_gap)
+    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.list_count(length)
+
+
+def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
+    """Why participants' lists cannot be drawn with the arm's settings (None when they can)."""
+    try:
+        _list_total(study, arm, _grid(study, arm))
+    except ValidationError as exc:
+        return " ".join(exc.messages)
+    except lists.ListError as exc:
+        return str(exc)
+    return None
+
+
 def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     grid = _grid(study, arm)
     length = arm.items_per_participant
+    within = _within(grid, arm)
     try:
         every_form = choice.all_mutants(study)
-        total = lists.full_rows_count(grid, length) if every_form else grid.list_count(length)
+        total = _list_total(study, arm, grid)
     except ValidationError as exc:
         raise FlowError("misconfigured", f"This study is not set up correctly: {' '.join(exc.messages)}", 503) from exc
     except lists.ListError as exc:
@@ -113,8 +139,11 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
             counts[number] = counts.get(number, 0) + 1
     number = lists.least_used(counts, total)
     seed = secrets.randbits(48)
-    picked = lists.full_rows_list(grid, number, length) if every_form else grid.latin_square_list(number, length)
-    ids = lists.shuffled(picked, seed)
+    if within:  # both members of each pair, spaced and in counterbalanced order (not shuffled again)
+        ids = lists.within_pairs_list(grid, number, length, seed=seed, min_gap=arm.paired_min_gap)
+    else:
+        picked = lists.full_rows_list(grid, number, length) if every_form else grid.latin_square_list(number, length)
+        ids = lists.shuffled(picked, seed)
     return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
 
 

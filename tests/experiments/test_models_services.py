@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from experiments import services
-from experiments.models import Item, ItemsLocked, StudyStatus
+from experiments.models import HumanArm, Item, ItemsLocked, StudyStatus
 from tests.factories import ItemFactory, StudyFactory, TrialFactory, review_consent
 
 pytestmark = pytest.mark.django_db
@@ -18,6 +18,7 @@ def test_study_moves_only_along_its_state_machine():
         services.study_transition(study=study, to=StudyStatus.OPEN)
     ItemFactory(study=study)
     review_consent(study)
+    HumanArm.objects.filter(study=study).update(items_per_participant=1)
     services.study_transition(study=study, to=StudyStatus.OPEN)
     services.study_transition(study=study, to=StudyStatus.PAUSED)
     services.study_transition(study=study, to=StudyStatus.OPEN)

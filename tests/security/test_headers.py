@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from experiments.models import HumanArm
 from experiments.participation.selectors import participant_by_token
 from studyserver.security import ADMIN_POLICY, PARTICIPANT_POLICY
 from tests.experiments.participation.conftest import make_open_study, trial_data
@@ -69,6 +70,13 @@ def test_the_policies_allow_only_our_own_origin():
     assert "style-src 'self' 'unsafe-inline'" in ADMIN_POLICY  # Django's change list and report.html
 
 
+def _spoiled_after_opening():
+    """An open study whose arm was then set to lists that cannot be drawn (an unavailable study)."""
+    study = make_open_study(interpretations=6, items_per_participant=6, attention_checks=[])
+    HumanArm.objects.filter(study=study).update(items_per_participant=7)
+    return study
+
+
 def _pages_of_a_participant(study, settings) -> dict[str, object]:
     """Every page a participant can meet, rendered by the real views."""
     settings.DUET_RATELIMITS = {"entry": "2/m", "trial": "off", "session": "off"}  # the 3rd entry is refused
@@ -79,7 +87,7 @@ def _pages_of_a_participant(study, settings) -> dict[str, object]:
     pages["too many requests"] = browser.get(f"/s/{study.slug}/", {"PROLIFIC_PID": "abd", "STUDY_ID": "st", "SESSION_ID": "sf"})
     pages["incompatible device"] = browser.get(f"/s/{study.slug}/incompatible/")
     pages["unavailable"] = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="192.0.2.9").get(
-        "/s/" + make_open_study(interpretations=6, items_per_participant=7, attention_checks=[]).slug + "/",
+        "/s/" + _spoiled_after_opening().slug + "/",
         {"PROLIFIC_PID": "abc", "STUDY_ID": "st", "SESSION_ID": "se"})
     pages["consent"] = browser.get(session)
     browser.post(session + "consent", {"agree": "yes"})

@@ -5,6 +5,7 @@ import json
 from collections import Counter
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 
 from experiments import mc_services
@@ -83,7 +84,11 @@ def test_a_study_can_ask_for_every_mutant_of_each_question():
 
 
 def test_bad_settings_are_refused_with_a_clear_message():
-    study = make_mc_study(keys="asdf")
+    with pytest.raises(ValidationError, match="cannot open. Participants' lists cannot be drawn: The four-option keys"):
+        make_mc_study(keys="asdf")
+    study = make_mc_study()  # settings spoiled after opening: the participant is refused, nothing stored
+    study.settings = {"multiple_choice": {"keys": "asdf"}}
+    study.save()
     with pytest.raises(services.FlowError, match="keys must be one of dfjk, 1234"):
         _start(study, 0)
 

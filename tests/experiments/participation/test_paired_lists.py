@@ -63,3 +63,38 @@ def test_too_long_lists_are_refused_with_a_reason():
         grid.list_count(6)
     with pytest.raises(lists.ListError, match="no complete pairs"):
         lists.PairGrid.from_cells([]).list_count(1)
+
+
+# Within-participant presentation (HumanArm.paired_presentation = "within")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_within_lists_hold_both_members_spaced_and_each_member_first_equally_often(seed):
+    grid = lists.PairGrid.from_cells(pair_cells(24), seed=3)
+    length, gap = 12, 4
+    assert lists.within_pairs_count(grid, length, gap) == 2 * (24 // 6)
+    first = Counter()
+    for number in (0, 1):  # the two lists of block 0: the same pairs, the members' order flipped
+        out = lists.within_pairs_list(grid, number, length, seed=seed, min_gap=gap)
+        assert len(out) == len(set(out)) == length
+        where = {item: k for k, item in enumerate(out)}
+        for family in grid.rows[:6]:
+            a, b = (grid.items[(family, slot)] for slot in grid.slots[family])
+            assert a in where and b in where and abs(where[a] - where[b]) >= gap
+            first[(family, grid.slots[family][0] if where[a] < where[b] else grid.slots[family][1])] += 1
+        roles_first = Counter(slot for (_, slot), _n in first.items() if _n)
+    assert all(n == 1 for n in first.values()) and len(first) == 12  # each member first once over the two lists
+    assert roles_first == {"non-rulebreaker": 6, "rulebreaker": 6}
+
+
+def test_within_lists_are_refused_with_a_reason():
+    grid = lists.PairGrid.from_cells(pair_cells(8), seed=0)
+    with pytest.raises(lists.ListError, match="must be even"):
+        lists.within_pairs_count(grid, 7, 2)
+    with pytest.raises(lists.ListError, match="needs 10 pairs; the study has 8"):
+        lists.within_pairs_count(grid, 20, 2)
+    with pytest.raises(lists.ListError, match="at least 5 trials apart, which needs at least 5 pairs"):
+        lists.within_pairs_count(grid, 8, 5)
+    triple = lists.PairGrid.from_cells(pair_cells(8, slots=("a", "b", "c")), seed=0)
+    with pytest.raises(lists.ListError, match="exactly two members"):
+        lists.within_pairs_count(triple, 8, 2)

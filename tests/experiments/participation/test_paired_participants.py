@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from experiments import paired_services, services
 from experiments.models import Item, Study, StudyStatus
+from experiments.participation.arm import default_attention_checks
 from experiments.participation.services import human_arm_ensure, participant_start
 from tests.factories import review_consent
 
@@ -89,3 +90,36 @@ def test_dual_sided_lists(tmp_path):
         assert {items[pk].variant for pk in person.plan} == {"template-3"}
         assert len({items[pk].pair_id for pk in person.plan}) == 10
     assert set(people[0].plan).isdisjoint(people[1].plan)
+
+
+def test_within_participant_presentation_shows_both_members_spaced_in_counterbalanced_order():
+    study = open_paired("rbw", "generate_items", "rulebreakers", "rbw", "--pairs", "24", items_per_participant=12,
+                        paired_presentation="within", paired_min_gap=4,
+                        attention_checks=default_attention_checks())
+    items = {i.pk: i for i in study.items.all()}
+    people = plans(study, 2)  # the two lists of the first block: the same pairs, members in the other order
+    items = {i.pk: i for i in study.items.all()}  # the catch items too, created at the first start
+    firsts = []
+    for person in people:
+        real = [pk for pk in person.plan if items[pk].design != "attention-check"]
+        assert len(real) == 12
+        by_pair: dict[str, list[int]] = {}
+        for position, pk in enumerate(person.plan):
+            if items[pk].pair_id:
+                by_pair.setdefault(items[pk].pair_id, []).append(position)
+        assert len(by_pair) == 6 and all(len(at) == 2 and at[1] - at[0] >= 4 for at in by_pair.values())
+        firsts.append({pair: items[person.plan[at[0]]].pair_role for pair, at in by_pair.items()})
+        assert Counter(firsts[-1].values()) == {"rulebreaker": 3, "non-rulebreaker": 3}
+    assert firsts[0].keys() == firsts[1].keys()
+    assert all(firsts[0][pair] != firsts[1][pair] for pair in firsts[0])
+
+
+def test_a_study_whose_within_participant_lists_cannot_be_drawn_does_not_open():
+    call_command("generate_items", "rulebreakers", "rbp", "--pairs", "24")
+    study = Study.objects.get(slug="rbp")
+    arm = human_arm_ensure(study=study)
+    arm.items_per_participant, arm.paired_presentation, arm.completion_code = 13, "within", "C0MPLETE"
+    arm.save()
+    review_consent(study)
+    with pytest.raises(ValidationError, match=r"lists cannot be drawn: Items per participant \(13\) must be even"):
+        services.study_transition(study=study, to=StudyStatus.OPEN)

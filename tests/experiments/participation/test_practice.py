@@ -97,7 +97,7 @@ def test_a_new_human_arm_practises_on_its_designs_set(design, statements):
 @pytest.mark.django_db
 def test_a_study_whose_practice_shares_a_tested_form_does_not_open():
     study = StudyFactory(design="modal-syllogisms")
-    services.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    services.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = review_consent(study)
     arm.practice = [practice.default_for("modal-syllogisms")[0], MODUS_PONENS]
     arm.save()

@@ -5,10 +5,11 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from experiments import services as study_services
-from experiments.models import Item, KeyMapping, Participant, ParticipantStatus, StudyStatus, Trial
+from experiments.models import HumanArm, Item, KeyMapping, Participant, ParticipantStatus, StudyStatus, Trial
 from experiments.participation import services
 from experiments.participation.payload import PayloadError, parse_trial
 
@@ -196,7 +197,10 @@ def test_completion_only_once_every_answer_is_saved(open_study):
 
 
 def test_a_misconfigured_arm_gives_a_clear_refusal(open_study):
-    study = open_study(interpretations=24, items_per_participant=25)
+    with pytest.raises(ValidationError, match="cannot open. Participants' lists cannot be drawn: Items per participant"):
+        open_study(interpretations=24, items_per_participant=25)
+    study = open_study(interpretations=24)
+    HumanArm.objects.filter(study=study).update(items_per_participant=25)  # changed after opening
     with pytest.raises(services.FlowError, match="exceeds the 24 interpretations") as error:
         start(study, 1)
     assert error.value.status == 503 and not Participant.objects.exists()
