@@ -25,6 +25,7 @@ class PairedInputs:
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
     probes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PROBE_COLUMNS))
     options: dict = field(default_factory=lambda: dict(OPTIONS))
+    presentation: str = "across"  # HumanArm.paired_presentation: how people were shown the pairs
 
 
 def report_options(settings: dict | None) -> dict:
@@ -66,5 +67,9 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
 
 
 def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
+    from experiments.models import HumanArm
+
+    arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
-                        options=report_options(study.settings))
+                        options=report_options(study.settings),
+                        presentation=arm.paired_presentation if arm else "across")

@@ -10,9 +10,10 @@
 
 Models answer every prompt variant: each table has a row per variant and an "all" row that pools
 the variants (every variant holds the same pairs, so its estimate is the mean over variants).
-People see one member of a pair; their answers are paired across participants: the k-th answer
-to one member (participants in label order) with the k-th answer to the other, so a human pair is
-two people's answers and the number of pairs is the smaller of the two answer counts.
+A person's pair is their own two answers (the study presents both members to each person when its
+human arm says "within"); answers to the two members by different people are never paired. With
+"across" presentation people have no pairs, and analysis.paired_people compares the members with a
+participant-clustered model instead; its section says which was done.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import math
 
 import pandas as pd
 
-from . import paired
+from . import paired, paired_people
 from .mixed import Section
 from .paired_frames import PairedInputs
 
@@ -50,35 +51,11 @@ def responses(scores: pd.DataFrame, trials: pd.DataFrame, items: pd.DataFrame) -
     return pd.concat(frames, ignore_index=True).merge(items, on="item_id", how="inner")
 
 
-def _couples(first: pd.DataFrame, second: pd.DataFrame) -> list[tuple[dict, dict]]:
-    """People's answers to two linked items, paired in order of participant label."""
-    a = first.sort_values(["order", "item_id"]).to_dict("records")
-    b = second.sort_values(["order", "item_id"]).to_dict("records")
-    return list(zip(a, b))
-
-
 def pair_up(first: pd.DataFrame, second: pd.DataFrame, on: list[str]) -> pd.DataFrame:
-    """Answers to the first and second member side by side (columns suffixed _a and _b).
-
-    A model answers each item once, so its members join on ``on``; people's answers are paired
-    across participants (see the module's docstring)."""
-    is_human_a, is_human_b = first["respondent"] == HUMAN, second["respondent"] == HUMAN
-    models = first[~is_human_a].merge(second[~is_human_b], on=on, suffixes=("_a", "_b"))
-    rows = []
-    people_b = second[is_human_b]
-    if is_human_a.any() and len(people_b):
-        grouped_b = dict(tuple(people_b.groupby(on, sort=False)))
-        for key, group in first[is_human_a].groupby(on, sort=True):
-            other = grouped_b.get(key)
-            if other is None:
-                continue
-            for a, b in _couples(group, other):
-                row = {k: a[k] for k in on}
-                row.update({f"{k}_a": v for k, v in a.items() if k not in on})
-                row.update({f"{k}_b": v for k, v in b.items() if k not in on})
-                rows.append(row)
-    people = pd.DataFrame(rows, columns=models.columns)
-    return pd.concat([models, people], ignore_index=True) if rows else models
+    """Answers to the first and second member side by side (columns suffixed _a and _b): one
+    respondent's own two answers, joined on ``on`` and the participant (`order`, blank for a model,
+    which answers each item once). Two different people's answers are never a pair."""
+    return first.merge(second, on=[*on, "order"], suffixes=("_a", "_b"))
 
 
 def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool) -> pd.DataFrame:
@@ -160,7 +137,8 @@ def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs) -> Section
         "each side alone (Eq. 2–3); 95% Wilson intervals. Variant 'all' pools the prompt variants.",
         "Π⁺: mean probability of the positive answer (Yes/True, case variants summed) over the prompts the model "
         "answered positively, non-rulebreakers (N) vs rulebreakers (R), with Welch's t-test (Eq. 5–6).",
-        "People: answers to the two members come from different participants and are paired in order.",
+        "People: a pair is one person's own two answers (within-participant presentation); see the section on "
+        "people and paired designs for what was done with people's answers.",
     ]
     models = sorted(set(pairs["respondent"]) - {HUMAN})
     if drop:
@@ -285,4 +263,7 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
         out.append(dual_sided_section(answers))
     if inputs.items["original_item_id"].notna().any():
         out.append(perturbation_section(answers, inputs.options))
+    people = paired_people.people_section(answers, inputs.presentation)
+    if people is not None:
+        out.append(people)
     return out

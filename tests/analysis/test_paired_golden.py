@@ -124,3 +124,52 @@ def test_welch_is_nan_where_r_t_test_stops():
     single = positive_confidence(rulebreakers=[(0.2, True), (0.3, True)], non_rulebreakers=[(0.5, True)])
     for result in (constant, single):
         assert all(x != x for x in (result.welch_t, result.welch_df, result.p_value))
+
+
+# ------------------------------------------- people across participants: the clustered comparison
+# 14 people answer 10 items each, alternating the two members; their abilities differ. R 4.2.2,
+# geepack 1.3.9 (Debian's r-cran-geepack), on the same rows:
+#   geeglm(y ~ b, id = factor(participant), family = binomial, corstr = "exchangeable")
+#   coef "b", summary(.)$coefficients["b", c("Std.err", "Pr(>|W|)")] (robust sandwich errors)
+GEE_R = {"estimate": -1.2625669685919887, "se": 0.3657677733360552, "p": 0.00055680521192957855,
+         "accuracy_a": 0.7142857142857143, "accuracy_b": 0.41428571428571431}
+
+
+def _clustered_people():
+    import math
+    import random
+
+    rng = random.Random(2026)
+    rows = []
+    for p in range(14):
+        ability = rng.gauss(0, 1)
+        for k in range(10):
+            member = "b" if k % 2 else "a"
+            logit = 0.6 + ability - (1.1 if member == "b" else 0.0)
+            rows.append({"order": f"P{p + 1:02d}", "member": member,
+                         "correct": rng.random() < 1 / (1 + math.exp(-logit))})
+    return rows
+
+
+def test_the_participant_clustered_comparison_matches_geepack():
+    import pandas as pd
+
+    from analysis.paired_people import compare_members
+
+    row = compare_members(pd.DataFrame(_clustered_people()), ("a", "b"))
+    assert row["log_odds_b_vs_a"] == pytest.approx(GEE_R["estimate"], abs=1e-9)
+    assert row["se"] == pytest.approx(GEE_R["se"], abs=1e-9)
+    assert row["p_value"] == pytest.approx(GEE_R["p"], rel=1e-6)
+    assert (row["accuracy_a"], row["accuracy_b"]) == (pytest.approx(GEE_R["accuracy_a"]), pytest.approx(GEE_R["accuracy_b"]))
+    assert (row["participants"], row["answers_a"], row["answers_b"]) == (14, 70, 70) and row["note"] == ""
+
+
+def test_the_clustered_comparison_says_why_it_cannot_be_estimated():
+    import pandas as pd
+
+    from analysis.paired_people import compare_members
+
+    rows = [{"order": f"P{p}", "member": m, "correct": m == "a" or p % 2 == 0} for p in range(6) for m in "ab"]
+    row = compare_members(pd.DataFrame(rows), ("a", "b"))
+    assert row["note"] == "every answer to the a member is right: the odds ratio is not finite"
+    assert row["accuracy_a"] == 1.0 and row["accuracy_b"] == 0.5 and row["p_value"] != row["p_value"]  # NaN

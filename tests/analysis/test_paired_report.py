@@ -98,19 +98,53 @@ def test_pairs_the_model_does_not_know_can_be_dropped():
         report_options({"paired_report": {"drop_unknown": True}})
 
 
-def test_people_are_paired_across_participants():
-    items = [item(1, "rulebreakers", "rb:0", "rulebreaker", rule="MT", entity_kind="geographical", part="Paris"),
-             item(2, "rulebreakers", "rb:0", "non-rulebreaker", rule="MT", entity_kind="geographical", part="Paris")]
-    trials = [{"item_id": 1, "participant": "P1", "answer": "no", "correct": 1},
-              {"item_id": 1, "participant": "P3", "answer": "yes", "correct": 0},
-              {"item_id": 1, "participant": "P5", "answer": "no", "correct": 1},  # no partner: left out
+def _rb_pair(n):
+    rule = {"rule": "MT", "entity_kind": "geographical", "part": f"city{n}"}
+    return [item(2 * n + 1, "rulebreakers", f"rb:{n}", "rulebreaker", **rule),
+            item(2 * n + 2, "rulebreakers", f"rb:{n}", "non-rulebreaker", **rule)]
+
+
+def test_a_persons_pair_is_their_own_two_answers():
+    items = _rb_pair(0) + _rb_pair(1)
+    trials = [{"item_id": 1, "participant": "P1", "answer": "no", "correct": 1},   # P1: both members of rb:0
+              {"item_id": 2, "participant": "P1", "answer": "yes", "correct": 1},
+              {"item_id": 1, "participant": "P2", "answer": "yes", "correct": 0},  # P2: both members of rb:0
               {"item_id": 2, "participant": "P2", "answer": "yes", "correct": 1},
-              {"item_id": 2, "participant": "P4", "answer": "yes", "correct": 1}]
+              {"item_id": 3, "participant": "P2", "answer": "no", "correct": 1},   # only one member of rb:1
+              {"item_id": 4, "participant": "P3", "answer": "yes", "correct": 1}]  # the other, by someone else
     items, scores, trials = frames(items, (), trials)
-    section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
-    row = section.tables["accuracy"].iloc[0]
+    inputs = PairedInputs(items=items, presentation="within")
+    answers = paired_report.responses(scores, trials, items)
+    row = paired_report.rulebreakers_section(answers, inputs).tables["accuracy"].iloc[0]
     assert (row["respondent"], row["pairs"], row["tau"], row["tau_R"], row["tau_N"]) == ("human", 2, 0.5, 0.5, 1.0)
-    assert "confidence" not in section.tables  # people give no probabilities
+    people = paired_report.sections(scores, trials, inputs)[-1]
+    assert people.key == "paired_people" and "members" not in people.tables
+    assert "Within-participant presentation" in people.notes[0]
+
+
+def test_across_participants_people_have_no_pairs_and_the_members_are_compared_by_a_clustered_model():
+    items = [cell for n in range(6) for cell in _rb_pair(n)]
+    trials = []
+    for p in range(8):  # person p answers one member of every pair, the role alternating along the pairs
+        for n in range(6):
+            role = (p + n) % 2  # 0: the rulebreaker, 1: the non-rulebreaker
+            right = (p * 3 + n) % 5 != 0 if role else (p + n * 5) % 3 == 0
+            gold = "no" if role == 0 else "yes"
+            said = gold if right else ("yes" if gold == "no" else "no")
+            trials.append({"item_id": 2 * n + 1 + role, "participant": f"P{p}", "answer": said, "correct": int(right)})
+    items, scores, trials = frames(items, (), trials)
+    inputs = PairedInputs(items=items, presentation="across")
+    sections = {s.key: s for s in paired_report.sections(scores, trials, inputs)}
+    assert sections["rulebreakers"].absent  # no respondent answered both members of a pair
+    row = sections["paired_people"].tables["members"].iloc[0]
+    rb = trials[trials["item_id"] % 2 == 1]["correct"]
+    nrb = trials[trials["item_id"] % 2 == 0]["correct"]
+    assert (row["design"], row["member_a"], row["member_b"]) == ("rulebreakers", "non-rulebreaker", "rulebreaker")
+    assert (row["participants"], row["answers_a"], row["answers_b"]) == (8, len(nrb), len(rb)) == (8, 24, 24)
+    assert row["accuracy_a"] == nrb.mean() and row["accuracy_b"] == rb.mean()
+    assert row["log_odds_b_vs_a"] < 0 and row["ci_low"] < row["log_odds_b_vs_a"] < row["ci_high"]
+    assert row["odds_ratio"] == pytest.approx(math.exp(row["log_odds_b_vs_a"]))
+    assert "Across-participant presentation" in sections["paired_people"].notes[0]
 
 
 def test_dual_sided_accuracy_overall_and_by_column():
@@ -187,7 +221,7 @@ def simulate_people(study, n, answer):
         flow.participant_finish(participant=person)
 
 
-def open_for_people(study, per_person):
+def open_for_people(study, per_person, **arm_settings):
     from experiments import services
     from experiments.models import StudyStatus
     from experiments.participation.services import human_arm_ensure
@@ -196,6 +230,8 @@ def open_for_people(study, per_person):
     arm = human_arm_ensure(study=study)
     arm.items_per_participant, arm.attention_checks, arm.completion_code = per_person, [], "DONE"
     arm.practice = []
+    for name, value in arm_settings.items():
+        setattr(arm, name, value)
     arm.save()
     review_consent(study)
     services.study_transition(study=study, to=StudyStatus.OPEN)
@@ -256,13 +292,13 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     row = table[(table.respondent == "tiny") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
     assert (row["pairs"], row["tau"], row["tau_R"]) == (16, both / 16, rb_right / 16)
     assert row["tau_low"] == pytest.approx(wilson_low(both, 16))
-    human = table[(table.respondent == "human") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
-    answers = defaultdict(list)  # people: k-th answer to each member, paired in participant order
-    for t in Trial.objects.filter(participant__study=study).select_related("item").order_by("participant_id"):
-        answers[(t.item.pair_id, t.item.pair_role)].append(t.correct)
-    couples = [(r, n) for (pair, role), rs in answers.items() if role == "rulebreaker"
-               for r, n in zip(rs, answers.get((pair, "non-rulebreaker"), []))]
-    assert human["pairs"] == len(couples) > 0 and human["tau"] == sum(r and n for r, n in couples) / len(couples)
+    assert "human" not in set(table.respondent)  # presented across participants: people have no pairs
+    members = pd.read_csv(tmp_path / "e2e-rb" / "tables" / "paired_people_members.csv").iloc[0]
+    by_role = defaultdict(list)
+    for t in Trial.objects.filter(participant__study=study).select_related("item"):
+        by_role[t.item.pair_role].append(t.correct)
+    assert (members["answers_a"], members["answers_b"]) == (len(by_role["non-rulebreaker"]), len(by_role["rulebreaker"]))
+    assert members["accuracy_b"] == pytest.approx(sum(by_role["rulebreaker"]) / len(by_role["rulebreaker"]))
     html = (tmp_path / "e2e-rb" / "report.html").read_text(encoding="utf-8")
     assert "RULEBREAKERS (000)" in html and "rulebreakers_confidence.csv" in html
     data = pd.read_csv(tmp_path / "e2e-rb" / "data" / "scores.csv")
@@ -280,7 +316,7 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     assert model.loc[("overall", ""), "correct"] == sum(right.values()) and model.loc[("overall", ""), "rules"] == 12
     hot = [v for key, v in right.items() if rules[key]["original"][1] == "hot"]
     assert model.loc[("domain", "hot"), "accuracy"] == pytest.approx(sum(hot) / len(hot))
-    assert "human" in set(table.respondent)
+    assert "human" not in set(table.respondent)
 
     # perturbation: the 2×2 table of (original, perturbed) correctness, from the rows
     study = Study.objects.get(slug="e2e-pt")
@@ -294,3 +330,28 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     assert table.n11 + table.n12 + table.n21 + table.n22 == 48
     assert {s.key for s in results["e2e-pt"].sections} >= {"perturbation"}
     assert "rulebreakers" not in {s.key for s in results["e2e-pt"].sections}
+
+
+@pytest.mark.django_db
+def test_people_shown_both_members_are_paired_with_themselves_in_the_report(tmp_path, monkeypatch):
+    from django.core.management import call_command
+
+    from analysis import services as analysis_services
+    from experiments.models import Study, Trial
+
+    monkeypatch.setattr("analysis.report._versions", lambda: {"Python": "test"})
+    call_command("generate_items", "rulebreakers", "within-rb", "--pairs", "8", "--variants", "follow/yes-no")
+    study = Study.objects.get(slug="within-rb")
+    open_for_people(study, 8, paired_presentation="within", paired_min_gap=3)
+    simulate_people(study, 4, lambda item: "no" if item.pair_role == "rulebreaker" and item.pk % 3 == 0 else "yes")
+    report = analysis_services.report_build(study=study, out_dir=tmp_path / "r")
+    table = pd.read_csv(tmp_path / "r" / "tables" / "rulebreakers_accuracy.csv")
+    human = table[(table.respondent == "human") & (table.subset == "overall") & (table.variant == "all")].iloc[0]
+    answers = defaultdict(dict)  # each person's own pairs, from the rows
+    for t in Trial.objects.filter(participant__study=study).select_related("item"):
+        answers[(t.participant_id, t.item.pair_id)][t.item.pair_role] = t.correct
+    pairs = [a for a in answers.values() if len(a) == 2]
+    assert len(pairs) == 16 == human["pairs"]  # 4 people × 4 pairs, both members each
+    assert human["tau"] == sum(a["rulebreaker"] and a["non-rulebreaker"] for a in pairs) / 16
+    people = next(s for s in report.sections if s.key == "paired_people")
+    assert "members" not in people.tables and "Within-participant presentation" in people.notes[0]
