@@ -45,6 +45,32 @@ def default_attention_checks() -> list[dict]:
     ]
 
 
+def one_statement_attention_checks() -> list[dict]:
+    """Catch items of one statement each, for designs whose items have one (necessitation, 003
+    Appendix C.1): the instructions then promise "a statement" and the checks keep that promise. Their
+    forms (p ∧ q ⊢ p, p ⊢ ¬p) are neither the design's ({φ} ⊢ □φ, ◇φ, φ) nor its practice's."""
+    return [
+        {
+            "premises": ["Anna is reading a book and Tom is baking bread."],
+            "question": "Can we infer that Anna is reading a book?",
+            "answer": "yes",
+        },
+        {
+            "premises": ["Ben is washing a car."],
+            "question": "Can we infer that Ben isn't washing a car?",
+            "answer": "no",
+        },
+    ]
+
+
+ONE_STATEMENT_DESIGNS = ("necessitation",)
+
+
+def default_attention_checks_for(design: str) -> list[dict]:
+    """A new study's catch items: one statement each where the design's items have one."""
+    return one_statement_attention_checks() if design in ONE_STATEMENT_DESIGNS else default_attention_checks()
+
+
 def _check_questions(value, label: str) -> None:
     if not isinstance(value, list):
         raise ValidationError(f"{label} must be a list of {{premises, question, answer}} objects.")

@@ -20,7 +20,7 @@ from ..models import (
     Trial,
 )
 from . import choice, consent, fastsave, lists, paired, practice
-from .arm import PairedPresentation
+from .arm import PairedPresentation, default_attention_checks_for
 from .fastsave import ATTENTION_DESIGN
 from .payload import KEYS, PayloadError, TrialPayload, parse_trial
 from .selectors import participant_by_token
@@ -40,8 +40,12 @@ class FlowError(Exception):
 
 
 def human_arm_ensure(*, study: Study) -> HumanArm:
-    """The study's human arm; a new one practises on its design's default set (practice.py)."""
-    arm, _ = HumanArm.objects.get_or_create(study=study, defaults={"practice": practice.default_for(study.design)})
+    """The study's human arm; a new one practises on its design's default set (practice.py) and gets
+    its design's default catch items (one statement each where the design's items have one)."""
+    arm, _ = HumanArm.objects.get_or_create(study=study, defaults={
+        "practice": practice.default_for(study.design),
+        "attention_checks": default_attention_checks_for(study.design),
+    })
     return arm
 
 

@@ -50,8 +50,17 @@ def test_necessitation_items_come_with_one_statement_not_two():
     assert "two statements" not in page
 
 
+def test_the_necessitation_designs_default_catch_items_keep_the_one_statement_promise():
+    study = open_design("necessitation")  # the design's default catch items: one statement each
+    assert [len(check["premises"]) for check in study.human_arm.attention_checks] == [1, 1]
+    page = instructions(study)
+    assert "presented with a statement followed by a question" in page and "two statements" not in page
+
+
 def test_the_catch_items_count_as_what_the_participant_sees():
-    page = instructions(open_design("necessitation"))  # the default catch items have two statements
+    two = [{"premises": ["Anna is reading a book.", "Tom is baking bread."],
+            "question": "Can we infer that Anna is reading a book?", "answer": "yes"}]
+    page = instructions(open_design("necessitation", attention_checks=two))
     assert "presented with one or two statements followed by a question" in page
 
 
