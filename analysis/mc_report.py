@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import multiple_choice as mc
 from .metrics import bootstrap_mean
-from .mixed import Section
+from .sections import Section
 
 ALPHAS = (0.5,)  # Appendix F's α shown beside PartialCircular (α = 1) and plain c/4 (α = 0 is not needed)
 COLUMNS = ["respondent", "type", "measure", "n", "estimate", "ci_low", "ci_high"]

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .mixed import Section
+from .sections import Section
 
 HUMAN = "human"
 ACROSS, WITHIN = "across", "within"

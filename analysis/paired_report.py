@@ -22,7 +22,7 @@ import math
 import pandas as pd
 
 from . import paired, paired_people
-from .mixed import Section
+from .sections import Section
 from .paired_frames import PairedInputs
 
 HUMAN = "human"

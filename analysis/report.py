@@ -16,6 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import metrics, mixed, plots, prep
+from .rprocess import RProcess, run_section
+from .sections import Section, StudyFrames, fit_spec
 from . import rbridge as rb
 from . import mc_report, paired_report
 from .frames import SCORE_COLUMNS, TRIAL_COLUMNS
@@ -31,7 +33,7 @@ class ReportResult:
     out_dir: Path
     html: Path
     tables: list[Path]
-    sections: list[mixed.Section]
+    sections: list[Section]
     exclusions: pd.DataFrame
     n_scores: int = 0
     n_trials: int = 0
@@ -54,7 +56,7 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _figures(section: mixed.Section, ranks: dict[str, int]) -> None:
+def _figures(section: Section, ranks: dict[str, int]) -> None:
     if section.absent:
         return
     tables = section.tables
@@ -72,8 +74,8 @@ def _figures(section: mixed.Section, ranks: dict[str, int]) -> None:
         section.figures["agents_by_argform"] = plots.agents(tables["emmeans_agent_by_argform"], "argform")
 
 
-def _sequent_section(scores: pd.DataFrame) -> mixed.Section:
-    section = mixed.Section("sequents", "Figure 4: perplexity vs confidence per logical sequent")
+def _sequent_section(scores: pd.DataFrame) -> Section:
+    section = Section("sequents", "Figure 4: perplexity vs confidence per logical sequent")
     table = metrics.sequent_means(scores) if len(scores) else pd.DataFrame()
     needed = {"perplexity_real", "perplexity_nonsense"}
     if table.empty or not needed <= set(table.columns):
@@ -116,14 +118,14 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
                  runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions(),
                  paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
                  configurations: pd.DataFrame | None = None, runs_requested: list[int] | None = None,
-                 helper: mixed.RProcess | None = None) -> ReportResult:
+                 helper: RProcess | None = None) -> ReportResult:
     """`runs` is analysis.runs.table (every run of the study, used or not and why), `configurations`
     analysis.runs.configurations (how each used run's configuration asked and answered),
     `runs_requested` the run ids asked for (empty: the default rule).
 
     R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
     human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
-    (mixed.RProcess; the caller may start it before reading its data, else it starts here and is
+    (RProcess; the caller may start it before reading its data, else it starts here and is
     closed at the end), while this process does the rest."""
     out_dir = Path(out_dir)
     (out_dir / "tables").mkdir(parents=True, exist_ok=True)
@@ -135,7 +137,7 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
     inputs = _Inputs(runs=runs if runs is not None else pd.DataFrame(columns=list(RUN_COLUMNS)),
                      configurations=configurations if configurations is not None else pd.DataFrame(),
                      requested=list(runs_requested or []))
-    own = mixed.RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
+    own = RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
     with own as helper:
         return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings)
 
@@ -162,15 +164,18 @@ class _Inputs:
 
 def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings):
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
-    agents = helper.submit(mixed.agents, kept, scores)  # first: it takes longest
+    frames = StudyFrames(scores=scores, kept=kept)
+    agents = helper.submit(fit_spec, mixed.AGENTS, frames)  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", metrics.table1, scores, kept)
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir)
     sections = []
-    for function, args in [(mixed.eq4, (scores,)), (mixed.eq5, (scores,)), (mixed.eq6, (kept,)),
-                           (_sequent_section, (scores,)), (mixed.necessitation, (scores,)),
-                           (mixed.distribution, (scores,))]:
-        sections.append(_timed(timings, f"section {function.__name__.strip('_')}", mixed.run_section, function, *args))
-    sections.append(_timed(timings, f"section agents ({helper.where}, waited for)", agents.result))
+    for spec in mixed.SPECS:
+        if spec is mixed.AGENTS:
+            sections.append(_timed(timings, f"section agents ({helper.where}, waited for)", agents.result))
+        else:
+            sections.append(_timed(timings, f"section {spec.key}", run_section, fit_spec, spec, frames))
+        if spec is mixed.EQ6:
+            sections.append(_timed(timings, "section sequents", run_section, _sequent_section, scores))
     sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, paired)  # issue 6
     sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, mc_runs)  # issue 7
     ranks = _ranks(table1)

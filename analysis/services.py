@@ -35,14 +35,15 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from . import frames, mixed, paired_frames, runs
+    from . import frames, paired_frames, runs
+    from .rprocess import RProcess
     from .report import build_report
 
     rules = rules or exclusions_for(study=study)
     chosen = runs.select_runs(study, run_ids or None)
     used = runs.used_ids(chosen)
     # the human-vs-model fit's process loads its R while the frames are read
-    with mixed.RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
+    with RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
         scores = frames.scores_frame(study, used)
         return build_report(

@@ -95,7 +95,7 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_test_environment, teardown_test_environment
 
-    from analysis.mixed import processes_default
+    from analysis.rprocess import processes_default
     from experiments import services
 
     processes = processes_default()

@@ -158,3 +158,14 @@ def ratelimits() -> dict[str, str]:
 def https() -> bool:
     """DUET_HTTPS=true: served over HTTPS (directly or behind a TLS-terminating proxy)."""
     return env.bool("DUET_HTTPS", default=False)
+
+
+def analysis_processes() -> int | None:
+    """DUET_ANALYSIS_PROCESSES: how many processes (one R each) a report may use; None when unset
+    (the analysis then picks 2 on a machine with two or more CPUs)."""
+    text = os.environ.get("DUET_ANALYSIS_PROCESSES", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise SettingsError(f"DUET_ANALYSIS_PROCESSES must be a whole number ≥ 1, not '{text}'.")
+    return int(text)

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import mixed, prep, simulate
+from analysis import mixed, prep, rprocess, simulate
+from studyserver.env import SettingsError
 
 
 @pytest.fixture(scope="module")
@@ -79,11 +80,11 @@ def test_agents_model_compares_humans_with_each_model(r_stack, sim):
 
 
 def test_a_second_process_fits_the_same_model_and_falls_back_when_it_cannot(r_stack, sim, monkeypatch):
-    """The report's human-vs-model fit in its own spawned R process (mixed.RProcess) gives exactly
+    """The report's human-vs-model fit in its own spawned R process (rprocess.RProcess) gives exactly
     the tables fitted here; with one process allowed, or where none can start, it runs here."""
     scores, trials = sim
     here = mixed.agents(trials, scores)
-    helper = mixed.RProcess(processes=2)
+    helper = rprocess.RProcess(processes=2)
     try:
         assert helper.where == "second process"
         there = helper.submit(mixed.agents, trials, scores).result()
@@ -92,18 +93,18 @@ def test_a_second_process_fits_the_same_model_and_falls_back_when_it_cannot(r_st
     assert there.tables.keys() == here.tables.keys() and there.warnings == here.warnings
     for name, table in here.tables.items():
         pd.testing.assert_frame_equal(there.tables[name], table, check_exact=False, rtol=1e-9)
-    assert mixed.RProcess(processes=1).where == "this process"
+    assert rprocess.RProcess(processes=1).where == "this process"
     monkeypatch.setenv("DUET_ANALYSIS_PROCESSES", "1")
-    assert mixed.processes_default() == 1 and mixed.RProcess().where == "this process"
+    assert rprocess.processes_default() == 1 and rprocess.RProcess().where == "this process"
     monkeypatch.setenv("DUET_ANALYSIS_PROCESSES", "two")
-    with pytest.raises(ValueError, match="DUET_ANALYSIS_PROCESSES"):
-        mixed.processes_default()
+    with pytest.raises(SettingsError, match="DUET_ANALYSIS_PROCESSES"):
+        rprocess.processes_default()
 
     def no_children(*args, **kwargs):
         raise AssertionError("daemonic processes are not allowed to have children")
 
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", no_children)
-    inside_a_daemon = mixed.RProcess(processes=2)
+    inside_a_daemon = rprocess.RProcess(processes=2)
     assert inside_a_daemon.where == "this process"
     assert "both human trials" in inside_a_daemon.submit(mixed.agents, trials.iloc[:0], scores).result().absent
 

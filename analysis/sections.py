@@ -1,0 +1,182 @@
+"""Report sections, declared: a `ModelSpec` says what one mixed model of the report is (its frame,
+formula, family, the levels and groups it needs, its likelihood-ratio terms and marginal-means
+tables), and `fit_spec` fits any of them the same way. A `StudyFrames` bundle carries the data every
+section reads. The specs themselves live in analysis/mixed.py; analysis/reproduce.py writes the
+scripts that refit them from the report's model frames.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+from scipy import stats
+
+from . import rbridge as rb
+
+Z_999 = float(stats.norm.ppf(0.9995))
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    formula: str = ""
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    absent: str = ""
+    n_obs: int = 0
+    data: pd.DataFrame | None = None  # the exact frame the main model was fitted on
+    figures: dict[str, bytes] = field(default_factory=dict)
+    fitted: "FittedModel | None" = None  # how the main model was fitted (for the reproduce scripts)
+
+
+@dataclass(frozen=True)
+class FittedModel:
+    """What a script needs to refit a section's main model exactly as the report did."""
+
+    formula: str
+    family: str  # gaussian (lmerTest::lmer, REML) or binomial (lme4::glmer)
+    nagq: int  # glmer's nAGQ (1: Laplace; 0: fixed effects inside PIRLS)
+    optimizer: str  # the optimizer the kept fit used
+    levels: dict[str, list[str]]  # factor → its levels in order (the first is the reference)
+    lrt_terms: tuple[str, ...] = ()
+    lrt_optimizers: dict[str, str] = field(default_factory=dict)  # term → the optimizer its reduced model used
+
+
+@dataclass(frozen=True)
+class StudyFrames:
+    """The data the report's models read: the model scores and the human trials kept after the
+    exclusions (analysis/prep.py)."""
+
+    scores: pd.DataFrame
+    kept: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One mixed model of the report."""
+
+    key: str
+    title: str
+    formula: str
+    frame: Callable[[StudyFrames], pd.DataFrame]  # the analysed rows, factors coded (module-level: pickled)
+    columns: tuple[str, ...]  # the model frame's columns
+    group: str  # the grouping factor (random effects) ...
+    needs: str  # ... and what it must have answered: "valid modal-syllogism scores"
+    factors: tuple[str, ...] = ("modality", "argform")  # each needs at least two levels
+    min_groups: int = 2
+    family: str = "gaussian"
+    fast: bool = False  # binomial only: nAGQ = 0
+    lrt: tuple[str, ...] = ()
+    emmeans: tuple[tuple[str, str], ...] = ()  # (table, spec); binomial models: on the probability scale
+    pairs: tuple[tuple[str, str], ...] = ()  # (table, spec): every pairwise difference
+    versus: tuple[tuple[str, str, str | None], ...] = ()  # (table, factor, by): levels vs the reference
+    hypotheses: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (factor, ((low, high), …))
+    random_effects: bool = False
+    notes: tuple[str, ...] = ()
+    precheck: Callable[[StudyFrames], str] | None = None  # a reason the section cannot be fitted
+    extra: Callable[[Section, rb.Fit, pd.DataFrame], None] | None = None  # the section's own additions
+
+
+def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
+    """Fit one declared model: the section says why when the data cannot support it."""
+    section = Section(spec.key, spec.title, spec.formula)
+    section.absent = spec.precheck(frames) if spec.precheck else ""
+    if section.absent:
+        return section
+    frame = spec.frame(frames)
+    section.absent = (lacks(frame, spec.group, spec.min_groups, spec.needs)
+                      or levels_missing(frame, list(spec.factors)))
+    if section.absent:
+        return section
+    data = frame[list(spec.columns)]
+    fit = rb.fit(spec.formula, data, family=spec.family, fast=spec.fast)
+    record_fit(section, fit, data)
+    if spec.lrt:
+        record_lrt(section, fit, list(spec.lrt))
+    response = spec.family == "binomial"
+    for name, marginal in spec.emmeans:
+        section.tables[name] = rb.emmeans(fit, marginal, response=response)
+    for name, marginal in spec.pairs:
+        section.tables[name] = rb.pairs(fit, marginal)
+    for name, factor, by in spec.versus:
+        section.tables[name] = rb.versus_reference(fit, factor, by)
+    found = [t for t in (hypotheses(fit, frame, factor, pairs) for factor, pairs in spec.hypotheses) if t is not None]
+    if found:
+        section.tables["hypotheses"] = pd.concat(found, ignore_index=True)
+    if spec.random_effects:
+        section.tables["random_effects"] = random_effects_table(fit)
+    section.notes += list(spec.notes)
+    if spec.extra:
+        spec.extra(section, fit, frame)
+    lrt = section.tables.get("lrt")
+    section.fitted = FittedModel(
+        formula=spec.formula, family=spec.family, nagq=0 if spec.fast else 1, optimizer=fit.optimizer,
+        levels={c: [str(v) for v in data[c].cat.categories] for c in data.columns
+                if isinstance(data[c].dtype, pd.CategoricalDtype)},
+        lrt_terms=tuple(spec.lrt),
+        lrt_optimizers=dict(zip(lrt["term"], lrt["optimizer"])) if lrt is not None else {},
+    )
+    return section
+
+
+def lacks(frame: pd.DataFrame, group: str, minimum: int, what: str) -> str:
+    count = frame[group].nunique() if len(frame) else 0
+    if count < minimum:
+        return f"needs {what} from at least {minimum} {group}s (random effects by {group}); found {count}"
+    return ""
+
+
+def levels_missing(frame: pd.DataFrame, factors: list[str]) -> str:
+    for factor in factors:
+        present = frame[factor].nunique() if len(frame) else 0
+        if present < 2:
+            return f"the factor '{factor}' has {present} level(s) in the data; it needs at least 2"
+    return ""
+
+
+def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
+    section.data = data
+    section.n_obs = fit.n_obs
+    section.warnings += fit.warnings
+    if len(fit.attempts) > 1:
+        section.notes.append(f"Optimizers tried: {', '.join(fit.attempts)}; kept {fit.optimizer}.")
+    section.tables["coefficients"] = fit.coefs
+    section.tables["random_variances"] = fit.variances
+    section.stats.update({f"r2_{k}": v for k, v in rb.r2(fit).items()})
+    section.stats["n_obs"] = fit.n_obs
+    for group, count in fit.groups.items():
+        section.stats[f"n_{group}"] = count
+
+
+def record_lrt(section: Section, fit: rb.Fit, terms: list[str]) -> None:
+    """The likelihood-ratio tests; warnings of their refits join the section's warnings."""
+    table = rb.lrt(fit, terms)
+    section.tables["lrt"] = table
+    section.warnings += rb.lrt_warnings(table)
+
+
+def hypotheses(fit: rb.Fit, frame: pd.DataFrame, factor: str, pairs) -> pd.DataFrame | None:
+    present = set(frame[factor].astype(str))
+    usable = [(a, b) for a, b in pairs if a in present and b in present]
+    if not usable:
+        return None
+    table = rb.hypotheses(fit, factor, usable)
+    table.insert(0, "factor", factor)
+    return table
+
+
+def random_effects_table(fit: rb.Fit, level_z: float = Z_999) -> pd.DataFrame:
+    """Per-group conditional modes with CIs (default 99.9%) and the mixed effect (fixed + random)."""
+    table = rb.random_effects(fit)
+    fixed = dict(zip(fit.coefs["term"], fit.coefs["Estimate"]))
+    table["fixed"] = table["term"].map(fixed).astype(float)
+    table["ci_low"] = table["condval"] - level_z * table["condsd"]
+    table["ci_high"] = table["condval"] + level_z * table["condsd"]
+    table["mixed"] = table["fixed"] + table["condval"]
+    table["mixed_ci_low"] = table["fixed"] + table["ci_low"]
+    table["mixed_ci_high"] = table["fixed"] + table["ci_high"]
+    return table.rename(columns={"condval": "random", "condsd": "random_sd"})
