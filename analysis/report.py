@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics, mixed, plots, prep
+from . import metrics, mixed, plots, prep, reproduce
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec
 from . import rbridge as rb
@@ -195,6 +195,10 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
             written.append(path)
         if section.data is not None:
             _write_data(section.data, data_dir / "model_frames", section.key)
+        if section.fitted is not None:
+            section.notes.append(f"Refit it yourself from data/model_frames/{section.key}.csv: reproduce.R (lme4, "
+                                 "lmerTest) and reproduce.py (pymer4) in this folder.")
+    written += reproduce.write_scripts(sections, out_dir)
     participants = sorted(kept["participant"].unique()) if len(kept) else []
     html = render(
         title=title, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
