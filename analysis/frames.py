@@ -36,6 +36,7 @@ TRIAL_COLUMNS = {
     "participant": "pseudonymous participant label (P + database id; no Prolific ID)",
     "participant_status": "the session's status (completed, failed_attention, …)",
     "is_preview": "True for a researcher's preview session",
+    "is_simulated": "True for a simulated pilot participant (a bot; only in pilot reports)",
     "attention_failures": "attention checks the participant answered wrongly",
     "failed_attention": "True when the participant failed the attention checks by the study's rule "
                         "(experiments/participation/attention.py; the rule is printed in the report)",
@@ -92,8 +93,9 @@ def _field_names(model) -> set[str]:
     return {f.name for f in model._meta.get_fields()}
 
 
-def trials_frame(study) -> pd.DataFrame:
-    """Every trial of the study (exclusions are applied later, explicitly, by analysis.prep)."""
+def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
+    """Every trial of the study (exclusions are applied later, explicitly, by analysis.prep); a
+    simulated pilot's bots only when `include_simulated` (a pilot report)."""
     from django.db.models import BooleanField, ExpressionWrapper
 
     from experiments.models import Trial
@@ -101,7 +103,8 @@ def trials_frame(study) -> pd.DataFrame:
 
     lookups = {
         "participant_id": "participant_id", "participant__status": "participant_status",
-        "participant__is_preview": "is_preview", "participant__key_mapping": "key_mapping",
+        "participant__is_preview": "is_preview", "participant__is_simulated": "is_simulated",
+        "participant__key_mapping": "key_mapping",
         "index": "trial_index", "answer": "answer", "correct": "correct", "rt_ms": "rt_ms",
         **_ITEM_LOOKUPS,
     }
@@ -110,7 +113,10 @@ def trials_frame(study) -> pd.DataFrame:
     lookups.update({name: name for name in optional if name in trial_fields})
     lookups["participant__attention_failures"] = "attention_failures"
     lookups["failed_attention"] = "failed_attention"
-    rows = (Trial.objects.filter(participant__study=study).order_by("participant_id", "index")
+    rows = Trial.objects.filter(participant__study=study)
+    if not include_simulated:
+        rows = rows.filter(participant__is_simulated=False)
+    rows = (rows.order_by("participant_id", "index")
             .annotate(failed_attention=ExpressionWrapper(attention.failed_q("participant__"), BooleanField())))
     frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
     for name, default in optional.items():

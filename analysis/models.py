@@ -43,6 +43,10 @@ class Report(models.Model):
         help_text="The model runs whose scores the analyses read (ids), filled when the report is built; the "
         "report's tables/runs.csv lists every run of the study with why it was used or not.",
     )
+    pilot = models.BooleanField(
+        default=False, editable=False,
+        help_text="A pilot report: the simulated pilots' bots are read as participants (they are never data).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)

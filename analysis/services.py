@@ -28,10 +28,12 @@ def exclusions_for(*, study) -> Exclusions:
     return Exclusions(**given, attention_rule=human_arm_ensure(study=study).attention_rule().describe())
 
 
-def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_ids: list[int] | None = None):
+def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_ids: list[int] | None = None,
+                 pilot: bool = False):
     """Read the study's trials and the scores of the runs analysis.runs selects (`run_ids`: exactly
     those; None or empty: the default rule) and write the report files into out_dir. A bad selection
-    raises ValueError before anything is read or written."""
+    raises ValueError before anything is read or written. A pilot report (`pilot`) also reads the
+    simulated pilots' bots (experiments/participation/pilot.py) and says so in its title."""
     from experiments.models import Trial
     from inference.models import ModelScore
 
@@ -47,8 +49,9 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
         scores = frames.scores_frame(study, used)
         return build_report(
-            scores=scores, trials=frames.trials_frame(study), out_dir=Path(out_dir),
-            title=f"Duet report: {study.title} ({study.slug})", runs=runs.table(chosen),
+            scores=scores, trials=frames.trials_frame(study, include_simulated=pilot), out_dir=Path(out_dir),
+            title=(f"PILOT report (simulated participants included, not data): {study.title} ({study.slug})" if pilot
+                   else f"Duet report: {study.title} ({study.slug})"), runs=runs.table(chosen),
             configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
             runs_requested=sorted(set(run_ids or [])), rules=rules,
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
@@ -65,7 +68,7 @@ def _move(report: Report, target: str, **fields) -> None:
     report.save()
 
 
-def report_request(*, study, run_ids: list[int] | None = None) -> Report:
+def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = False) -> Report:
     """Create a queued report and hand it to a worker once the transaction commits. `run_ids`: exactly
     these runs (analysis.runs checks them: ValueError naming the runs refused); None or empty: the
     default rule, applied when the report is built."""
@@ -74,7 +77,7 @@ def report_request(*, study, run_ids: list[int] | None = None) -> Report:
     exclusions_for(study=study)  # bad settings fail here, before anything is queued
     requested = sorted(set(run_ids or []))
     runs.select_runs(study, requested or None)  # and a bad selection
-    report = Report.objects.create(study=study, runs_requested=requested)
+    report = Report.objects.create(study=study, runs_requested=requested, pilot=pilot)
     report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
     report.save(update_fields=["out_dir"])
     _dispatch(report.pk)  # sent once the transaction commits
@@ -105,7 +108,8 @@ def report_execute(*, report_id: int) -> Report:
             return report
         _move(report, ReportStatus.RUNNING, started_at=timezone.now())
     try:
-        result = report_build(study=report.study, out_dir=Path(report.out_dir), run_ids=report.runs_requested or None)
+        result = report_build(study=report.study, out_dir=Path(report.out_dir), run_ids=report.runs_requested or None,
+                              pilot=report.pilot)
     except Exception as error:
         with transaction.atomic():
             if not _withdrawn_meanwhile(report):

@@ -115,6 +115,7 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
         chosen["participant"] = f"P{p + 1}"
         chosen["participant_status"] = "completed"
         chosen["is_preview"] = False
+        chosen["is_simulated"] = False
         chosen["attention_failures"] = 0
         chosen["failed_attention"] = False
         chosen["key_mapping"] = "f_yes" if p % 2 else "j_yes"

@@ -269,9 +269,9 @@ class FailedAttentionFilter(admin.SimpleListFilter):
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = (
         "prolific_pid", "study", "key_mapping", "status", "answered", "attention", "list_number", "last_seen_at",
-        "is_preview", "started_at", "finished_at",
+        "is_preview", "is_simulated", "started_at", "finished_at",
     )
-    list_filter = ("study", "status", FailedAttentionFilter, "key_mapping", "is_preview")
+    list_filter = ("study", "status", FailedAttentionFilter, "key_mapping", "is_preview", "is_simulated")
     search_fields = ("prolific_pid",)
     list_select_related = ("study",)
     exclude = ("token",)

@@ -329,6 +329,11 @@ class Participant(models.Model):
         max_length=20, choices=ParticipantStatus.choices, default=ParticipantStatus.STARTED
     )
     is_preview = models.BooleanField(default=False)
+    is_simulated = models.BooleanField(
+        default=False, editable=False,
+        help_text="A simulated pilot's bot (participation/pilot.py): never counted as data, left out of exports and "
+        "of every report but a pilot report.",
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The participant flow (experiments/participation/): an unguessable token names the session in
@@ -406,3 +411,4 @@ class Trial(models.Model):
 
 
 from .participation.arm import HumanArm  # noqa: E402,F401  (the human-arm settings of a study)
+from .participation.pilot import Pilot  # noqa: E402,F401  (simulated pilots)

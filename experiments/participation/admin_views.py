@@ -47,6 +47,7 @@ def progress_html(study: Study) -> str:
             ("failed attention check", format_html("{} ({} ended there; rule: {})", p.failed_attention,
                                                     p.failed_attention_ended, p.attention_rule)),
             ("completed and passed the attention checks (analysed)", p.usable),
+            ("simulated pilot participants (not data; pilot reports only)", p.simulated),
             ("median completion time", median),
             ("suggested pay per participant", format_html("{} (at {} {}/hour)", pay, p.hourly_rate, p.currency)),
         ],

@@ -85,6 +85,7 @@ NOT_ABOUT_THE_PARTICIPANT = {
     "Participant.study": "the study this page belongs to",
     "Participant.token": "a random key that names the session in its links",
     "Participant.is_preview": "marks the staff's own previews",
+    "Participant.is_simulated": "marks the researcher's simulated pilot sessions (bots, not people)",
     "Trial.id": "a row number",
     "Trial.participant": "links an answer to its session",
     "Trial.idempotency_key": "a random key that stops an answer being saved twice",

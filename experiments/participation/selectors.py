@@ -41,6 +41,7 @@ class Progress:
     failed_attention_ended: int  # of those, sessions that ended there (status failed_attention)
     usable: int  # completed and not failed: the participants the report analyses
     attention_rule: str
+    simulated: int  # a pilot's bots (participation/pilot.py), counted apart from everything above
     median_minutes: float | None
     suggested_pay: Decimal | None
     hourly_rate: Decimal
@@ -52,7 +53,7 @@ def study_progress(*, study: Study) -> Progress:
     from .services import human_arm_ensure
 
     arm = human_arm_ensure(study=study)
-    real = Participant.objects.filter(study=study, is_preview=False)
+    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
     counts = {s: 0 for s in ParticipantStatus.values}
     for status in real.values_list("status", flat=True):
         counts[status] += 1
@@ -80,6 +81,7 @@ def study_progress(*, study: Study) -> Progress:
         failed_attention=failed.count(), failed_attention_ended=counts[ParticipantStatus.FAILED_ATTENTION],
         usable=real.filter(status=ParticipantStatus.COMPLETED).exclude(attention.failed_q()).count(),
         attention_rule=rule.describe(), median_minutes=median,
+        simulated=Participant.objects.filter(study=study, is_simulated=True).count(),
         suggested_pay=pay, hourly_rate=arm.hourly_rate(), currency=arm.currency, last_seen=last_seen,
     )
 
@@ -95,7 +97,7 @@ EXPORT_COLUMNS = (
 
 def trials_for_export(*, study: Study) -> QuerySet[Trial]:
     return (
-        Trial.objects.filter(participant__study=study, participant__is_preview=False)
+        Trial.objects.filter(participant__study=study, participant__is_preview=False, participant__is_simulated=False)
         .select_related("participant", "item", "item__interpretation")
         .order_by("participant_id", "index")
     )

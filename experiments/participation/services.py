@@ -51,7 +51,7 @@ def human_arm_ensure(*, study: Study) -> HumanArm:
 
 def _holding(study: Study):
     return Participant.objects.filter(
-        study=study, is_preview=False, status__in=ParticipantStatus.holding()
+        study=study, is_preview=False, is_simulated=False, status__in=ParticipantStatus.holding()
     )
 
 
@@ -154,12 +154,14 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
 @transaction.atomic
 def participant_start(
     *, study: Study, prolific_pid: str, prolific_study_id: str = "", prolific_session_id: str = "",
-    preview: bool = False,
+    preview: bool = False, simulated: bool = False,
 ) -> tuple[Participant, bool]:
-    """Start (or resume) one participation; returns (participant, created)."""
+    """Start (or resume) one participation; returns (participant, created). A simulated participant
+    (a pilot's bot, participation/pilot.py) may start on a study that is not open, holds no place of
+    the sample, and is balanced over lists and keys among the study's other simulated participants."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     arm = human_arm_ensure(study=study)
-    if not preview:
+    if not preview and not simulated:
         by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
         if by_pid is not None:
             return by_pid, False
@@ -178,13 +180,16 @@ def participant_start(
         participants_expire(study=study)
         if _holding(study).count() >= arm.target_sample_size:
             raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
-    holders = _holding(study) if not preview else Participant.objects.none()
+    if simulated:
+        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
+    else:
+        holders = _holding(study) if not preview else Participant.objects.none()
     number, seed, plan = _plan(study, arm, holders)
     mapping_counts = {m: holders.filter(key_mapping=m).count() for m in KeyMapping.values}
     mapping = lists.balanced_choice(mapping_counts, KeyMapping.values, seed)
     participant = Participant(
         study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
-        prolific_session_id=prolific_session_id, key_mapping=mapping, is_preview=preview,
+        prolific_session_id=prolific_session_id, key_mapping=mapping, is_preview=preview, is_simulated=simulated,
         token=secrets.token_urlsafe(32), list_number=number, list_seed=seed, plan=plan,
         last_seen_at=timezone.now(),
     )

@@ -16,6 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("--min-rt", type=float, help="drop trials faster than this many ms (default 200)")
         parser.add_argument("--rt-sd", type=float, help="drop trials this many SD from the participant's mean log RT (default 3)")
         parser.add_argument("--keep-incomplete", action="store_true", help="keep sessions that were not completed")
+        parser.add_argument("--pilot", action="store_true",
+                            help="a pilot report: include the simulated participants of the study's pilots (never data)")
         parser.add_argument("--runs", type=int, nargs="+", metavar="ID",
                             help="analyse exactly these model runs (done, scoring runs of the study; never two runs of "
                             "one configuration over the same items); default: each configuration's latest complete run")
@@ -57,7 +59,8 @@ class Command(BaseCommand):
         from analysis.runs import RunSelectionError
 
         try:
-            result = services.report_build(study=study, out_dir=out, rules=rules, run_ids=options["runs"])
+            result = services.report_build(study=study, out_dir=out, rules=rules, run_ids=options["runs"],
+                                           pilot=options["pilot"])
         except RunSelectionError as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"  model runs used: {', '.join(str(i) for i in result.runs_used) or 'none'} "

@@ -1,0 +1,226 @@
+"""Simulated pilots: bots that take a study the way participants do (oTree's bots are the model).
+
+A `Pilot` row records one request (how many bots, their answer and response-time profile, the
+seed) and what came of it. `pilot_execute` walks each bot through the participant flow over HTTP,
+through the same views and URLs a browser uses — session page, consent, instructions, practice,
+every trial as the JSON the page sends, the completion — with Django's test client inside this
+process. So a pilot exercises consent, lists, key mapping, saving and completion for real.
+
+Bots are `Participant.is_simulated`: they may run on a draft study (a pilot comes before opening),
+never hold a place of the real sample or count for its list and key balance (they are balanced
+among themselves), and are left out of the study page's counts, the exports and every report but a
+pilot report (analysis: `analyze --pilot`, the admin's "Build pilot report"), which says so.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import secrets
+import time
+from dataclasses import asdict, dataclass
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from studyserver.choices import StateChoices
+
+
+@dataclass(frozen=True)
+class BotProfile:
+    """How simulated participants answer: right with probability `accuracy` (catch items with
+    `attention_accuracy`), response times log-normal around `rt_median_ms` with log-SD `rt_log_sd`."""
+
+    accuracy: float = 0.8
+    attention_accuracy: float = 1.0
+    rt_median_ms: float = 1800.0
+    rt_log_sd: float = 0.4
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("accuracy", "attention_accuracy"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+                problems.append(f"{name} must be a probability between 0 and 1 (got {value!r})")
+        if not (isinstance(self.rt_median_ms, (int, float)) and 250.0 <= self.rt_median_ms <= 60_000.0):
+            problems.append(f"rt_median_ms must be between 250 and 60000 ms (got {self.rt_median_ms!r})")
+        if not (isinstance(self.rt_log_sd, (int, float)) and 0.0 <= self.rt_log_sd <= 2.0):
+            problems.append(f"rt_log_sd must be between 0 and 2 (got {self.rt_log_sd!r})")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "BotProfile":
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"Unknown bot profile setting(s) {unknown}; known: {sorted(known)}")
+        return cls(**values)
+
+
+class PilotStatus(StateChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        return {cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED}), cls.RUNNING: frozenset({cls.DONE, cls.FAILED}),
+                cls.DONE: frozenset(), cls.FAILED: frozenset()}
+
+
+class Pilot(models.Model):
+    """One simulated pilot of a study: what was asked for and what came of it."""
+
+    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="pilots")
+    participants = models.PositiveSmallIntegerField(help_text="How many simulated participants take the study.")
+    profile = models.JSONField(default=dict, help_text="The bots' profile (participation/pilot.py: BotProfile).")
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=PilotStatus.choices, default=PilotStatus.QUEUED, editable=False)
+    completed = models.PositiveIntegerField(default=0, editable=False)
+    trials = models.PositiveIntegerField(default=0, editable=False)
+    seconds = models.FloatField(null=True, blank=True, editable=False)
+    message = models.TextField(blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        app_label = "experiments"
+        ordering = ["-created_at"]
+        constraints = [models.CheckConstraint(condition=models.Q(participants__gte=1) & models.Q(participants__lte=500),
+                                              name="pilot_participants_1_to_500")]
+
+    def __str__(self) -> str:
+        return f"pilot {self.pk} of {self.study.slug}: {self.participants} simulated participants ({self.status})"
+
+
+MAX_PARTICIPANTS = 500
+
+
+def pilot_create(*, study, participants: int, profile: BotProfile | None = None, seed: int | None = None,
+                 run: bool = True) -> Pilot:
+    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it."""
+    from studyserver import dispatch
+
+    if not 1 <= participants <= MAX_PARTICIPANTS:
+        raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
+    pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
+                                 seed=secrets.randbits(31) if seed is None else seed)
+    if run:
+        dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
+    return pilot
+
+
+def pilot_execute(*, pilot_id: int) -> Pilot:
+    """Run a queued pilot: each bot through the participant flow over HTTP. Idempotent: a pilot that
+    is not queued is returned as it is."""
+    with transaction.atomic():
+        pilot = Pilot.objects.select_for_update().select_related("study").get(pk=pilot_id)
+        if pilot.status != PilotStatus.QUEUED:
+            return pilot
+        pilot.status = PilotStatus.RUNNING
+        pilot.save(update_fields=["status"])
+    start = time.perf_counter()
+    try:
+        profile = BotProfile.from_dict(pilot.profile)
+        rng = random.Random(pilot.seed)
+        outcomes = [_walk(pilot, n, profile, rng) for n in range(pilot.participants)]
+    except Exception as error:  # recorded on the row, where the researcher sees it
+        Pilot.objects.filter(pk=pilot.pk).update(status=PilotStatus.FAILED, message=f"{type(error).__name__}: {error}",
+                                                 finished_at=timezone.now(), seconds=time.perf_counter() - start)
+        raise
+    pilot.completed = sum(1 for done, _ in outcomes if done)
+    pilot.trials = sum(trials for _, trials in outcomes)
+    pilot.seconds = time.perf_counter() - start
+    pilot.status, pilot.finished_at = PilotStatus.DONE, timezone.now()
+    pilot.message = (f"{pilot.participants} simulated participants, {pilot.completed} completed, {pilot.trials} "
+                     f"answers saved in {pilot.seconds:.1f} s.")
+    pilot.save()
+    return pilot
+
+
+class BotError(RuntimeError):
+    """The participant flow refused a bot where a participant would have gone on."""
+
+
+def _client():
+    from django.test import Client
+
+    host = next((h.lstrip(".") for h in settings.ALLOWED_HOSTS if h not in ("*", "")), "localhost")
+    return Client(enforce_csrf_checks=True, HTTP_HOST=host, secure=bool(getattr(settings, "SECURE_SSL_REDIRECT", False)),
+                  HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) DuetPilotBot/1.0")
+
+
+def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
+    """One bot: returns (completed, answers saved)."""
+    from ..models import Item, ParticipantStatus
+    from .services import participant_start
+
+    participant, _ = participant_start(study=pilot.study, prolific_pid=f"SIM{pilot.pk}x{n:04d}",
+                                       prolific_study_id=f"PILOT{pilot.pk}", prolific_session_id=f"SIM{pilot.pk}x{n:04d}",
+                                       simulated=True)
+    client = _client()
+    base = f"/s/{pilot.study.slug}/p/{participant.token}/"
+    _expect(client.get(base), 200, "session page")
+    token = client.cookies["csrftoken"].value
+    for step, data in (("consent", {"agree": "yes"}), ("instructions", {}), ("practice", {})):
+        participant.refresh_from_db()
+        if step == "practice" and (participant.practice_done_at or not participant.study.human_arm.practice):
+            continue
+        _expect(client.post(base + step, {**data, "csrfmiddlewaretoken": token}), (200, 302), step)
+    participant.refresh_from_db()
+    items = {i.pk: i for i in Item.objects.filter(pk__in=participant.plan)}
+    keys = _keys(participant)
+    clock = 1_700_000_000_000.0 + rng.random() * 1e9
+    saved = 0
+    for index, item_id in enumerate(participant.plan):
+        item = items[item_id]
+        right = rng.random() < (profile.attention_accuracy if item.design == "attention-check" else profile.accuracy)
+        answer = _answer(item, right, rng)
+        rt = math.exp(math.log(profile.rt_median_ms) + profile.rt_log_sd * rng.gauss(0.0, 1.0))
+        code = keys[answer]
+        body = {"index": index, "item": item_id, "code": code, "key": code[-1].lower(),
+                "idempotency_key": f"pilot-{pilot.pk}-{n}-{index}-{rng.getrandbits(32):08x}",
+                "onset_ms": clock, "response_ms": clock + rt, "timed_out": False,
+                "viewport_width": 1366, "viewport_height": 768, "focus_lost": False, "visibility_lost": False}
+        clock += rt + 500.0
+        response = client.post(base + "trial", json.dumps(body), content_type="application/json",
+                               HTTP_X_CSRFTOKEN=token)
+        _expect(response, (200, 201), f"trial {index}")
+        saved += 1
+        if response.json().get("status") not in (None, ParticipantStatus.STARTED):
+            return False, saved  # the session ended (a failed attention check that ends it)
+    response = client.post(base + "finish", "{}", content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    _expect(response, 200, "finish")
+    return response.json().get("status") == ParticipantStatus.COMPLETED, saved
+
+
+def _answer(item, right: bool, rng: random.Random) -> str:
+    from ..models import ItemKind
+
+    if item.kind == ItemKind.MULTIPLE_CHOICE:
+        letters = ["A", "B", "C", "D"]
+        return item.gold_answer if right else rng.choice([x for x in letters if x != item.gold_answer])
+    return item.gold_answer if right else ("no" if item.gold_answer == "yes" else "yes")
+
+
+def _keys(participant) -> dict[str, str]:
+    """answer → the key code that gives it for this participant (yes/no mapping, or the study's four keys)."""
+    from ..models import KeyMapping
+    from . import choice, services
+
+    mc = choice.settings_for(participant.study)
+    if mc is not None:
+        return {letter: code for code, letter in mc.key_codes().items()}
+    return {answer.value: f"Key{letter.upper()}"  # e.code of the F and J keys
+            for letter, answer in services.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
+
+
+def _expect(response, status, what: str) -> None:
+    wanted = status if isinstance(status, tuple) else (status,)
+    if response.status_code not in wanted:
+        text = response.content.decode(errors="replace")[:300]
+        raise BotError(f"The participant flow refused a simulated participant at the {what}: "
+                       f"HTTP {response.status_code}: {text}")

@@ -1,0 +1,30 @@
+"""A pilot report reads the simulated pilots' bots and says so; an ordinary report never does."""
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from experiments import services as study_services
+from experiments.participation import services
+from experiments.participation.pilot import BotProfile, pilot_create, pilot_execute
+from tests.factories import StudyFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_only_a_pilot_report_reads_the_bots(r_stack, tmp_path):
+    study = StudyFactory(design="modal-syllogisms")
+    study_services.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    arm = services.human_arm_ensure(study=study)
+    arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
+    arm.save()
+    pilot_execute(pilot_id=pilot_create(study=study, participants=6, profile=BotProfile(accuracy=0.75), seed=11,
+                                        run=False).pk)
+    call_command("analyze", study.slug, "--out", str(tmp_path / "pilot"), "--pilot")
+    html = (tmp_path / "pilot" / "report.html").read_text(encoding="utf-8")
+    assert "PILOT report (simulated participants included, not data)" in html
+    assert "Participants kept (6)" in html and "Eq. (6)" in html
+    assert (tmp_path / "pilot" / "tables" / "eq6_coefficients.csv").exists()  # the bots' answers were fitted
+    call_command("analyze", study.slug, "--out", str(tmp_path / "real"))
+    html = (tmp_path / "real" / "report.html").read_text(encoding="utf-8")
+    assert "PILOT" not in html and "Participants kept (0)" in html

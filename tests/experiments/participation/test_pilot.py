@@ -1,0 +1,86 @@
+"""Simulated pilots (issue 18): bots take the study through the participant pages and are never data."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from experiments import services as study_services
+from experiments.models import Participant, ParticipantStatus, StudyStatus, Trial
+from experiments.participation import selectors, services
+from experiments.participation.pilot import BotProfile, Pilot, PilotStatus, pilot_create, pilot_execute
+from tests.factories import StudyFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def draft_study(**arm_settings):
+    study = StudyFactory(design="modal-syllogisms")
+    study_services.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    arm = services.human_arm_ensure(study=study)
+    for name, value in {"items_per_participant": 24, "completion_code": "C0MPLETE", **arm_settings}.items():
+        setattr(arm, name, value)
+    arm.save()
+    return study
+
+
+def test_a_pilot_walks_bots_through_the_pages_of_a_draft_study_and_keeps_them_out_of_the_data(capsys):
+    study = draft_study()
+    call_command("simulate_participants", study.slug, "--n", "8", "--accuracy", "1", "--seed", "3")
+    assert "8 simulated participants, 8 completed, 208 answers saved" in capsys.readouterr().out
+    study.refresh_from_db()
+    assert study.status == StudyStatus.DRAFT  # a pilot comes before opening
+    bots = list(Participant.objects.filter(study=study))
+    assert len(bots) == 8 and all(b.is_simulated and b.status == ParticipantStatus.COMPLETED for b in bots)
+    for bot in bots:  # every page was passed, every trial saved through the trial endpoint
+        assert bot.consented_at and bot.instructions_done_at and bot.practice_done_at and bot.finished_at
+        assert sorted(bot.trials.values_list("index", flat=True)) == list(range(len(bot.plan))) == list(range(26))
+    assert not Trial.objects.filter(participant__study=study, correct=False).exists()  # accuracy 1
+    assert Counter(b.key_mapping for b in bots) == {"f_yes": 4, "j_yes": 4}  # balanced among the bots
+    assert len({b.list_number for b in bots}) == 8
+    progress = selectors.study_progress(study=study)
+    assert (progress.started, progress.completed, progress.simulated) == (0, 0, 8)
+    assert not selectors.trials_for_export(study=study).exists()
+    from analysis import frames
+
+    assert frames.trials_frame(study).empty
+    pilot_frame = frames.trials_frame(study, include_simulated=True)
+    assert len(pilot_frame) == 208 and pilot_frame["is_simulated"].all()
+    pilot = Pilot.objects.get(study=study)
+    assert (pilot.status, pilot.completed, pilot.trials, pilot.seed) == (PilotStatus.DONE, 8, 208, 3)
+
+
+def test_bots_hold_no_place_of_the_real_sample():
+    study = draft_study(target_sample_size=1)
+    pilot_execute(pilot_id=pilot_create(study=study, participants=3, seed=1, run=False).pk)
+    from tests.factories import review_consent
+
+    review_consent(study)
+    study_services.study_transition(study=study, to=StudyStatus.OPEN)
+    person, created = services.participant_start(study=study, prolific_pid="p" * 24, prolific_session_id="s1")
+    assert created and not person.is_simulated and person.list_number == 0
+
+
+def test_bots_that_fail_the_attention_checks_end_as_a_participant_would():
+    study = draft_study(attention_fail_after=1, attention_end_session=True)
+    pilot = pilot_execute(pilot_id=pilot_create(
+        study=study, participants=2, profile=BotProfile(attention_accuracy=0.0), seed=5, run=False).pk)
+    assert pilot.completed == 0 and pilot.status == PilotStatus.DONE
+    assert set(Participant.objects.filter(study=study).values_list("status", flat=True)) == {"failed_attention"}
+
+
+def test_a_bad_profile_is_refused_with_a_clear_message_and_changes_nothing():
+    study = draft_study()
+    with pytest.raises(CommandError, match="accuracy must be a probability between 0 and 1"):
+        call_command("simulate_participants", study.slug, "--accuracy", "1.5")
+    with pytest.raises(CommandError, match="1 to 500 simulated participants"):
+        call_command("simulate_participants", study.slug, "--n", "0")
+    assert not Pilot.objects.exists() and not Participant.objects.exists()
+
+
+def test_a_study_whose_lists_cannot_be_drawn_fails_its_pilot_with_the_reason():
+    study = draft_study(items_per_participant=25)
+    with pytest.raises(CommandError, match="exceeds the 24 interpretations"):
+        call_command("simulate_participants", study.slug, "--n", "2")
+    assert Pilot.objects.get(study=study).status == PilotStatus.FAILED
