@@ -60,9 +60,10 @@ if _study_admin is not None and run_analysis not in (_study_admin.actions or [])
 
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "status", "created_at", "finished_at", "model_runs", "n_scores", "n_trials", "files"]
-    list_filter = ["status", "study"]
-    readonly_fields = ["study", "status", "out_dir", "message", "runs_requested", "runs_used", "n_scores", "n_trials",
+    list_display = ["id", "study", "status", "pilot", "created_at", "finished_at", "model_runs", "n_scores", "n_trials",
+                    "files"]
+    list_filter = ["status", "pilot", "study"]
+    readonly_fields = ["study", "status", "pilot", "out_dir", "message", "runs_requested", "runs_used", "n_scores", "n_trials",
                        "warnings", "created_at", "started_at", "finished_at", "files"]
     actions = ["retry"]
 
@@ -125,3 +126,4 @@ class ReportAdmin(admin.ModelAdmin):
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
         response["Content-Disposition"] = f"attachment; filename=report-{report.study.slug}-{report.pk}.zip"
         return response
+from . import pilot_admin  # noqa: E402,F401  (the study action that builds a pilot report)

@@ -342,3 +342,4 @@ class TrialAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+from .participation import pilot_admin  # noqa: E402,F401  (the pilot action and the pilots list)

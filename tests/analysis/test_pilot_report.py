@@ -28,3 +28,25 @@ def test_only_a_pilot_report_reads_the_bots(r_stack, tmp_path):
     call_command("analyze", study.slug, "--out", str(tmp_path / "real"))
     html = (tmp_path / "real" / "report.html").read_text(encoding="utf-8")
     assert "PILOT" not in html and "Participants kept (0)" in html
+
+
+def test_the_admin_builds_a_pilot_report_only_when_there_are_bots(r_stack, admin_client, settings, tmp_path,
+                                                                   monkeypatch, django_capture_on_commit_callbacks):
+    from analysis.models import Report, ReportStatus
+
+    settings.DUET_TASK_MODE = "eager"
+    monkeypatch.setattr("analysis.services.VAR_DIR", tmp_path)
+    study = StudyFactory(design="modal-syllogisms")
+    study_services.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    refused = admin_client.post("/admin/experiments/study/", {"action": "build_pilot_report",
+                                                              "_selected_action": [study.pk]}, follow=True)
+    assert b"no simulated participants yet" in refused.content and not Report.objects.exists()
+    arm = services.human_arm_ensure(study=study)
+    arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
+    arm.save()
+    pilot_execute(pilot_id=pilot_create(study=study, participants=4, seed=2, run=False).pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post("/admin/experiments/study/", {"action": "build_pilot_report", "_selected_action": [study.pk]})
+    report = Report.objects.get(study=study)
+    assert report.pilot and report.status == ReportStatus.DONE, report.message
+    assert report.n_trials == 4 * 26

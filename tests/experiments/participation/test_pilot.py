@@ -84,3 +84,28 @@ def test_a_study_whose_lists_cannot_be_drawn_fails_its_pilot_with_the_reason():
     with pytest.raises(CommandError, match="exceeds the 24 interpretations"):
         call_command("simulate_participants", study.slug, "--n", "2")
     assert Pilot.objects.get(study=study).status == PilotStatus.FAILED
+
+
+def test_a_researcher_runs_a_pilot_from_the_admin(client, settings, django_capture_on_commit_callbacks):
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    study = draft_study()
+    client.force_login(get_user_model().objects.create_superuser("owner", password="x-" * 8))
+    url = reverse("admin:experiments_study_changelist")
+    page = client.post(url, {"action": "run_pilot", "_selected_action": [study.pk]})
+    assert page.status_code == 200 and b"Run the pilot" in page.content  # the form first
+    bad = client.post(url, {"action": "run_pilot", "_selected_action": [study.pk], "confirm": "yes", "participants": "4",
+                            "accuracy": "2", "attention_accuracy": "1", "rt_median_ms": "1800", "rt_log_sd": "0.4"})
+    assert bad.status_code == 200 and b"less than or equal to 1" in bad.content and not Pilot.objects.exists()
+    settings.DUET_TASK_MODE = "eager"
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(url, {"action": "run_pilot", "_selected_action": [study.pk], "confirm": "yes", "participants": "4",
+                                 "accuracy": "0.9", "attention_accuracy": "1", "rt_median_ms": "1500",
+                                 "rt_log_sd": "0.3", "seed": "7"}, follow=True)
+    assert b"queued" in done.content
+    pilot = Pilot.objects.get(study=study)  # eager task mode: run once the transaction commits
+    assert (pilot.status, pilot.completed, pilot.profile["accuracy"]) == (PilotStatus.DONE, 4, 0.9)
+    assert Participant.objects.filter(study=study, is_simulated=True).count() == 4
+    listing = client.get(reverse("admin:experiments_pilot_changelist"))
+    assert listing.status_code == 200 and b"accuracy 0.9" in listing.content

@@ -1,0 +1,37 @@
+"""The study action "Build a pilot report": a report that also reads the simulated pilots' bots
+(experiments/participation/pilot.py), titled as a pilot; ordinary reports never read them."""
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from experiments.models import Study
+from studyserver import dispatch
+
+from . import services
+
+
+@admin.action(description="Build a pilot report (simulated participants included, titled PILOT)",
+              permissions=["add_report"])
+def build_pilot_report(modeladmin, request, queryset):
+    for study in queryset:
+        if not study.participants.filter(is_simulated=True).exists():
+            modeladmin.message_user(request, f"{study.slug}: no simulated participants yet; run a simulated pilot first.",
+                                    level=messages.ERROR)
+            continue
+        try:
+            report = services.report_request(study=study, pilot=True)
+        except ValueError as error:
+            modeladmin.message_user(request, f"{study.slug}: {error}", level=messages.ERROR)
+            continue
+        modeladmin.message_user(request, f"Pilot report {report.pk} for {study.slug} queued ({dispatch.mode()}); "
+                                         "see Analyses → Reports.")
+
+
+def _add_report_permission(modeladmin, request) -> bool:
+    return request.user.has_perm("analysis.add_report")
+
+
+_study_admin = admin.site._registry.get(Study)
+if _study_admin is not None and build_pilot_report not in (_study_admin.actions or []):
+    _study_admin.actions = [*(_study_admin.actions or []), build_pilot_report]
+    type(_study_admin).has_add_report_permission = _add_report_permission

@@ -1,0 +1,80 @@
+"""The admin side of simulated pilots: the study action "Run a simulated pilot" (a form for the
+number of bots and their profile, then a background task) and the list of pilots."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.template.response import TemplateResponse
+
+from studyserver import dispatch
+
+from ..models import Study
+from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
+
+
+class PilotForm(forms.Form):
+    participants = forms.IntegerField(min_value=1, max_value=MAX_PARTICIPANTS, initial=40,
+                                      help_text="How many simulated participants take each study.")
+    accuracy = forms.FloatField(min_value=0, max_value=1, initial=BotProfile.accuracy,
+                                help_text="Probability of a right answer on the items.")
+    attention_accuracy = forms.FloatField(min_value=0, max_value=1, initial=BotProfile.attention_accuracy,
+                                          help_text="Probability of a right answer on the catch items.")
+    rt_median_ms = forms.FloatField(min_value=250, max_value=60_000, initial=BotProfile.rt_median_ms,
+                                    label="Median response time (ms)")
+    rt_log_sd = forms.FloatField(min_value=0, max_value=2, initial=BotProfile.rt_log_sd,
+                                 label="SD of log response time")
+    seed = forms.IntegerField(required=False, min_value=0, help_text="Empty: a fresh seed, recorded on the pilot.")
+
+    def profile(self) -> BotProfile:
+        data = self.cleaned_data
+        return BotProfile(accuracy=data["accuracy"], attention_accuracy=data["attention_accuracy"],
+                          rt_median_ms=data["rt_median_ms"], rt_log_sd=data["rt_log_sd"])
+
+
+@admin.action(description="Run a simulated pilot (bots take the study through its pages; never data)",
+              permissions=["add_pilot"])
+def run_pilot(modeladmin, request, queryset):
+    form = PilotForm(request.POST if request.POST.get("confirm") == "yes" else None)
+    if not form.is_valid():
+        context = {**modeladmin.admin_site.each_context(request), "title": "Run a simulated pilot",
+                   "opts": modeladmin.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                   "studies": list(queryset), "form": form}
+        return TemplateResponse(request, "admin/experiments/run_pilot.html", context)
+    for study in queryset:
+        pilot = pilot_create(study=study, participants=form.cleaned_data["participants"], profile=form.profile(),
+                             seed=form.cleaned_data["seed"])
+        modeladmin.message_user(request, f"Pilot {pilot.pk} of {study.slug} queued ({dispatch.mode()}): "
+                                         f"{pilot.participants} simulated participants; see Experiments → Pilots.",
+                                level=messages.SUCCESS)
+
+
+def _add_pilot_permission(modeladmin, request) -> bool:
+    return request.user.has_perm("experiments.add_pilot")
+
+
+_study_admin = admin.site._registry.get(Study)
+if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
+    _study_admin.actions = [*(_study_admin.actions or []), run_pilot]
+    type(_study_admin).has_add_pilot_permission = _add_pilot_permission
+
+
+@admin.register(Pilot)
+class PilotAdmin(admin.ModelAdmin):
+    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds", "created_at", "profile_text")
+    list_filter = ("status", "study")
+    readonly_fields = ("study", "participants", "profile", "seed", "status", "completed", "trials", "seconds", "message",
+                       "created_at", "finished_at")
+
+    @admin.display(description="profile")
+    def profile_text(self, obj):
+        known = asdict(BotProfile())
+        return ", ".join(f"{k} {obj.profile.get(k, v)}" for k, v in known.items())
+
+    def has_add_permission(self, request):
+        return False  # pilots start from the study list's action
+
+    def has_change_permission(self, request, obj=None):
+        return False
