@@ -1,0 +1,143 @@
+"""Sample size by simulation: how many participants a study needs to detect each model's difference
+from the humans, per modality and per argument form, at a chosen power.
+
+From a pilot (simulated or real participants) and the model scores, the human-vs-model GLMM of the
+report (analysis.mixed.AGENTS) is fitted once. Then, for each candidate number of participants n,
+`nsim` studies are simulated from that fit (analysis/r/power.R: n participants drawn from the pilot's
+lists, every answer drawn from the fitted model with new participants and re-drawn random effects —
+lme4's simulate with allow.new.levels, since r-cran-simr is not in Debian), each is refitted with
+the same model, and each model-vs-human contrast within each modality and argument form is tested
+(Wald z on the logit scale, unadjusted: each contrast's own power). Power is the share of studies
+whose test rejects at `alpha`, with a Wilson 95% Monte-Carlo interval; the number needed is the
+smallest n tried whose power reaches `target`.
+
+The fitted model stands in for the truth (as in every pilot-based power analysis): a pilot's effect
+estimates are noisy, so the curve is as good as the pilot. `truth` replaces the fit's parameters
+(lme4's newparams: beta, theta) when they are known; the tests use it to check the estimate against
+an independent simulation with a known effect.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import rbridge as rb
+from .paired import wilson
+from .sections import StudyFrames
+
+POWER_R = Path(__file__).with_name("r") / "power.R"
+COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    sizes: tuple[int, ...] = (10, 20, 40, 80, 160)
+    nsim: int = 100
+    alpha: float = 0.05
+    target: float = 0.8
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.sizes or any((not isinstance(n, int)) or n < 2 for n in self.sizes):
+            problems.append("sizes must be whole numbers of participants, each at least 2")
+        if not 10 <= self.nsim <= 10_000:
+            problems.append(f"nsim must be between 10 and 10000 simulated studies per size (got {self.nsim})")
+        if not 0 < self.alpha < 0.5:
+            problems.append(f"alpha must be between 0 and 0.5 (got {self.alpha})")
+        if not 0 < self.target < 1:
+            problems.append(f"target power must be between 0 and 1 (got {self.target})")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass
+class PowerResult:
+    plan: PowerPlan
+    curve: pd.DataFrame  # n, factor, level, contrast, rejections, nsim, power, low, high
+    needed: pd.DataFrame  # factor, level, contrast, needed (None: more than the largest n tried), power_at_max
+    pilot: dict = field(default_factory=dict)  # participants, trials, models in the pilot
+
+
+def pilot_frame(frames: StudyFrames) -> pd.DataFrame:
+    """The pilot's humans and models in the report's human-vs-model frame."""
+    from .mixed import AGENTS, humans_and_models
+
+    reason = humans_and_models(frames)
+    if reason:
+        raise ValueError(f"A power analysis {reason} (a pilot, simulated or real, and at least one model run).")
+    return AGENTS.frame(frames)[list(COLUMNS)]
+
+
+def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, truth: dict | None = None,
+             progress: Callable[[int, int], None] | None = None) -> PowerResult:
+    """The power curve of every model-vs-human contrast over plan.sizes (see the module's docstring)."""
+    from .mixed import AGENTS
+
+    fit = rb.fit(AGENTS.formula, frame, family="binomial", fast=True)
+    total, done = len(plan.sizes) * plan.nsim, 0
+    rows = []
+    with rb.r_session() as r:
+        ro = r.ro
+        if "duet_power_once" not in ro.globalenv:
+            ro.r(f"source('{POWER_R.as_posix()}')")
+        data = rb.to_r(r, rb._factors_for_r(frame))
+        newparams = ro.NULL if truth is None else _newparams(ro, fit.model, truth)
+        for n in plan.sizes:
+            for k in range(plan.nsim):
+                seed = (plan.seed * 1_000_003 + n * 10_007 + k) % 2_147_483_647
+                result = rb.to_pandas(r, rb.call("duet_power_once", fit.model, data, n, seed, newparams))
+                result["n"] = n
+                rows.append(result)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+    runs = pd.concat(rows, ignore_index=True)
+    runs["reject"] = runs["p_value"] < plan.alpha
+    keys = ["n", "factor", "level", "contrast"]
+    curve = runs.groupby(keys, sort=False).agg(rejections=("reject", "sum"), nsim=("reject", "size")).reset_index()
+    bounds = [wilson(int(k), int(m)) for k, m in zip(curve["rejections"], curve["nsim"])]
+    curve["power"] = [b.estimate for b in bounds]
+    curve["low"], curve["high"] = [b.low for b in bounds], [b.high for b in bounds]
+    humans = frame[frame["agent"] == "human"]
+    pilot = {"participants": int(humans["respondent"].nunique()), "trials": int(len(humans)),
+             "models": sorted(set(frame["agent"].astype(str)) - {"human"})}
+    return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+
+
+def _newparams(ro, model, truth: dict):
+    """lme4's newparams from {"beta": {name: value}, "theta": {name: value}}, every parameter of the
+    model named (fixef and getME(m, "theta") names), so nothing depends on lme4's internal order."""
+    names = {"beta": list(ro.r["names"](ro.r["fixef"](model))),
+             "theta": list(ro.r["names"](ro.r["getME"](model, "theta")))}
+    values = {}
+    for part, wanted in names.items():
+        given = truth.get(part, {})
+        missing, unknown = sorted(set(wanted) - set(given)), sorted(set(given) - set(wanted))
+        if missing or unknown:
+            raise ValueError(f"truth[{part!r}] must name exactly {wanted}; missing {missing}, unknown {unknown}")
+        values[part] = ro.FloatVector([float(given[name]) for name in wanted])
+    return ro.r["list"](beta=values["beta"], theta=values["theta"])
+
+
+def needed(curve: pd.DataFrame, target: float) -> pd.DataFrame:
+    """The smallest n tried whose estimated power reaches `target`, per contrast (None: none did)."""
+    rows = []
+    for (factor, level, contrast), part in curve.groupby(["factor", "level", "contrast"], sort=False):
+        part = part.sort_values("n")
+        reached = part[part["power"] >= target]
+        rows.append({"factor": factor, "level": level, "contrast": contrast,
+                     "needed": int(reached["n"].iloc[0]) if len(reached) else None,
+                     "power_at_max": float(part["power"].iloc[-1]), "max_n": int(part["n"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def sizes_from_text(text: str) -> Sequence[int]:
+    try:
+        values = tuple(int(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise ValueError(f"sizes must be whole numbers separated by spaces or commas (got {text!r})") from None
+    return tuple(sorted(set(values)))
