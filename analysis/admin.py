@@ -127,3 +127,4 @@ class ReportAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = f"attachment; filename=report-{report.study.slug}-{report.pk}.zip"
         return response
 from . import pilot_admin  # noqa: E402,F401  (the study action that builds a pilot report)
+from . import power_admin  # noqa: E402,F401  (the sample-size action and the power analyses list)

@@ -56,3 +56,29 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"report {self.pk} of {self.study.slug} ({self.status})"
+
+
+class PowerAnalysis(models.Model):
+    """One sample-size estimate by simulation (analysis/power.py) for a study, with its progress."""
+
+    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="power_analyses")
+    plan = models.JSONField(default=dict, editable=False, help_text="sizes, nsim, alpha, target, seed (PowerPlan).")
+    pilot = models.BooleanField(default=True, editable=False,
+                                help_text="Read the simulated pilots' bots as the pilot (with any real participants).")
+    status = models.CharField(max_length=10, choices=ReportStatus.choices[:4], default=ReportStatus.QUEUED,
+                              editable=False)
+    done = models.PositiveIntegerField(default=0, editable=False, help_text="Simulated studies fitted so far.")
+    total = models.PositiveIntegerField(default=0, editable=False)
+    curve = models.JSONField(default=list, blank=True, editable=False, help_text="Power per size and contrast.")
+    needed = models.JSONField(default=list, blank=True, editable=False, help_text="Participants needed per contrast.")
+    pilot_summary = models.JSONField(default=dict, blank=True, editable=False)
+    message = models.TextField(blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "power analyses"
+
+    def __str__(self) -> str:
+        return f"power analysis {self.pk} of {self.study.slug} ({self.status})"

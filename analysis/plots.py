@@ -131,3 +131,26 @@ def agents(table: pd.DataFrame, factor: str) -> bytes:
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _png(fig)
+
+
+def power_curve(curve: pd.DataFrame, target: float) -> bytes:
+    """Power against the number of participants, one panel per factor (modality, argument form), a
+    line per level and model, its Monte-Carlo 95% interval as a band; the target as a dashed line."""
+    factors = [f for f in ("modality", "argform") if f in set(curve["factor"])]
+    fig, axes = plt.subplots(1, len(factors), figsize=(5.2 * len(factors), 3.6), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, factor in zip(axes[0], factors):
+        part = curve[curve["factor"] == factor]
+        for (level, contrast), rows in part.groupby(["level", "contrast"], sort=False):
+            rows = rows.sort_values("n")
+            (line,) = ax.plot(rows["n"], rows["power"], "o-", ms=3, label=f"{_label(level)}: {contrast}")
+            ax.fill_between(rows["n"], rows["low"], rows["high"], color=line.get_color(), alpha=0.15, lw=0)
+        ax.axhline(target, ls="--", color="grey", lw=1)
+        ax.set_xscale("log")
+        ax.set_xticks(sorted(set(part["n"])), labels=[str(n) for n in sorted(set(part["n"]))])
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("participants")
+        ax.set_title(f"by {'modality' if factor == 'modality' else 'argument form'}", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0][0].set_ylabel("power")
+    return _png(fig)

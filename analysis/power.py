@@ -141,3 +141,28 @@ def sizes_from_text(text: str) -> Sequence[int]:
     except ValueError:
         raise ValueError(f"sizes must be whole numbers separated by spaces or commas (got {text!r})") from None
     return tuple(sorted(set(values)))
+
+
+def power_section(analysis):
+    """A report section from a finished PowerAnalysis row: the numbers needed, the curve, the plot."""
+    from . import plots
+    from .sections import Section
+
+    curve, needed_rows = pd.DataFrame(analysis.curve), pd.DataFrame(analysis.needed)
+    plan, pilot = analysis.plan, analysis.pilot_summary
+    section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})")
+    section.tables["needed"], section.tables["curve"] = needed_rows, curve
+    section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
+    section.n_obs = int(pilot.get("trials", 0))
+    section.notes += [
+        f"From a pilot of {pilot.get('participants')} participants ({'simulated pilots included' if analysis.pilot else 'real participants only'}) "
+        f"and the models {', '.join(pilot.get('models', []))}; {plan.get('nsim')} simulated studies per size "
+        f"({', '.join(map(str, plan.get('sizes', [])))} participants), alpha {plan.get('alpha')}, target power "
+        f"{plan.get('target')}, seed {plan.get('seed')}; finished {analysis.finished_at:%Y-%m-%d %H:%M} UTC.",
+        "Each simulated study draws new participants from the pilot's lists, answers from the human-vs-model GLMM "
+        "fitted on the pilot (lme4 simulate; the models' own answers stay as they are), refits it, and tests each "
+        "model against the humans within each modality and argument form (Wald z, logit scale, unadjusted). "
+        "'needed': the smallest size tried whose power reaches the target; power carries a Wilson 95% "
+        "Monte-Carlo interval. The fitted pilot stands in for the truth, so the estimate is as good as the pilot.",
+    ]
+    return section

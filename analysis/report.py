@@ -117,6 +117,7 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
 def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, title: str,
                  runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions(),
                  paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
+                 extra_sections: tuple[Section, ...] = (),
                  configurations: pd.DataFrame | None = None, runs_requested: list[int] | None = None,
                  helper: RProcess | None = None) -> ReportResult:
     """`runs` is analysis.runs.table (every run of the study, used or not and why), `configurations`
@@ -139,7 +140,8 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
                      requested=list(runs_requested or []))
     own = RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
     with own as helper:
-        return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings)
+        return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings,
+                      extra_sections)
 
 
 @dataclass
@@ -162,7 +164,8 @@ class _Inputs:
                 for row in self.configurations.itertuples() if row.warning]
 
 
-def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings):
+def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings,
+           extra_sections=()):
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     frames = StudyFrames(scores=scores, kept=kept)
     agents = helper.submit(fit_spec, mixed.AGENTS, frames)  # first: it takes longest
@@ -178,6 +181,7 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
             sections.append(_timed(timings, "section sequents", run_section, _sequent_section, scores))
     sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, paired)  # issue 6
     sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, mc_runs)  # issue 7
+    sections += list(extra_sections)  # e.g. the study's latest power analysis (analysis/power.py)
     ranks = _ranks(table1)
     for section in sections:
         _timed(timings, "figures", _figures, section, ranks)

@@ -56,7 +56,17 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             runs_requested=sorted(set(run_ids or [])), rules=rules,
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)), helper=helper,
+            extra_sections=tuple(s for s in [power_section_for(study)] if s is not None),
         )
+
+
+def power_section_for(study):
+    """The report's section on the study's latest finished power analysis, if it has one."""
+    from .models import PowerAnalysis
+    from .power import power_section
+
+    latest = PowerAnalysis.objects.filter(study=study, status=ReportStatus.DONE).order_by("-finished_at").first()
+    return power_section(latest) if latest is not None else None
 
 
 def _move(report: Report, target: str, **fields) -> None:

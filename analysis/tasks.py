@@ -9,3 +9,10 @@ def build_report_task(report_id: int) -> str:
     from .services import report_execute
 
     return report_execute(report_id=report_id).status
+
+
+@shared_task(name="analysis.estimate_power", acks_late=True)
+def estimate_power_task(analysis_id: int) -> str:
+    from .power_services import power_execute
+
+    return power_execute(analysis_id=analysis_id).status

@@ -37,7 +37,8 @@ duet_power_once <- function(m, data, n, seed, newparams = NULL) {
   pick <- function(by) {
     s <- summary(emmeans::contrast(emmeans::emmeans(fit, as.formula(paste("~ agent |", by))),
                                    method = "trt.vs.ctrl", ref = 1), adjust = "none")
-    data.frame(factor = by, level = as.character(s[[by]]), contrast = as.character(s$contrast),
+    contrast <- gsub("^\\((.*)\\) - ", "\\1 - ", as.character(s$contrast))  # emmeans brackets "lm-1"
+    data.frame(factor = by, level = as.character(s[[by]]), contrast = contrast,
                estimate = s$estimate, p_value = s$p.value)
   }
   rbind(pick("modality"), pick("argform"))

@@ -110,3 +110,45 @@ def test_bad_plans_and_truths_are_refused_with_a_reason(r_stack):
         power.PowerPlan(sizes=(1, 10))
     with pytest.raises(ValueError, match=r"truth\['theta'\] must name exactly"):
         power.estimate(generate(6, seed=3), power.PowerPlan(sizes=(6,), nsim=10), truth={"beta": BETA, "theta": {}})
+
+
+@pytest.mark.django_db
+def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_study, admin_client, settings, tmp_path,
+                                                                  django_capture_on_commit_callbacks, capsys):
+    from django.core.management import CommandError, call_command
+
+    from analysis.models import PowerAnalysis, ReportStatus
+
+    study = make_study(models=2, participants=8)
+    call_command("estimate_sample_size", study.slug, "--sizes", "4", "8", "--nsim", "10", "--real-only",
+                 "--out", str(tmp_path))
+    out = capsys.readouterr().out
+    assert "8 pilot participants, models lm-1, lm-2; 20 simulated studies." in out
+    assert "modality box, lm-1 - human:" in out
+    curve = pd.read_csv(tmp_path / "power_curve.csv")
+    assert set(curve["n"]) == {4, 8} and set(curve["nsim"]) == {10} and curve["power"].between(0, 1).all()
+    assert (tmp_path / "power_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(CommandError, match="nsim must be between 10 and 10000"):
+        call_command("estimate_sample_size", study.slug, "--nsim", "2")
+
+    settings.DUET_TASK_MODE = "eager"
+    form = admin_client.post("/admin/experiments/study/", {"action": "estimate_sample_size", "_selected_action": [study.pk]})
+    assert b"Start the estimate" in form.content
+    bad = admin_client.post("/admin/experiments/study/", {
+        "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "sizes": "4 eight",
+        "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "0"})
+    assert b"sizes must be whole numbers" in bad.content and PowerAnalysis.objects.count() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post("/admin/experiments/study/", {
+            "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "sizes": "4, 8",
+            "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "1"})
+    analysis = PowerAnalysis.objects.latest("created_at")
+    assert analysis.status == ReportStatus.DONE and (analysis.done, analysis.total) == (20, 20), analysis.message
+    page = admin_client.get(f"/admin/analysis/poweranalysis/{analysis.pk}/change/").content.decode()
+    assert '<progress value="20" max="20">' in page and "data:image/png;base64," in page
+    assert "Participants needed" in page and "needed for power 0.8" in page and "lm-2 - human" in page
+    call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert f"Sample size by simulation (power analysis {analysis.pk})" in html and "10 simulated studies per size" in html
+    needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
+    assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}

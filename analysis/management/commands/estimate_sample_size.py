@@ -1,0 +1,58 @@
+"""python manage.py estimate_sample_size STUDY [--sizes 10 20 40 80 160] [--nsim 100] [--alpha 0.05]
+[--target 0.8] [--seed 0] [--real-only] [--out DIR]: power by simulation from the study's pilot."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = ("Estimate how many participants the study needs to detect each model's difference from the humans, per "
+            "modality and argument form, by simulating from the human-vs-model GLMM fitted on its pilot (analysis/power.py).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="the study's slug")
+        parser.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80, 160], help="participants to try")
+        parser.add_argument("--nsim", type=int, default=100, help="simulated studies per size (default 100)")
+        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--target", type=float, default=0.8, help="the power wanted (default 0.8)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--real-only", action="store_true", help="the pilot is the real participants only (no bots)")
+        parser.add_argument("--out", help="also write power_curve.csv, power_needed.csv and power_curve.png here")
+
+    def handle(self, *args, **options):
+        from analysis import plots
+        from analysis.power import PowerPlan
+        from analysis.power_services import power_execute, power_request
+        from experiments.models import Study
+
+        study = Study.objects.filter(slug=options["study"]).first()
+        if study is None:
+            raise CommandError(f"No study with slug '{options['study']}'.")
+        try:
+            plan = PowerPlan(sizes=tuple(sorted(set(options["sizes"]))), nsim=options["nsim"], alpha=options["alpha"],
+                             target=options["target"], seed=options["seed"])
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        analysis = power_request(study=study, plan=plan, pilot=not options["real_only"], run=False)
+        try:
+            analysis = power_execute(analysis_id=analysis.pk)
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        import pandas as pd
+
+        needed = pd.DataFrame(analysis.needed)
+        self.stdout.write(analysis.message)
+        for row in needed.itertuples():
+            n = f"{int(row.needed)}" if row.needed == row.needed and row.needed is not None else f"more than {row.max_n}"
+            self.stdout.write(f"  {row.factor} {row.level}, {row.contrast}: {n} participants "
+                              f"(power at {row.max_n}: {row.power_at_max:.2f})")
+        if options["out"]:
+            out = Path(options["out"])
+            out.mkdir(parents=True, exist_ok=True)
+            curve = pd.DataFrame(analysis.curve)
+            curve.to_csv(out / "power_curve.csv", index=False)
+            needed.to_csv(out / "power_needed.csv", index=False)
+            (out / "power_curve.png").write_bytes(plots.power_curve(curve, plan.target))
+            self.stdout.write(self.style.SUCCESS(f"Wrote {out}/power_curve.csv, power_needed.csv and power_curve.png."))

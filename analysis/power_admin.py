@@ -1,0 +1,105 @@
+"""The admin side of power analyses: the study action "Estimate the sample size" (a form, then a
+background task) and the list of analyses with a progress bar, the power curve and the numbers needed."""
+from __future__ import annotations
+
+import base64
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.template.response import TemplateResponse
+from django.utils.html import format_html, format_html_join
+
+from experiments.models import Study
+from studyserver import dispatch
+
+from .models import PowerAnalysis, ReportStatus
+
+
+class PowerForm(forms.Form):
+    sizes = forms.CharField(initial="10 20 40 80 160", help_text="Numbers of participants to try, e.g. 10 20 40 80.")
+    nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05)
+    target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power")
+    seed = forms.IntegerField(min_value=0, initial=0)
+    pilot = forms.BooleanField(required=False, initial=True,
+                               label="Use the simulated pilots' bots as the pilot (with any real participants)")
+
+    def clean(self):
+        from .power import PowerPlan, sizes_from_text
+
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["plan"] = PowerPlan(sizes=tuple(sizes_from_text(data["sizes"])), nsim=data["nsim"], alpha=data["alpha"],
+                                     target=data["target"], seed=data["seed"])
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+        return data
+
+
+@admin.action(description="Estimate the sample size (power by simulation from the pilot)", permissions=["add_report"])
+def estimate_sample_size(modeladmin, request, queryset):
+    from .power_services import power_request
+
+    form = PowerForm(request.POST if request.POST.get("confirm") == "yes" else None)
+    if not form.is_valid():
+        context = {**modeladmin.admin_site.each_context(request), "title": "Estimate the sample size",
+                   "opts": modeladmin.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                   "studies": list(queryset), "form": form}
+        return TemplateResponse(request, "admin/analysis/estimate_sample_size.html", context)
+    for study in queryset:
+        analysis = power_request(study=study, plan=form.cleaned_data["plan"], pilot=form.cleaned_data["pilot"])
+        modeladmin.message_user(request, f"Power analysis {analysis.pk} for {study.slug} queued ({dispatch.mode()}); "
+                                         "see Analyses → Power analyses.", level=messages.SUCCESS)
+
+
+_study_admin = admin.site._registry.get(Study)
+if _study_admin is not None and estimate_sample_size not in (_study_admin.actions or []):
+    _study_admin.actions = [*(_study_admin.actions or []), estimate_sample_size]
+
+
+@admin.register(PowerAnalysis)
+class PowerAnalysisAdmin(admin.ModelAdmin):
+    list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
+    list_filter = ("status", "study")
+    readonly_fields = ("study", "status", "progress", "plan", "pilot", "pilot_summary", "message", "needed_table",
+                       "curve_plot", "created_at", "finished_at")
+    exclude = ("curve", "needed", "done", "total")
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        total = max(obj.total, 1)
+        return format_html('<progress value="{}" max="{}">{} / {}</progress> {} / {} simulated studies',
+                           obj.done, total, obj.done, total, obj.done, obj.total)
+
+    @admin.display(description="participants needed")
+    def needed_table(self, obj):
+        if obj.status != ReportStatus.DONE:
+            return "—"
+        target = obj.plan.get("target", 0.8)
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
+            (r["factor"], r["level"], r["contrast"],
+             r["needed"] if r["needed"] is not None else f"more than {r['max_n']}", f"{r['power_at_max']:.2f}")
+            for r in obj.needed))
+        return format_html("<table><tr><th>factor</th><th>level</th><th>contrast</th><th>needed for power {}</th>"
+                           "<th>power at the largest size</th></tr>{}</table>", target, rows)
+
+    @admin.display(description="power curve")
+    def curve_plot(self, obj):
+        if obj.status != ReportStatus.DONE or not obj.curve:
+            return "—"
+        import pandas as pd
+
+        from . import plots
+
+        png = plots.power_curve(pd.DataFrame(obj.curve), obj.plan.get("target", 0.8))
+        return format_html('<img src="data:image/png;base64,{}" alt="Power against the number of participants, per '
+                           'modality and argument form" style="max-width:100%">', base64.b64encode(png).decode())
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
