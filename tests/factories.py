@@ -48,14 +48,17 @@ class TrialFactory(factory.django.DjangoModelFactory):
     rt_ms = 1234.5
 
 
-def review_consent(study, *, contact: str = "Dr A. Researcher, duet-study@example.org", by=None):
-    """What a researcher does on the study's admin page before opening it: name a contact and mark the
-    consent text reviewed (experiments/participation/consent.py). Returns the human arm."""
+def review_consent(study, *, contact: str = "Dr A. Researcher, duet-study@example.org", by=None,
+                   completion_code: str = "C0MPLETE"):
+    """What a researcher does on the study's admin page before opening it: name a contact, paste
+    Prolific's completion code (when none is set) and mark the consent text reviewed
+    (experiments/participation/consent.py, readiness.py). Returns the human arm."""
     from experiments.participation.consent import consent_review
     from experiments.participation.services import human_arm_ensure
 
     arm = human_arm_ensure(study=study)
-    if not arm.contact:
-        arm.contact = contact
-        arm.save(update_fields=["contact"])
+    if not arm.contact or not arm.completion_code:
+        arm.contact = arm.contact or contact
+        arm.completion_code = arm.completion_code or completion_code
+        arm.save(update_fields=["contact", "completion_code"])
     return consent_review(arm=arm, by=by)

@@ -2,7 +2,9 @@
 
 * its consent has been reviewed by a researcher as it stands now (consent.py);
 * no practice question shares a logical form with the study's items (practice.py): the forms the
-  design declares and those its items carry (a CSV or multiple-choice bank's own rows).
+  design declares and those its items carry (a CSV or multiple-choice bank's own rows);
+* participants' lists can be drawn with the arm's settings;
+* it has a completion code (without one a participant who finishes cannot be paid on Prolific).
 """
 from __future__ import annotations
 
@@ -31,4 +33,8 @@ def open_problems(study: Study) -> list[str]:
     lists = lists_problem(study=study, arm=arm) if study.items.exists() else None
     if lists:
         lists = f"Participants' lists cannot be drawn: {lists}"
-    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm), lists) if problem]
+    code = None if arm.completion_code.strip() else (
+        "It has no completion code: set the code Prolific shows for this study under Human arm › Prolific › "
+        "Completion code (participants who finish are sent back to Prolific with it).")
+    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm), lists, code)
+            if problem]

@@ -100,6 +100,11 @@ def test_a_study_does_not_open_before_its_consent_is_reviewed():
     assert study.status == StudyStatus.DRAFT
     researcher = get_user_model().objects.create_user("ada", password="p-" * 8)
     consent.consent_review(arm=arm, by=researcher)
+    with pytest.raises(ValidationError, match="It has no completion code"):  # nobody could be paid
+        study_services.study_transition(study=study, to=StudyStatus.OPEN)
+    arm.completion_code = "C0MPLETE"
+    arm.save()
+    consent.consent_review(arm=arm, by=researcher)
     study_services.study_transition(study=study, to=StudyStatus.OPEN)
     assert study.status == StudyStatus.OPEN
 
@@ -175,6 +180,7 @@ def test_the_researcher_marks_the_consent_reviewed_on_the_study_page_and_the_adm
     response = client.post(url, data)
     assert response.status_code == 200 and "Enter a contact" in response.content.decode()  # the form comes back
     data[f"{prefix}-contact"] = "Dr Ada Example, ada@example.org"
+    data[f"{prefix}-completion_code"] = "C0MPLETE"  # without it the study would not open
     response = client.post(url, data, follow=True)
     assert "consent marked reviewed by researcher" in response.content.decode()
     arm = flow.human_arm_ensure(study=study)
