@@ -16,7 +16,7 @@ from . import services
 from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
 from .participation import attention
-from .participation import consent
+from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
 
@@ -88,8 +88,15 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ("slug", "title", "design", "status", "logic_system", "consequence", "item_count", "created_at")
     list_filter = ("status", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
-    readonly_fields = ("status", "participant_progress", "created_at", "updated_at")
+    readonly_fields = ("status", "launch_panel", "participant_progress", "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
+
+    class Media:
+        js = ("experiments/launch.js",)
+
+    @admin.display(description="launch")
+    def launch_panel(self, obj):
+        return launch.launch_html(obj) if obj and obj.pk else "—"
     actions = ["open_studies", "pause_studies", "close_studies", "export_trials", "expire_silent_sessions"]
     inlines = [HumanArmInline]
 

@@ -1,0 +1,103 @@
+"""The launch panel on a study's admin page (issue 18): what to paste into Prolific and what must
+hold before the study opens.
+
+* the study link with Prolific's placeholders ({{%PROLIFIC_PID%}}, {{%STUDY_ID%}}, {{%SESSION_ID%}})
+  under the arm's parameter names, and a copy button (static/experiments/launch.js prefixes the
+  page's own origin, so the link is the address participants reach);
+* the completion, no-consent, failed-attention and incompatible-device codes;
+* the expected duration (the consent page's) and the reward it implies at the arm's hourly rate,
+  or, once real participants have completed, their median time and the reward for it;
+* a checklist: what readiness.open_problems refuses to open without (items, consent reviewed,
+  practice, lists, completion code), and what a careful researcher does first (walk the preview,
+  run a simulated pilot and build its report), shown but not enforced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal
+
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from ..models import Participant, ParticipantStatus, Study
+from . import consent, readiness
+from .selectors import study_progress
+
+
+@dataclass(frozen=True)
+class Check:
+    label: str
+    ok: bool
+    required: bool
+    how: str = ""
+
+
+def study_link(study: Study, arm) -> str:
+    """The study's entry path with Prolific's placeholders (the origin is the server's own)."""
+    path = reverse("participant:entry", kwargs={"slug": study.slug})
+    params = ((arm.pid_param, "PROLIFIC_PID"), (arm.study_param, "STUDY_ID"), (arm.session_param, "SESSION_ID"))
+    return path + "?" + "&".join(f"{name}={{{{%{placeholder}%}}}}" for name, placeholder in params)
+
+
+def reward(arm, minutes: float) -> Decimal:
+    return (arm.hourly_rate() * Decimal(str(minutes)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
+
+
+def checklist(study: Study, arm) -> list[Check]:
+    problems = readiness.open_problems(study)
+
+    def blocked(word: str) -> bool:
+        return any(word in p for p in problems)
+
+    has_items = study.items.exists()
+    walked = Participant.objects.filter(study=study, is_preview=True, status=ParticipantStatus.COMPLETED).exists()
+    piloted = Participant.objects.filter(study=study, is_simulated=True).exists()
+    pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
+    return [
+        Check("items generated or imported", has_items, True, "Generate or import items first."),
+        Check("completion code set", bool(arm.completion_code.strip()), True, "Human arm › Prolific › Completion code."),
+        Check("consent reviewed as it stands", consent.consent_problem(arm) is None, True,
+              "Human arm › Consent: name a contact, tick 'mark consent reviewed'."),
+        Check("practice shares no form with the items", not blocked("Practice question"), True,
+              "Human arm › Trials › Practice."),
+        Check("participants' lists can be drawn", has_items and not blocked("lists cannot be drawn"), True,
+              "Human arm › Lists: items per participant, paired presentation."),
+        Check("preview walked to the end", walked, False, "Use 'Preview the participant flow' below and finish it."),
+        Check("simulated pilot run", piloted, False, "Action 'Run a simulated pilot'."),
+        Check("pilot report built", pilot_report, False, "Action 'Build a pilot report'."),
+    ]
+
+
+def launch_html(study: Study) -> str:
+    from .services import human_arm_ensure
+
+    arm = human_arm_ensure(study=study)
+    link = study_link(study, arm)
+    planned = consent.planned_questions(arm)
+    minutes = consent.expected_minutes(questions=planned, practice=len(arm.practice or []),
+                                       seconds_per_question=arm.seconds_per_question)
+    progress = study_progress(study=study)
+    if progress.median_minutes is not None:
+        timing = format_html("median completion time {:.1f} min over {} completed participants; reward {} {}",
+                             progress.median_minutes, progress.completed, reward(arm, progress.median_minutes),
+                             arm.currency)
+    else:
+        timing = format_html("expected duration {} min (as the consent page says); reward {} {} at {} {}/hour — "
+                             "revise it from the pilot's median time", minutes, reward(arm, minutes), arm.currency,
+                             arm.hourly_rate(), arm.currency)
+    codes = format_html_join("", "<tr><th>{}</th><td><code>{}</code></td></tr>", (
+        (label, value or "— not set —") for label, value in (
+            ("completion", arm.completion_code), ("no consent", arm.no_consent_code),
+            ("failed attention check", arm.failed_attention_code), ("incompatible device", arm.incompatible_device_code))))
+    checks = checklist(study, arm)
+    items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
+        ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
+         "" if c.required else " (recommended)", "" if c.ok else format_html(" — {}", c.how)) for c in checks))
+    ready = all(c.ok for c in checks if c.required)
+    return format_html(
+        '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
+        'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
+        '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
+        '<table>{}</table><p>{}</p><ul>{}</ul><p><strong>{}</strong></p></div>',
+        link, link, codes, timing, items,
+        "Ready to open." if ready else "Not ready to open: the items marked ✗ above (not 'recommended') must be done first.")

@@ -1,0 +1,38 @@
+"""The launch panel on the study's admin page (issue 18): the link and codes to paste into Prolific,
+the expected duration and reward, and the checklist that says what must hold before opening."""
+from __future__ import annotations
+
+import html
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from experiments.participation import launch, services
+from tests.experiments.participation.test_pilot import draft_study
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_launch_panel_gives_the_link_codes_duration_and_a_checklist(client):
+    study = draft_study(completion_code="", failed_attention_code="FAILEDAC", prolific_min_hourly="8.00",
+                        pay_multiplier="1.50")
+    client.force_login(get_user_model().objects.create_superuser("owner", password="x-" * 8))
+    page = html.unescape(client.get(f"/admin/experiments/study/{study.pk}/change/").content.decode())
+    link = f"/s/{study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
+    assert f'data-relative="{link}"' in page and 'data-copy="launch-link"' in page and "experiments/launch.js" in page
+    assert "<code>FAILEDAC</code>" in page and "<code>— not set —</code>" in page
+    # 24 items + 2 catch items + 2 practice questions at 12 s, plus 2 min: 8 min; 8.00 × 1.5 = 12.00/hour → 1.60
+    assert "expected duration 8 min" in page and "reward 1.60 GBP at 12.00 GBP/hour" in page
+    assert "✗ completion code set" in page and "Not ready to open" in page
+    assert "✗ consent reviewed as it stands" in page and "✗ simulated pilot run (recommended)" in page
+
+
+def test_the_checklist_turns_ready_when_what_is_required_holds():
+    from tests.factories import review_consent
+
+    study = draft_study()
+    review_consent(study)
+    checks = {c.label: c for c in launch.checklist(study, services.human_arm_ensure(study=study))}
+    assert all(c.ok for c in checks.values() if c.required)
+    assert not checks["pilot report built"].ok and not checks["pilot report built"].required
+    assert "Ready to open." in launch.launch_html(study)
