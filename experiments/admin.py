@@ -181,24 +181,12 @@ class InterpretationAdmin(admin.ModelAdmin):
         return False  # generated data: inspect, never edit
 
 
-class ItemForm(forms.ModelForm):
-    class Meta:
-        model = Item
-        fields = ["premises", "question", "prompt", "argument_form", "form_id", "attributes"]
-
-    def clean(self):
-        cleaned = super().clean()
-        if self.instance.pk and self.instance.study.has_responses():
-            raise forms.ValidationError(
-                "This item's study already has responses (participant answers or model scores); "
-                "items are immutable now."
-            )
-        return cleaned
-
-
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    form = ItemForm
+    """Items are read-only here: premises, question and prompt are written together by a design's
+    generator or importer, so a correction is a re-generation or re-import (while the study has no
+    responses), never a hand edit that lets them drift apart."""
+
     list_display = (
         "code", "study", "design", "kind", "form_id", "modality_symbol", "argument_form", "gold_answer",
         "consequence", "gold_other", "pair_id", "pair_role", "variant", "template_valid", "checker_disagrees",
@@ -229,17 +217,8 @@ class ItemAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # items come from generate_items or a CSV import
 
-    def get_readonly_fields(self, request, obj=None):
-        if obj is not None and obj.study.has_responses():
-            return [f.name for f in Item._meta.fields] + ["premise_list"]
-        return self.readonly_fields
-
-    def save_model(self, request, obj, form, change):
-        try:
-            fields = {name: form.cleaned_data[name] for name in form.changed_data}
-            services.item_update(item=obj, **fields)
-        except (ItemsLocked, ValidationError) as exc:
-            self.message_user(request, " ".join(exc.messages), level=messages.ERROR)
+    def has_change_permission(self, request, obj=None):
+        return False  # read-only: see the class's docstring
 
     def delete_model(self, request, obj):
         try:
@@ -343,6 +322,11 @@ class TrialAdmin(admin.ModelAdmin):
     )
     list_filter = ("participant__study", "correct", "answer", "is_attention_check", "timed_out")
     list_select_related = ("participant", "participant__study", "item")
+    raw_id_fields = ("participant", "item")  # never a select of every participant or item
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False  # trials come from participants' answers only; the admin never invents data
 
     def has_change_permission(self, request, obj=None):
         return False

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from experiments import services
 from experiments.models import Item
-from tests.factories import StudyFactory, TrialFactory
+from tests.factories import ItemFactory, StudyFactory, TrialFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -43,17 +43,17 @@ def test_items_filter_by_checker_disagreement_and_form(staff_client):
     assert {i.form_id for i in response.context["cl"].result_list} == {"box.spurious"}
 
 
-def test_locked_item_change_is_refused_in_admin(staff_client):
-    trial = TrialFactory()
-    item = trial.item
+def test_items_are_read_only_in_the_admin_and_trials_cannot_be_invented(staff_client):
+    item = ItemFactory()  # a study without responses: even then, no hand edits (re-generate or re-import)
     url = reverse("admin:experiments_item_change", args=[item.pk])
-    response = staff_client.get(url)
-    assert response.status_code == 200
-    response = staff_client.post(url, {"question": "edited?", "premises": "[]", "prompt": "x", "attributes": "{}"})
-    assert response.status_code == 200  # the form comes back with the error instead of redirecting
-    assert "items are immutable now" in response.content.decode()
+    page = staff_client.get(url)
+    assert page.status_code == 200 and 'name="question"' not in page.content.decode()  # shown, not a form field
+    staff_client.post(url, {"question": "edited?", "premises": "[]", "prompt": "x", "attributes": "{}"})
     item.refresh_from_db()
     assert item.question != "edited?"
+    assert staff_client.get(reverse("admin:experiments_trial_add")).status_code == 403
+    changelist = staff_client.get(reverse("admin:experiments_trial_changelist")).content.decode()
+    assert "Add trial" not in changelist
 
 
 def test_items_filter_by_pair_role_and_variant(staff_client):
