@@ -71,6 +71,8 @@ class PowerAnalysis(models.Model):
     total = models.PositiveIntegerField(default=0, editable=False)
     curve = models.JSONField(default=list, blank=True, editable=False, help_text="Power per size and contrast.")
     needed = models.JSONField(default=list, blank=True, editable=False, help_text="Participants needed per contrast.")
+    curve_png = models.BinaryField(null=True, blank=True, editable=False,
+                                   help_text="The power curve, drawn by the worker (the web process has no matplotlib).")
     pilot_summary = models.JSONField(default=dict, blank=True, editable=False)
     message = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

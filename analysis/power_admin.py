@@ -26,7 +26,7 @@ class PowerForm(forms.Form):
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
     def clean(self):
-        from .power import PowerPlan, sizes_from_text
+        from .power_plan import PowerPlan, sizes_from_text
 
         data = super().clean()
         if self.errors:
@@ -66,7 +66,7 @@ class PowerAnalysisAdmin(admin.ModelAdmin):
     list_filter = ("status", "study")
     readonly_fields = ("study", "status", "progress", "plan", "pilot", "pilot_summary", "message", "needed_table",
                        "curve_plot", "created_at", "finished_at")
-    exclude = ("curve", "needed", "done", "total")
+    exclude = ("curve", "needed", "done", "total", "curve_png")
 
     @admin.display(description="progress")
     def progress(self, obj):
@@ -88,13 +88,9 @@ class PowerAnalysisAdmin(admin.ModelAdmin):
 
     @admin.display(description="power curve")
     def curve_plot(self, obj):
-        if obj.status != ReportStatus.DONE or not obj.curve:
+        if obj.status != ReportStatus.DONE or not obj.curve_png:
             return "—"
-        import pandas as pd
-
-        from . import plots
-
-        png = plots.power_curve(pd.DataFrame(obj.curve), obj.plan.get("target", 0.8))
+        png = bytes(obj.curve_png)
         return format_html('<img src="data:image/png;base64,{}" alt="Power against the number of participants, per '
                            'modality and argument form" style="max-width:100%">', base64.b64encode(png).decode())
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from studyserver import dispatch
 
 from .models import PowerAnalysis, ReportStatus
-from .power import PowerPlan
+from .power_plan import PowerPlan
 
 PROGRESS_EVERY = 5  # simulated studies between progress writes
 
@@ -25,7 +25,7 @@ def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = Tru
 
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
     """Run a queued power analysis; idempotent (anything not queued is returned as it is)."""
-    from . import frames
+    from . import frames, plots
     from .power import estimate, pilot_frame
     from .prep import apply_exclusions
     from .runs import select_runs, used_ids
@@ -57,6 +57,7 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
     PowerAnalysis.objects.filter(pk=analysis.pk).update(
         status=ReportStatus.DONE, finished_at=timezone.now(), done=analysis.total,
         curve=_records(result.curve), needed=_records(result.needed), pilot_summary=result.pilot,
+        curve_png=plots.power_curve(result.curve, plan.target),
         message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
                 f"{analysis.total} simulated studies.")
     analysis.refresh_from_db()

@@ -14,7 +14,7 @@ def test_r_leaves_the_environment_of_child_processes_alone(r_stack):
     assert result.stdout.strip() == "ok", result.stderr
 
 
-def test_loading_django_with_the_analysis_app_imports_no_r():
+def test_loading_django_with_the_analysis_app_imports_no_r_pandas_or_matplotlib():
     code = (
         "import os, sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'studyserver.settings');"
         "import django; django.setup();"
@@ -22,7 +22,9 @@ def test_loading_django_with_the_analysis_app_imports_no_r():
         "import studyserver.urls, analysis.admin, analysis.services, analysis.tasks, analysis.models;"
         "from django.contrib.admin import site; from experiments.models import Study;"
         "assert 'run_analysis' in [getattr(a, '__name__', a) for a in site._registry[Study].actions];"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'rpy2', 'pymer4'});"
+        "from analysis.power_admin import PowerForm;"
+        "form = PowerForm({'sizes': '10 20', 'nsim': 10, 'alpha': 0.05, 'target': 0.8, 'seed': 0}); assert form.is_valid(), form.errors;"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'rpy2', 'pymer4', 'pandas', 'matplotlib'});"
         "print(heavy); sys.exit(1 if heavy else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,36 @@
+"""What a power analysis is asked to do (analysis/power.py): plain Python, so the web process (the
+admin's form, the services) can validate a plan without pandas or R."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    sizes: tuple[int, ...] = (10, 20, 40, 80, 160)
+    nsim: int = 100
+    alpha: float = 0.05
+    target: float = 0.8
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.sizes or any((not isinstance(n, int)) or n < 2 for n in self.sizes):
+            problems.append("sizes must be whole numbers of participants, each at least 2")
+        if not 10 <= self.nsim <= 10_000:
+            problems.append(f"nsim must be between 10 and 10000 simulated studies per size (got {self.nsim})")
+        if not 0 < self.alpha < 0.5:
+            problems.append(f"alpha must be between 0 and 0.5 (got {self.alpha})")
+        if not 0 < self.target < 1:
+            problems.append(f"target power must be between 0 and 1 (got {self.target})")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def sizes_from_text(text: str) -> Sequence[int]:
+    try:
+        values = tuple(int(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise ValueError(f"sizes must be whole numbers separated by spaces or commas (got {text!r})") from None
+    return tuple(sorted(set(values)))
