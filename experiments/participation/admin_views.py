@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from ..models import Study
+from . import dashboard
 from .selectors import EXPORT_COLUMNS, export_row, study_progress, trials_for_export
 
 
@@ -60,4 +61,5 @@ def progress_html(study: Study) -> str:
         ' · <a href="{}" target="_blank">Preview the participant flow</a>',
         csv_url, csv_url + "?prolific_ids=1", reverse("participant:preview", kwargs={"slug": study.slug}),
     )
-    return format_html("<table>{}</table><p>Last seen (in progress): {}</p><p>{}</p>", table, seen, links)
+    return format_html("<table>{}</table>{}<p>Last seen (in progress): {}</p><p>{}</p>", table,
+                       dashboard.completions_svg(study), seen, links)

@@ -36,3 +36,23 @@ def test_the_checklist_turns_ready_when_what_is_required_holds():
     assert all(c.ok for c in checks.values() if c.required)
     assert not checks["pilot report built"].ok and not checks["pilot report built"].required
     assert "Ready to open." in launch.launch_html(study)
+
+
+def test_the_study_page_draws_completions_over_time_for_real_participants_only(client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from experiments.models import Participant
+    from experiments.participation.pilot import pilot_create, pilot_execute
+
+    study = draft_study()
+    pilot_execute(pilot_id=pilot_create(study=study, participants=2, seed=1, run=False).pk)  # bots: not drawn
+    start = timezone.now() - timedelta(hours=3)
+    for k in range(3):
+        Participant.objects.create(study=study, prolific_pid=f"p{k}", key_mapping="f_yes", status="completed",
+                                   finished_at=start + timedelta(hours=k))
+    client.force_login(get_user_model().objects.create_superuser("owner", password="x-" * 8))
+    page = client.get(f"/admin/experiments/study/{study.pk}/change/").content.decode()
+    assert 'aria-label="Completions over time: 3 participants completed between' in page
+    assert "<figcaption>Completions over time (real participants; cumulative)</figcaption>" in page
