@@ -13,6 +13,7 @@ from django.db import transaction
 
 from .logic import multiple_choice as mc
 from .models import Condition, Item, ItemKind, Study
+from .item_limits import check_lengths
 from .participation.arm import default_mc_attention_checks, default_mc_practice
 from .services import BULK_BATCH, _refuse_if_locked
 
@@ -54,6 +55,8 @@ def items_import_multiple_choice(*, study: Study, data: bytes | str) -> McImport
     taken = {code[: -len(".rot0")] for code in codes if code.endswith(mc.ROLES_SUFFIXES)}
     questions = mc.parse_mc_csv(data, existing_ids=existing | taken)
     originals = [_item(study, mc.Mutant(q, 0), None) for q in questions]
+    check_lengths(((q.row, item) for q, item in zip(questions, originals)),
+                  {"form_id": "type", "argument_form": "type", "code": "id", "pair_id": "id"})
     Item.objects.bulk_create(originals, batch_size=BULK_BATCH)
     if any(item.pk is None for item in originals):  # backends that do not return ids from bulk inserts
         ids = dict(study.items.filter(code__in=[i.code for i in originals]).values_list("code", "pk"))

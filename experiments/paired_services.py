@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from .item_limits import length_errors
 from .logic import dual_sided, rulebreakers
 from .logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
 from .models import Item, Study
@@ -154,6 +155,10 @@ def paired_items_store(
     problems = _problems(study, items, chosen)
     originals, more = _originals(study, items, chosen)
     problems += more
+    for paired in items:  # every text within its column's length (a longer one: DataError on PostgreSQL)
+        by_id = {v.variant_id: v for v in paired.variants}
+        rows = [(0, _row(study, paired, by_id[v], None)) for v in chosen if v in by_id]
+        problems += [f"{paired.code}: {e.column} {e.message}" for e in length_errors(rows, {})]
     if problems:
         shown = problems[:MAX_PROBLEMS] + ([f"… and {len(problems) - MAX_PROBLEMS} more"] if len(problems) > MAX_PROBLEMS else [])
         raise ValidationError("Nothing was stored: " + "; ".join(shown))

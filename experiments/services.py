@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .item_csv import ImportedRow, parse_item_csv
+from .item_limits import check_lengths
 from .logic import generate as gen
 from .logic.lexicon import LEXICON_SIZES
 from .logic.designs import DESIGNS
@@ -216,6 +217,11 @@ def _insert(batch: list[Item], originals: dict[str, int]) -> int:
     return len(batch)
 
 
+# The yes/no bank's columns (experiments/item_csv.py) the Item fields come from, for error messages.
+CSV_COLUMNS = {"code": "item_id", "form_id": "form_id", "modality": "modality", "argument_form": "argument_form",
+               "logical_form": "logical_form", "condition": "condition", "gold_answer": "gold_answer"}
+
+
 @dataclass(frozen=True)
 class ImportReport:
     study: Study
@@ -231,6 +237,7 @@ def items_import_csv(*, study: Study, data: bytes | str) -> ImportReport:
     existing = frozenset(study.items.values_list("code", flat=True))
     rows = parse_item_csv(data, system=study.logic_system, existing_ids=existing)
     items = [_item_from_row(study, row) for row in rows]
+    check_lengths(zip((row.row for row in rows), items), CSV_COLUMNS)
     Item.objects.bulk_create(items, batch_size=BULK_BATCH)
     if not study.design:
         study.design = "csv-import"
