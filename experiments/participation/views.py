@@ -174,8 +174,28 @@ def _step_post(service):
     return view
 
 
-consent = _step_post(lambda participant, request: services.participant_consent(
-    participant=participant, agree=request.POST.get("agree") == "yes"))
+CONSENT_ANSWERS = {"yes": True, "no": False}  # the consent page's two buttons; anything else changes nothing
+
+
+@ratelimit.limit("page", key="token")
+@require_POST
+def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """Only the page's explicit answers count: agree=yes consents, agree=no declines for good;
+    anything else (a missing or malformed field) is a 400 and leaves the session as it was."""
+    participant = _participant(slug, token)
+    agree = CONSENT_ANSWERS.get(request.POST.get("agree", ""))
+    if agree is None:
+        return _page(request, "participant/bad_request.html",
+                     {"study": participant.study, "message": "Please answer with one of the two buttons on the consent page.",
+                      "session_url": reverse("participant:session", kwargs={"slug": slug, "token": token})}, 400)
+    try:
+        services.participant_consent(participant=participant, agree=agree)
+    except services.FlowError:
+        pass  # the session page shows whatever step the participant is really at
+    return redirect("participant:session", slug=slug, token=token)
+
+
+
 instructions = _step_post(lambda participant, request: services.participant_instructions_done(participant=participant))
 practice = _step_post(lambda participant, request: services.participant_practice_done(participant=participant))
 

@@ -87,6 +87,19 @@ def test_consent_shows_the_default_wording_with_the_institution(browser, open_st
     assert b"at least 18 years of age" in page.content
 
 
+@pytest.mark.parametrize("sent", [{}, {"agree": ""}, {"agree": "YES"}, {"agree": "maybe"}, {"agree": "no "}])
+def test_only_an_explicit_answer_counts_on_the_consent_page(browser, open_study, sent):
+    study = open_study()
+    session_url = entry(browser, study)["Location"]
+    browser.get(session_url)
+    response = post_form(browser, session_url + "consent", sent)
+    assert response.status_code == 400 and b"one of the two buttons" in response.content
+    participant = Participant.objects.get()
+    assert participant.status == ParticipantStatus.STARTED and participant.consented_at is None  # nothing changed
+    assert post_form(browser, session_url + "consent", {"agree": "yes"}).status_code == 302
+    assert Participant.objects.get().consented_at is not None
+
+
 def test_declining_ends_politely_with_the_no_consent_redirect(browser, open_study):
     study = open_study()
     session_url = entry(browser, study)["Location"]
