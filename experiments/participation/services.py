@@ -205,7 +205,12 @@ def participant_start(
 
 
 def _locked(participant: Participant) -> Participant:
-    return Participant.objects.select_for_update().get(pk=participant.pk)
+    """The participant's row, locked; a clear 410 when it was erased meanwhile (a request that read
+    the participant before an erasure must not end in a 500)."""
+    row = Participant.objects.select_for_update().filter(pk=participant.pk).first()
+    if row is None:
+        raise FlowError("erased", "This session no longer exists: its data were erased.", 410)
+    return row
 
 
 def _require_in_progress(participant: Participant) -> None:

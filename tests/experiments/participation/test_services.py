@@ -212,3 +212,24 @@ def test_a_timed_out_trial_is_recorded_as_unanswered_and_wrong(open_study):
     data = trial_data(participant, 0, rt=2004.0, timed_out=True, key="", code="")
     trial = services.trial_record(participant=participant, payload=parse_trial(data, time_limit_ms=2000)).trial
     assert trial.timed_out and trial.answer == "" and trial.correct is False and trial.key_code == ""
+
+
+def test_a_participant_erased_while_a_request_is_on_its_way_gets_a_clear_410(open_study):
+    """The view read the participant, then an erasure deleted it before the service locked the row."""
+    from experiments.participation.erasure import participant_erase
+
+    study = open_study(interpretations=24, attention_checks=[])
+    participant = ready(start(study, 1)[0])
+    payload = parse_trial(trial_data(participant, 0))
+    stale = Participant.objects.get(pk=participant.pk)
+    from django.contrib.auth import get_user_model
+
+    researcher = get_user_model().objects.create_user("eraser", password="x-" * 8)
+    participant_erase(participant=Participant.objects.get(pk=participant.pk), by=researcher)
+    for call in (lambda: services._trial_locked(participant=stale, payload=payload, user_agent="ua"),
+                 lambda: services.participant_finish(participant=stale),
+                 lambda: services.participant_instructions_done(participant=stale)):
+        with pytest.raises(services.FlowError) as error:
+            call()
+        assert (error.value.status, error.value.reason) == (410, "erased")
+    assert not Participant.objects.filter(pk=participant.pk).exists() and not Trial.objects.exists()
