@@ -21,7 +21,8 @@ from . import runs, services
 from .models import Report, ReportStatus
 
 
-@admin.action(description="Run the analysis report (background task; choose the model runs)")
+@admin.action(description="Run the analysis report (background task; choose the model runs)",
+              permissions=["run_analysis"])
 def run_analysis(modeladmin, request, queryset):
     """First a page listing each study's model runs, the default rule's runs checked (analysis.runs);
     then one report per study over the runs checked. Checking exactly the default rule's runs records
@@ -87,7 +88,10 @@ class ReportAdmin(admin.ModelAdmin):
                            reverse("admin:analysis_report_html", args=[obj.pk]),
                            reverse("admin:analysis_report_zip", args=[obj.pk]))
 
-    @admin.action(description="Run the selected failed reports again")
+    def has_run_analysis_permission(self, request):
+        return request.user.has_perm("analysis.run_analysis")
+
+    @admin.action(description="Run the selected failed reports again", permissions=["run_analysis"])
     def retry(self, request, queryset):
         for report in queryset:
             try:

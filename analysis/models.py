@@ -53,6 +53,7 @@ class Report(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [("run_analysis", "Can run analyses: reports, pilot reports, power analyses, retries")]
 
     def __str__(self) -> str:
         return f"report {self.pk} of {self.study.slug} ({self.status})"

@@ -11,7 +11,7 @@ from . import services
 
 
 @admin.action(description="Build a pilot report (simulated participants included, titled PILOT)",
-              permissions=["add_report"])
+              permissions=["run_analysis"])
 def build_pilot_report(modeladmin, request, queryset):
     for study in queryset:
         if not study.participants.filter(is_simulated=True).exists():
@@ -27,11 +27,6 @@ def build_pilot_report(modeladmin, request, queryset):
                                          "see Analyses → Reports.")
 
 
-def _add_report_permission(modeladmin, request) -> bool:
-    return request.user.has_perm("analysis.add_report")
-
-
 _study_admin = admin.site._registry.get(Study)
 if _study_admin is not None and build_pilot_report not in (_study_admin.actions or []):
     _study_admin.actions = [*(_study_admin.actions or []), build_pilot_report]
-    type(_study_admin).has_add_report_permission = _add_report_permission

@@ -39,7 +39,7 @@ class PowerForm(forms.Form):
         return data
 
 
-@admin.action(description="Estimate the sample size (power by simulation from the pilot)", permissions=["add_report"])
+@admin.action(description="Estimate the sample size (power by simulation from the pilot)", permissions=["run_analysis"])
 def estimate_sample_size(modeladmin, request, queryset):
     from .power_services import power_request
 

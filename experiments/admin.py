@@ -128,14 +128,22 @@ class StudyAdmin(admin.ModelAdmin):
     def trials_csv(self, request, pk):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        return participation_admin.trials_csv_response(
-            study=get_object_or_404(Study, pk=pk), prolific_ids=request.GET.get("prolific_ids") == "1")
+        prolific_ids = request.GET.get("prolific_ids") == "1"
+        if prolific_ids and not request.user.has_perm("experiments.view_prolific_ids"):
+            raise PermissionDenied("Seeing Prolific ids needs the permission 'Can see participants' Prolific ids'.")
+        return participation_admin.trials_csv_response(study=get_object_or_404(Study, pk=pk), prolific_ids=prolific_ids)
+
+    def has_change_status_permission(self, request):
+        return request.user.has_perm("experiments.change_study_status")
+
+    def has_run_analysis_permission(self, request):
+        return request.user.has_perm("analysis.run_analysis")
 
     @admin.action(description="Export trials as CSV (first selected study; participants as P<id>)")
     def export_trials(self, request, queryset):
         return participation_admin.trials_csv_response(study=queryset.first())
 
-    @admin.action(description="Mark silent in-progress sessions as returned")
+    @admin.action(description="Mark silent in-progress sessions as returned", permissions=["change_status"])
     def expire_silent_sessions(self, request, queryset):
         for study in queryset:
             count = participation.participants_expire(study=study)
@@ -157,15 +165,15 @@ class StudyAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"{study.slug}: now {to}.")
 
-    @admin.action(description="Open for participants")
+    @admin.action(description="Open for participants", permissions=["change_status"])
     def open_studies(self, request, queryset):
         self._move(request, queryset, StudyStatus.OPEN)
 
-    @admin.action(description="Pause")
+    @admin.action(description="Pause", permissions=["change_status"])
     def pause_studies(self, request, queryset):
         self._move(request, queryset, StudyStatus.PAUSED)
 
-    @admin.action(description="Close")
+    @admin.action(description="Close", permissions=["change_status"])
     def close_studies(self, request, queryset):
         self._move(request, queryset, StudyStatus.CLOSED)
 
@@ -262,6 +270,33 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_select_related = ("study",)
     exclude = ("token",)
     actions = ["exclude_participants", "erase_participants"]
+    PROLIFIC_FIELDS = ("prolific_pid", "prolific_study_id", "prolific_session_id")
+
+    # Prolific ids only for users with view_prolific_ids; everyone else sees the pseudonym P<id>.
+    def _sees_ids(self, request) -> bool:
+        return request.user.has_perm("experiments.view_prolific_ids")
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        return shown if self._sees_ids(request) else tuple("pseudonym" if f == "prolific_pid" else f for f in shown)
+
+    def get_search_fields(self, request):
+        return super().get_search_fields(request) if self._sees_ids(request) else ()
+
+    def get_exclude(self, request, obj=None):
+        hidden = tuple(super().get_exclude(request, obj) or ())
+        return hidden if self._sees_ids(request) else hidden + self.PROLIFIC_FIELDS
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if self._sees_ids(request) else [f for f in fields if f not in self.PROLIFIC_FIELDS]
+
+    @admin.display(description="participant")
+    def pseudonym(self, obj):
+        return f"P{obj.pk}"
+
+    def has_exclude_permission(self, request):
+        return request.user.has_perm("experiments.exclude_participant")
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -305,7 +340,7 @@ class ParticipantAdmin(admin.ModelAdmin):
                        if done.withdrawn_reports else "")
             self.message_user(request, f"Erased {done.label} of {done.study_slug} and {done.trials} trial(s).{reports}")
 
-    @admin.action(description="Exclude from the analysis")
+    @admin.action(description="Exclude from the analysis", permissions=["exclude"])
     def exclude_participants(self, request, queryset):
         for participant in queryset:
             try:

@@ -107,6 +107,13 @@ class Study(models.Model):
     class Meta:
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
+        # Each action that changes data or reveals Prolific ids has its own permission (view_study
+        # alone shows a study, its progress and pseudonymous exports; issue 17 hole 1).
+        permissions = [
+            ("change_study_status", "Can open, pause and close studies and expire silent sessions"),
+            ("exclude_participant", "Can exclude participants from a study"),
+            ("view_prolific_ids", "Can see participants' Prolific ids"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.slug})"
@@ -363,7 +370,9 @@ class Participant(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.prolific_pid} in {self.study.slug}"
+        # the pseudonym, never the Prolific id: this text shows wherever a participant is named (titles,
+        # the trials list, log lines), and Prolific ids need their own permission
+        return f"P{self.pk} in {self.study.slug}"
 
 
 class Trial(models.Model):

@@ -53,8 +53,8 @@ def progress_html(study: Study) -> str:
             ("suggested pay per participant", format_html("{} (at {} {}/hour)", pay, p.hourly_rate, p.currency)),
         ],
     )
-    seen = format_html_join(", ", "{} ({})", ((pid, when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "never")
-                                              for pid, when in p.last_seen)) or "—"
+    seen = format_html_join(", ", "{} ({})", ((label, when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "never")
+                                              for label, when in p.last_seen)) or "—"
     csv_url = reverse("admin:experiments_study_trials_csv", args=[study.pk])
     links = format_html(
         '<a href="{}">Export trials (CSV)</a> (participants as P&lt;id&gt;; <a href="{}">with Prolific IDs</a>)'

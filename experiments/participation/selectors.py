@@ -70,10 +70,10 @@ def study_progress(*, study: Study) -> Progress:
     pay = None
     if median is not None:
         pay = (arm.hourly_rate() * Decimal(str(median)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
-    last_seen = list(
-        real.filter(status=ParticipantStatus.STARTED).order_by("-last_seen_at")
-        .values_list("prolific_pid", "last_seen_at")[:20]
-    )
+    last_seen = [  # pseudonyms: the study page is for anyone who may view the study (Prolific ids need a permission)
+        (pseudonym(pk), when) for pk, when in
+        real.filter(status=ParticipantStatus.STARTED).order_by("-last_seen_at").values_list("pk", "last_seen_at")[:20]
+    ]
     return Progress(
         started=real.count(), in_progress=counts[ParticipantStatus.STARTED],
         completed=counts[ParticipantStatus.COMPLETED], returned=counts[ParticipantStatus.RETURNED],

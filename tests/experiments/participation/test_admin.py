@@ -53,7 +53,8 @@ def test_progress_counts_median_time_and_suggested_pay(study_with_data):
     assert progress.median_minutes == pytest.approx(12.0)  # completed: 10 and 14 minutes
     assert progress.hourly_rate == Decimal("9.00")  # 1.5 × a £6 minimum
     assert progress.suggested_pay == Decimal("1.80")  # 12 minutes at £9/hour
-    assert [pid for pid, _ in progress.last_seen] == ["busy"]
+    busy = Participant.objects.get(prolific_pid="busy")
+    assert [label for label, _ in progress.last_seen] == [f"P{busy.pk}"]  # pseudonyms only on the study page
 
 
 def test_the_csv_export_is_staff_only_and_tidy(client, study_with_data):
