@@ -169,3 +169,15 @@ def analysis_processes() -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise SettingsError(f"DUET_ANALYSIS_PROCESSES must be a whole number ≥ 1, not '{text}'.")
     return int(text)
+
+
+def login_throttle():
+    """(failures, cool-off) for admin logins: DUET_LOGIN_FAILURE_LIMIT (default 5) failed attempts lock
+    the client address or the user name out for DUET_LOGIN_COOLOFF_MINUTES (default 15)."""
+    from datetime import timedelta
+
+    limit = env.int("DUET_LOGIN_FAILURE_LIMIT", default=5)
+    minutes = env.int("DUET_LOGIN_COOLOFF_MINUTES", default=15)
+    if limit < 1 or minutes < 1:
+        raise SettingsError("DUET_LOGIN_FAILURE_LIMIT and DUET_LOGIN_COOLOFF_MINUTES must be at least 1.")
+    return limit, timedelta(minutes=minutes)

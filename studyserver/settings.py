@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "inference",
     "analysis",
     "studyserver",  # management commands only (run_task)
+    "axes",  # admin login throttling (issue 17 hole 4)
 ]
 
 MIDDLEWARE = [
@@ -34,7 +35,22 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
 ]
+
+# Admin login throttling (django-axes): after DUET_LOGIN_FAILURE_LIMIT failed logins from one client
+# address, or for one user name from anywhere, that address or name is locked out for
+# DUET_LOGIN_COOLOFF_MINUTES; a successful login clears the count. Attempts are kept in the database
+# (works whatever the cache: Redis in production, local memory embedded); the client address is the
+# one the rate limits use (studyserver/ratelimit.py: client_ip, behind DUET_TRUSTED_PROXIES proxies).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT, AXES_COOLOFF_TIME = duet_env.login_throttle()
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "studyserver.ratelimit.client_ip"
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # no banner on every start (management commands print their own output)
 
 ROOT_URLCONF = "studyserver.urls"
 WSGI_APPLICATION = "studyserver.wsgi.application"
