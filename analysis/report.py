@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from studyserver import csvsafe
+
 from . import metrics, mixed, plots, prep, reproduce
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec
@@ -105,12 +107,12 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
 
     folder.mkdir(parents=True, exist_ok=True)
     csv, parquet = folder / f"{name}.csv", folder / f"{name}.parquet"
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(table, parquet)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), parquet)
+    safe = csvsafe.frame(frame)  # text cells a spreadsheet would run as formulas get a leading quote
     try:
-        pa_csv.write_csv(table, csv)
+        pa_csv.write_csv(pa.Table.from_pandas(safe, preserve_index=False), csv)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        frame.to_csv(csv, index=False)
+        safe.to_csv(csv, index=False)
     return [csv, parquet]
 
 
@@ -190,12 +192,12 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
     written = []
     for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions), ("runs", inputs.runs),
                         ("configurations", inputs.configurations)]:
-        frame.to_csv(tables_dir / f"{name}.csv", index=False)
+        csvsafe.frame(frame).to_csv(tables_dir / f"{name}.csv", index=False)
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
         for name, frame in section.tables.items():
             path = tables_dir / f"{section.key}_{name}.csv"
-            frame.to_csv(path, index=False)
+            csvsafe.frame(frame).to_csv(path, index=False)
             written.append(path)
         if section.data is not None:
             _write_data(section.data, data_dir / "model_frames", section.key)
@@ -233,5 +235,5 @@ def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path) -> p
     columns = pd.DataFrame(
         [("trials", k, v) for k, v in TRIAL_COLUMNS.items()] + [("scores", k, v) for k, v in SCORE_COLUMNS.items()],
         columns=["file", "column", "meaning"])
-    columns.to_csv(data_dir / "columns.csv", index=False)
+    csvsafe.frame(columns).to_csv(data_dir / "columns.csv", index=False)
     return columns

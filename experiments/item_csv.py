@@ -23,6 +23,8 @@ import csv
 import re
 from dataclasses import dataclass, field
 
+from studyserver import csvsafe
+
 from .logic import wording
 from .logic.checker import Consequence, System, entails
 from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
@@ -187,7 +189,7 @@ def write_items_csv(handle, items) -> int:
     writer.writerow([*EXPORT_COLUMNS, *(f"premise_{i + 1}" for i in range(width)), "question", "prompt"])
     for item in items:
         interp = item.interpretation
-        writer.writerow([
+        writer.writerow(csvsafe.row([
             item.code, item.design, item.form_id, item.modality, item.argument_form,
             item.logical_form, "" if item.template_valid is None else str(item.template_valid).lower(),
             item.gold_answer, item.logic_system, item.consequence, item.gold_other,
@@ -197,5 +199,5 @@ def write_items_csv(handle, items) -> int:
             interp.q_subject if interp else "", interp.q_predicate if interp else "",
             *(list(item.premises) + [""] * (width - len(item.premises))),
             item.question, item.prompt,
-        ])
+        ]))
     return len(items)

@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 MAX_ERRORS = 50
 
 
+def _unquote(value: str) -> str:
+    """A cell Duet exported with a quote in front of = + - @ (so that spreadsheets show it as text:
+    studyserver/csvsafe.py) reads back as the text it stood for."""
+    if len(value) > 1 and value[0] == "'" and value[1] in "=+-@":
+        return value[1:]
+    return value
+
+
 @dataclass(frozen=True)
 class RowError:
     row: int  # 1-based line number in the file (the header is row 1)
@@ -58,7 +66,7 @@ class CsvTable:
                     for name in nul:
                         self.fail(line, name, "contains a NUL character (\\0); save the file as plain text")
                     continue
-                yield line, dict(zip(self.header, (v.strip() for v in values)))
+                yield line, dict(zip(self.header, (_unquote(v.strip()) for v in values)))
         except csv.Error as exc:
             self.fail(reader.line_num, "", f"unreadable CSV ({exc})")
 

@@ -8,6 +8,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from ..models import Study
+from studyserver import csvsafe
+
 from . import dashboard
 from .selectors import EXPORT_COLUMNS, export_row, study_progress, trials_for_export
 
@@ -27,7 +29,7 @@ def trials_csv_response(*, study: Study, prolific_ids: bool = False) -> Streamin
     def rows():
         yield writer.writerow(EXPORT_COLUMNS)
         for trial in trials_for_export(study=study).iterator(chunk_size=2000):
-            yield writer.writerow(export_row(trial, study, prolific_ids=prolific_ids))
+            yield writer.writerow(csvsafe.row(export_row(trial, study, prolific_ids=prolific_ids)))
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
     suffix = "-with-prolific-ids" if prolific_ids else ""

@@ -105,7 +105,9 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping
     payload = TrialPayload(
         index=_int(data, "index"),
         item=_int(data, "item", minimum=1),
-        key=key,
+        # Stored as the accepted key's name, whatever text the browser sent as e.key (a participant's
+        # own text in an export could be a spreadsheet formula; issue 17 hole 2): e.code decides.
+        key="" if timed_out else keys[code],
         code=code,
         idempotency_key=key_id,
         onset_ms=_float(data, "onset_ms"),

@@ -23,6 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         from analysis import plots
+        from studyserver import csvsafe
         from analysis.power import PowerPlan
         from analysis.power_services import power_execute, power_request
         from experiments.models import Study
@@ -52,7 +53,7 @@ class Command(BaseCommand):
             out = Path(options["out"])
             out.mkdir(parents=True, exist_ok=True)
             curve = pd.DataFrame(analysis.curve)
-            curve.to_csv(out / "power_curve.csv", index=False)
-            needed.to_csv(out / "power_needed.csv", index=False)
+            csvsafe.frame(curve).to_csv(out / "power_curve.csv", index=False)
+            csvsafe.frame(needed).to_csv(out / "power_needed.csv", index=False)
             (out / "power_curve.png").write_bytes(plots.power_curve(curve, plan.target))
             self.stdout.write(self.style.SUCCESS(f"Wrote {out}/power_curve.csv, power_needed.csv and power_curve.png."))

@@ -49,3 +49,12 @@ def test_time_limits_bound_response_times_and_allow_timeouts():
         parse_trial({**GOOD, "response_ms": GOOD["onset_ms"] + 9000}, time_limit_ms=2000)
     with pytest.raises(PayloadError, match="JSON object"):
         parse_trial([GOOD])
+
+
+def test_the_stored_key_is_the_accepted_keys_name_never_the_browsers_text():
+    from experiments.participation.payload import parse_trial as parse
+
+    body = {"index": 0, "item": 1, "code": "KeyF", "key": "=1+1", "idempotency_key": "k" * 16, "onset_ms": 1.0,
+            "response_ms": 900.0, "timed_out": False}
+    assert parse(body).key == "f" and parse({**body, "code": "KeyJ", "key": "@SUM(A1)"}).key == "j"
+    assert parse({**body, "key": "а"}).key == "f"  # a Cyrillic layout's F key still answers, stored as "f"
