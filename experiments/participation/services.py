@@ -164,6 +164,12 @@ def participant_start(
     if not preview and not simulated:
         by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
         if by_pid is not None:
+            # Resume only from the same Prolific session: knowing someone's Prolific id must not be
+            # enough to take over their session (issue 17 hole 8).
+            if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
+                raise FlowError("other_session", "This Prolific ID already has a session in this study, started from "
+                                "another Prolific session. Please go back to the study from the Prolific page you "
+                                "started it from, or contact the researcher.", 409)
             return by_pid, False
         if prolific_session_id:
             by_session = Participant.objects.filter(

@@ -233,3 +233,14 @@ def test_a_participant_erased_while_a_request_is_on_its_way_gets_a_clear_410(ope
             call()
         assert (error.value.status, error.value.reason) == (410, "erased")
     assert not Participant.objects.filter(pk=participant.pk).exists() and not Trial.objects.exists()
+
+
+def test_a_session_resumes_only_from_the_same_prolific_session(open_study):
+    study = open_study(interpretations=24)
+    first, created = services.participant_start(study=study, prolific_pid="a" * 24, prolific_session_id="sess-1")
+    again, created_again = services.participant_start(study=study, prolific_pid="a" * 24, prolific_session_id="sess-1")
+    assert created and not created_again and again.pk == first.pk and again.token == first.token
+    with pytest.raises(services.FlowError) as error:
+        services.participant_start(study=study, prolific_pid="a" * 24, prolific_session_id="sess-2")
+    assert (error.value.status, error.value.reason) == (409, "other_session")
+    assert "another Prolific session" in error.value.message and Participant.objects.count() == 1

@@ -177,10 +177,13 @@ def test_a_bot_walk_is_refused_at_every_shortcut(browser, open_study):
     late = post_json(browser, trial_url, trial_data(participant, 1, code="KeyJ"))
     assert late.status_code == 409 and late.json()["reason"] == "ended"
     assert Trial.objects.count() == 3
-    # a second visit says it is complete (same PID, a new Prolific session id)
-    again = entry(Client(), study, session="sess-9")
+    # a second visit from the same Prolific session says it is complete
+    again = entry(Client(), study)
     page = Client().get(again["Location"])
     assert b"You have completed this study" in page.content and b"C0MPLETE" in page.content
+    # the same PID from another Prolific session does not get the session (issue 17 hole 8): a clear page
+    other = entry(Client(), study, session="sess-9")
+    assert other.status_code == 409 and b"another Prolific session" in other.content
 
 
 def test_reloading_resumes_at_the_first_unanswered_trial(browser, open_study):
