@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
 TIME_LIMIT_GRACE_MS = 5000  # with a time limit, a response may arrive this much later (network, rendering)
+TIMER_RESOLUTION_MS = 5  # browsers coarsen performance.now(); a timeout may read this much short of the limit
 KEYS = {"KeyF": "f", "KeyJ": "j"}
 _IDEMPOTENCY = re.compile(r"^[A-Za-z0-9-]{16,64}$")
 
@@ -122,6 +123,8 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping
     rt = payload.rt_ms
     if rt <= 0:
         raise PayloadError(f"The response time must be positive (got {rt:.1f} ms).")
+    if timed_out and rt < time_limit_ms - TIMER_RESOLUTION_MS:  # the page times a trial out at the limit, not before
+        raise PayloadError(f"A trial times out at the time limit ({time_limit_ms} ms), not after {rt:.0f} ms.")
     ceiling = time_limit_ms + TIME_LIMIT_GRACE_MS if time_limit_ms else MAX_RT_MS
     if rt > ceiling:
         raise PayloadError(f"The response time {rt:.0f} ms is longer than the {ceiling} ms allowed.")

@@ -94,6 +94,8 @@ def test_the_admin_action_asks_then_erases(study_with_two, researcher, client):
     changelist = reverse("admin:experiments_participant_changelist")
     ask = client.post(changelist, {"action": "erase_participants", "_selected_action": [gone.pk]})
     assert ask.status_code == 200 and b"Yes, erase their data" in ask.content and PIDS[0].encode() in ask.content
+    # the page says what the code does: the study's reports are withdrawn in the same step
+    assert b"those reports are withdrawn and their files deleted in the same step" in ask.content
     assert Participant.objects.filter(pk=gone.pk).exists()  # nothing happens before the confirmation
     done = client.post(changelist, {"action": "erase_participants", "_selected_action": [gone.pk], "confirm": "yes"},
                        follow=True)

@@ -41,7 +41,7 @@ def test_bad_payloads_are_refused_with_a_clear_message(change, message):
 
 
 def test_time_limits_bound_response_times_and_allow_timeouts():
-    timed_out = {**GOOD, "timed_out": True, "key": "", "code": ""}
+    timed_out = {**GOOD, "timed_out": True, "key": "", "code": "", "response_ms": GOOD["onset_ms"] + 2000}
     assert parse_trial(timed_out, time_limit_ms=2000).timed_out
     with pytest.raises(PayloadError, match="has no key"):
         parse_trial({**timed_out, "code": "KeyF", "key": "f"}, time_limit_ms=2000)
@@ -58,3 +58,15 @@ def test_the_stored_key_is_the_accepted_keys_name_never_the_browsers_text():
             "response_ms": 900.0, "timed_out": False}
     assert parse(body).key == "f" and parse({**body, "code": "KeyJ", "key": "@SUM(A1)"}).key == "j"
     assert parse({**body, "key": "а"}).key == "f"  # a Cyrillic layout's F key still answers, stored as "f"
+
+
+def test_a_timed_out_trial_is_accepted_only_at_the_time_limit():
+    from experiments.participation.payload import PayloadError
+    from experiments.participation.payload import parse_trial as parse
+
+    body = {"index": 0, "item": 1, "code": "", "key": "", "idempotency_key": "k" * 16, "onset_ms": 1000.0,
+            "timed_out": True}
+    assert parse({**body, "response_ms": 3000.0}, time_limit_ms=2000).timed_out  # exactly at the limit
+    assert parse({**body, "response_ms": 2996.0}, time_limit_ms=2000).timed_out  # within the timer's resolution
+    with pytest.raises(PayloadError, match=r"times out at the time limit \(2000 ms\), not after 1500 ms"):
+        parse({**body, "response_ms": 2500.0}, time_limit_ms=2000)
