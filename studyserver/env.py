@@ -146,6 +146,10 @@ RATELIMIT_DEFAULTS = {
     # per participant token: the session page and its consent / instructions / practice steps (a
     # participant loads it after each step and on a reload: a handful a minute at most)
     "page": "60/m",
+    # per client IP address: requests naming a session token that does not exist (random tokens cost a
+    # database read each); once over, that address is refused at once, before any read, until the
+    # window ends (a participant behind the same address retries after Retry-After, nothing lost)
+    "unknown_token": "30/m",
 }
 
 

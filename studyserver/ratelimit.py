@@ -236,3 +236,38 @@ def limit(scope: str, *, key: str, json: bool = False):
         return wrapped
 
     return decorate
+
+
+UNKNOWN_TOKEN = "unknown_token"
+
+
+def unknown_tokens_limited(*, json: bool = False):
+    """Decorator for the views under a participant token: a client address that keeps naming
+    tokens that do not exist (a 404) is limited per address (scope "unknown_token"); once refused,
+    its requests are answered 429 before the token is looked up, until the window ends."""
+    from django.http import Http404
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(request, *args, **kwargs):
+            rate = rate_for(UNKNOWN_TOKEN)
+            ip = client_ip(request)
+            refused = refused_here(UNKNOWN_TOKEN, ip, rate)
+            if refused is not None:
+                return too_many(request, refused, json=json)
+            try:
+                response = view(request, *args, **kwargs)
+            except Http404:
+                decision = hit(UNKNOWN_TOKEN, ip, rate)
+                if not decision.allowed:
+                    return too_many(request, decision, json=json)
+                raise
+            if response.status_code == 404:
+                decision = hit(UNKNOWN_TOKEN, ip, rate)
+                if not decision.allowed:
+                    return too_many(request, decision, json=json)
+            return response
+
+        return wrapped
+
+    return decorate

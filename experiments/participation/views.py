@@ -121,6 +121,7 @@ def _ending(participant: Participant) -> dict:
     return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
 
 
+@ratelimit.unknown_tokens_limited()
 @ratelimit.limit("page", key="token")
 @ensure_csrf_cookie
 @require_GET
@@ -162,6 +163,7 @@ def _runner_config(participant, arm, phase, urls) -> dict:
 
 
 def _step_post(service):
+    @ratelimit.unknown_tokens_limited()
     @ratelimit.limit("page", key="token")
     @require_POST
     def view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -177,6 +179,7 @@ def _step_post(service):
 CONSENT_ANSWERS = {"yes": True, "no": False}  # the consent page's two buttons; anything else changes nothing
 
 
+@ratelimit.unknown_tokens_limited()
 @ratelimit.limit("page", key="token")
 @require_POST
 def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -209,6 +212,7 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
     return JsonResponse({"error": message, "reason": reason}, status=status)
 
 
+@ratelimit.unknown_tokens_limited(json=True)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     """Rate limited per token like the other JSON endpoints, except that the fast save of a new
@@ -262,6 +266,7 @@ def _trial(request: HttpRequest, slug: str, token: str, admit) -> JsonResponse:
     )
 
 
+@ratelimit.unknown_tokens_limited(json=True)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
@@ -272,6 +277,7 @@ def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
 
 
+@ratelimit.unknown_tokens_limited(json=True)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:

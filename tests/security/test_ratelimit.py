@@ -245,3 +245,20 @@ def test_remembered_refusals_end_with_their_window_and_stay_bounded(settings, mo
     assert len(ratelimit._blocked) <= 3
     hit("trial", "e", rate, now=6070.0), hit("trial", "e", rate, now=6071.0)
     assert set(k[1] for k in ratelimit._blocked) == {"d", "e"}  # the expired ones made room
+
+
+@pytest.mark.django_db
+def test_random_tokens_are_limited_per_address_before_any_read(settings, django_assert_max_num_queries):
+    """Issue 17 hole 10: unknown session tokens cost a database read each and were never limited."""
+    settings.DUET_RATELIMITS = {**settings.DUET_RATELIMITS, "unknown_token": "5/m"}
+    study = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[])
+    scanner = Client(REMOTE_ADDR="203.0.113.99", HTTP_USER_AGENT=DESKTOP)
+    codes = [scanner.get(f"/s/{study.slug}/p/random-token-{n:04d}/").status_code for n in range(5)]
+    assert codes == [404] * 5
+    refused = scanner.post(f"/s/{study.slug}/p/random-token-0005/heartbeat")
+    assert refused.status_code == 429 and refused.json()["reason"] == "rate_limited" and refused["Retry-After"]
+    with django_assert_max_num_queries(0):  # refused in this process before the token is looked up
+        assert scanner.get(f"/s/{study.slug}/p/random-token-0006/").status_code == 429
+    person, _ = services.participant_start(study=study, prolific_pid="p" * 24, prolific_session_id="s1")
+    elsewhere = Client(REMOTE_ADDR="198.51.100.4", HTTP_USER_AGENT=DESKTOP)  # another address is not affected
+    assert elsewhere.get(f"/s/{study.slug}/p/{person.token}/").status_code == 200
