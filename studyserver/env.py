@@ -136,8 +136,12 @@ def cache() -> dict:
 
 
 RATELIMIT_DEFAULTS = {
-    # per client IP address: opening the study link (a participant needs it once, a reload or two more)
+    # per client IP address and Prolific id: opening the study link (a participant needs it once, a
+    # reload or two more); participants behind one NAT address each have their own count
     "entry": "60/m",
+    # per client IP address, whatever the Prolific id: a ceiling for one address (a university NAT
+    # brings many participants; a script making up ids brings more)
+    "entry_ip": "600/m",
     # per participant token: trial requests other than the save of a new answer (re-sent, refused,
     # malformed, unknown session); new answers are bounded by the participant's list
     "trial": "120/m",

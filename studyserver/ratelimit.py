@@ -211,14 +211,18 @@ def too_many(request: HttpRequest, decision: Decision, *, json: bool) -> HttpRes
         response = JsonResponse({"error": message, "reason": "rate_limited", "retry_after": decision.retry_after},
                                 status=429)
     else:
-        response = render(request, "participant/too_many.html", {"message": message}, status=429)
+        response = render(request, "participant/too_many.html",
+                          {"message": message, "retry_after": decision.retry_after}, status=429)
     response["Retry-After"] = str(decision.retry_after)
     return response
 
 
-def ident_for(request: HttpRequest, key: str, kwargs: dict) -> str:
-    """Whom a request counts for: the client's address (key "ip") or the study's slug and the URL
-    keyword argument `key` (e.g. the participant's token)."""
+def ident_for(request: HttpRequest, key, kwargs: dict) -> str:
+    """Whom a request counts for: the client's address (key "ip"), the study's slug and the URL
+    keyword argument `key` (e.g. the participant's token), or what a callable `key(request, kwargs)`
+    says (e.g. the address and the Prolific id of the entry link)."""
+    if callable(key):
+        return key(request, kwargs)
     return client_ip(request) if key == "ip" else f"{kwargs.get('slug', '')}/{kwargs.get(key, '')}"
 
 

@@ -42,7 +42,14 @@ def _study_or_404(slug):
     return study
 
 
-@ratelimit.limit("entry", key="ip")
+def _entry_ident(request: HttpRequest, kwargs: dict) -> str:
+    """The entry link counts per client address and Prolific id (participants behind one NAT address
+    each have their own count); `entry_ip` caps the address as a whole."""
+    return f"{ratelimit.client_ip(request)}|{request.GET.get('PROLIFIC_PID', '')[:64]}"
+
+
+@ratelimit.limit("entry_ip", key="ip")
+@ratelimit.limit("entry", key=_entry_ident)
 @require_GET
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)

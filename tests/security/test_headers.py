@@ -79,7 +79,7 @@ def _spoiled_after_opening():
 
 def _pages_of_a_participant(study, settings) -> dict[str, object]:
     """Every page a participant can meet, rendered by the real views."""
-    settings.DUET_RATELIMITS = {"entry": "2/m", "trial": "off", "session": "off"}  # the 3rd entry is refused
+    settings.DUET_RATELIMITS = {"entry_ip": "2/m", "trial": "off", "session": "off"}  # the 3rd entry is refused
     browser = Client(HTTP_USER_AGENT=DESKTOP)
     pages = {"bad link": browser.get(f"/s/{study.slug}/", {"PROLIFIC_PID": "<x>"})}
     entry = browser.get(f"/s/{study.slug}/", {"PROLIFIC_PID": "abc", "STUDY_ID": "st", "SESSION_ID": "se"})

@@ -61,7 +61,7 @@ def test_cache_keys_hold_no_address_or_token(settings):
 @pytest.fixture
 def limits(settings):
     def set_limits(**given):
-        settings.DUET_RATELIMITS = {"entry": "off", "trial": "off", "session": "off", **given}
+        settings.DUET_RATELIMITS = {"entry": "off", "entry_ip": "off", "trial": "off", "session": "off", **given}
     return set_limits
 
 
@@ -72,7 +72,7 @@ def _entry(client, study, n, **extra):
 
 @pytest.mark.django_db
 def test_the_entry_link_is_limited_per_client_address(limits):
-    limits(entry="3/m")
+    limits(entry_ip="3/m")
     study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
     browser = Client(HTTP_USER_AGENT=DESKTOP)
     assert [_entry(browser, study, n).status_code for n in range(3)] == [302, 302, 302]
@@ -85,8 +85,24 @@ def test_the_entry_link_is_limited_per_client_address(limits):
 
 
 @pytest.mark.django_db
+def test_participants_behind_one_nat_address_each_have_their_own_entry_count(limits):
+    """Issue 17 hole 5: behind one NAT address, 20 of 80 participants got 429 on a page that did not
+    retry. The entry count is per address and Prolific id; the address alone has a far higher cap."""
+    limits(entry="3/m", entry_ip="600/m")
+    study = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                            target_sample_size=200)
+    nat = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="203.0.113.200")
+    assert {_entry(nat, study, n).status_code for n in range(80)} == {302}
+    assert Participant.objects.count() == 80
+    same = [_entry(nat, study, 0).status_code for _ in range(3)]  # one participant reloading: 3 more
+    assert same == [302, 302, 429]
+    refused = _entry(nat, study, 0)
+    assert b'data-retry-after="' in refused.content and b"tries again by itself" in refused.content
+
+
+@pytest.mark.django_db
 def test_forwarded_addresses_count_only_behind_trusted_proxies(limits, settings):
-    limits(entry="1/m")
+    limits(entry_ip="1/m")
     study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
     browser = Client(HTTP_USER_AGENT=DESKTOP)
     assert _entry(browser, study, 0, HTTP_X_FORWARDED_FOR="192.0.2.1").status_code == 302
