@@ -215,8 +215,13 @@ def _printable(text: str) -> str:
     return text if text.isprintable() else "".join(ch for ch in text if ch.isprintable())
 
 
+# Refusals that a retry or a reload can undo: the browser keeps the answer (sender.js). Every other
+# refusal is for good ("final": the answer is malformed, already saved, or the session is over).
+NOT_FINAL = frozenset({"out_of_order", "misconfigured", "rate_limited"})
+
+
 def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonResponse:
-    return JsonResponse({"error": message, "reason": reason}, status=status)
+    return JsonResponse({"error": message, "reason": reason, "final": reason not in NOT_FINAL}, status=status)
 
 
 @ratelimit.unknown_tokens_limited(json=True)

@@ -169,7 +169,10 @@ async function runMain() {
   let ended = false;
   const sender = createSender({
     url: config.urls.trial, csrfToken, storage: window.localStorage, storageKey: `${config.storage_key}:queue`,
-    onStatus: (status) => show("connection", status === "offline"),
+    onStatus: (status) => {
+      show("connection", status === "offline");
+      show("reload", status === "reload");
+    },
     onSaved: (payload, body) => { if (body.status && body.status !== "started" && !ended) { ended = true; end(body); } },
     onRejected: (payload, status, body) => {
       if (body.reason === "ended") { ended = true; window.location.assign(config.urls.session); return; }

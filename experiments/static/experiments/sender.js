@@ -1,6 +1,9 @@
 // Sends trials one at a time, in order. Each trial is written to storage (localStorage) before
-// it is sent and removed only when the server confirms it; network failures and 5xx answers are
-// retried with capped exponential backoff; a 4xx answer is final (reported, then dropped).
+// it is sent and removed only when the server confirms it, or refuses it for good: its JSON says
+// "final": true (malformed, already saved, session over). Every other answer — network failures,
+// 5xx, 408/429, and a 4xx without that word (a CSRF page, a step out of order) — keeps the trial and
+// retries with capped exponential backoff; after KEPT_BEFORE_RELOAD such refusals in a row the page
+// is told to advise a reload (onStatus("reload")), the answer still kept.
 
 export function csrfFromCookie(cookie) {
   const match = /(?:^|;\s*)csrftoken=([^;]+)/.exec(cookie || "");
@@ -14,6 +17,7 @@ export function newKey(cryptoImpl = globalThis.crypto) {
 }
 
 const RETRYABLE = new Set([408, 429]);
+export const KEPT_BEFORE_RELOAD = 3;
 
 export function createSender({
   url, csrfToken, storage, storageKey, fetchImpl = globalThis.fetch.bind(globalThis),
@@ -27,6 +31,7 @@ export function createSender({
   let sending = false;
   let timer = null;
   let failures = 0;
+  let kept = 0;  // refusals in a row that were not final
   let waiters = [];
   const save = () => storage.setItem(storageKey, JSON.stringify(queue));
   const settle = () => {
@@ -58,8 +63,15 @@ export function createSender({
         }
         if (response.status >= 500 || RETRYABLE.has(response.status)) { retryLater(); return; }
         const body = await response.json().catch(() => ({}));
+        if (!response.ok && body.final !== true) {  // not refused for good: keep it, try again
+          kept += 1;
+          retryLater();
+          if (kept >= KEPT_BEFORE_RELOAD) onStatus("reload");
+          return;
+        }
         queue.shift();
         save();
+        kept = 0;
         if (response.ok) {
           if (failures > 0) onStatus("online");
           failures = 0;

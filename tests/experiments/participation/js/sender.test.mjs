@@ -10,7 +10,7 @@ class MemoryStorage {
 }
 
 function harness(script) {
-  // script: a list of outcomes, one per request: a status number or "network"
+  // script: a list of outcomes, one per request: a status number, { status, final } or "network"
   const sent = [];
   const timers = [];
   const statuses = [];
@@ -20,7 +20,9 @@ function harness(script) {
     sent.push({ url, body: JSON.parse(init.body), csrf: init.headers["X-CSRFToken"] });
     const outcome = script.length ? script.shift() : 201;
     if (outcome === "network") throw new TypeError("Failed to fetch");
-    return { status: outcome, ok: outcome >= 200 && outcome < 300, json: async () => ({ status: "started", outcome }) };
+    const { status, final } = typeof outcome === "object" ? outcome : { status: outcome };
+    const body = { status: "started", outcome: status, ...(final === undefined ? {} : { final }) };
+    return { status, ok: status >= 200 && status < 300, json: async () => body };
   };
   const schedule = (fn, ms) => { timers.push({ fn, ms }); return timers.length; };
   const cancel = (id) => { timers[id - 1].cancelled = true; };
@@ -89,8 +91,8 @@ test("retryNow skips the wait when the connection comes back", async () => {
   assert.deepEqual(h.saved, [1]);
 });
 
-test("a refused trial (4xx) is reported and not retried forever", async () => {
-  const h = harness([400, 201]);
+test("a trial refused for good (4xx, final) is reported and not retried forever", async () => {
+  const h = harness([{ status: 400, final: true }, 201]);
   const sender = h.make();
   sender.enqueue({ index: 0 });
   sender.enqueue({ index: 1 });
@@ -107,4 +109,22 @@ test("csrf token from the cookie and unique idempotency keys", () => {
   assert.equal(keys.size, 50);
   const fallback = newKey({ getRandomValues: (a) => { a.fill(171); return a; } });
   assert.match(fallback, /^[0-9a-f]{32}$/);
+});
+
+test("a 4xx that is not final keeps the answer, retries, and advises a reload after three", async () => {
+  const h = harness([403, { status: 409, final: false }, 403, 201]);  // a CSRF page has no JSON at all
+  const sender = h.make();
+  sender.enqueue({ index: 5 });
+  await settle();
+  assert.deepEqual(stored(h), [5]);  // kept
+  assert.deepEqual(h.rejected, []);
+  h.timers.at(-1).fn(); await settle();
+  assert.ok(!h.statuses.includes("reload"));
+  h.timers.at(-1).fn(); await settle();
+  assert.equal(h.statuses.at(-1), "reload");  // three refusals in a row: the page advises a reload
+  assert.deepEqual(stored(h), [5]);
+  h.timers.at(-1).fn();
+  await sender.drained();
+  assert.deepEqual(h.saved, [5]);  // delivered once the server takes it
+  assert.deepEqual(h.sent.map((s) => s.body.index), [5, 5, 5, 5]);
 });
