@@ -3,77 +3,25 @@ analysis.paired_frames, the only analysis modules that read the database.
 
 One row per human trial (`trials_frame`) and one row per model score (`scores_frame`), each with
 the item's design factors joined in. Everything downstream is a function of these frames.
-The columns are documented in TRIAL_COLUMNS and SCORE_COLUMNS (the report prints them).
+The columns are declared once in experiments/schema.py (TRIAL, SCORE, ITEM): the admin's trial
+export and trials_frame read the same rows (experiments.participation.selectors.trial_records).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-ITEM_COLUMNS = {
-    "item_id": "database id of the item",
-    "item_code": "the item's stable code within the study",
-    "design": "design the item comes from (modal-syllogisms, necessitation, modal-distribution, …)",
-    "form_id": "the logical sequent (form) the item instantiates",
-    "modality": "none (∅), box (□) or dia (◇)",
-    "argform": "argument form label (∨⊢, →ᴸ⊢, →ᴿ⊢, ∨⊬, →ᴸ⊬, →ᴿ⊬; necessitation; base/theorem/spurious)",
-    "condition": "real or nonsense (the nonsense mirror)",
-    "interpretation_id": "database id of the interpretation (what p and q mean)",
-    "original_item_id": "for a nonsense item, the real item it mirrors",
-    "gold": "the checker's answer (yes/no) under the consequence relation in `consequence`",
-    "valid": "True when the sequent is valid (gold answer yes)",
-    "consequence": "the consequence relation that keyed gold: local or global (blank for items without a logical form)",
-    "gold_other": "the checker's answer under the other consequence relation (blank where not recorded)",
-    "template_valid": "the validity the paper's template (or the imported bank) states, beside the checker's key",
-    "logical_form": "the sequent in symbols",
-    "pair_id": "linked pairs (rulebreakers, dual-sided rules): the pair the item belongs to (blank otherwise)",
-    "pair_role": "the item's role in its pair (rulebreaker / non-rulebreaker, original / flipped)",
-    "variant": "the prompt variant (phrasing) the item is written in (blank for single-phrasing designs)",
-    "kind": "yes_no, or multiple_choice (four options, seed 001; gold and answers are then the letters A–D)",
-    "options": "multiple choice: the four option texts in this item's order (A–D), joined by ' | '",
-}
-TRIAL_COLUMNS = {
-    "participant": "pseudonymous participant label (P + database id; no Prolific ID)",
-    "participant_status": "the session's status (completed, failed_attention, …)",
-    "is_preview": "True for a researcher's preview session",
-    "is_simulated": "True for a simulated pilot participant (a bot; only in pilot reports)",
-    "attention_failures": "attention checks the participant answered wrongly",
-    "failed_attention": "True when the participant failed the attention checks by the study's rule "
-                        "(experiments/participation/attention.py; the rule is printed in the report)",
-    "key_mapping": "f_yes or j_yes (counterbalancing)",
-    "trial_index": "position of the trial in the participant's list",
-    "answer": "yes / no (blank when the time limit ran out)",
-    "correct": "1 when the answer matches the gold answer, else 0",
-    "rt_ms": "response time from stimulus onset, milliseconds",
-    "is_attention_check": "True for an attention-check trial (never analysed as data)",
-    "timed_out": "True when no key was pressed in time",
-    **ITEM_COLUMNS,
-}
-SCORE_COLUMNS = {
-    "model": "the model configuration's name (a language model read one way; see the report's runs table)",
-    "run_id": "database id of the model run",
-    "prompt_format": "the run's configuration's prompt format: raw (paper 003's prompt) or chat (chat template)",
-    "p_yes": "p(Yes | prompt)",
-    "p_no": "p(No | prompt)",
-    "soft_acc": "soft accuracy: relative probability of the gold answer (paper 003, §4.1)",
-    "rel_p_yes": "relative p(Yes) = p(Yes) / (p(Yes) + p(No)) (Eq. 5)",
-    "decision": "the model's answer under the score's decision rule (yes/no, A–D, or other)",
-    "decision_rule": "relative: the likelier of the answers (p(Yes) vs p(No), 003 §4.1; the letters, 001); "
-                     "top_token: the most probable token over the whole vocabulary (000 §4.2)",
-    "decision_relative": "the likelier of the answers (p(Yes) vs p(No), or the letters), whatever the rule",
-    "top_answer": "the answer whose one-token variant is the most probable token over the vocabulary, else other",
-    "correct": "1 when the decision matches the gold answer, else 0",
-    "perplexity": "perplexity of the prompt under the model",
-    "prompt_tokens": "number of prompt tokens",
-    "answer_mass": "p(Yes) + p(No): probability mass on the two answers",
-    **{f"p_{x}": f"multiple choice: p({x}) relative to the four option letters (001)" for x in "ABCD"},
-    **ITEM_COLUMNS,
-}
+from experiments import schema
+
+ITEM_COLUMNS = schema.descriptions(schema.ITEM)  # name → meaning; types, units and values: experiments/schema.py
+TRIAL_COLUMNS = schema.descriptions(schema.TRIAL)
+SCORE_COLUMNS = schema.descriptions(schema.SCORE)
 
 _ITEM_LOOKUPS = {
     "item_id": "item_id", "item__code": "item_code", "item__design": "design",
     "item__form_id": "form_id", "item__modality": "modality", "item__argument_form": "argform",
     "item__condition": "condition", "item__interpretation_id": "interpretation_id",
+    "item__interpretation__index": "interpretation_index",
     "item__original_id": "original_item_id", "item__gold_answer": "gold",
     "item__logical_form": "logical_form", "item__pair_id": "pair_id", "item__pair_role": "pair_role",
     "item__variant": "variant", "item__kind": "kind", "item__options": "options",
@@ -84,50 +32,38 @@ _ITEM_LOOKUPS = {
 def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
     frame["valid"] = frame["gold"] == "yes"
     frame["options"] = frame["options"].map(lambda v: " | ".join(v) if isinstance(v, list) else (v or ""))
-    for column in ("interpretation_id", "original_item_id"):
-        frame[column] = frame[column].astype("Int64")
+    frame["modality_code"] = frame["modality"].map(schema.modality_code).astype(object)
+    frame["argform_code"] = frame["argform"].map(schema.argform_code).astype(object)
+    return _typed(frame)
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns that may be blank as Int64, optional booleans as pandas' boolean."""
+    for column in ("interpretation_id", "interpretation_index", "original_item_id", "list_number", "list_seed",
+                   "viewport_width", "viewport_height"):
+        if column in frame:
+            frame[column] = frame[column].astype("Int64")
+    if "template_valid" in frame:
+        frame["template_valid"] = frame["template_valid"].astype("boolean")
     return frame
 
 
-def _field_names(model) -> set[str]:
-    return {f.name for f in model._meta.get_fields()}
-
-
 def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
-    """Every trial of the study (exclusions are applied later, explicitly, by analysis.prep); a
-    simulated pilot's bots only when `include_simulated` (a pilot report)."""
-    from django.db.models import BooleanField, ExpressionWrapper
+    """Every trial of the study, preview sessions included (exclusions are applied later, explicitly,
+    by analysis.prep); a simulated pilot's bots only when `include_simulated` (a pilot report).
+    The rows are the admin export's (selectors.trial_records), so the columns are identical."""
+    from experiments.participation.selectors import trial_records, trials_for_export
 
-    from experiments.models import Trial
-    from experiments.participation import attention
-
-    lookups = {
-        "participant_id": "participant_id", "participant__status": "participant_status",
-        "participant__is_preview": "is_preview", "participant__is_simulated": "is_simulated",
-        "participant__key_mapping": "key_mapping",
-        "index": "trial_index", "answer": "answer", "correct": "correct", "rt_ms": "rt_ms",
-        **_ITEM_LOOKUPS,
-    }
-    optional = {"is_attention_check": False, "timed_out": False}
-    trial_fields = _field_names(Trial)
-    lookups.update({name: name for name in optional if name in trial_fields})
-    lookups["participant__attention_failures"] = "attention_failures"
-    lookups["failed_attention"] = "failed_attention"
-    rows = Trial.objects.filter(participant__study=study)
-    if not include_simulated:
-        rows = rows.filter(participant__is_simulated=False)
-    rows = (rows.order_by("participant_id", "index")
-            .annotate(failed_attention=ExpressionWrapper(attention.failed_q("participant__"), BooleanField())))
-    frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
-    for name, default in optional.items():
-        if name not in frame:
-            frame[name] = default
-    frame["failed_attention"] = frame["failed_attention"].astype(bool)
-    frame["participant"] = "P" + frame["participant_id"].astype(str)
+    rows = trials_for_export(study=study, include_simulated=include_simulated, include_preview=True)
+    frame = pd.DataFrame.from_records(list(trial_records(rows)), columns=list(TRIAL_COLUMNS))
+    for name in schema.of_type(schema.TRIAL, "boolean"):
+        if name != "template_valid":
+            frame[name] = frame[name].astype(bool)
     frame["correct"] = frame["correct"].astype(int)
-    frame["rt_ms"] = frame["rt_ms"].astype(float)
-    frame = _finish_items(frame.drop(columns=["participant_id"]))
-    return frame[list(TRIAL_COLUMNS)]
+    for name in ("rt_ms", "client_onset_ms", "client_response_ms"):
+        frame[name] = frame[name].astype(float)
+    frame["received_at"] = pd.to_datetime(frame["received_at"], utc=True)
+    return _typed(frame)[list(TRIAL_COLUMNS)]
 
 
 def _inference_models():

@@ -112,8 +112,11 @@ def render(*, title, generated, versions, rules, exclusions, table1, overview, s
     body += [
         "<h2 id='data'>Data files</h2><p><code>data/trials.csv|.parquet</code> (every trial, before "
         "exclusions), <code>data/scores.csv|.parquet</code> (every score of the analysed runs), "
-        "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on), "
-        "<code>data/columns.csv</code>:</p>", _table(columns, max_rows=200),
+        "<code>data/items.csv|.parquet</code> (every item in either), "
+        "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on). "
+        "<code>codebook.csv</code> describes every column of every CSV in the folder and "
+        "<code>dataset_description.json</code> (Psych-DS) holds the provenance and a SHA-256 of every file. "
+        "The data files' columns:</p>", _table(columns, max_rows=200),
         "<h2 id='software'>Software</h2>",
         _table(pd.DataFrame(list(versions.items()), columns=["software", "version"])),
     ]

@@ -9,14 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from experiments.schema import ARGFORM_CODES  # argument forms → R-safe codes, declared once (exported as argform_code)
+
 from .rules import Exclusions
 
 MODALITIES = ("none", "box", "dia")
-# Paper 003's argument forms → R-safe codes (valid forms first, then the fallacies).
-ARGFORM_CODES = {
-    "∨⊢": "DS", "→ᴸ⊢": "MP", "→ᴿ⊢": "MT", "∨⊬": "AD", "→ᴸ⊬": "AC", "→ᴿ⊬": "DA",
-    "necessitation": "NEC", "base": "base", "theorem": "theorem", "spurious": "spurious",
-}
 VALID_FORMS = ("DS", "MP", "MT")
 LABELS = {
     "none": "∅ (propositional)", "box": "□ (must)", "dia": "◇ (may)",

@@ -17,12 +17,12 @@ import pandas as pd
 
 from studyserver import csvsafe
 
-from . import metrics, mixed, plots, prep, reproduce
+from . import codebook, metrics, mixed, plots, prep, reproduce
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec
 from . import rbridge as rb
 from . import mc_report, paired_report
-from .frames import SCORE_COLUMNS, TRIAL_COLUMNS
+from experiments import schema
 from .runs import RUN_COLUMNS
 from .paired_frames import PairedInputs
 from .html import render
@@ -108,7 +108,7 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     csv, parquet = folder / f"{name}.csv", folder / f"{name}.parquet"
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), parquet)
-    safe = csvsafe.frame(frame)  # text cells a spreadsheet would run as formulas get a leading quote
+    safe = _iso_times(csvsafe.logical(csvsafe.frame(frame)))  # formula-like text quoted; booleans TRUE/FALSE
     try:
         pa_csv.write_csv(pa.Table.from_pandas(safe, preserve_index=False), csv)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -121,10 +121,12 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
                  paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
                  extra_sections: tuple[Section, ...] = (),
                  configurations: pd.DataFrame | None = None, runs_requested: list[int] | None = None,
-                 helper: RProcess | None = None) -> ReportResult:
+                 helper: RProcess | None = None, provenance: dict | None = None) -> ReportResult:
     """`runs` is analysis.runs.table (every run of the study, used or not and why), `configurations`
     analysis.runs.configurations (how each used run's configuration asked and answered),
-    `runs_requested` the run ids asked for (empty: the default rule).
+    `runs_requested` the run ids asked for (empty: the default rule), `provenance` what
+    dataset_description.json records besides the frames (analysis.services.provenance: the study's
+    design and settings, the stored configuration of each run used).
 
     R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
     human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
@@ -139,7 +141,7 @@ def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, t
         kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
     inputs = _Inputs(runs=runs if runs is not None else pd.DataFrame(columns=list(RUN_COLUMNS)),
                      configurations=configurations if configurations is not None else pd.DataFrame(),
-                     requested=list(runs_requested or []))
+                     requested=list(runs_requested or []), provenance=provenance)
     own = RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
     with own as helper:
         return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings,
@@ -153,6 +155,7 @@ class _Inputs:
     runs: pd.DataFrame
     configurations: pd.DataFrame
     requested: list[int]
+    provenance: dict | None = None
 
     def used(self) -> list[int]:
         if "used" not in self.runs:
@@ -192,12 +195,12 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
     written = []
     for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions), ("runs", inputs.runs),
                         ("configurations", inputs.configurations)]:
-        csvsafe.frame(frame).to_csv(tables_dir / f"{name}.csv", index=False)
+        _write_table(frame, tables_dir / f"{name}.csv")
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
         for name, frame in section.tables.items():
             path = tables_dir / f"{section.key}_{name}.csv"
-            csvsafe.frame(frame).to_csv(path, index=False)
+            _write_table(frame, path)
             written.append(path)
         if section.data is not None:
             _write_data(section.data, data_dir / "model_frames", section.key)
@@ -206,15 +209,19 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
                                  "lmerTest) and reproduce.py (pymer4) in this folder.")
     written += reproduce.write_scripts(sections, out_dir)
     participants = sorted(kept["participant"].unique()) if len(kept) else []
+    generated, versions = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), _versions()
     html = render(
-        title=title, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        versions=_versions(), rules=rules, exclusions=exclusions, table1=table1, overview=overview,
+        title=title, generated=generated, versions=versions, rules=rules, exclusions=exclusions, table1=table1, overview=overview,
         sections=sections, runs=inputs.runs, configurations=inputs.configurations, runs_requested=inputs.requested,
         input_warnings=inputs.warnings(), participants=participants,
         columns=columns, n_scores=len(scores), n_trials=len(trials), n_kept=len(kept),
     )
     path = out_dir / "report.html"
     path.write_text(html, encoding="utf-8")
+    book = codebook.write_codebook(out_dir)  # every column of every CSV, then the hashes of every file
+    codebook.write_description(out_dir, title=title, codebook=book, provenance=inputs.provenance, rules=rules,
+                               exclusions=exclusions, runs=inputs.runs, configurations=inputs.configurations,
+                               runs_requested=inputs.requested, versions=versions, generated=generated)
     timings["tables and html"] = time.perf_counter() - start
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
@@ -229,11 +236,38 @@ def _timed(timings: dict[str, float], name: str, function, *args):
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
 
 
+def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
+    """Date-times as ISO 8601 text in UTC (as the admin export writes them); `frame` is a copy already."""
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.DatetimeTZDtype):
+            frame[name] = frame[name].dt.tz_convert("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00").fillna("")
+    return frame
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    """A table as CSV: counts the codebook declares integer written as integers (not 4.0), booleans TRUE/FALSE."""
+    safe = csvsafe.logical(csvsafe.frame(frame))
+    for name in safe.columns:
+        if codebook.GLOSSARY.get(name, ("",))[0] == "integer" and safe[name].dtype.kind == "f":
+            values = safe[name].dropna()
+            if (values == values.round()).all():
+                safe[name] = safe[name].astype("Int64")
+    safe.to_csv(path, index=False)
+
+
+def items_frame(trials: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per item seen by a participant or scored by a model (schema.ITEM's columns)."""
+    names = list(schema.names(schema.ITEM))
+    parts = [frame[names] for frame in (trials, scores) if len(frame)]
+    if not parts:
+        return pd.DataFrame(columns=names)
+    return pd.concat(parts, ignore_index=True).drop_duplicates("item_id").sort_values("item_id").reset_index(drop=True)
+
+
 def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
     _write_data(trials, data_dir, "trials")
     _write_data(scores, data_dir, "scores")
-    columns = pd.DataFrame(
-        [("trials", k, v) for k, v in TRIAL_COLUMNS.items()] + [("scores", k, v) for k, v in SCORE_COLUMNS.items()],
-        columns=["file", "column", "meaning"])
-    csvsafe.frame(columns).to_csv(data_dir / "columns.csv", index=False)
-    return columns
+    _write_data(items_frame(trials, scores), data_dir, "items")
+    return pd.DataFrame(
+        [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file, columns in schema.TABLES.items()
+         for c in columns], columns=["file", "column", "type", "unit", "meaning"])

@@ -57,7 +57,26 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)), helper=helper,
             extra_sections=tuple(s for s in [power_section_for(study)] if s is not None),
+            provenance=report_provenance(study=study, run_ids=used),
         )
+
+
+def report_provenance(*, study, run_ids: list[int]) -> dict:
+    """What dataset_description.json records from the database: the study's design and settings, and
+    each used run's stored configuration (source, revision, file hashes, dtype, prompt format, …)."""
+    from django.db.models import Count
+
+    from inference.models import ModelRun
+
+    items = study.items.values("design").annotate(n=Count("id")).order_by("design")
+    stored = {str(pk): {"language_model": name, "kind": kind, "configuration": configuration or {}}
+              for pk, name, kind, configuration in ModelRun.objects.filter(pk__in=list(run_ids)).order_by("pk")
+              .values_list("pk", "language_model__name", "kind", "configuration")}
+    return {"run_configurations": stored, "study": {
+        "slug": study.slug, "title": study.title, "description": study.description, "design": study.design,
+        "logic_system": study.logic_system, "consequence": study.consequence, "settings": study.settings or {},
+        "items_by_design": {row["design"]: row["n"] for row in items},
+    }}
 
 
 def power_section_for(study):

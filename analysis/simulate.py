@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from experiments import schema
+
 from .frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 
 FORMS = [  # (rule, argform label, gold): paper 003's 8 forms per modality (∨ᴸ and ∨ᴿ share a label)
@@ -46,6 +48,8 @@ def _items(n_interpretations: int) -> pd.DataFrame:
                     "logical_form": f"{modality} {argform}",
                 })
     frame = pd.DataFrame(rows)
+    frame["modality_code"] = frame["modality"].map(schema.modality_code)
+    frame["argform_code"] = frame["argform"].map(schema.argform_code)
     for column in ITEM_COLUMNS:  # item columns of other designs (pairs, variants): blank here
         if column not in frame:
             frame[column] = None
@@ -126,4 +130,9 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
         chosen["is_attention_check"] = False
         chosen["timed_out"] = False
         rows.append(chosen)
-    return pd.concat(rows, ignore_index=True)[list(TRIAL_COLUMNS)]
+    out = pd.concat(rows, ignore_index=True)
+    booleans = schema.of_type(schema.TRIAL, "boolean")
+    for column in TRIAL_COLUMNS:  # what a browser adds (clock times, viewport, …): blank here
+        if column not in out:
+            out[column] = False if column in booleans and column != "template_valid" else None
+    return out[list(TRIAL_COLUMNS)]

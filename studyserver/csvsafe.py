@@ -27,6 +27,41 @@ def row(values: Iterable) -> list:
     return [cell(v) for v in values]
 
 
+def value(value):
+    """A Python value as Duet's CSV files write it (experiments/schema.py): booleans TRUE/FALSE (what R's
+    read.csv and pandas both read as logical), None blank, times ISO 8601, text made safe."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if value is None:
+        return ""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return cell(value)
+
+
+def values(items: Iterable) -> list:
+    return [value(v) for v in items]
+
+
+def logical(table):
+    """A DataFrame with every boolean column (nullable or not) as TRUE/FALSE text, blank for missing."""
+    import pandas as pd
+
+    out = table
+    for name in table.columns:
+        column = table[name]
+        dtype = str(column.dtype)
+        if dtype not in ("bool", "boolean", "object"):
+            continue
+        present = column.dropna()
+        if dtype == "object" and (present.empty or not present.map(lambda v: type(v).__name__ in ("bool", "bool_")).all()):
+            continue
+        if out is table:
+            out = table.copy()
+        out[name] = column.astype(object).map(lambda v: "" if pd.isna(v) else ("TRUE" if v else "FALSE"))
+    return out
+
+
 def frame(table):
     """A pandas DataFrame with every text cell made safe (numeric columns as they are)."""
     out = table.copy()

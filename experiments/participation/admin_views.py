@@ -11,7 +11,7 @@ from ..models import Study
 from studyserver import csvsafe
 
 from . import dashboard
-from .selectors import EXPORT_COLUMNS, export_row, study_progress, trials_for_export
+from .selectors import EXPORT_COLUMNS, study_progress, trial_records, trials_for_export
 
 
 class _Echo:
@@ -20,7 +20,8 @@ class _Echo:
 
 
 def trials_csv_response(*, study: Study, prolific_ids: bool = False) -> StreamingHttpResponse:
-    """One row per trial (preview sessions left out), tidy columns (selectors.EXPORT_COLUMNS).
+    """One row per trial (preview sessions left out), the columns of experiments/schema.py's TRIAL
+    (the report's data/trials.csv has the same columns; booleans TRUE/FALSE; times in ms).
 
     By default the participant column holds the pseudonymous label P<id> the analysis uses, not the
     Prolific id; `prolific_ids=True` (the "with Prolific IDs" link) is the researcher's opt-in."""
@@ -28,8 +29,8 @@ def trials_csv_response(*, study: Study, prolific_ids: bool = False) -> Streamin
 
     def rows():
         yield writer.writerow(EXPORT_COLUMNS)
-        for trial in trials_for_export(study=study).iterator(chunk_size=2000):
-            yield writer.writerow(csvsafe.row(export_row(trial, study, prolific_ids=prolific_ids)))
+        for record in trial_records(trials_for_export(study=study), prolific_ids=prolific_ids):
+            yield writer.writerow(csvsafe.values(record))
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
     suffix = "-with-prolific-ids" if prolific_ids else ""

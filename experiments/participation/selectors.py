@@ -5,9 +5,10 @@ import statistics
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
-from django.db.models import QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
 from . import attention
+from .. import schema
 from ..models import Participant, ParticipantStatus, Study, Trial
 
 
@@ -86,36 +87,50 @@ def study_progress(*, study: Study) -> Progress:
     )
 
 
-EXPORT_COLUMNS = (
-    "study", "participant", "participant_status", "key_mapping", "list_number", "list_seed",
-    "trial_index", "item_code", "design", "form_id", "modality", "argument_form", "condition",
-    "interpretation", "attention_check", "gold_answer", "key", "key_code", "answer", "correct",
-    "timed_out", "rt_ms", "client_onset_ms", "client_response_ms", "received_at", "focus_lost",
-    "visibility_lost", "viewport_width", "viewport_height", "user_agent",
+EXPORT_COLUMNS = schema.names(schema.TRIAL)  # the report's data/trials.csv has exactly these columns
+
+# Trial → the columns read straight from the database (everything else is derived in `trial_records`).
+_LOOKUPS = (
+    "participant__study__slug", "participant_id", "participant__prolific_pid", "participant__status",
+    "participant__is_preview", "participant__is_simulated", "participant__attention_failures", "failed_attention",
+    "participant__key_mapping", "participant__list_number", "participant__list_seed", "index",
+    "item_id", "item__code", "item__design", "item__form_id", "item__modality", "item__argument_form",
+    "item__condition", "item__interpretation_id", "item__interpretation__index", "item__original_id",
+    "item__gold_answer", "item__consequence", "item__gold_other", "item__template_valid", "item__logical_form",
+    "item__pair_id", "item__pair_role", "item__variant", "item__kind", "item__options",
+    "is_attention_check", "key", "key_code", "answer", "correct", "timed_out", "rt_ms", "client_onset_ms",
+    "client_response_ms", "received_at", "focus_lost", "visibility_lost", "viewport_width", "viewport_height",
+    "user_agent",
 )
 
 
-def trials_for_export(*, study: Study) -> QuerySet[Trial]:
-    return (
-        Trial.objects.filter(participant__study=study, participant__is_preview=False, participant__is_simulated=False)
-        .select_related("participant", "item", "item__interpretation")
-        .order_by("participant_id", "index")
-    )
+def trials_for_export(*, study: Study, include_simulated: bool = False, include_preview: bool = False
+                      ) -> QuerySet[Trial]:
+    rows = Trial.objects.filter(participant__study=study)
+    if not include_preview:
+        rows = rows.filter(participant__is_preview=False)
+    if not include_simulated:
+        rows = rows.filter(participant__is_simulated=False)
+    return rows.order_by("participant_id", "index").annotate(
+        failed_attention=ExpressionWrapper(attention.failed_q("participant__"), BooleanField()))
 
 
-def export_row(trial: Trial, study: Study, *, prolific_ids: bool = True) -> list:
-    """prolific_ids=False names the participant by the analysis's pseudonymous label P<id> instead."""
-    p, item = trial.participant, trial.item
-    return [
-        study.slug, p.prolific_pid if prolific_ids else pseudonym(p.pk), p.status, p.key_mapping, p.list_number,
-        p.list_seed,
-        trial.index, item.code, item.design, item.form_id, item.modality, item.argument_form,
-        item.condition, item.interpretation.index if item.interpretation else "",
-        int(trial.is_attention_check), item.gold_answer, trial.key, trial.key_code, trial.answer,
-        int(trial.correct), int(trial.timed_out), f"{trial.rt_ms:.3f}",
-        "" if trial.client_onset_ms is None else f"{trial.client_onset_ms:.3f}",
-        "" if trial.client_response_ms is None else f"{trial.client_response_ms:.3f}",
-        trial.received_at.isoformat(), int(trial.focus_lost), int(trial.visibility_lost),
-        trial.viewport_width or "", trial.viewport_height or "", trial.user_agent,
-    ]
-
+def trial_records(trials: QuerySet[Trial], *, prolific_ids: bool = False):
+    """One tuple per trial in schema.TRIAL's order, Python values (None where blank): the admin's
+    export writes them, analysis.frames.trials_frame reads them (one source for both).
+    prolific_ids=False names the participant by the analysis's pseudonymous label P<id>."""
+    for (slug, pid, prolific, status, preview, simulated, failures, failed, mapping, list_number, list_seed, index,
+         item_id, code, design, form_id, modality, argform, condition, interp_id, interp_index, original, gold,
+         consequence, gold_other, template_valid, logical_form, pair_id, pair_role, variant, kind, options,
+         attention_check, key, key_code, answer, correct, timed_out, rt_ms, onset, response, received, focus,
+         visibility, width, height, agent) in trials.values_list(*_LOOKUPS).iterator(chunk_size=2000):
+        yield (
+            slug, prolific if prolific_ids else pseudonym(pid), status, bool(preview), bool(simulated), failures,
+            bool(failed), mapping, list_number, list_seed, index,
+            item_id, code, design, form_id, modality, schema.modality_code(modality), argform,
+            schema.argform_code(argform), condition, interp_id, interp_index, original, gold, gold == "yes",
+            consequence, gold_other, template_valid, logical_form, pair_id, pair_role, variant, kind,
+            " | ".join(options) if isinstance(options, list) else (options or ""),
+            bool(attention_check), key, key_code, answer, int(correct), bool(timed_out), rt_ms, onset, response,
+            received, bool(focus), bool(visibility), width, height, agent,
+        )

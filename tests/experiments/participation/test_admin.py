@@ -85,3 +85,30 @@ def test_the_study_page_shows_progress_and_the_participant_list_shows_status(cli
                            {"action": "exclude_participants", "_selected_action": [shown["pid-1"].pk]})
     assert response.status_code == 302
     assert Participant.objects.get(prolific_pid="pid-1").status == ParticipantStatus.EXCLUDED
+
+
+def test_the_admin_export_and_the_reports_trials_file_hold_the_same_columns_and_rows(client, study_with_data, tmp_path):
+    """Issue 19 item 1: one schema (experiments/schema.py); booleans TRUE/FALSE, ASCII codes beside labels."""
+    import pandas as pd
+
+    from analysis.frames import trials_frame
+    from analysis.report import _write_data
+
+    client.force_login(get_user_model().objects.create_user("researcher", password="x-" * 8, is_staff=True,
+                                                            is_superuser=True))
+    body = b"".join(client.get(reverse("admin:experiments_study_trials_csv", args=[study_with_data.pk]))
+                    .streaming_content)
+    (tmp_path / "admin.csv").write_bytes(body)
+    _write_data(trials_frame(study_with_data), tmp_path, "trials")
+    admin = pd.read_csv(tmp_path / "admin.csv", keep_default_na=False, na_values=[""])
+    report = pd.read_csv(tmp_path / "trials.csv", keep_default_na=False, na_values=[""])
+    assert list(admin.columns) == list(report.columns) == list(EXPORT_COLUMNS)
+    report = report[~report["is_preview"]].reset_index(drop=True)  # the admin export leaves previews out
+    for frame in (admin, report):
+        frame["received_at"] = pd.to_datetime(frame["received_at"], utc=True, format="ISO8601")
+    pd.testing.assert_frame_equal(admin, report, check_dtype=False)
+    assert len(admin) == 9 and admin["timed_out"].dtype == bool and admin["focus_lost"].dtype == bool
+    assert set(admin["argform_code"]) <= {"DS", "MP", "MT", "AD", "AC", "DA"} and set(admin["modality_code"]) <= {
+        "none", "box", "dia"}
+    assert admin["key_code"].eq("KeyF").all() and admin["rt_ms"].dtype == float
+    assert "TRUE" in body.decode() or "FALSE" in body.decode()

@@ -1,0 +1,226 @@
+"""A report folder as a dataset (issue 19 item 2): codebook.csv and dataset_description.json.
+
+`codebook.csv` describes every column of every CSV file in the folder (its own included): the data
+files from the schema (experiments/schema.py), the model frames and tables from GLOSSARY, and a
+table-specific column not in the glossary with its inferred type and a pointer to its section.
+`dataset_description.json` follows Psych-DS (schema.org Dataset: name, description,
+variableMeasured, license left blank for the researcher), plus Duet's provenance: the study's design
+and settings, logic system and consequence relation, the runs used with their configurations, the
+exclusion rules with counts, Python and R package versions, and a SHA-256 of every other file.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from experiments import schema
+
+CODEBOOK = "codebook.csv"
+DESCRIPTION = "dataset_description.json"
+CODEBOOK_COLUMNS = {
+    "file": "path of the CSV file inside the report folder",
+    "column": "the column's name in that file",
+    "type": "string, integer, number, boolean (TRUE/FALSE) or datetime (ISO 8601, UTC)",
+    "unit": "unit of the values (ms, px, probability, tokens; blank when none)",
+    "allowed_values": "the values the column may hold, separated by ' | ' (blank: any of its type)",
+    "description": "what the column holds",
+}
+_P = "probability"
+# Model frames and tables: name → (type, unit, description).
+GLOSSARY: dict[str, tuple[str, str, str]] = {
+    "agent": ("string", "", "human, or the model configuration's name"),
+    "respondent": ("string", "", "who answered: a participant label, a model's name, or human (all participants)"),
+    "interpretation": ("string", "", "the interpretation (I + database id): what p and q mean"),
+    "perplexity_z": ("number", "", "perplexity of the prompt, z-scored over the model frame"),
+    "rt_z": ("number", "", "log response time, z-scored over the model frame"),
+    "term": ("string", "", "the model term (fixed effect, likelihood-ratio test term)"),
+    "Estimate": ("number", "", "fixed-effect estimate (link scale for binomial models)"),
+    "2.5_ci": ("number", "", "lower bound of the 95% confidence interval of the estimate"),
+    "97.5_ci": ("number", "", "upper bound of the 95% confidence interval of the estimate"),
+    "SE": ("number", "", "standard error of the estimate"),
+    "DF": ("number", "", "Satterthwaite degrees of freedom (lmerTest)"),
+    "T-stat": ("number", "", "t statistic"), "Z-stat": ("number", "", "Wald z statistic"),
+    "P-val": ("number", _P, "p-value"), "Sig": ("string", "", "significance stars (*** < .001, ** < .01, * < .05, . < .1)"),
+    "OR": ("number", "", "odds ratio, exp(Estimate)"),
+    "OR_2.5_ci": ("number", "", "lower bound of the odds ratio's 95% CI"),
+    "OR_97.5_ci": ("number", "", "upper bound of the odds ratio's 95% CI"),
+    "Prob": ("number", _P, "the estimate as a probability, plogis(Estimate)"),
+    "Prob_2.5_ci": ("number", _P, "lower bound of the probability's 95% CI"),
+    "Prob_97.5_ci": ("number", _P, "upper bound of the probability's 95% CI"),
+    "estimate": ("number", "", "estimate (marginal mean or contrast; response scale for binomial models)"),
+    "se": ("number", "", "standard error"), "df": ("number", "", "degrees of freedom (Inf: asymptotic)"),
+    "ci_low": ("number", "", "lower bound of the 95% confidence interval"),
+    "ci_high": ("number", "", "upper bound of the 95% confidence interval"),
+    "null": ("number", "", "the null value the test compares with"),
+    "statistic": ("number", "", "test statistic (t, z or the test's own)"), "p_value": ("number", _P, "p-value"),
+    "p_adjusted": ("number", _P, "p-value adjusted for multiple comparisons (Benjamini–Hochberg)"),
+    "reject": ("boolean", "", "TRUE when the adjusted p-value is below .05"),
+    "contrast": ("string", "", "the contrast (emmeans pairs)"),
+    "factor": ("string", "", "the factor a row is about (modality, argform, overall)"),
+    "level": ("string", "", "the factor's level (ASCII code)"),
+    "hypothesis": ("string", "", "the paper's hypothesis tested"),
+    "group": ("string", "", "the random-effect grouping factor"), "Name": ("string", "", "the random-effect term"),
+    "Var": ("number", "", "random-effect variance"), "Std": ("number", "", "random-effect standard deviation"),
+    "grpvar": ("string", "", "grouping factor"), "grp": ("string", "", "the group's level"),
+    "random": ("number", "", "the group's random effect (BLUP)"), "random_sd": ("number", "", "its conditional SD"),
+    "fixed": ("number", "", "the fixed part of the coefficient"),
+    "mixed": ("number", "", "fixed + random: the group's coefficient"),
+    "mixed_ci_low": ("number", "", "lower bound of the group's coefficient's 95% interval"),
+    "mixed_ci_high": ("number", "", "upper bound of the group's coefficient's 95% interval"),
+    "chisq": ("number", "", "likelihood-ratio χ² of the term (full vs reduced model)"),
+    "aic_full": ("number", "", "AIC of the full model"), "aic_reduced": ("number", "", "AIC of the reduced model"),
+    "optimizer": ("string", "", "the optimizer that fitted the models"), "warnings": ("string", "", "fit warnings"),
+    "n": ("integer", "", "number of observations"),
+    "pearson_r": ("number", "", "Pearson correlation"), "pearson_p": ("number", _P, "its p-value"),
+    "spearman_rho": ("number", "", "Spearman rank correlation"), "spearman_p": ("number", _P, "its p-value"),
+    "measure": ("string", "", "what the accuracy measures (soft accuracy, proportion correct, …)"),
+    "accuracy": ("number", _P, "accuracy (mean soft accuracy or proportion correct)"),
+    "rule": ("string", "", "the exclusion rule, in the order applied"),
+    "trials_removed": ("integer", "", "trials the rule removed"),
+    "participants_affected": ("integer", "", "participants with at least one trial removed by the rule"),
+    "trials_left": ("integer", "", "trials left after the rule"),
+    "configuration": ("string", "", "the model configuration (language model)"),
+    "answers": ("string", "", "the answer words the configuration compares"),
+    "variants": ("string", "", "the answer variants whose probabilities were summed"),
+    "scores": ("integer", "", "scores of the run in the report"),
+    "mean_answer_mass": ("number", _P, "mean probability mass on the answers"),
+    "decision_rules": ("string", "", "the decision rules of the run's scores"),
+    "warning": ("string", "", "a warning about the configuration (blank when none)"),
+    "confidence_real": ("number", _P, "mean confidence on the real items of the sequent"),
+    "confidence_nonsense": ("number", _P, "mean confidence on the nonsense items of the sequent"),
+    "n_real": ("integer", "", "real items averaged"), "n_nonsense": ("integer", "", "nonsense items averaged"),
+    "perplexity_real": ("number", "", "mean perplexity on the real items"),
+    "perplexity_nonsense": ("number", "", "mean perplexity on the nonsense items"),
+    "perturbation": ("string", "", "the perturbation compared with the original items"),
+    "n11": ("integer", "", "pairs correct on both versions"), "n12": ("integer", "", "correct on the original only"),
+    "n21": ("integer", "", "correct on the perturbed only"), "n22": ("integer", "", "wrong on both"),
+    "method": ("string", "", "the test used"),
+}
+
+
+def _runs_glossary() -> dict[str, tuple[str, str, str]]:
+    from .runs import RUN_COLUMNS
+
+    types = {"run_id": "integer", "items_done": "integer", "items_total": "integer", "partial": "boolean",
+             "used": "boolean", "run_variation": "boolean", "created_at": "datetime", "finished_at": "datetime"}
+    return {k: (types.get(k, "string"), "", v) for k, v in RUN_COLUMNS.items()}
+
+
+def _schema_entry(column: schema.Column) -> dict:
+    return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(column.allowed),
+            "description": column.description}
+
+
+def _inferred(path: Path, name: str) -> str:
+    dtype = pd.read_csv(path, usecols=[name])[name].dtype
+    return {"b": "boolean", "i": "integer", "f": "number"}.get(dtype.kind, "string")
+
+
+def entry(relative: str, name: str, path: Path) -> dict:
+    """The codebook row of one column of one file."""
+    stem = Path(relative).stem
+    declared = schema.TABLES.get(stem) if relative.startswith("data/") and "/" not in relative[5:] else None
+    if declared is not None:
+        by_name = {c.name: c for c in declared}
+        if name in by_name:
+            return _schema_entry(by_name[name])
+    if relative == CODEBOOK:
+        return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
+    items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
+    glossary = {**_runs_glossary(), **GLOSSARY} if relative == "tables/runs.csv" else {**GLOSSARY, **_runs_glossary()}
+    if relative.startswith("data/model_frames/") and name in items and name not in ("modality", "argform"):
+        return _schema_entry(items[name])
+    if name in ("modality", "argform"):
+        return {"type": "string", "unit": "", "allowed_values": "", "description": f"{name}, as its ASCII code "
+                "(the model's level names; see modality_code / argform_code in the data files)"}
+    if name in glossary:
+        kind, unit, description = glossary[name]
+        return {"type": kind, "unit": unit, "allowed_values": "", "description": description}
+    if name in items:
+        return _schema_entry(items[name])
+    return {"type": _inferred(path, name), "unit": "", "allowed_values": "",
+            "description": f"a column of the report section's table {stem} (see report.html)"}
+
+
+def csv_files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.csv"))
+
+
+def header(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle), [])
+
+
+def write_codebook(folder: Path) -> pd.DataFrame:
+    """codebook.csv for every CSV in `folder` (written last among the CSVs, describing itself too)."""
+    folder = Path(folder)
+    rows = []
+    for relative in [f for f in csv_files(folder) if f != CODEBOOK] + [CODEBOOK]:
+        names = list(CODEBOOK_COLUMNS) if relative == CODEBOOK else header(folder / relative)
+        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative)} for name in names]
+    table = pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
+    from studyserver import csvsafe
+
+    csvsafe.frame(table).to_csv(folder / CODEBOOK, index=False)
+    return table
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _records(frame: pd.DataFrame | None) -> list[dict]:
+    if frame is None or frame.empty:
+        return []
+    return json.loads(frame.to_json(orient="records", date_format="iso"))
+
+
+def write_description(folder: Path, *, title: str, codebook: pd.DataFrame, provenance: dict | None, rules,
+                      exclusions: pd.DataFrame, runs: pd.DataFrame, configurations: pd.DataFrame,
+                      runs_requested: list[int], versions: dict[str, str], generated: str) -> dict:
+    """dataset_description.json: Psych-DS's fields and Duet's provenance; written after every other file."""
+    folder = Path(folder)
+    variables, seen = [], set()
+    for row in codebook.itertuples():
+        if row.column in seen:
+            continue
+        seen.add(row.column)
+        variable = {"@type": "PropertyValue", "name": row.column, "description": row.description}
+        if row.unit:
+            variable["unitText"] = row.unit
+        variables.append(variable)
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and p.name != DESCRIPTION]
+    description = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "name": title,
+        "description": "Human trials and language-model scores on the same reasoning items, with the mixed-effects "
+                       "analyses of a Duet report. Every CSV column is described in codebook.csv; data/ holds the "
+                       "tidy data (CSV and Parquet), tables/ the analyses' tables.",
+        "license": "",
+        "dateCreated": generated,
+        "variableMeasured": variables,
+        "duet": {
+            "study": (provenance or {}).get("study", {}),
+            "exclusions": {"rules": rules.describe(), "counts": _records(exclusions),
+                           "settings": {k: v for k, v in vars(rules).items()}},
+            "runs": {"requested": list(runs_requested),
+                     "used": [r for r in _records(runs) if r.get("used")], "all": _records(runs),
+                     "configurations": _records(configurations),
+                     "stored_configurations": (provenance or {}).get("run_configurations", {})},
+            "software": versions,
+            "files": [{"path": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size, "sha256": sha256(p)}
+                      for p in files],
+        },
+    }
+    (folder / DESCRIPTION).write_text(json.dumps(description, indent=2, ensure_ascii=False, default=str),
+                                      encoding="utf-8")
+    return description

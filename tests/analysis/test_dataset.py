@@ -1,0 +1,134 @@
+"""A report folder is a dataset (issue 19 items 1 and 2): codebook.csv describes every column of every
+CSV, dataset_description.json follows Psych-DS and carries the provenance and a SHA-256 of every
+file, and every CSV reads in R (read.csv) and pandas with its logical columns as logical."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+
+from analysis import codebook
+from experiments import schema
+from experiments.participation.selectors import EXPORT_COLUMNS
+
+
+@pytest.fixture
+def report_folder(r_stack, make_study, tmp_path):
+    study = make_study(models=2, participants=6, appendix=True)
+    call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
+    return tmp_path / "report"
+
+
+def _header(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle))
+
+
+def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_description(report_folder):
+    folder = report_folder
+    for name in ("report.html", "codebook.csv", "dataset_description.json", "reproduce.R", "reproduce.py",
+                 "data/trials.csv", "data/scores.csv", "data/items.csv", "data/trials.parquet",
+                 "tables/exclusions.csv", "tables/runs.csv"):
+        assert (folder / name).is_file(), name
+    book = pd.read_csv(folder / "codebook.csv", keep_default_na=False)
+    assert list(book.columns) == ["file", "column", "type", "unit", "allowed_values", "description"]
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.csv"))
+    described = {(row.file, row.column) for row in book.itertuples()}
+    for relative in files:  # every column of every CSV, the codebook's own included, and nothing else
+        for column in _header(folder / relative):
+            assert (relative, column) in described, (relative, column)
+    assert described == {(f, c) for f in files for c in _header(folder / f)}
+    assert book["type"].isin(schema.TYPES).all() and (book["description"].str.len() > 0).all()
+    assert not book["description"].str.contains("see report.html").any()  # a standard report: all declared
+    assert _header(folder / "data" / "trials.csv") == list(EXPORT_COLUMNS)  # the admin export's columns
+    assert _header(folder / "data" / "scores.csv") == list(schema.names(schema.SCORE))
+    assert _header(folder / "data" / "items.csv") == list(schema.names(schema.ITEM))
+    rt = book[(book["file"] == "data/trials.csv") & (book["column"] == "rt_ms")].iloc[0]
+    assert rt["unit"] == "ms" and rt["type"] == "number"
+    codes = book[(book["file"] == "data/scores.csv") & (book["column"] == "argform_code")].iloc[0]
+    assert set(codes["allowed_values"].split(" | ")) >= {"DS", "MP", "MT", "AD", "AC", "DA", "NEC"}
+
+    description = json.loads((folder / "dataset_description.json").read_text(encoding="utf-8"))
+    assert description["@type"] == "Dataset" and description["name"].startswith("Duet report")
+    assert description["description"] and description["license"] == ""
+    variables = {v["name"]: v for v in description["variableMeasured"]}
+    assert set(variables) == set(book["column"]) and all(v["description"] for v in variables.values())
+    assert variables["rt_ms"]["unitText"] == "ms"
+    duet = description["duet"]
+    assert duet["study"]["design"] == "modal-syllogisms" and duet["study"]["logic_system"] == "S5"
+    assert duet["study"]["consequence"] == "paper" and "settings" in duet["study"]
+    assert duet["study"]["items_by_design"]["necessitation"] > 0
+    exclusions = pd.read_csv(folder / "tables" / "exclusions.csv")
+    assert [c["trials_removed"] for c in duet["exclusions"]["counts"]] == list(exclusions["trials_removed"])
+    assert duet["exclusions"]["counts"][0] == {"rule": "preview session", "trials_removed": 1,
+                                               "participants_affected": 1, "trials_left": 144}
+    assert duet["exclusions"]["settings"]["rt_min_ms"] == 200.0 and duet["exclusions"]["rules"]
+    used = sorted(r["run_id"] for r in duet["runs"]["used"])
+    assert len(used) == 2 and sorted(int(k) for k in duet["runs"]["stored_configurations"]) == used
+    assert {"Python", "pandas", "R"} <= set(duet["software"]) and any(k.startswith("lme4") for k in duet["software"])
+    hashed = {f["path"]: f["sha256"] for f in duet["files"]}
+    on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert sorted(hashed) == [p for p in on_disk if p != "dataset_description.json"]
+    for relative, digest in hashed.items():
+        assert hashlib.sha256((folder / relative).read_bytes()).hexdigest() == digest, relative
+
+
+R_CLASSES = """
+args <- commandArgs(trailingOnly = TRUE)
+out <- NULL
+for (path in args[-1]) {
+  frame <- read.csv(file.path(args[1], path), check.names = FALSE, stringsAsFactors = FALSE, encoding = "UTF-8")
+  out <- rbind(out, data.frame(file = path, column = names(frame), class = vapply(frame, function(x) class(x)[1], ""),
+                               all_na = vapply(frame, function(x) all(is.na(x)), TRUE)))
+}
+write.csv(out, stdout(), row.names = FALSE)
+"""
+
+
+def test_every_csv_reads_in_r_and_pandas_with_logical_columns_as_logical(report_folder, tmp_path):
+    if shutil.which("Rscript") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Rscript must be installed under CI")
+        pytest.skip("Rscript not installed")
+    folder = report_folder
+    book = pd.read_csv(folder / "codebook.csv", keep_default_na=False)
+    files = sorted(book["file"].unique())
+    script = tmp_path / "classes.R"
+    script.write_text(R_CLASSES, encoding="utf-8")
+    ran = subprocess.run(["Rscript", str(script), str(folder), *files], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    from io import StringIO
+
+    classes = pd.read_csv(StringIO(ran.stdout), keep_default_na=False)
+    r_class = {(row.file, row.column): (row["class"], row.all_na == "TRUE" or row.all_na is True)
+               for _, row in classes.iterrows()}
+    assert set(r_class) == {(row.file, row.column) for row in book.itertuples()}
+    kinds = {"boolean": {"logical"}, "integer": {"integer"}, "number": {"numeric", "integer"},
+             "string": {"character"}, "datetime": {"character"}}
+    checked = 0
+    for row in book.itertuples():
+        found, all_na = r_class[(row.file, row.column)]
+        if all_na:  # an empty column reads as logical NA in R whatever it would hold
+            continue
+        assert found in kinds[row.type], (row.file, row.column, row.type, found)
+        checked += row.type == "boolean"
+    assert checked >= 10  # is_preview, valid, timed_out, … and the runs table's flags
+
+    for relative in files:  # pandas: booleans as bool (or bools with blanks where a value may be missing)
+        frame = pd.read_csv(folder / relative, float_precision="round_trip")
+        for row in book[(book["file"] == relative) & (book["type"] == "boolean")].itertuples():
+            values = frame[row.column].dropna()
+            assert frame[row.column].dtype == bool or values.map(lambda v: isinstance(v, bool)).all(), (
+                relative, row.column, frame[row.column].dtype)
+    trials = pd.read_csv(folder / "data" / "trials.csv")
+    assert trials["is_preview"].dtype == bool and trials["valid"].dtype == bool and trials["rt_ms"].dtype == float
+    scores = pd.read_csv(folder / "data" / "scores.csv")
+    assert set(scores["argform_code"]) <= set(schema.ARGFORM_CODES.values())
+    assert (scores["argform"].map(schema.argform_code) == scores["argform_code"]).all()
