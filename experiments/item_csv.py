@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from studyserver import csvsafe
 
+from . import schema
 from .logic import wording
 from .logic.checker import Consequence, System, entails
 from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
@@ -171,7 +172,8 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
 
 
 EXPORT_COLUMNS = (
-    "item_id", "design", "form_id", "modality", "argument_form", "logical_form", "template_valid",
+    "item_id", "design", "form_id", "modality", "modality_code", "argument_form", "argform_code", "logical_form",
+    "template_valid",
     "gold_answer", "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "original_item_id",
     "p_subject", "p_predicate", "q_subject", "q_predicate",
 )
@@ -190,10 +192,11 @@ def write_items_csv(handle, items) -> int:
     for item in items:
         interp = item.interpretation
         writer.writerow(csvsafe.row([
-            item.code, item.design, item.form_id, item.modality, item.argument_form,
-            item.logical_form, "" if item.template_valid is None else str(item.template_valid).lower(),
+            item.code, item.design, item.form_id, item.modality, schema.modality_code(item.modality),
+            item.argument_form, schema.argform_code(item.argument_form),  # ASCII codes beside the labels
+            item.logical_form, "" if item.template_valid is None else str(item.template_valid).upper(),
             item.gold_answer, item.logic_system, item.consequence, item.gold_other,
-            str(item.checker_disagrees).lower(), item.condition,
+            str(item.checker_disagrees).upper(), item.condition,  # TRUE/FALSE: logical in R and pandas
             item.original.code if item.original_id else "",
             interp.p_subject if interp else "", interp.p_predicate if interp else "",
             interp.q_subject if interp else "", interp.q_predicate if interp else "",

@@ -47,7 +47,8 @@ def test_generate_items_creates_study_warns_and_exports(tmp_path, capsys):
     assert "WARNING checker disagrees with the template: dia.theorem" in captured.err
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     assert len(rows) == 21
-    assert {r["checker_disagrees"] for r in rows if r["form_id"] == "dia.theorem"} == {"true"}
+    assert {r["checker_disagrees"] for r in rows if r["form_id"] == "dia.theorem"} == {"TRUE"}  # logical in R and pandas
+    assert {r["argform_code"] for r in rows} <= {"base", "theorem", "spurious"} and rows[0]["modality_code"] in ("none", "box", "dia")
     assert Study.objects.get(slug="dist").items.count() == 21
 
 
