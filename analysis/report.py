@@ -27,7 +27,7 @@ from .runs import RUN_COLUMNS
 from .paired_frames import PairedInputs
 from .html import render
 
-PY_PACKAGES = ("rpy2", "pandas", "numpy", "scipy", "matplotlib", "pyarrow")
+PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
 
 
 @dataclass
