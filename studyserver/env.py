@@ -142,6 +142,9 @@ RATELIMIT_DEFAULTS = {
     # per client IP address, whatever the Prolific id: a ceiling for one address (a university NAT
     # brings many participants; a script making up ids brings more)
     "entry_ip": "600/m",
+    # per client IP address: new participations started (a Prolific id the study has not seen); a
+    # script making up ids is stopped here, a university NAT's real participants are not
+    "new_participant": "300/h",
     # per participant token: trial requests other than the save of a new answer (re-sent, refused,
     # malformed, unknown session); new answers are bounded by the participant's list
     "trial": "120/m",

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..models import (
@@ -49,10 +50,17 @@ def human_arm_ensure(*, study: Study) -> HumanArm:
     return arm
 
 
+# An entry that has not consented yet holds no place of the sample and counts for no list or key
+# balance (made-up Prolific ids must not fill a study or skew its balance: issue 17 hole 3), and it
+# is let go this long after it started, whatever its heartbeats say.
+UNCONSENTED_MINUTES = 15
+
+
 def _holding(study: Study):
+    """The participants who hold a place: consented and in progress, or completed."""
     return Participant.objects.filter(
-        study=study, is_preview=False, is_simulated=False, status__in=ParticipantStatus.holding()
-    )
+        study=study, is_preview=False, is_simulated=False, status__in=ParticipantStatus.holding(),
+    ).filter(Q(consented_at__isnull=False) | Q(status=ParticipantStatus.COMPLETED))
 
 
 def participants_expire(*, study: Study, now=None) -> int:
@@ -60,7 +68,9 @@ def participants_expire(*, study: Study, now=None) -> int:
     arm = human_arm_ensure(study=study)
     cutoff = (now or timezone.now()) - timedelta(minutes=arm.abandon_after_minutes)
     stale = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED, is_preview=False)
-    stale = stale.filter(last_seen_at__lt=cutoff) | stale.filter(last_seen_at__isnull=True, started_at__lt=cutoff)
+    unconsented = (now or timezone.now()) - timedelta(minutes=UNCONSENTED_MINUTES)
+    stale = (stale.filter(last_seen_at__lt=cutoff) | stale.filter(last_seen_at__isnull=True, started_at__lt=cutoff)
+             | stale.filter(consented_at__isnull=True, started_at__lt=unconsented))
     return stale.update(status=ParticipantStatus.RETURNED, finished_at=now or timezone.now())
 
 

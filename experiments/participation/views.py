@@ -61,6 +61,11 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _page(request, "participant/bad_link.html", {"study": study, "problems": problems}, 400)
     if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
         return redirect("participant:incompatible", slug=slug)
+    known = Participant.objects.filter(study=study, prolific_pid=values[arm.pid_param], is_preview=False).exists()
+    if not known:  # a new participation: counted per client address (made-up ids must not fill a study)
+        decision = ratelimit.hit("new_participant", ratelimit.client_ip(request), ratelimit.rate_for("new_participant"))
+        if not decision.allowed:
+            return ratelimit.too_many(request, decision, json=False)
     try:
         participant, _ = services.participant_start(
             study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],

@@ -68,6 +68,7 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
                    "question": "Can we infer that Mia is painting a fence?", "answer": "yes"}],
     )
     earlier, _ = services.participant_start(study=study, prolific_pid="earlier", prolific_session_id="s0")
+    services.participant_consent(participant=earlier, agree=True)  # a consented participant counts for the balance
     Participant.objects.filter(pk=earlier.pk).update(key_mapping=KeyMapping.F_YES)  # so ours gets J = Yes
     server = urlsplit(live_server.url).netloc
     entry = f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=e2e0000000000000000000a1&STUDY_ID=st&SESSION_ID=se1"

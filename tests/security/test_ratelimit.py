@@ -278,3 +278,36 @@ def test_random_tokens_are_limited_per_address_before_any_read(settings, django_
     person, _ = services.participant_start(study=study, prolific_pid="p" * 24, prolific_session_id="s1")
     elsewhere = Client(REMOTE_ADDR="198.51.100.4", HTTP_USER_AGENT=DESKTOP)  # another address is not affected
     assert elsewhere.get(f"/s/{study.slug}/p/{person.token}/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_squatters_hold_no_place_skew_no_balance_and_are_let_go(limits):
+    """Issue 17 hole 3: 100 made-up ids filled a study for 90 minutes (heartbeats kept them) and real
+    participants got 'study is full'. Only consented participants hold a place or count for balance;
+    an unconsented entry is let go after UNCONSENTED_MINUTES; new participations per address are limited."""
+    from collections import Counter
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    limits(new_participant="20/h")
+    study = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                            target_sample_size=5)
+    squatter = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="203.0.113.66")
+    codes = [_entry(squatter, study, n).status_code for n in range(25)]
+    assert codes[:20] == [302] * 20 and set(codes[20:]) == {429}  # new participations per address
+    squatted = Participant.objects.filter(study=study)
+    assert squatted.count() == 20 and not squatted.filter(consented_at__isnull=False).exists()
+    # real participants still get in, and are balanced among themselves only
+    people = []
+    for n in range(4):
+        person, created = services.participant_start(study=study, prolific_pid=f"real{n:020d}", prolific_session_id=f"r{n}")
+        services.participant_consent(participant=person, agree=True)
+        people.append(person)
+    assert Counter(p.key_mapping for p in people) == {"f_yes": 2, "j_yes": 2}
+    assert len({p.list_number for p in people}) == 4
+    # unconsented entries are let go after UNCONSENTED_MINUTES, heartbeats or not
+    Participant.objects.filter(consented_at__isnull=True).update(last_seen_at=timezone.now())
+    later = timezone.now() + timedelta(minutes=services.UNCONSENTED_MINUTES + 1)
+    assert services.participants_expire(study=study, now=later) == 20
+    assert not Participant.objects.filter(consented_at__isnull=True, status="started").exists()

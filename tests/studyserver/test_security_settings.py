@@ -83,9 +83,9 @@ def test_cache_and_rate_limits_come_from_the_environment(tmp_path):
     expression = "settings.CACHES['default']['BACKEND'], settings.DUET_RATELIMITS"
     default = _settings(tmp_path, {}, expression)
     assert default.startswith("django.core.cache.backends.locmem.LocMemCache")
-    assert "'entry': '60/m', 'entry_ip': '600/m', 'trial': '120/m', 'session': '60/m'" in default
+    assert "'entry': '60/m', 'entry_ip': '600/m', 'new_participant': '300/h', 'trial': '120/m', 'session': '60/m'" in default
     redis = _settings(tmp_path, {"CACHE_URL": "redis://redis:6379/1", "DUET_RATELIMIT_ENTRY": "30/m",
                                  "DUET_RATELIMIT_TRIAL": "off"}, expression)
-    assert redis.startswith("django.core.cache.backends.redis.RedisCache") and "'entry': '30/m', 'entry_ip': '600/m', 'trial': 'off'" in redis
+    assert redis.startswith("django.core.cache.backends.redis.RedisCache") and "'entry': '30/m', 'entry_ip': '600/m', 'new_participant': '300/h', 'trial': 'off'" in redis
     bad = _run(tmp_path, {"DUET_RATELIMIT_ENTRY": "thirty"}, "manage.py", "check")
     assert bad.returncode != 0 and "DUET_RATELIMIT_ENTRY: 'thirty' is not a rate" in bad.stderr

@@ -51,8 +51,9 @@ def make_mc_study(*, questions: int = 8, keys: str | None = None, all_mutants: b
 
 
 def _start(study, n):
+    """A participant who arrives and agrees (only consented participants count for the balance)."""
     participant, _ = services.participant_start(study=study, prolific_pid=f"pid{n:04d}", prolific_session_id=f"s{n}")
-    return participant
+    return services.participant_consent(participant=participant, agree=True)
 
 
 def _items(participant):

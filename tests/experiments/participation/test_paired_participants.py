@@ -31,7 +31,11 @@ def open_paired(slug: str, *command, items_per_participant: int, **arm_settings)
 
 
 def plans(study, n):
-    return [participant_start(study=study, prolific_pid=f"pid{k:021d}", prolific_session_id=f"s{k}")[0]
+    """n participants who arrive and agree (only consented participants count for the lists' balance)."""
+    from experiments.participation.services import participant_consent
+
+    return [participant_consent(participant=participant_start(study=study, prolific_pid=f"pid{k:021d}",
+                                                              prolific_session_id=f"s{k}")[0], agree=True)
             for k in range(n)]
 
 

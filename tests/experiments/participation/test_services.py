@@ -18,10 +18,15 @@ from .conftest import code_for, trial_data
 pytestmark = pytest.mark.django_db
 
 
-def start(study, n: int, **kw):
-    return services.participant_start(
+def start(study, n: int, *, consent: bool = True, **kw):
+    """A participant arrives (and, unless consent=False, agrees: only consented participants hold a
+    place and count for list and key balance)."""
+    participant, created = services.participant_start(
         study=study, prolific_pid=f"pid{n:021d}", prolific_study_id="st", prolific_session_id=f"sess{n}", **kw
     )
+    if consent and participant.status == ParticipantStatus.STARTED:
+        participant = services.participant_consent(participant=participant, agree=True)
+    return participant, created
 
 
 def ready(participant):
@@ -162,7 +167,7 @@ def test_items_off_the_list_and_steps_out_of_order_are_refused(open_study):
 
 
 def test_instructions_need_consent_first(open_study):
-    participant, _ = start(open_study(interpretations=24), 1)
+    participant, _ = start(open_study(interpretations=24), 1, consent=False)
     with pytest.raises(services.FlowError, match="previous page"):
         services.participant_instructions_done(participant=participant)
 

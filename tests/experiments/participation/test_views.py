@@ -222,7 +222,10 @@ def test_failing_the_attention_check_redirects_with_its_code(browser, open_study
 
 def test_full_and_closed_studies_say_so(client, open_study):
     study = open_study(target_sample_size=1)
-    entry(client, study, pid="first", session="s1")
+    first = entry(client, study, pid="first", session="s1")["Location"]
+    client.get(first)
+    assert entry(Client(), study, pid="early", session="s0").status_code == 302  # the first has not agreed yet
+    post_form(client, first + "consent", {"agree": "yes"})  # a consented participant holds the one place
     response = entry(Client(), study, pid="second", session="s2")
     assert response.status_code == 403 and b"This study is full" in response.content
     from experiments import services as study_services
