@@ -202,6 +202,18 @@ def client_ip(request: HttpRequest) -> str:
     return hops[0] if hops else remote
 
 
+def login_client_ip(request) -> str | None:
+    """client_ip for django-axes, which stores it in an IP address column: None when the request has
+    no address (Django's force_login and test requests), never text PostgreSQL's inet refuses."""
+    import ipaddress
+
+    address = client_ip(request) if request is not None else ""
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return None
+
+
 MESSAGE = "Too many requests: please wait {seconds} second(s) and try again. Nothing was lost."
 
 
