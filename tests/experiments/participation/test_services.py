@@ -64,9 +64,9 @@ def test_lists_follow_the_latin_square_and_keys_stay_balanced(open_study):
 def test_key_balance_counts_sessions_in_progress_not_only_completed(open_study):
     study = open_study(interpretations=24)
     first, _ = start(study, 1)
-    second, _ = start(study, 2)
+    second, _ = start(study, 2, consent=False)
     assert {first.key_mapping, second.key_mapping} == set(KeyMapping.values)
-    services.participant_consent(participant=second, agree=False)  # declined: frees its side
+    services.participant_consent(participant=second, agree=False)  # declined: its side stays free
     third, _ = start(study, 3)
     assert third.key_mapping == second.key_mapping
 
