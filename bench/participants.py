@@ -80,7 +80,10 @@ DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko
 CONSENT_S, INSTRUCTIONS_S, PRACTICE_S, HEARTBEAT_S = 25.0, 40.0, 6.0, 30.0
 ANSWER_MEDIAN_S, ANSWER_SIGMA = 7.0, 0.5  # log-normal answer times (median 7 s)
 # Raised for the bench's own gunicorn only: every simulated participant comes from 127.0.0.1.
-ENTRY_LIMIT_ENV = {"DUET_RATELIMIT_ENTRY": "1000000/m"}
+# every simulated participant comes from 127.0.0.1: the per-address limits on the entry link and on
+# new participations are raised for this gunicorn only (the per-token limits stay as in production)
+ENTRY_LIMIT_ENV = {"DUET_RATELIMIT_ENTRY": "1000000/m", "DUET_RATELIMIT_ENTRY_IP": "1000000/m",
+                   "DUET_RATELIMIT_NEW_PARTICIPANT": "1000000/h"}
 BOUNDS = {"participants": (1, 1000), "concurrency": (1, 1000), "items": (1, 200), "saturation_requests": (1, 200),
           "rounds": (1, 200),
           "workers": (1, 16), "threads": (1, 16), "max_seconds": (10, 3600), "time_scale": (0.0, 1.0),
