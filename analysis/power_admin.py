@@ -6,12 +6,11 @@ import base64
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
-from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from studyserver import dispatch
+from studyserver.admin_forms import form_or_page
 
 from .models import PowerAnalysis, ReportStatus
 
@@ -43,12 +42,11 @@ class PowerForm(forms.Form):
 def estimate_sample_size(modeladmin, request, queryset):
     from .power_services import power_request
 
-    form = PowerForm(request.POST if request.POST.get("confirm") == "yes" else None)
-    if not form.is_valid():
-        context = {**modeladmin.admin_site.each_context(request), "title": "Estimate the sample size",
-                   "opts": modeladmin.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-                   "studies": list(queryset), "form": form}
-        return TemplateResponse(request, "admin/analysis/estimate_sample_size.html", context)
+    form, page = form_or_page(modeladmin, request, queryset, PowerForm, title="Estimate the sample size",
+                              template="admin/analysis/estimate_sample_size.html", action="estimate_sample_size",
+                              submit="Start the estimate")
+    if page is not None:
+        return page
     for study in queryset:
         analysis = power_request(study=study, plan=form.cleaned_data["plan"], pilot=form.cleaned_data["pilot"])
         modeladmin.message_user(request, f"Power analysis {analysis.pk} for {study.slug} queued ({dispatch.mode()}); "

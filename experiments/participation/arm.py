@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -291,6 +291,10 @@ class HumanArm(models.Model):
 
     def attention_rule(self) -> AttentionRule:
         return AttentionRule(fail_after=self.attention_fail_after, end_session=self.attention_end_session)
+
+    def pay_for(self, minutes: float) -> Decimal:
+        """What `minutes` of a participant's time earn at the hourly rate, rounded up to a penny."""
+        return (self.hourly_rate() * Decimal(str(minutes)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
 
     def hourly_rate(self) -> Decimal:
         return (self.prolific_min_hourly * self.pay_multiplier).quantize(Decimal("0.01"))

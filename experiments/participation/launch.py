@@ -14,7 +14,6 @@ hold before the study opens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_UP, Decimal
 
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -37,10 +36,6 @@ def study_link(study: Study, arm) -> str:
     path = reverse("participant:entry", kwargs={"slug": study.slug})
     params = ((arm.pid_param, "PROLIFIC_PID"), (arm.study_param, "STUDY_ID"), (arm.session_param, "SESSION_ID"))
     return path + "?" + "&".join(f"{name}={{{{%{placeholder}%}}}}" for name, placeholder in params)
-
-
-def reward(arm, minutes: float) -> Decimal:
-    return (arm.hourly_rate() * Decimal(str(minutes)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
 
 
 def checklist(study: Study, arm) -> list[Check]:
@@ -79,11 +74,11 @@ def launch_html(study: Study) -> str:
     progress = study_progress(study=study)
     if progress.median_minutes is not None:
         timing = format_html("median completion time {:.1f} min over {} completed participants; reward {} {}",
-                             progress.median_minutes, progress.completed, reward(arm, progress.median_minutes),
+                             progress.median_minutes, progress.completed, arm.pay_for(progress.median_minutes),
                              arm.currency)
     else:
         timing = format_html("expected duration {} min (as the consent page says); reward {} {} at {} {}/hour — "
-                             "revise it from the pilot's median time", minutes, reward(arm, minutes), arm.currency,
+                             "revise it from the pilot's median time", minutes, arm.pay_for(minutes), arm.currency,
                              arm.hourly_rate(), arm.currency)
     codes = format_html_join("", "<tr><th>{}</th><td><code>{}</code></td></tr>", (
         (label, value or "— not set —") for label, value in (

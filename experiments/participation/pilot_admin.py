@@ -6,10 +6,8 @@ from dataclasses import asdict
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
-from django.template.response import TemplateResponse
-
 from studyserver import dispatch
+from studyserver.admin_forms import form_or_page
 
 from ..models import Study
 from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
@@ -37,12 +35,10 @@ class PilotForm(forms.Form):
 @admin.action(description="Run a simulated pilot (bots take the study through its pages; never data)",
               permissions=["add_pilot"])
 def run_pilot(modeladmin, request, queryset):
-    form = PilotForm(request.POST if request.POST.get("confirm") == "yes" else None)
-    if not form.is_valid():
-        context = {**modeladmin.admin_site.each_context(request), "title": "Run a simulated pilot",
-                   "opts": modeladmin.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-                   "studies": list(queryset), "form": form}
-        return TemplateResponse(request, "admin/experiments/run_pilot.html", context)
+    form, page = form_or_page(modeladmin, request, queryset, PilotForm, title="Run a simulated pilot",
+                              template="admin/experiments/run_pilot.html", action="run_pilot", submit="Run the pilot")
+    if page is not None:
+        return page
     for study in queryset:
         pilot = pilot_create(study=study, participants=form.cleaned_data["participants"], profile=form.profile(),
                              seed=form.cleaned_data["seed"])

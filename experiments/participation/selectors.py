@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from decimal import ROUND_UP, Decimal
+from decimal import Decimal
 
 from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
@@ -70,7 +70,7 @@ def study_progress(*, study: Study) -> Progress:
     failed = real.filter(attention.failed_q())
     pay = None
     if median is not None:
-        pay = (arm.hourly_rate() * Decimal(str(median)) / 60).quantize(Decimal("0.01"), rounding=ROUND_UP)
+        pay = arm.pay_for(median)
     last_seen = [  # pseudonyms: the study page is for anyone who may view the study (Prolific ids need a permission)
         (pseudonym(pk), when) for pk, when in
         real.filter(status=ParticipantStatus.STARTED).order_by("-last_seen_at").values_list("pk", "last_seen_at")[:20]
