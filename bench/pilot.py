@@ -28,7 +28,7 @@ TARGET_SECONDS = 120.0
 def direct(study, n: int, seed: int) -> int:
     """n participations written through the services (the floor the pilot is compared with)."""
     from experiments.models import Item
-    from experiments.participation import services
+    from experiments.participation import services, trials
     from experiments.participation.payload import parse_trial
 
     rng, saved = random.Random(seed), 0
@@ -51,7 +51,7 @@ def direct(study, n: int, seed: int) -> int:
                                    "onset_ms": onset, "response_ms": onset + 1800.0, "timed_out": False,
                                    "viewport_width": 1366, "viewport_height": 768, "focus_lost": False,
                                    "visibility_lost": False})
-            services.trial_record(participant=participant, payload=payload, user_agent="bench")
+            trials.trial_record(participant=participant, payload=payload, user_agent="bench")
             saved += 1
         services.participant_finish(participant=participant)
     return saved

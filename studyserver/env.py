@@ -76,6 +76,17 @@ def database() -> dict:
     if config["ENGINE"] == "django.db.backends.postgresql":
         config.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
         config.setdefault("CONN_HEALTH_CHECKS", True)
+        if env.bool("DUET_PREPARED_STATEMENTS", default=True):
+            # The trial endpoint's one-statement save (participation/fastsave.py) binds its parameters
+            # on the server; these connection options make psycopg prepare it on first use and
+            # PostgreSQL plan it once. Django's own queries bind on the client and are never prepared,
+            # so nothing else is affected. false: behind a connection pooler in transaction mode that
+            # does not track prepared statements (PgBouncer >= 1.21 does).
+            options = config.setdefault("OPTIONS", {})
+            options.setdefault("prepare_threshold", 0)
+            startup = options.get("options", "")
+            if "plan_cache_mode" not in startup:
+                options["options"] = f"{startup} -c plan_cache_mode=force_generic_plan".strip()
     elif config["ENGINE"] == "django.db.backends.sqlite3":
         # WAL and a busy timeout let the embedded worker and the web process share the file.
         # IMMEDIATE takes the write lock when a transaction starts, so concurrent writers wait

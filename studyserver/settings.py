@@ -126,9 +126,6 @@ for _scope, _rate in DUET_RATELIMITS.items():
         raise duet_env.SettingsError(f"DUET_RATELIMIT_{_scope.upper()}: {_error}") from None
 # Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
 DUET_TRUSTED_PROXIES = env.int("DUET_TRUSTED_PROXIES", default=0)
-# The trial save's two statements are prepared once per PostgreSQL connection (participation/fastsave.py);
-# false behind a connection pooler in transaction mode that does not track prepared statements.
-DUET_PREPARED_STATEMENTS = env.bool("DUET_PREPARED_STATEMENTS", default=True)
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()

@@ -8,7 +8,8 @@ same. Every count of failed participants reads this rule and nothing else:
 
 - the study page's "failed attention check" count and the participants list's column and filter
   (`failed_q`, a queryset filter reading each participant's own study's arm);
-- the trial save, on both of its paths (`ends`; fastsave's one statement reads `end_limit`);
+- the trial save, on both of its paths (`ends`; the PostgreSQL one-statement save writes the same
+  rule in SQL with `end_limit_sql` and `ends_sql`, defined here beside it);
 - the report, whose trials frame carries a `failed_attention` column computed by `failed` and whose
   exclusion step "failed attention check" removes exactly those participants.
 
@@ -43,6 +44,17 @@ class AttentionRule:
     def end_limit(self) -> int:
         """The failures at which a session ends, 0 for never (the one-statement save's parameter)."""
         return self.fail_after if self.end_session else 0
+
+    @staticmethod
+    def end_limit_sql(fail_after: str, end_session: str) -> str:
+        """`end_limit` as an SQL expression over the arm's two columns (column expressions)."""
+        return f"CASE WHEN {end_session} THEN {fail_after} ELSE 0 END"
+
+    @staticmethod
+    def ends_sql(failures: str, end_limit: str) -> str:
+        """`ends` as an SQL predicate: `failures` the participant's count after this answer,
+        `end_limit` the arm's (end_limit_sql)."""
+        return f"(COALESCE({end_limit}, 0) > 0 AND {failures} >= {end_limit})"
 
     def describe(self) -> str:
         wrong = "one attention check" if self.fail_after == 1 else f"{self.fail_after} attention checks"

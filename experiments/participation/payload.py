@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
 TIME_LIMIT_GRACE_MS = 5000  # with a time limit, a response may arrive this much later (network, rendering)
 TIMER_RESOLUTION_MS = 5  # browsers coarsen performance.now(); a timeout may read this much short of the limit
 KEYS = {"KeyF": "f", "KeyJ": "j"}
 _IDEMPOTENCY = re.compile(r"^[A-Za-z0-9-]{16,64}$")
+_CODE = re.compile(r"^[A-Za-z0-9]{1,16}$")  # a KeyboardEvent.code ("KeyF", "Digit1", "Numpad1")
 
 
 class PayloadError(ValueError):
@@ -20,10 +21,12 @@ class PayloadError(ValueError):
 
 @dataclass(frozen=True)
 class TrialPayload:
+    """One trial as the browser sent it, checked for shape (parse_trial) and then, once the study is
+    known, against its arm (`for_arm`: the accepted keys and the time limit)."""
+
     index: int
     item: int
-    key: str
-    code: str
+    code: str  # the keydown event's e.code ("" for a timed-out trial)
     idempotency_key: str
     onset_ms: float
     response_ms: float
@@ -33,11 +36,41 @@ class TrialPayload:
     focus_lost: bool
     visibility_lost: bool
 
-    letter: str = ""  # the accepted key's name ("f", "j"; "d", "k", "1" … for four-option trials)
+    key: str = ""  # the accepted key's name ("f", "j"; "d", "k", "1" … for four-option trials): for_arm
 
     @property
     def rt_ms(self) -> float:
         return self.response_ms - self.onset_ms
+
+    @property
+    def letter(self) -> str:
+        return self.key
+
+    def for_arm(self, *, time_limit_ms: int | None, keys: Mapping[str, str] = KEYS) -> TrialPayload:
+        """This trial checked against the study's rules: `keys` (e.code → key name) are the keys the
+        study accepts (F/J, plus a four-option study's keys; which of them answer which trial is the
+        save's check), `time_limit_ms` its arm's time limit. Returns the payload with `key` set to
+        the accepted key's name — stored as that name whatever text the browser sent as e.key (a
+        participant's own text in an export could be a spreadsheet formula; issue 17 hole 2)."""
+        rt = self.rt_ms
+        if self.timed_out:
+            if not time_limit_ms:
+                raise PayloadError("This study has no time limit, so a trial cannot time out.")
+            if rt < time_limit_ms - TIMER_RESOLUTION_MS:  # the page times a trial out at the limit, not before
+                raise PayloadError(f"A trial times out at the time limit ({time_limit_ms} ms), not after {rt:.0f} ms.")
+        elif self.code not in keys:
+            if keys is KEYS:
+                raise PayloadError("Only the F and J keys answer a trial ('code' KeyF or KeyJ, with its 'key').")
+            raise PayloadError(_describe_keys(keys))
+        ceiling = rt_ceiling_ms(time_limit_ms)
+        if rt > ceiling:
+            raise PayloadError(f"The response time {rt:.0f} ms is longer than the {ceiling} ms allowed.")
+        return replace(self, key="" if self.timed_out else keys[self.code])
+
+
+def rt_ceiling_ms(time_limit_ms: int | None) -> int:
+    """The longest response time a study accepts (the one-statement save restates it in SQL)."""
+    return time_limit_ms + TIME_LIMIT_GRACE_MS if time_limit_ms else MAX_RT_MS
 
 
 def _int(data: dict, name: str, *, minimum: int = 0) -> int:
@@ -82,9 +115,9 @@ def _describe_keys(keys: Mapping[str, str]) -> str:
     return f"Only the {listed} keys answer a trial ('code' one of {', '.join(keys)}, with its 'key')."
 
 
-def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping[str, str] = KEYS) -> TrialPayload:
-    """`keys` (e.code → key name) are the keys this study accepts: F/J, plus the four-option keys of a
-    multiple-choice study; which of them answer which trial is the service's check (trial_record)."""
+def parse_trial(data: object) -> TrialPayload:
+    """The one parse of a trial's body (decoded JSON): its shape, whatever the study. The study's own
+    rules (keys, time limit) are TrialPayload.for_arm's."""
     if not isinstance(data, dict):
         raise PayloadError("The body must be a JSON object describing one trial.")
     key_id = data.get("idempotency_key")
@@ -95,20 +128,13 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping
     if not isinstance(key, str) or not isinstance(code, str):
         raise PayloadError("'key' and 'code' must be text.")
     if timed_out:
-        if not time_limit_ms:
-            raise PayloadError("This study has no time limit, so a trial cannot time out.")
         if key or code:
             raise PayloadError("A timed-out trial has no key.")
-    elif code not in keys or not key or len(key) > 16 or not key.isprintable():  # no NUL, no lone surrogate
-        if keys is KEYS:
-            raise PayloadError("Only the F and J keys answer a trial ('code' KeyF or KeyJ, with its 'key').")
-        raise PayloadError(_describe_keys(keys))
+    elif not _CODE.match(code) or not key or len(key) > 16 or not key.isprintable():  # no NUL, no lone surrogate
+        raise PayloadError("A trial is answered with a key ('code' the keydown event's e.code, with its 'key').")
     payload = TrialPayload(
         index=_int(data, "index"),
         item=_int(data, "item", minimum=1),
-        # Stored as the accepted key's name, whatever text the browser sent as e.key (a participant's
-        # own text in an export could be a spreadsheet formula; issue 17 hole 2): e.code decides.
-        key="" if timed_out else keys[code],
         code=code,
         idempotency_key=key_id,
         onset_ms=_float(data, "onset_ms"),
@@ -118,14 +144,8 @@ def parse_trial(data: object, *, time_limit_ms: int | None = None, keys: Mapping
         viewport_height=_optional_int(data, "viewport_height"),
         focus_lost=_bool(data, "focus_lost"),
         visibility_lost=_bool(data, "visibility_lost"),
-        letter="" if timed_out else keys[code],
     )
     rt = payload.rt_ms
     if rt <= 0:
         raise PayloadError(f"The response time must be positive (got {rt:.1f} ms).")
-    if timed_out and rt < time_limit_ms - TIMER_RESOLUTION_MS:  # the page times a trial out at the limit, not before
-        raise PayloadError(f"A trial times out at the time limit ({time_limit_ms} ms), not after {rt:.0f} ms.")
-    ceiling = time_limit_ms + TIME_LIMIT_GRACE_MS if time_limit_ms else MAX_RT_MS
-    if rt > ceiling:
-        raise PayloadError(f"The response time {rt:.0f} ms is longer than the {ceiling} ms allowed.")
     return payload

@@ -209,13 +209,13 @@ def _answer(item, right: bool, rng: random.Random) -> str:
 def _keys(participant) -> dict[str, str]:
     """answer → the key code that gives it for this participant (yes/no mapping, or the study's four keys)."""
     from ..models import KeyMapping
-    from . import choice, services
+    from . import choice, trials
 
     mc = choice.settings_for(participant.study)
     if mc is not None:
         return {letter: code for code, letter in mc.key_codes().items()}
     return {answer.value: f"Key{letter.upper()}"  # e.code of the F and J keys
-            for letter, answer in services.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
+            for letter, answer in trials.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
 
 
 def _expect(response, status, what: str) -> None:

@@ -21,9 +21,9 @@ from studyserver import ratelimit
 
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
-from . import choice, flow, overview, services
+from . import choice, flow, overview, services, trials
 from .consent import consent_page
-from .payload import PayloadError
+from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -114,7 +114,7 @@ def _urls(participant: Participant) -> dict:
 
 
 def _mapping(participant: Participant) -> dict:
-    return {k: v.value for k, v in services.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
+    return {k: v.value for k, v in trials.KEY_ANSWERS[KeyMapping(participant.key_mapping)].items()}
 
 
 _CODE_FIELDS = {
@@ -232,46 +232,46 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
 @ratelimit.unknown_tokens_limited(json=True)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
-    """Rate limited per token like the other JSON endpoints, except that the fast save of a new
-    answer is not counted (services.trial_submit says why); a token this process has seen refused is
-    refused at once until its window ends."""
+    """Save one answer: the body parsed once here, the save's rules in trials.py.
+
+    Rate limited per token like the other JSON endpoints, except that the save of a new answer is not
+    counted: a participant has at most as many as its list has trials, each saved once, so they
+    cannot flood the server, and a genuine answer is never refused for speed. Every other request
+    (re-sent, refused, malformed, unknown session) is counted once it is answered (the one over the
+    limit gets a 429), and a token over its limit is then refused before any work until its window
+    ends."""
     ident, rate = ratelimit.ident_for(request, "token", {"slug": slug, "token": token}), ratelimit.rate_for("trial")
     refused = ratelimit.refused_here("trial", ident, rate)
     if refused is not None:
         return ratelimit.too_many(request, refused, json=True)
-
-    def admit() -> None:
+    response = _trial(request, slug, token)
+    if response.status_code != 201:
         decision = ratelimit.hit("trial", ident, rate)
-        if not decision.allowed:
-            raise ratelimit.Refused(decision)
-
-    try:
-        return _trial(request, slug, token, admit)
-    except ratelimit.Refused as refusal:
-        return ratelimit.too_many(request, refusal.decision, json=True)
+        if not decision.allowed:  # answered all the same: a re-sent answer is safe to send again later
+            return ratelimit.too_many(request, decision, json=True)
+    return response
 
 
-def _trial(request: HttpRequest, slug: str, token: str, admit) -> JsonResponse:
+def _trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     if not token or len(token) > 64:
-        admit()
         return _json_error("No such session.", 404, "unknown_session")
-    problem = None
-    if len(request.body) > MAX_BODY:
-        problem = _json_error("The trial is too large.", 413)
-    else:
+    try:
+        if len(request.body) > MAX_BODY:
+            raise PayloadError("The trial is too large.")
         try:
             data = json.loads(request.body)
         except (ValueError, UnicodeDecodeError):
-            problem = _json_error("The body must be JSON.", 400)
+            raise PayloadError("The body must be JSON.") from None
         except RecursionError:  # nesting deeper than the parser follows (found by tests/security)
-            problem = _json_error("The body must be JSON describing one trial (it is nested too deeply).", 400)
-    if problem is not None:  # an unknown session is still a 404, whatever the body
-        admit()
-        return problem if participant_by_token(slug=slug, token=token) else _json_error(
-            "No such session.", 404, "unknown_session")
+            raise PayloadError("The body must be JSON describing one trial (it is nested too deeply).") from None
+        payload = parse_trial(data)
+    except PayloadError as exc:  # an unknown session is still a 404, whatever the body
+        if participant_by_token(slug=slug, token=token) is None:
+            return _json_error("No such session.", 404, "unknown_session")
+        return _json_error(str(exc), 413 if len(request.body) > MAX_BODY else 400)
     try:
-        receipt = services.trial_submit(slug=slug, token=token, data=data, admit=admit,
-                                        user_agent=_printable(request.META.get("HTTP_USER_AGENT", "")))
+        receipt = trials.trial_submit(slug=slug, token=token, payload=payload,
+                                      user_agent=_printable(request.META.get("HTTP_USER_AGENT", "")))
     except PayloadError as exc:
         return _json_error(str(exc), 400)
     except services.FlowError as exc:

@@ -11,7 +11,8 @@ from django.urls import reverse
 from analysis import frames, prep
 from analysis.services import exclusions_for
 from experiments.models import Item, Participant, ParticipantStatus
-from experiments.participation import selectors, services
+from experiments.participation import selectors, services, trials
+from experiments.participation.payload import parse_trial
 from experiments.participation.attention import AttentionRule
 from tests.experiments.participation.conftest import code_for, make_open_study, trial_data
 
@@ -34,7 +35,7 @@ def _take_part(study, n: int, *, wrong_checks: int) -> Participant:
         if item.design == "attention-check" and wrong:
             answer, wrong = ("no" if answer == "yes" else "yes"), wrong - 1
         data = trial_data(participant, index, code=code_for(participant, answer))
-        services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="pytest")
+        trials.trial_submit(slug=study.slug, token=participant.token, payload=parse_trial(data), user_agent="pytest")
         participant.refresh_from_db()
         if participant.status != ParticipantStatus.STARTED:
             return participant

@@ -203,6 +203,7 @@ def test_no_linked_items_no_sections():
 
 def simulate_people(study, n, answer):
     """Participants through the services; answer(item) → 'yes'/'no'."""
+    from experiments.participation import trials
     from experiments.participation import services as flow
     from experiments.participation.payload import parse_trial
     from tests.experiments.participation.conftest import code_for, trial_data
@@ -217,7 +218,7 @@ def simulate_people(study, n, answer):
         items = {i.pk: i for i in study.items.filter(pk__in=person.plan)}
         for index, pk in enumerate(person.plan):
             data = trial_data(person, index, code=code_for(person, answer(items[pk])), rt=900.0)
-            flow.trial_record(participant=person, payload=parse_trial(data), user_agent="pytest")
+            trials.trial_record(participant=person, payload=parse_trial(data), user_agent="pytest")
         flow.participant_finish(participant=person)
 
 

@@ -17,6 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from analysis.models import Report, ReportStatus
 from experiments.models import Item, Participant, Study, Trial
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.payload import parse_trial
 from inference.models import LanguageModel, ModelRun, ModelScore
@@ -85,7 +86,7 @@ def world(tmp_path):
     services.participant_consent(participant=owner, agree=True)
     services.participant_instructions_done(participant=owner)
     owner.refresh_from_db()
-    services.trial_record(participant=owner, payload=parse_trial(trial_data(owner, 0)))
+    trials.trial_record(participant=owner, payload=parse_trial(trial_data(owner, 0)))
     lm = LanguageModel.objects.create(name="lm-access", source="test/lm-access")
     run = ModelRun.objects.create(study=study, language_model=lm, status="done")
     item = Item.objects.filter(study=study).first()

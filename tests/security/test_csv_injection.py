@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from experiments.models import Item
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.payload import parse_trial
 from studyserver import csvsafe
@@ -39,7 +40,7 @@ def test_the_admin_trial_export_quotes_a_participants_user_agent(client):
     person.refresh_from_db()
     gold = Item.objects.get(pk=person.plan[0]).gold_answer
     payload = parse_trial(trial_data(person, 0, code=code_for(person, gold), key="=1+1"))
-    services.trial_record(participant=person, payload=payload, user_agent=HYPERLINK)
+    trials.trial_record(participant=person, payload=payload, user_agent=HYPERLINK)
     client.force_login(get_user_model().objects.create_superuser("owner", password="x-" * 8))
     response = client.get(reverse("admin:experiments_study_trials_csv", args=[study.pk]))
     text = b"".join(response.streaming_content).decode()

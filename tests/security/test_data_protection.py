@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from experiments.models import Participant, Trial
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.erasure import participant_erase
 from experiments.participation.payload import parse_trial
@@ -36,7 +37,7 @@ def study_with_two():
         services.participant_instructions_done(participant=participant)
         participant.refresh_from_db()
         for index in range(len(participant.plan)):
-            services.trial_record(participant=participant, payload=parse_trial(trial_data(participant, index)))
+            trials.trial_record(participant=participant, payload=parse_trial(trial_data(participant, index)))
         people.append(participant)
     return study, people
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from analysis.models import Report, ReportStatus
 from experiments.models import Participant, ParticipantStatus, StudyStatus
+from experiments.participation import trials
 from experiments.participation import services
 from tests.experiments.participation.conftest import make_open_study
 
@@ -96,7 +97,7 @@ def test_the_trials_list_names_participants_by_pseudonym(client, study):
     services.participant_practice_done(participant=person)
     person.refresh_from_db()
     gold = Item.objects.get(pk=person.plan[0]).gold_answer
-    services.trial_record(participant=person, payload=parse_trial(trial_data(person, 0, code=code_for(person, gold))))
+    trials.trial_record(participant=person, payload=parse_trial(trial_data(person, 0, code=code_for(person, gold))))
     staff(client, "view_trial")
     page = client.get(reverse("admin:experiments_trial_changelist")).content.decode()
     assert f"P{person.pk} in {study.slug}" in page and PID not in page

@@ -172,7 +172,7 @@ def test_malformed_and_unknown_trial_requests_count_and_a_refused_token_is_not_l
     assert client.post(ghost, json.dumps(trial_data(one, 0)), content_type="application/json").status_code == 429
     assert len(counted) == 1  # an unknown session is counted
     looked_up = []
-    monkeypatch.setattr("experiments.participation.services.trial_submit", lambda **kw: looked_up.append(kw))
+    monkeypatch.setattr("experiments.participation.trials.trial_submit", lambda **kw: looked_up.append(kw))
     assert _post(client, one, "trial", trial_data(one, 0)).status_code == 429
     assert len(counted) == 1 and looked_up == []  # refused by this process at once: no counter, no database
 

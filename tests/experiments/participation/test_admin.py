@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from experiments.models import Participant, ParticipantStatus
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.selectors import EXPORT_COLUMNS, study_progress
 from experiments.participation.payload import parse_trial
@@ -27,7 +28,7 @@ def finished_participant(study, n, minutes):
     services.participant_instructions_done(participant=participant)
     participant.refresh_from_db()
     for index in range(len(participant.plan)):
-        services.trial_record(participant=participant, payload=parse_trial(trial_data(participant, index)))
+        trials.trial_record(participant=participant, payload=parse_trial(trial_data(participant, index)))
     services.participant_finish(participant=participant)
     start = timezone.now() - timedelta(minutes=minutes)
     Participant.objects.filter(pk=participant.pk).update(started_at=start, finished_at=start + timedelta(minutes=minutes))

@@ -1,9 +1,11 @@
-"""The trial save's SQL fast path (fastsave): same rows and answers as the ORM path, one statement on
-PostgreSQL (one read and one write elsewhere) for a regular answer, and every unusual case handed to
-the locked path. Runs on SQLite and again on PostgreSQL."""
+"""The two save paths of an answer: PostgreSQL's one statement (fastsave) writes exactly what the
+locked ORM path (trials.trial_record) would and leaves every unusual case to it. Runs on SQLite
+(where the locked path is the only one) and again on PostgreSQL. The state-machine comparison of
+the two paths is test_save_rulebook.py."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -12,8 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from experiments.models import Item, Participant, ParticipantStatus, Trial
-from experiments.participation import fastsave, services
-from experiments.participation.payload import PayloadError, parse_trial
+from experiments.participation import fastsave, services, trials
+from experiments.participation.payload import KEYS, PayloadError, parse_trial
 
 from .conftest import code_for, trial_data
 from .test_services import ready, start
@@ -22,49 +24,58 @@ pytestmark = pytest.mark.django_db
 
 
 def submit(participant, index, **kw):
+    payload = parse_trial(trial_data(participant, index, **kw))
+    return trials.trial_submit(slug=participant.study.slug, token=participant.token, payload=payload, user_agent="ua")
+
+
+def one_statement(participant, index, *, token=None, **kw):
+    """fastsave.save called as trial_submit calls it (PostgreSQL)."""
     data = trial_data(participant, index, **kw)
-    return services.trial_submit(slug=participant.study.slug, token=participant.token, data=data, user_agent="ua")
+    payload = parse_trial(data)
+    trial = Trial(item_id=payload.item, **trials._from_browser(replace(payload, key=KEYS[payload.code]), "ua"))
+    return fastsave.save(slug=participant.study.slug, token=token or participant.token, trial=trial, index=index,
+                         answers=trials._ANSWERS_BY_CODE[payload.code], now=timezone.now())
 
 
 def _save_capturing(study, participant, index, key_id):
     item = Item.objects.get(pk=participant.plan[index])
     data = trial_data(participant, index, code=code_for(participant, item.gold_answer), key_id=key_id)
     with CaptureQueriesContext(connection) as queries:
-        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="ua")
+        receipt = trials.trial_submit(slug=study.slug, token=participant.token, payload=parse_trial(data),
+                                      user_agent="ua")
     sql = [q["sql"] for q in queries.captured_queries]
-    return receipt, item, sql, [s for s in sql if s.lstrip().upper().startswith(("WITH", "UPDATE", "INSERT"))]
+    return receipt, item, sql
 
 
-def test_a_regular_answer_is_one_statement_on_postgres_and_one_read_one_write_elsewhere(open_study):
+def test_a_regular_answer_is_one_statement_on_postgres_and_the_locked_path_elsewhere(open_study):
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     long_ago = timezone.now() - timedelta(minutes=10)
     Participant.objects.filter(pk=participant.pk).update(last_seen_at=long_ago)
-    receipt, item, sql, writes = _save_capturing(study, participant, 0, "regular-answer-0001")
+    receipt, item, sql = _save_capturing(study, participant, 0, "regular-answer-0001")
     assert receipt.created and receipt.participant.status == ParticipantStatus.STARTED
     if connection.vendor == "postgresql":  # read, checks, insert and last-seen refresh: one statement, one round trip
-        assert len(sql) == 1 and writes[0].startswith("WITH h (") and "FOR NO KEY UPDATE OF p" in writes[0]
+        assert len(sql) == 1 and sql[0].startswith("WITH h (") and "FOR NO KEY UPDATE OF p" in sql[0]
+        assert "plan" in receipt.participant.get_deferred_fields()  # the statement sends no plan back
     else:
-        assert [s.split()[0].upper() for s in writes] == ["UPDATE", "INSERT"]
-    assert not any("FOR UPDATE" in s for s in sql)  # the locked path was not needed
+        assert any("INSERT INTO" in s for s in sql)
     trial = Trial.objects.get(participant=participant)
-    assert receipt.trial.pk == trial.pk
-    if connection.vendor == "postgresql":  # the one statement sends no plan back for a written answer
-        assert "plan" in receipt.participant.get_deferred_fields()
+    assert receipt.trial.pk == trial.pk and receipt.trial.answer == trial.answer and receipt.trial.index == 0
     assert receipt.participant.plan == participant.plan  # loaded when asked for
     assert (trial.index, trial.item_id, trial.answer, trial.correct, trial.rt_ms, trial.user_agent) == (
         0, item.pk, item.gold_answer, True, 850.0, "ua")
     assert trial.received_at is not None and trial.idempotency_key == "regular-answer-0001"
+    assert trial.key == KEYS[trial.key_code]
     participant.refresh_from_db()
     assert participant.last_seen_at == receipt.participant.last_seen_at > long_ago  # refreshed
 
-    # The next answer within fastsave.SEEN_REFRESH: PostgreSQL leaves last_seen_at alone (the share
-    # lock on the participant's row guards the insert; no new row version per answer).
+    # The next answer within fastsave.SEEN_REFRESH: the one statement leaves last_seen_at alone (no new
+    # version of the participant's row per answer).
     seen = participant.last_seen_at
-    receipt, _, sql, writes = _save_capturing(study, participant, 1, "regular-answer-0002")
+    receipt, _, sql = _save_capturing(study, participant, 1, "regular-answer-0002")
     assert receipt.created
     if connection.vendor == "postgresql":
-        assert len(sql) == 1 and writes[0].startswith("WITH h (")
+        assert len(sql) == 1 and sql[0].startswith("WITH h (")
         participant.refresh_from_db()
         assert participant.last_seen_at == seen
     assert Trial.objects.filter(participant=participant).count() == 2
@@ -80,41 +91,26 @@ def test_fast_and_locked_paths_store_the_same_row(open_study):
     extra = dict(viewport_width=1280, viewport_height=800, focus_lost=True, rt=1234.5)
     submit(a, 3, **extra)
     payload = parse_trial(trial_data(b, 3, **extra))
-    services._trial_locked(participant=b, payload=payload, user_agent="ua")
+    trials.trial_record(participant=b, payload=payload, user_agent="ua")
     skip = {"id", "participant", "received_at", "idempotency_key"}
     columns = [f.attname for f in Trial._meta.concrete_fields if f.name not in skip]
     fast, locked = (Trial.objects.filter(participant=p).values(*columns).get() for p in (a, b))
     assert fast == locked
 
 
-def test_the_read_loads_only_what_a_save_needs_and_defers_the_rest(open_study):
-    study = open_study(attention_checks=[])
-    participant = ready(start(study, 1)[0])
-    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
-    assert hot.flow_done and hot.has_arm and not hot.multiple_choice and hot.item.pk == participant.plan[0]
-    assert (hot.participant.pk, hot.participant.plan, hot.participant.key_mapping, hot.participant.is_preview) == (
-        participant.pk, participant.plan, participant.key_mapping, False)
-    assert "prolific_pid" in hot.participant.get_deferred_fields()
-    assert hot.participant.prolific_pid == participant.prolific_pid  # loaded on demand, not a wrong default
-    assert fastsave.hot(slug=study.slug, token=participant.token + "x", item_id=1) is None
-    assert fastsave.hot(slug="another-study", token=participant.token, item_id=1) is None
-    for odd in (None, "12", 12.0, True, -1, 0, 2**70):  # not an id: no item, never an error
-        assert fastsave.hot(slug=study.slug, token=participant.token, item_id=odd).item is None
-
-
-def test_the_read_knows_what_is_still_to_do_before_the_trials(open_study):
+def test_an_unknown_session_is_a_404_and_trials_wait_for_every_page_before_them(open_study):
     study = open_study(attention_checks=[])
     participant = start(study, 1)[0]
-    hot = lambda: fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])  # noqa: E731
-    assert not hot().flow_done
+    with pytest.raises(services.FlowError) as refused:
+        trials.trial_submit(slug=study.slug, token="no-such-token", payload=parse_trial(trial_data(participant, 0)))
+    assert refused.value.status == 404
     services.participant_consent(participant=participant, agree=True)
     services.participant_instructions_done(participant=participant)
-    assert not hot().flow_done  # the default arm has a practice block
+    with pytest.raises(services.FlowError) as early:  # the default arm has a practice block
+        submit(participant, 0)
+    assert early.value.reason == "out_of_order" and not Trial.objects.exists()
     services.participant_practice_done(participant=participant)
-    assert hot().flow_done
-    with pytest.raises(services.FlowError) as refused:
-        services.trial_submit(slug=study.slug, token="no-such-token", data=trial_data(participant, 0))
-    assert refused.value.status == 404
+    assert submit(participant, 0).created
 
 
 def test_an_item_of_another_study_or_list_goes_to_the_locked_path_and_is_refused(open_study):
@@ -126,20 +122,14 @@ def test_an_item_of_another_study_or_list_goes_to_the_locked_path_and_is_refused
     assert not Trial.objects.exists()
 
 
-def test_a_participation_ended_after_the_read_gets_no_trial(open_study):
-    """The race the write's WHERE status = 'started' (under the row lock) closes: the view read
-    'started', then the participation ended (expiry, erasure, another tab's finish) before the write.
-    Both writes: with the last-seen refresh, and the share-locked insert alone."""
+def test_an_ended_participation_gets_no_trial_on_either_path(open_study):
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
-    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
     Participant.objects.filter(pk=participant.pk).update(status=ParticipantStatus.RETURNED)
-    for refresh in (True, False):
-        trial = Trial(**services._trial_fields(hot.participant, hot.item, parse_trial(trial_data(participant, 0)), ""))
-        assert fastsave.insert(trial=trial, now=participant.started_at, refresh_seen=refresh) is False
-        assert trial.pk is None and not Trial.objects.exists()
+    if connection.vendor == "postgresql":
+        assert one_statement(participant, 0) is fastsave.NOT_WRITTEN and not Trial.objects.exists()
     with pytest.raises(services.FlowError) as refused:  # the locked path says why
-        services.trial_record(participant=hot.participant, payload=parse_trial(trial_data(participant, 0)))
+        submit(participant, 0)
     assert refused.value.reason == "ended" and not Trial.objects.exists()
 
 
@@ -158,19 +148,19 @@ def test_a_resent_answer_is_one_row_and_a_clashing_one_is_refused(open_study):
 def test_attention_checks_right_and_wrong_are_saved_at_once_and_failures_counted(open_study):
     study = open_study()  # the default arm has attention checks
     participant = ready(start(study, 1)[0])
-    checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
+    checks = {i.pk: i for i in Item.objects.filter(design=fastsave.ATTENTION_DESIGN)}
     first, second = (n for n, pk in enumerate(participant.plan) if pk in checks)
     gold = checks[participant.plan[first]].gold_answer
     data = trial_data(participant, first, code=code_for(participant, gold))
     with CaptureQueriesContext(connection) as queries:  # right: nothing to count, saved like any answer
-        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data)
+        receipt = trials.trial_submit(slug=study.slug, token=participant.token, payload=parse_trial(data))
     assert receipt.created and receipt.trial.is_attention_check and receipt.trial.correct
     if connection.vendor == "postgresql":
         assert len(queries) == 1  # the one statement
     wrong = "no" if checks[participant.plan[second]].gold_answer == "yes" else "yes"
     data = trial_data(participant, second, code=code_for(participant, wrong))
     with CaptureQueriesContext(connection) as queries:  # wrong: saved and counted
-        receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data)
+        receipt = trials.trial_submit(slug=study.slug, token=participant.token, payload=parse_trial(data))
     if connection.vendor == "postgresql":
         assert len(queries) == 1  # the same statement counts the failure
     assert receipt.participant.attention_failures == 1 and receipt.participant.status == ParticipantStatus.STARTED
@@ -186,7 +176,7 @@ def test_failed_attention_checks_end_the_participation_at_the_arms_limit_on_eith
     to attention checks alike and end the participation at the second of two allowed."""
     study = open_study(attention_fail_after=2, attention_end_session=True)
     participant = ready(start(study, 1)[0])
-    checks = {i.pk: i for i in Item.objects.filter(design=services.ATTENTION_DESIGN)}
+    checks = {i.pk: i for i in Item.objects.filter(design=fastsave.ATTENTION_DESIGN)}
     indices = [n for n, pk in enumerate(participant.plan) if pk in checks]
     assert len(indices) == 2
     outcomes = []
@@ -194,9 +184,10 @@ def test_failed_attention_checks_end_the_participation_at_the_arms_limit_on_eith
         wrong = "no" if checks[participant.plan[index]].gold_answer == "yes" else "yes"
         data = trial_data(participant, index, code=code_for(participant, wrong))
         if path == "locked":
-            receipt = services._trial_locked(participant=participant, payload=parse_trial(data), user_agent="ua")
+            receipt = trials.trial_record(participant=participant, payload=parse_trial(data), user_agent="ua")
         else:
-            receipt = services.trial_submit(slug=study.slug, token=participant.token, data=data, user_agent="ua")
+            receipt = trials.trial_submit(slug=study.slug, token=participant.token, payload=parse_trial(data),
+                                          user_agent="ua")
         assert receipt.created and receipt.trial.is_attention_check and not receipt.trial.correct
         outcomes.append((receipt.participant.status, receipt.participant.attention_failures))
         stored = Participant.objects.get(pk=participant.pk)
@@ -226,65 +217,52 @@ def _prepared_statements() -> list[str]:
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-def test_postgres_prepares_each_statement_once_per_connection(open_study, settings):
+def test_postgres_prepares_the_statement_once_per_connection_and_plans_it_generically(open_study):
     _require_postgres()
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
+    connection.close()
     for index in range(3):
         submit(participant, index)
     prepared = _prepared_statements()
     assert sum(s.startswith("WITH h (") for s in prepared) == 1  # the one statement, once however often it ran
-    data = trial_data(participant, 3, timed_out=True, code="", onset_ms=1.0, response_ms=2.0)
-    with pytest.raises(PayloadError):  # not one for the one statement: the read and the strict check
-        services.trial_submit(slug=study.slug, token=participant.token, data=data)
-    assert sum(s.startswith("SELECT p.") for s in _prepared_statements()) == 1
-    assert Trial.objects.filter(participant=participant).count() == 3
-    connection.close()  # a new connection, with preparing switched off (behind a transaction pooler)
-    settings.DUET_PREPARED_STATEMENTS = False
-    submit(participant, 3)
-    assert _prepared_statements() == [] and Trial.objects.filter(participant=participant).count() == 4
-
-
-@pytest.mark.postgres_only
-@pytest.mark.django_db(transaction=True)
-def test_postgres_plans_the_statements_once_and_keeps_one_cursor_per_connection(open_study):
-    """The session is told to use generic plans the first time a save runs outside a transaction (a
-    rollback would undo the setting); one psycopg cursor serves every save of a connection."""
-    from django.db import transaction
-
-    _require_postgres()
-    study = open_study(attention_checks=[])
-    participant = ready(start(study, 1)[0])
-
-    def plan_mode() -> str:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW plan_cache_mode")
-            return cursor.fetchone()[0]
-
-    connection.close()
-    with transaction.atomic():
-        submit(participant, 0)
-        assert plan_mode() == "auto"  # not set inside a transaction ...
-    assert plan_mode() == "auto"
-    submit(participant, 1)  # ... but on the first save outside one
-    assert plan_mode() == "force_generic_plan"
-    kept = connection._duet_cursor[1]
-    submit(participant, 2)
-    assert connection._duet_cursor[1] is kept and not kept.closed
-    connection.close()  # a new connection gets its own cursor and setting
-    submit(participant, 3)
-    assert connection._duet_cursor[1] is not kept and plan_mode() == "force_generic_plan"
+    assert len(prepared) == 1  # Django's own queries bind on the client and are never prepared
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
+    connection.close()  # a connection opened without preparing (behind a transaction pooler)
+    options = connection.settings_dict["OPTIONS"]
+    saved = dict(options)
+    try:
+        options.pop("prepare_threshold")
+        submit(participant, 3)
+        assert _prepared_statements() == []
+    finally:
+        connection.close()
+        options.clear()
+        options.update(saved)
     assert Trial.objects.filter(participant=participant).count() == 4
 
 
+@pytest.mark.db_independent
+def test_prepared_statements_are_connection_options_that_a_setting_turns_off(monkeypatch):
+    from studyserver import env
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://duet@localhost:5432/duet?options=-c%20statement_timeout%3D5000")
+    options = env.database()["OPTIONS"]
+    assert options["prepare_threshold"] == 0
+    assert options["options"] == "-c statement_timeout=5000 -c plan_cache_mode=force_generic_plan"
+    monkeypatch.setenv("DUET_PREPARED_STATEMENTS", "false")
+    options = env.database().get("OPTIONS", {})
+    assert "prepare_threshold" not in options and "plan_cache_mode" not in options.get("options", "")
+
+
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("one_statement", [True, False], ids=["one-statement", "share-locked-insert"])
-def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study, one_statement):
+def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_study):
     """Real concurrency on PostgreSQL: another connection ends the participation while holding the
-    participant's row (as participant_finish and erasure do under select_for_update); the save (the
-    trial endpoint's one statement, or trial_record's share-locked insert) waits for it, re-checks
-    the status and inserts nothing."""
+    participant's row (as participant_finish and erasure do under select_for_update); the one
+    statement waits for it, re-checks the status and inserts nothing."""
     import threading
 
     from django.db import connections
@@ -292,7 +270,6 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
     _require_postgres()
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
-    hot = fastsave.hot(slug=study.slug, token=participant.token, item_id=participant.plan[0])
     locked, release, outcome = threading.Event(), threading.Event(), {}
 
     def finisher():
@@ -309,16 +286,7 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
 
     def saver():
         try:
-            if one_statement:
-                trial = Trial(item_id=participant.plan[0],
-                              **services._payload_fields(parse_trial(trial_data(participant, 0)), ""))
-                fastsave.save(slug=study.slug, token=participant.token, trial=trial,
-                              answers=services._ANSWERS_BY_LETTER["f"], now=timezone.now())
-                outcome["saved"] = trial.pk is not None
-            else:
-                trial = Trial(**services._trial_fields(hot.participant, hot.item,
-                                                       parse_trial(trial_data(participant, 0)), ""))
-                outcome["saved"] = fastsave.insert(trial=trial, now=timezone.now(), refresh_seen=False)
+            outcome["saved"] = one_statement(participant, 0) is not fastsave.NOT_WRITTEN
         finally:
             connections.close_all()
 
@@ -342,40 +310,36 @@ def test_the_one_statement_writes_only_a_regular_answer_and_leaves_the_rest_to_t
     study = open_study(attention_checks=[], time_limit_ms=2000)
     participant = ready(start(study, 1)[0])
 
-    def attempt(index, **kw):
-        data = trial_data(participant, index, **kw)
-        payload = parse_trial(data)
-        trial = Trial(item_id=data["item"], **services._payload_fields(payload, "ua"))
-        hot = fastsave.save(slug=study.slug, token=participant.token, trial=trial,
-                            answers=services._ANSWERS_BY_LETTER[payload.letter], now=timezone.now())
-        return hot, trial
-
-    hot, trial = attempt(0, rt=6999.0)  # within the time limit and its 5 s of grace
-    assert trial.pk is not None and hot.participant.pk == participant.pk and hot.time_limit_ms == 2000
-    hot, trial = attempt(1, rt=7001.0)  # past them: not written, and the strict check says why
-    assert trial.pk is None and hot.item is not None
-    with pytest.raises(PayloadError, match="longer than the 7000 ms"):
+    written = one_statement(participant, 0, rt=6999.0)  # within the time limit and its 5 s of grace
+    assert isinstance(written, fastsave.Written) and written.participant.pk == participant.pk
+    assert one_statement(participant, 1, rt=7001.0) is fastsave.NOT_WRITTEN  # past them
+    with pytest.raises(PayloadError, match="longer than the 7000 ms"):  # and the locked path says why
         submit(participant, 1, rt=7001.0)
-    hot, trial = attempt(2, item=participant.plan[3])  # another trial's item
-    assert trial.pk is None
+    assert one_statement(participant, 2, item=participant.plan[3]) is fastsave.NOT_WRITTEN  # another trial's item
     with pytest.raises(PayloadError, match="not trial 2"):
         submit(participant, 2, item=participant.plan[3])
-    hot, trial = attempt(0)  # answered already (another idempotency key)
-    assert trial.pk is None
+    assert one_statement(participant, 0) is fastsave.NOT_WRITTEN  # answered already (another idempotency key)
     with pytest.raises(services.FlowError, match="already been answered"):
         submit(participant, 0)
     late = start(study, 2)[0]  # consent given, instructions not yet read
     services.participant_consent(participant=late, agree=True)
-    data = trial_data(late, 0)
-    trial = Trial(item_id=data["item"], **services._payload_fields(parse_trial(data), ""))
-    fastsave.save(slug=study.slug, token=late.token, trial=trial, answers=services._ANSWERS_BY_LETTER["f"],
-                  now=timezone.now())
-    assert trial.pk is None
+    assert one_statement(late, 0) is fastsave.NOT_WRITTEN
     with pytest.raises(services.FlowError) as early:
         submit(late, 0)
     assert early.value.reason == "out_of_order"
-    assert fastsave.save(slug=study.slug, token="no-such-token", trial=trial, answers="{}", now=timezone.now()) is None
+    assert one_statement(participant, 3, token="no-such-token") is None
     # a timed-out trial (the arm has a time limit) is saved by the locked path, blank and incorrect
     receipt = submit(participant, 4, timed_out=True, code="", rt=2100.0)
     assert receipt.created and (receipt.trial.answer, receipt.trial.correct, receipt.trial.timed_out) == ("", False, True)
     assert sorted(Trial.objects.filter(participant=participant).values_list("index", flat=True)) == [0, 4]
+
+
+@pytest.mark.db_independent
+def test_every_trial_column_is_either_decided_by_the_rules_or_sent_by_the_browser():
+    """The trial's columns are the model's; a field added to Trial must be given a source here (the
+    one mapping from payload to row, trials._from_browser) or decided by the rules (fastsave._DECIDED)
+    — the one statement's column list is generated from the model and would otherwise write NULL."""
+    payload = parse_trial({"index": 0, "item": 1, "code": "KeyF", "key": "f", "idempotency_key": "k" * 16,
+                           "onset_ms": 1.0, "response_ms": 2.0, "timed_out": False})
+    sources = set(trials._from_browser(payload, "")) | set(fastsave._DECIDED) | {"id", "received_at"}
+    assert sources == {f.name for f in Trial._meta.concrete_fields}

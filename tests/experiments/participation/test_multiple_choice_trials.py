@@ -10,6 +10,7 @@ from django.test import Client
 
 from experiments import mc_services
 from experiments.models import Item, Participant, StudyStatus, Trial
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.payload import PayloadError, parse_trial
 from experiments.services import study_transition
@@ -106,12 +107,12 @@ def test_the_pressed_position_is_the_answer_letter_and_correct_is_letter_equals_
     keys = services.choice.accepted_keys(study)
     assert keys == {"KeyF": "f", "KeyJ": "j", "KeyD": "d", "KeyK": "k"}
     for index, code in enumerate(["KeyD", "KeyF", "KeyJ", "KeyK"]):
-        payload = parse_trial(trial_data(participant, index, code=code), keys=keys)
-        trial = services.trial_record(participant=participant, payload=payload).trial
+        payload = parse_trial(trial_data(participant, index, code=code)).for_arm(time_limit_ms=None, keys=keys)
+        trial = trials.trial_record(participant=participant, payload=payload).trial
         assert trial.answer == "ABCD"[index] and trial.key_code == code
         assert trial.correct == (trial.answer == trial.item.gold_answer)
     with pytest.raises(PayloadError, match="Only the F, J, D or K keys"):
-        parse_trial(trial_data(participant, 4, code="KeyA"), keys=keys)
+        parse_trial(trial_data(participant, 4, code="KeyA")).for_arm(time_limit_ms=None, keys=keys)
 
 
 def test_digit_keys_and_a_yes_no_attention_check_in_a_four_option_study():
@@ -126,18 +127,18 @@ def test_digit_keys_and_a_yes_no_attention_check_in_a_four_option_study():
         if item.design == "attention-check":
             assert item.kind == "yes_no"
             with pytest.raises(PayloadError, match="answered with the F and J keys"):
-                services.trial_record(participant=participant,
-                                      payload=parse_trial(trial_data(participant, index, code="Digit1"), keys=keys))
+                trials.trial_record(participant=participant,
+                                      payload=parse_trial(trial_data(participant, index, code="Digit1")).for_arm(time_limit_ms=None, keys=keys))
             yes = "KeyF" if participant.key_mapping == "f_yes" else "KeyJ"
-            trial = services.trial_record(participant=participant,
-                                          payload=parse_trial(trial_data(participant, index, code=yes), keys=keys)).trial
+            trial = trials.trial_record(participant=participant,
+                                          payload=parse_trial(trial_data(participant, index, code=yes)).for_arm(time_limit_ms=None, keys=keys)).trial
             assert trial.answer == "yes" and trial.correct and trial.is_attention_check
         else:
             with pytest.raises(PayloadError, match="keys 1, 2, 3, 4"):
-                services.trial_record(participant=participant,
-                                      payload=parse_trial(trial_data(participant, index, code="KeyF"), keys=keys))
-            payload = parse_trial(trial_data(participant, index, code="Digit3"), keys=keys)
-            assert services.trial_record(participant=participant, payload=payload).trial.answer == "C"
+                trials.trial_record(participant=participant,
+                                      payload=parse_trial(trial_data(participant, index, code="KeyF")).for_arm(time_limit_ms=None, keys=keys))
+            payload = parse_trial(trial_data(participant, index, code="Digit3")).for_arm(time_limit_ms=None, keys=keys)
+            assert trials.trial_record(participant=participant, payload=payload).trial.answer == "C"
     assert Trial.objects.filter(participant=participant).count() == len(participant.plan)
 
 
@@ -181,4 +182,4 @@ def test_settings_broken_after_the_start_refuse_a_trial_with_a_message_not_a_cra
     study.settings = {"multiple_choice": {"keys": "qwer"}}
     study.save()
     with pytest.raises(PayloadError, match="not set up correctly: The four-option keys must be one of"):
-        parse_trial(trial_data(participant, 0, code="KeyD"), keys=services.choice.accepted_keys(study))
+        parse_trial(trial_data(participant, 0, code="KeyD")).for_arm(time_limit_ms=None, keys=services.choice.accepted_keys(study))

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from experiments import services as study_services
 from experiments.models import HumanArm, Item, KeyMapping, Participant, ParticipantStatus, StudyStatus, Trial
+from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.payload import PayloadError, parse_trial
 
@@ -39,7 +40,7 @@ def ready(participant):
 
 def record(participant, index, **kw):
     payload = parse_trial(trial_data(participant, index, **kw))
-    return services.trial_record(participant=participant, payload=payload, user_agent="pytest")
+    return trials.trial_record(participant=participant, payload=payload, user_agent="pytest")
 
 
 def test_lists_follow_the_latin_square_and_keys_stay_balanced(open_study):
@@ -160,9 +161,9 @@ def test_items_off_the_list_and_steps_out_of_order_are_refused(open_study):
     participant = ready(participant)
     other = Item.objects.filter(study=study).exclude(pk__in=participant.plan).first()
     with pytest.raises(PayloadError, match="is not trial 0"):
-        services.trial_record(participant=participant, payload=parse_trial({**trial_data(participant, 0), "item": other.pk}))
+        trials.trial_record(participant=participant, payload=parse_trial({**trial_data(participant, 0), "item": other.pk}))
     with pytest.raises(PayloadError, match="is not trial 24"):
-        services.trial_record(participant=participant, payload=parse_trial({**trial_data(participant, 0), "index": 24}))
+        trials.trial_record(participant=participant, payload=parse_trial({**trial_data(participant, 0), "index": 24}))
     assert not Trial.objects.exists()
 
 
@@ -215,7 +216,7 @@ def test_a_timed_out_trial_is_recorded_as_unanswered_and_wrong(open_study):
     study = open_study(interpretations=24, attention_checks=[], time_limit_ms=2000)
     participant = ready(start(study, 1)[0])
     data = trial_data(participant, 0, rt=2004.0, timed_out=True, key="", code="")
-    trial = services.trial_record(participant=participant, payload=parse_trial(data, time_limit_ms=2000)).trial
+    trial = trials.trial_record(participant=participant, payload=parse_trial(data)).trial
     assert trial.timed_out and trial.answer == "" and trial.correct is False and trial.key_code == ""
 
 
@@ -231,7 +232,7 @@ def test_a_participant_erased_while_a_request_is_on_its_way_gets_a_clear_410(ope
 
     researcher = get_user_model().objects.create_user("eraser", password="x-" * 8)
     participant_erase(participant=Participant.objects.get(pk=participant.pk), by=researcher)
-    for call in (lambda: services._trial_locked(participant=stale, payload=payload, user_agent="ua"),
+    for call in (lambda: trials.trial_record(participant=stale, payload=payload, user_agent="ua"),
                  lambda: services.participant_finish(participant=stale),
                  lambda: services.participant_instructions_done(participant=stale)):
         with pytest.raises(services.FlowError) as error:
