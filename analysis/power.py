@@ -114,8 +114,10 @@ def needed(curve: pd.DataFrame, target: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def power_section(analysis):
-    """A report section from a finished PowerAnalysis row: the numbers needed, the curve, the plot."""
+def power_section(analysis, report_run_ids: list[int] | None = None):
+    """A report section from a finished PowerAnalysis row: the numbers needed, the curve, the plot,
+    and what went in (the model runs, the exclusions). `report_run_ids`: the runs the report itself
+    uses; a power analysis that used other runs says so in a warning."""
     from . import plots
     from .sections import Section
 
@@ -125,6 +127,18 @@ def power_section(analysis):
     section.tables["needed"], section.tables["curve"] = needed_rows, curve
     section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
     section.n_obs = int(pilot.get("trials", 0))
+    used = pilot.get("run_ids")
+    removed = [f"{row['rule']}: {row['trials_removed']} trials" for row in pilot.get("exclusions", [])
+               if row.get("trials_removed")]
+    section.notes.append(
+        f"Model runs used: {', '.join(f'#{r}' for r in used) or 'none'}; pilot exclusions: "
+        f"{'; '.join(removed) or 'none removed'}." if used is not None
+        else "This power analysis predates the record of its runs and exclusions: re-run it to see them.")
+    if used is not None and report_run_ids is not None and sorted(used) != sorted(report_run_ids):
+        section.notes.append(
+            f"WARNING: this power analysis used model runs {', '.join(f'#{r}' for r in used) or 'none'}, "
+            f"this report uses {', '.join(f'#{r}' for r in report_run_ids) or 'none'}: its estimate is for "
+            "other model scores. Run a new power analysis to match.")
     section.notes += [
         f"From a pilot of {pilot.get('participants')} participants ({'simulated pilots included' if analysis.pilot else 'real participants only'}) "
         f"and the models {', '.join(pilot.get('models', []))}; {plan.get('nsim')} simulated studies per size "

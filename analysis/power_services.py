@@ -47,8 +47,9 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         study = analysis.study
         plan = PowerPlan(**{**analysis.plan, "sizes": tuple(analysis.plan["sizes"])})
         trials = frames.trials_frame(study, include_simulated=analysis.pilot)
-        kept, _ = apply_exclusions(trials, exclusions_for(study=study)) if len(trials) else (trials, None)
-        scores = frames.scores_frame(study, used_ids(select_runs(study)))
+        kept, removed = apply_exclusions(trials, exclusions_for(study=study)) if len(trials) else (trials, None)
+        run_ids = used_ids(select_runs(study))
+        scores = frames.scores_frame(study, run_ids)
         result = estimate(pilot_frame(StudyFrames(scores=scores, kept=kept)), plan, progress=progress)
     except Exception as error:  # recorded where the researcher sees it
         PowerAnalysis.objects.filter(pk=analysis.pk).update(
@@ -56,7 +57,10 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         raise
     PowerAnalysis.objects.filter(pk=analysis.pk).update(
         status=ReportStatus.DONE, finished_at=timezone.now(), done=analysis.total,
-        curve=_records(result.curve), needed=_records(result.needed), pilot_summary=result.pilot,
+        curve=_records(result.curve), needed=_records(result.needed),
+        # what went in, printed by the report's section (analysis/power.py: power_section)
+        pilot_summary={**result.pilot, "run_ids": run_ids,
+                       "exclusions": _records(removed) if removed is not None else []},
         curve_png=plots.power_curve(result.curve, plan.target),
         message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
                 f"{analysis.total} simulated studies.")

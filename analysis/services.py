@@ -56,7 +56,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             runs_requested=sorted(set(run_ids or [])), rules=rules,
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)), helper=helper,
-            extra_sections=tuple(s for s in [power_section_for(study)] if s is not None),
+            extra_sections=tuple(s for s in [power_section_for(study, used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
         )
 
@@ -79,13 +79,14 @@ def report_provenance(*, study, run_ids: list[int]) -> dict:
     }}
 
 
-def power_section_for(study):
-    """The report's section on the study's latest finished power analysis, if it has one."""
+def power_section_for(study, report_run_ids: list[int] | None = None):
+    """The report's section on the study's latest finished power analysis, if it has one (`report_run_ids`:
+    the runs the report uses, compared with the analysis's own)."""
     from .models import PowerAnalysis
     from .power import power_section
 
     latest = PowerAnalysis.objects.filter(study=study, status=ReportStatus.DONE).order_by("-finished_at").first()
-    return power_section(latest) if latest is not None else None
+    return power_section(latest, report_run_ids) if latest is not None else None
 
 
 def _move(report: Report, target: str, **fields) -> None:

@@ -152,3 +152,15 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     assert f"Sample size by simulation (power analysis {analysis.pk})" in html and "10 simulated studies per size" in html
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
     assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}
+
+    # What went in is recorded and printed; a report on other runs is warned that the estimate is not for them.
+    from inference.models import ModelRun
+
+    run_ids = sorted(ModelRun.objects.filter(study=study).values_list("pk", flat=True))
+    assert analysis.pilot_summary["run_ids"] == run_ids and len(run_ids) == 2
+    assert "attention-check trial" in {row["rule"] for row in analysis.pilot_summary["exclusions"]}
+    used = ", ".join(f"#{r}" for r in run_ids)
+    assert f"Model runs used: {used}; pilot exclusions: " in html and "WARNING: this power analysis" not in html
+    call_command("analyze", study.slug, "--runs", str(run_ids[0]), "--out", str(tmp_path / "one-run"))
+    one = (tmp_path / "one-run" / "report.html").read_text(encoding="utf-8")
+    assert f"WARNING: this power analysis used model runs {used}, this report uses #{run_ids[0]}" in one
