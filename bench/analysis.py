@@ -96,7 +96,7 @@ def main() -> None:
     from django.test.utils import setup_test_environment, teardown_test_environment
 
     from analysis.rprocess import processes_default
-    from experiments import services
+    from experiments import designs, services
 
     processes = processes_default()
 
@@ -104,7 +104,7 @@ def main() -> None:
     old_name = connection.creation.create_test_db(verbosity=0)
     try:
         study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design="modal-syllogisms")
-        services.items_generate(study=study, design="modal-syllogisms", interpretations=args.interpretations, seed=0)
+        designs.items_generate(study=study, design="modal-syllogisms", interpretations=args.interpretations, seed=0)
         populate(study, models=args.models, participants=args.participants, trials_each=args.trials)
         n_scores = study.model_runs.all().values_list("scores", flat=True).count()
         print(f"study: {study.items.count()} items, {n_scores} model scores, "

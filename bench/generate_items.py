@@ -2,7 +2,7 @@
 
 Measures, side by side in one run on the same database:
   1. pure generation (checker + wording, no database),
-  2. generation + bulk save through services.items_generate (what generate_items does),
+  2. generation + bulk save through designs.items_generate (what generate_items does),
   3. the same rows saved one by one with Model.save() on a 10% sample, scaled up ×10,
 and prints the times and the ratios. Uses a throwaway database: SQLite in a temporary directory,
 or the PostgreSQL server in DATABASE_URL (a test database is created and dropped).
@@ -44,7 +44,7 @@ def main() -> None:
 
 
 def run(n: int, vendor: str) -> None:
-    from experiments import services
+    from experiments import designs, services
     from experiments.logic import generate as gen
     from experiments.models import Item, Study
 
@@ -56,7 +56,7 @@ def run(n: int, vendor: str) -> None:
 
     study = services.study_create(slug="bench", title="bench", design="modal-syllogisms")
     started = time.perf_counter()
-    report = services.items_generate(study=study, design="modal-syllogisms", interpretations=n, seed=0)
+    report = designs.items_generate(study=study, design="modal-syllogisms", interpretations=n, seed=0)
     bulk = time.perf_counter() - started
     assert report.items == len(items) == 24 * n
 

@@ -70,7 +70,7 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_test_environment, teardown_test_environment
 
-    from experiments import services
+    from experiments import designs, services
     from experiments.participation.pilot import pilot_create, pilot_execute
     from experiments.participation.services import human_arm_ensure
 
@@ -80,7 +80,7 @@ def main() -> None:
         studies = []
         for slug in ("bench-pilot", "bench-direct"):
             study = services.study_create(slug=slug, title="Pilot benchmark", design="modal-syllogisms")
-            services.items_generate(study=study, design="modal-syllogisms", interpretations=100, seed=0)
+            designs.items_generate(study=study, design="modal-syllogisms", interpretations=100, seed=0)
             arm = human_arm_ensure(study=study)
             arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
             arm.save()

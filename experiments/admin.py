@@ -9,7 +9,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import services
@@ -21,7 +21,17 @@ from .participation import erasure
 from .participation import services as participation
 
 
+def _design_choices() -> list[tuple[str, str]]:
+    from . import designs
+
+    return [("", "— choose a design —"), *designs.choices()]
+
+
 class StudyForm(forms.ModelForm):
+    # The design is one of the registry's (experiments/designs/catalog.py), not free text.
+    design = forms.ChoiceField(choices=_design_choices, help_text="What the study's items are made from: a design "
+                               "generated with its options or an item bank imported from CSV (seed paper in brackets).")
+
     class Meta:
         model = Study
         fields = ["slug", "title", "description", "design", "logic_system", "consequence", "settings"]
@@ -88,11 +98,24 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ("slug", "title", "design", "status", "logic_system", "consequence", "item_count", "created_at")
     list_filter = ("status", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
-    readonly_fields = ("status", "launch_panel", "participant_progress", "created_at", "updated_at")
+    readonly_fields = ("status", "items_panel", "launch_panel", "participant_progress", "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
 
     class Media:
         js = ("experiments/launch.js",)
+
+    @admin.display(description="items")
+    def items_panel(self, obj):
+        if obj is None or obj.pk is None:
+            return "Save the study first; then generate its items or upload a CSV bank here."
+        count = obj.items.count()
+        locked = obj.has_responses()
+        links = "" if locked else format_html(
+            ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a CSV bank…</a>',
+            reverse("admin:experiments_study_generate", args=[obj.pk]),
+            reverse("admin:experiments_study_upload", args=[obj.pk]))
+        return format_html('{} item{}{}{}', count, "" if count == 1 else "s",
+                           " (locked: the study has responses)" if locked else "", links)
 
     @admin.display(description="launch")
     def launch_panel(self, obj):
@@ -121,8 +144,14 @@ class StudyAdmin(admin.ModelAdmin):
         return participation_admin.progress_html(obj) if obj.pk else "—"
 
     def get_urls(self):
+        from .designs import admin_views as items_views
+
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
-                      name="experiments_study_trials_csv")]
+                      name="experiments_study_trials_csv"),
+                 path("<int:pk>/items/generate/", self.admin_site.admin_view(
+                     lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
+                 path("<int:pk>/items/upload/", self.admin_site.admin_view(
+                     lambda request, pk: items_views.upload_view(self, request, pk)), name="experiments_study_upload")]
         return extra + super().get_urls()
 
     def trials_csv(self, request, pk):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
+from ..designs.registry import CATCH_ITEMS
 from ..models import Item, ItemKind, Study
 from . import lists
 from .arm import MC_LETTERS, McSettings, mc_settings
@@ -18,7 +19,7 @@ from .payload import KEYS, PayloadError, TrialPayload
 
 
 def is_mc_study(study: Study) -> bool:
-    return study.items.filter(kind=ItemKind.MULTIPLE_CHOICE).exclude(design="attention-check").exists()
+    return study.items.filter(kind=ItemKind.MULTIPLE_CHOICE).exclude(design=CATCH_ITEMS).exists()
 
 
 def settings_for(study: Study) -> McSettings | None:

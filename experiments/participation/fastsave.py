@@ -50,12 +50,13 @@ from datetime import timedelta
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from ..designs.registry import CATCH_ITEMS
 from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, Study, Trial
 from . import flow
 from .attention import AttentionRule
 from .payload import MAX_RT_MS, TIME_LIMIT_GRACE_MS
 
-ATTENTION_DESIGN = "attention-check"  # Item.design of the catch items
+ATTENTION_DESIGN = CATCH_ITEMS  # Item.design of the catch items
 MAX_ID = 2**63 - 1  # a bigint primary key
 MAX_INDEX = 2**31 - 1  # the statement compares the plan's entry at this index (an integer)
 # A save refreshes last_seen_at when it is at least this old: the heartbeat's period. Abandonment

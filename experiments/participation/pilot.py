@@ -171,13 +171,15 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
             continue
         _expect(client.post(base + step, {**data, "csrfmiddlewaretoken": token}), (200, 302), step)
     participant.refresh_from_db()
+    from ..designs.registry import is_catch_item
+
     items = {i.pk: i for i in Item.objects.filter(pk__in=participant.plan)}
     keys = _keys(participant)
     clock = 1_700_000_000_000.0 + rng.random() * 1e9
     saved = 0
     for index, item_id in enumerate(participant.plan):
         item = items[item_id]
-        right = rng.random() < (profile.attention_accuracy if item.design == "attention-check" else profile.accuracy)
+        right = rng.random() < (profile.attention_accuracy if is_catch_item(item) else profile.accuracy)
         answer = _answer(item, right, rng)
         rt = math.exp(math.log(profile.rt_median_ms) + profile.rt_log_sd * rng.gauss(0.0, 1.0))
         code = keys[answer]

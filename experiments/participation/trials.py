@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from django.db import transaction
 from django.utils import timezone
 
+from ..designs.registry import is_catch_item
 from ..models import Answer, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Trial
 from . import choice, fastsave, flow
-from .fastsave import ATTENTION_DESIGN
 from .payload import KEYS, PayloadError, TrialPayload
 from .selectors import participant_by_token
 from .services import FlowError, locked, participant_transition, require_in_progress
@@ -97,7 +97,7 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     if item is None:
         raise FlowError("misconfigured", "This item no longer exists; please contact the researcher.", 409)
     answer, correct = _answer(participant, item, payload)  # rule 5
-    is_check = item.design == ATTENTION_DESIGN
+    is_check = is_catch_item(item)
     trial = Trial.objects.create(participant=participant, item=item, answer=answer, correct=correct,
                                  is_attention_check=is_check, **_from_browser(payload, user_agent))
     participant.last_seen_at = timezone.now()  # rule 6

@@ -75,17 +75,17 @@ def _populate(study, *, models: int, participants: int, seed: int = 0) -> None:
 @pytest.fixture
 def make_study(db):
     """make_study(models=N, participants=M): a modal-syllogism study (4 interpretations, nonsense mirror)."""
-    from experiments import services
+    from experiments import designs, services
 
     counter = {"n": 0}
 
     def make(*, models: int, participants: int, appendix: bool = False):
         counter["n"] += 1
         study = services.study_create(slug=f"analysis-{counter['n']}", title="Analysis test", design="modal-syllogisms")
-        services.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
+        designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
         if appendix:  # Appendix C's designs
-            services.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
-            services.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
+            designs.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
+            designs.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
         _populate(study, models=models, participants=participants, seed=counter["n"])
         return study
 

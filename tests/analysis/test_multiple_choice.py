@@ -121,12 +121,12 @@ def test_no_section_without_multiple_choice_items_and_a_note_when_humans_saw_one
 @pytest.mark.django_db
 def test_frames_carry_kind_options_letters_and_every_runs_option_probabilities(tmp_path):
     from analysis import frames
-    from experiments import mc_services
+    from experiments.designs import multiple_choice as mc_items
     from inference.models import LanguageModel, ModelRun, ModelScore
     from tests.factories import StudyFactory
 
     study = StudyFactory(design="multiple-choice")
-    mc_services.items_import_multiple_choice(
+    mc_items.items_import_multiple_choice(
         study=study, data="id,context,question,options,answer,type\nq1,Some text.,Which?,w | x | y | z,B,3c1e\n")
     lm = LanguageModel.objects.create(name="m", source="x")
     items = list(study.items.order_by("pair_role"))

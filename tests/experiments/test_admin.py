@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from experiments import services
+from experiments import designs
 from experiments.models import Item
 from tests.factories import ItemFactory, StudyFactory, TrialFactory
 
@@ -32,7 +32,7 @@ def test_anonymous_and_non_staff_are_sent_to_login(client, name):
 
 def test_items_filter_by_checker_disagreement_and_form(staff_client):
     study = StudyFactory(design="modal-distribution")
-    services.items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
+    designs.items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
     url = reverse("admin:experiments_item_changelist")
     response = staff_client.get(url, {"checker_disagrees__exact": "1"})
     assert response.status_code == 200

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments import mc_services, paired_services, services
+from experiments import designs
+from experiments.designs import multiple_choice as mc_items
+from experiments.designs import paired as paired_items
 from experiments.logic.csv_table import CsvImportError
 from experiments.models import Item
 from tests.factories import StudyFactory
@@ -20,10 +22,10 @@ def test_a_multiple_choice_type_longer_than_its_column_is_a_row_error_and_nothin
     study = StudyFactory()
     data = MC_HEADER + MC_ROW.format(n=0, type="syllogism") + MC_ROW.format(n=1, type="aaaaaaaa a aaaaaa aaaaaa aaaaaa")
     with pytest.raises(CsvImportError) as error:
-        mc_services.items_import_multiple_choice(study=study, data=data)
+        mc_items.items_import_multiple_choice(study=study, data=data)
     assert "row 3, column 'type': is 31 characters long; at most 30 fit" in str(error.value)
     assert "nothing was imported" in str(error.value) and not Item.objects.exists()
-    mc_services.items_import_multiple_choice(study=study, data=MC_HEADER + MC_ROW.format(n=0, type="a" * 30))
+    mc_items.items_import_multiple_choice(study=study, data=MC_HEADER + MC_ROW.format(n=0, type="a" * 30))
     assert Item.objects.filter(study=study).count() == 4  # 30 characters fit: four circular mutants
 
 
@@ -33,7 +35,7 @@ def test_a_yes_no_bank_cell_longer_than_its_column_names_row_and_column():
             f"ok,Anna reads.,Can we infer that Anna reads?,yes,short,MP\n"
             f"long,Tom bakes.,Can we infer that Tom bakes?,yes,{'f' * 61},{'a' * 31}\n")
     with pytest.raises(CsvImportError) as error:
-        services.items_import_csv(study=study, data=data)
+        designs.items_import_csv(study=study, data=data)
     assert "row 3, column 'form_id'" in str(error.value) and "row 3, column 'argument_form'" in str(error.value)
     assert not Item.objects.exists()
 
@@ -42,5 +44,5 @@ def test_a_dual_sided_rule_id_too_long_for_the_pair_column_is_refused():
     study = StudyFactory()
     data = f"premise,conclusion,flipped_conclusion,rule_id\nA is heated,A expands,A does not expand,{'r' * 119}\n"
     with pytest.raises(CsvImportError, match=r"row 2, column 'rule_id'"):
-        paired_services.dual_sided_import(study=study, data=data, templates=[1])
+        paired_items.dual_sided_import(study=study, data=data, templates=[1])
     assert not Item.objects.exists()

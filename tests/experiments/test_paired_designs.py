@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from experiments import paired_services
+from experiments.designs import paired as paired_items
 from experiments.logic import rulebreakers
 from experiments.models import Item, Study
 
@@ -82,14 +82,14 @@ def test_badly_paired_items_are_refused_whole_with_every_problem_named():
     items = list(rulebreakers.generate_rulebreakers(seed=0, pairs=3))
     broken = [items[0], items[2], items[3], items[3], items[4]]  # pair 0 lacks a member, one item twice
     with pytest.raises(ValidationError) as error:
-        paired_services.paired_items_store(study=study, items=broken)
+        paired_items.paired_items_store(study=study, items=broken)
     message = " ".join(error.value.messages)
     assert "has 0 'non-rulebreaker' members" in message and "has 2 'non-rulebreaker' members" in message
     assert f"item {items[3].code} appears twice" in message
     assert study.items.count() == 0
-    paired_services.paired_items_store(study=study, items=items, variants=["follow/yes-no"])
+    paired_items.paired_items_store(study=study, items=items, variants=["follow/yes-no"])
     with pytest.raises(ValidationError, match="already has 6 of these items"):
-        paired_services.paired_items_store(study=study, items=items, variants=["follow/yes-no"])
+        paired_items.paired_items_store(study=study, items=items, variants=["follow/yes-no"])
     assert study.items.count() == 6
 
 

@@ -9,7 +9,7 @@ import math
 import pytest
 from django.urls import reverse
 
-from experiments import mc_services
+from experiments.designs import multiple_choice as mc_items
 from experiments.logic import multiple_choice as mc
 from inference import services
 from inference.models import ModelScore, RunStatus
@@ -91,7 +91,7 @@ def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_word
     bank = "id,context,question,option_a,option_b,option_c,option_d,answer,type\n" + "\n".join(
         f'q{n},"{PROMPTS[n].splitlines()[0]}","Which follows?",Yes No yes no,yes or no,Answer: Yes,Answer: No,'
         f'{"ABCD"[n]},3e1c' for n in range(3))
-    mc_services.items_import_multiple_choice(study=study, data=bank)
+    mc_items.items_import_multiple_choice(study=study, data=bank)
     worded = ItemFactory(study=study, prompt=PROMPTS[2], gold_answer="no", answer_words={"yes": "True", "no": "False"})
     plain = ItemFactory(study=study, prompt=PROMPTS[3], gold_answer="yes")
     model = services.language_model_create(name="tiny-mc", source=str(tiny_mc), device="cpu")
@@ -133,7 +133,7 @@ def test_a_multiple_choice_run_killed_mid_way_resumes_with_the_mutants_not_yet_s
     study = StudyFactory(design="multiple-choice")
     bank = "id,context,question,options,answer\n" + "\n".join(
         f'q{n},"{PROMPTS[n % 6].splitlines()[0]}",Which?,w{n} | x | y | z,A' for n in range(4))
-    mc_services.items_import_multiple_choice(study=study, data=bank)
+    mc_items.items_import_multiple_choice(study=study, data=bank)
     model = services.language_model_create(name="tiny-mc-2", source=str(tiny_mc), device="cpu")
     run = services.model_run_create(study=study, language_model=model, batch_size=2)
     assert run.kind == "multiple_choice"  # every item of the study is

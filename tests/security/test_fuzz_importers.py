@@ -15,7 +15,9 @@ from django.core.management.base import CommandError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments import mc_services, paired_services, services
+from experiments import designs
+from experiments.designs import multiple_choice as mc_items
+from experiments.designs import paired as paired_items
 from experiments.item_csv import parse_item_csv
 from experiments.logic.csv_table import CsvImportError, open_csv
 from experiments.logic.dual_sided import parse_rule_bank
@@ -144,7 +146,7 @@ def test_the_item_bank_service_saves_all_rows_or_none(data):
     study = StudyFactory(design="csv-import")
     before = _counts()
     try:
-        report = services.items_import_csv(study=study, data=data)
+        report = designs.items_import_csv(study=study, data=data)
     except CsvImportError as error:
         _refusal_names_a_row(error)
         assert _counts() == before
@@ -190,14 +192,14 @@ def _saves_all_or_none(service, study, data) -> None:
 @DB
 @given(data=files_or_bytes(RULE_COLUMNS))
 def test_the_rule_bank_service_saves_all_rules_or_none(data):
-    _saves_all_or_none(paired_services.dual_sided_import, StudyFactory(design="dual-sided"), data)
+    _saves_all_or_none(paired_items.dual_sided_import, StudyFactory(design="dual-sided"), data)
 
 
 @pytest.mark.django_db
 @DB
 @given(data=files_or_bytes(MC_COLUMNS))
 def test_the_multiple_choice_service_saves_all_rows_or_none(data):
-    _saves_all_or_none(mc_services.items_import_multiple_choice, StudyFactory(design="multiple-choice"), data)
+    _saves_all_or_none(mc_items.items_import_multiple_choice, StudyFactory(design="multiple-choice"), data)
 
 
 def _bank(**changes) -> bytes:
@@ -217,7 +219,7 @@ def test_values_that_do_not_fit_a_column_are_refused_by_name(changes):
     study = StudyFactory(design="csv-import")
     before = _counts()
     try:
-        services.items_import_csv(study=study, data=_bank(**changes))
+        designs.items_import_csv(study=study, data=_bank(**changes))
     except CsvImportError as error:
         _refusal_names_a_row(error)
         assert _counts() == before

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from experiments import services
+from experiments import designs, services
 from experiments.models import Study
 
 DEMO_SLUG = "modal-syllogisms-demo"
@@ -36,7 +36,7 @@ class Command(BaseCommand):
                 design="modal-syllogisms",
                 description="24 logical forms × interpretations, gold answers from the S5 checker, nonsense mirror.",
             )
-            report = services.items_generate(
+            report = designs.items_generate(
                 study=study, design="modal-syllogisms", interpretations=interpretations, seed=0, nonsense=True
             )
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")

@@ -1,10 +1,13 @@
 """python manage.py generate_items DESIGN [STUDY | --study SLUG] [options]
 
+DESIGN is any generated design of the registry (experiments/designs/catalog.py); its options are
+the registry's, as flags:
 003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--consequence paper|local|global]
-                 [--paper-lexicon] [--export items.csv]
+                 [--paper-lexicon] [--replace]
 rulebreakers:    [--pairs N] [--seed S] [--rules MT DS] [--entity-kinds geographical categorical]
-                 [--names-per-combination 5] [--variants all | ID ...]
+                 [--names-per-combination 5] [--variants all | ID ...] [--replace]
 any design:      [--perturb names|entities|nonsense|mapping:FILE.csv] [--perturb-seed S] [--perturb-label L]
+                 [--export items.csv]
 """
 from __future__ import annotations
 
@@ -15,14 +18,30 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import paired_services, perturb_services, selectors, services
+from experiments import designs, selectors, services
+from experiments.designs import perturbations
 from experiments.item_csv import write_items_csv
-from experiments.logic import perturb, rulebreakers
+from experiments.logic import perturb
 from experiments.logic.csv_table import CsvImportError
-from experiments.logic.designs import DESIGNS
 from experiments.models import LogicSystem
 
-PAIRED = (rulebreakers.DESIGN,)
+
+def add_design_options(parser, chosen) -> None:
+    """Each design's options as flags (an option several designs share is added once)."""
+    added = set()
+    for design in chosen:
+        group = parser.add_argument_group(f"{design.name} (seed {design.paper})")
+        for option in design.options:
+            if option.name in added:
+                continue
+            added.add(option.name)
+            kwargs = {"dest": option.name, "help": option.help}
+            if option.kind is bool:
+                group.add_argument(option.flag, action="store_true", **kwargs)
+            elif option.kind is list:
+                group.add_argument(option.flag, nargs="+", type=option.item, metavar=option.name.upper(), **kwargs)
+            else:
+                group.add_argument(option.flag, type=option.kind, choices=option.choices or None, **kwargs)
 
 
 def parse_perturbation(value: str | None) -> tuple[str | None, perturb.TokenMapping | None]:
@@ -49,32 +68,12 @@ class Command(BaseCommand):
             "the model checker) or RULEBREAKERS (seed 000); optionally add a perturbation (seed 002).")
 
     def add_arguments(self, parser):
-        parser.add_argument("design", choices=sorted([*DESIGNS, *PAIRED]))
+        parser.add_argument("design", choices=[d.name for d in designs.generated()])
         parser.add_argument("study_slug", nargs="?", metavar="STUDY", help="study slug (or --study)")
         parser.add_argument("--study", help="study slug (a new study is created if none has it)")
         parser.add_argument("--title", help="title for a new study")
-        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-        parser.add_argument("--replace", action="store_true", help="regenerate a design the study already has")
         parser.add_argument("--export", metavar="CSV", help="also write the study's items of this design to a CSV file")
-        group = parser.add_argument_group("003's designs")
-        group.add_argument("--interpretations", type=int, default=1000, help="number of interpretations (default 1000)")
-        group.add_argument("--nonsense", action="store_true", help="also generate the nonsense mirror of every item")
-        group.add_argument("--system", choices=LogicSystem.values, help="modal logic for the checker (default: the study's, S5)")
-        group.add_argument("--paper-lexicon", action="store_true",
-                           help="draw from the first 200 names and 204 verb phrases (003 §3.4's counts) instead of "
-                                "all 336 names and 283 verb phrases")
-        group.add_argument("--consequence", choices=("paper", "local", "global"),
-                           help="consequence relation that keys the items (default: the study's, 'paper': global for "
-                                "Appendix C.1's necessitation, local otherwise); each item stores the other's answer too")
-        group = parser.add_argument_group("rulebreakers (seed 000)")
-        group.add_argument("--pairs", type=int, help="keep a random subset of this many pairs (default: the full design)")
-        group.add_argument("--rules", nargs="+", default=list(rulebreakers.RULES), metavar="RULE",
-                           help="MT and/or DS (default both)")
-        group.add_argument("--entity-kinds", nargs="+", default=list(rulebreakers.ENTITY_KINDS), metavar="KIND",
-                           help="geographical and/or categorical (default both)")
-        group.add_argument("--names-per-combination", type=int, default=rulebreakers.NAMES_PER_COMBINATION)
-        group.add_argument("--variants", nargs="+", default=["all"], metavar="ID",
-                           help="prompt variants to store: all (default) or ids such as follow/yes-no entail/true-false")
+        add_design_options(parser, designs.generated())
         group = parser.add_argument_group("perturbation (seed 002), any design")
         group.add_argument("--perturb", metavar="KIND", help="names, entities, nonsense or mapping:FILE.csv")
         group.add_argument("--perturb-seed", type=int, default=0)
@@ -82,10 +81,17 @@ class Command(BaseCommand):
         group.add_argument("--perturb-only", action="store_true",
                            help="only add the perturbation to the study's existing items (no generation)")
 
-    def handle(self, *args, design, study_slug, study, title, system, export, **options):
+    def handle(self, *args, design, study_slug, study, title, export, **options):
+        design = designs.get(design)
         slug = study_slug or study
         if not slug or (study_slug and study and study_slug != study):
             raise CommandError("Name one study: generate_items DESIGN STUDY (or --study SLUG).")
+        given = {name: value for name, value in options.items() if value is not None}
+        foreign = sorted(name for name, value in given.items() if value not in (False, [])
+                         and name in {o.name for d in designs.generated() for o in d.options}
+                         and name not in {o.name for o in design.options})
+        if foreign:
+            raise CommandError(f"{design.name} takes no {', '.join('--' + n.replace('_', '-') for n in foreign)}.")
         kind, mapping = parse_perturbation(options["perturb"])
         if options["perturb_only"] and not kind:
             raise CommandError("--perturb-only needs --perturb KIND.")
@@ -96,17 +102,17 @@ class Command(BaseCommand):
                 created = target is None
                 if created:
                     target = services.study_create(
-                        slug=slug, title=title or slug.replace("-", " ").title(), design=design,
-                        logic_system=system or LogicSystem.S5,
+                        slug=slug, title=title or slug.replace("-", " ").title(), design=design.name,
+                        logic_system=options.get("system") or LogicSystem.S5,
                     )
                 report = None
                 if not options["perturb_only"]:
-                    report = self._generate(design, target, system, options)
+                    report = design.make(study=target, **design.option_values(given))
                 perturbed = None
                 if kind:
-                    perturbed = perturb_services.items_perturb(
+                    perturbed = perturbations.items_perturb(
                         study=target, kind=kind, seed=options["perturb_seed"], mapping=mapping,
-                        label=options["perturb_label"], designs=(design,),
+                        label=options["perturb_label"], designs=(design.name,),
                     )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -116,7 +122,11 @@ class Command(BaseCommand):
         if created:
             self.stdout.write(f"Created study '{target.slug}'.")
         if report is not None:
-            self._say(design, report, options, elapsed)
+            if report.replaced:
+                self.stdout.write(f"Replaced {report.replaced} earlier items.")
+            self.stdout.write(self.style.SUCCESS(f"{design.describe(report)[:-1]} in {elapsed:.1f} s."))
+            for line in design.warnings(report):
+                self.stderr.write(self.style.WARNING(f"WARNING {line}"))
         if perturbed is not None:
             self.stdout.write(self.style.SUCCESS(
                 f"Added {perturbed.items} perturbed items ('{perturbed.label}', {perturbed.kind}), each linked to "
@@ -124,42 +134,5 @@ class Command(BaseCommand):
             ))
         if export:
             with open(export, "w", newline="", encoding="utf-8") as handle:
-                count = write_items_csv(handle, selectors.items_for_export(study=target, design=design))
+                count = write_items_csv(handle, selectors.items_for_export(study=target, design=design.name))
             self.stdout.write(f"Wrote {count} items to {export}.")
-
-    def _generate(self, design, target, system, options):
-        if design == rulebreakers.DESIGN:
-            return paired_services.rulebreakers_generate(
-                study=target, pairs=options["pairs"], seed=options["seed"], rules=options["rules"],
-                entity_kinds=options["entity_kinds"], names_per_combination=options["names_per_combination"],
-                variants=options["variants"], replace=options["replace"],
-            )
-        return services.items_generate(
-            study=target, design=design, interpretations=options["interpretations"], seed=options["seed"],
-            nonsense=options["nonsense"], system=system, consequence=options.get("consequence"),
-            lexicon="paper" if options.get("paper_lexicon") else None,
-            replace=options["replace"],
-        )
-
-    def _say(self, design, report, options, elapsed):
-        if report.replaced:
-            self.stdout.write(f"Replaced {report.replaced} earlier items.")
-        if design == rulebreakers.DESIGN:
-            self.stdout.write(self.style.SUCCESS(
-                f"Generated {report.pairs} pairs of '{design}' into '{report.study.slug}': {report.items} items "
-                f"({len(report.variants)} prompt variant(s) each; participants see "
-                f"'{report.study.settings.get(paired_services.HUMAN_VARIANT)}') in {elapsed:.1f} s."
-            ))
-            return
-        self.stdout.write(self.style.SUCCESS(
-            f"Generated {report.items} items ({report.interpretations} interpretations"
-            f"{' + nonsense mirror' if options['nonsense'] else ''}) of '{design}' into '{report.study.slug}' "
-            f"under {report.system}, keyed by {report.consequence_text()} in {elapsed:.1f} s."
-        ))
-        for line in report.disagreement_lines():
-            self.stderr.write(self.style.WARNING(f"WARNING checker disagrees with the template: {line}"))
-        if report.disagreements:
-            self.stderr.write(self.style.WARNING(
-                "Those items carry the checker's gold answer; filter them in admin with "
-                "'checker disagrees'."
-            ))

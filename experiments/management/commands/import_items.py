@@ -1,5 +1,9 @@
 """python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG]
 python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5]
+python manage.py import_items multiple-choice FILE.csv [STUDY | --study SLUG]
+
+KIND is any imported design of the registry (experiments/designs/catalog.py); "yes-no" names the
+yes/no bank (design csv-import).
 
 yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
 dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
@@ -15,12 +19,16 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import mc_services, paired_services, selectors, services
+from experiments import designs, selectors, services
 from experiments.item_csv import CsvImportError
-from experiments.logic import dual_sided
 from experiments.models import LogicSystem
 
-KINDS = ("yes-no", dual_sided.DESIGN, mc_services.DESIGN)
+YES_NO = "yes-no"  # the yes/no bank's name on the command line
+KINDS = (YES_NO, *(d.name for d in designs.imported() if not d.generic))
+
+
+def _design(kind: str) -> designs.Design:
+    return designs.get("csv-import") if kind == YES_NO else designs.get(kind)
 
 
 class Command(BaseCommand):
@@ -48,32 +56,17 @@ class Command(BaseCommand):
             raise CommandError("Name one study: import_items [KIND] FILE.csv STUDY (or --study SLUG).")
         if not csv.is_file():
             raise CommandError(f"{csv}: no such file")
-        design = "csv-import" if kind == "yes-no" else kind
+        design = _design(kind)
+        options = {"templates": templates} if "templates" in {o.name for o in design.options} else {}
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
                 target = selectors.study_by_slug(slug=slug)
                 if target is None:
-                    target = services.study_create(slug=slug, title=title or slug, design=design, logic_system=system)
-                if kind == "yes-no":
-                    report = services.items_import_csv(study=target, data=csv.read_bytes())
-                elif kind == mc_services.DESIGN:  # seed 001: four options, circular mutants
-                    report = mc_services.items_import_multiple_choice(study=target, data=csv.read_bytes())
-                else:
-                    report = paired_services.dual_sided_import(study=target, data=csv.read_bytes(), templates=templates)
+                    target = services.study_create(slug=slug, title=title or slug, design=design.name,
+                                                   logic_system=system)
+                report = design.make(study=target, data=csv.read_bytes(), **options)
         except CsvImportError as exc:
             raise CommandError(f"{csv}: {exc}") from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
-        if kind == mc_services.DESIGN:
-            self.stdout.write(self.style.SUCCESS(report.summary()))
-        elif kind == "yes-no":
-            self.stdout.write(self.style.SUCCESS(
-                f"Imported {report.items} items into '{target.slug}' ({report.disagreements} where the "
-                "checker disagrees with the stated gold answer)."
-            ))
-        else:
-            self.stdout.write(self.style.SUCCESS(
-                f"Imported {report.pairs} rules into '{target.slug}': {report.items} items (original and flipped × "
-                f"{len(report.variants)} template(s); participants see "
-                f"'{report.study.settings.get(paired_services.HUMAN_VARIANT)}')."
-            ))
+        self.stdout.write(self.style.SUCCESS(design.describe(report)))

@@ -8,7 +8,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments import perturb_services, selectors
+from experiments import selectors
+from experiments.designs import perturbations
 
 from .generate_items import parse_perturbation
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             raise CommandError(f"No study with slug '{study}'.")
         kind, mapping = parse_perturbation(perturbation)
         try:
-            report = perturb_services.items_perturb(
+            report = perturbations.items_perturb(
                 study=target, kind=kind, seed=seed, mapping=mapping, label=label,
                 designs=tuple(design) if design else None,
             )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments import services
+from experiments import designs, services
 from experiments.models import StudyStatus
 from experiments.participation.services import human_arm_ensure
 from tests.factories import StudyFactory, review_consent
@@ -11,7 +11,7 @@ from tests.factories import StudyFactory, review_consent
 
 def make_open_study(*, interpretations: int = 24, **arm_settings):
     study = StudyFactory(design="modal-syllogisms")
-    services.items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0)
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0)
     arm = human_arm_ensure(study=study)
     defaults = {"items_per_participant": 24, "completion_code": "C0MPLETE", "no_consent_code": "NOCONSENT",
                 "failed_attention_code": "FAILEDAC", "incompatible_device_code": "NODEVICE"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from experiments import designs
 from experiments import services as study_services
 from experiments.models import StudyStatus
 from experiments.participation.overview import statements_phrase
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def open_design(design: str, **arm_settings):
     study = StudyFactory(design=design)
-    study_services.items_generate(study=study, design=design, interpretations=4, seed=0)
+    designs.items_generate(study=study, design=design, interpretations=4, seed=0)
     arm = human_arm_ensure(study=study)
     for name, value in {"items_per_participant": 3, **arm_settings}.items():
         setattr(arm, name, value)

@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from experiments import mc_services
+from experiments.designs import multiple_choice as mc_items
 from experiments.models import Item, Participant, StudyStatus, Trial
 from experiments.participation import trials
 from experiments.participation import services
@@ -38,7 +38,7 @@ def make_mc_study(*, questions: int = 8, keys: str | None = None, all_mutants: b
     if all_mutants is not None:
         settings["all_mutants"] = all_mutants
     study = StudyFactory(design="multiple-choice", settings={"multiple_choice": settings} if settings else {})
-    mc_services.items_import_multiple_choice(study=study, data=mc_bank(questions))
+    mc_items.items_import_multiple_choice(study=study, data=mc_bank(questions))
     arm = services.human_arm_ensure(study=study)
     values = {"items_per_participant": 8, "completion_code": "C0MPLETE", **arm_settings}
     for name, value in values.items():

@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from experiments import paired_services, services
+from experiments import services
+from experiments.designs import paired as paired_items
 from experiments.models import Item, Study, StudyStatus
 from experiments.participation.arm import default_attention_checks
 from experiments.participation.services import human_arm_ensure, participant_start
@@ -60,7 +61,7 @@ def test_rulebreaker_lists_pair_across_participants():
 def test_another_human_variant_and_perturbed_copies_in_the_same_family():
     study = open_paired("rbh2", "generate_items", "rulebreakers", "rbh2", "--pairs", "16", "--perturb", "names",
                         items_per_participant=8, include_nonsense=True)
-    paired_services.human_variant_set(study=study, variant="entail/yes-no")
+    paired_items.human_variant_set(study=study, variant="entail/yes-no")
     items = {i.pk: i for i in study.items.select_related("original")}
 
     def family(item):
@@ -76,9 +77,9 @@ def test_another_human_variant_and_perturbed_copies_in_the_same_family():
     seen = Counter(pk for p in people for pk in p.plan)
     assert len(seen) == 64 and set(seen.values()) == {1}  # 16 pairs × 4 members, each once over 8 lists
     with pytest.raises(ValidationError, match="not one of the study's prompt variants"):
-        paired_services.human_variant_set(study=study, variant="nope")
+        paired_items.human_variant_set(study=study, variant="nope")
     with pytest.raises(ValidationError, match="asks for True/False, but participants answer with the Yes/No keys"):
-        paired_services.human_variant_set(study=study, variant="entail/true-false")
+        paired_items.human_variant_set(study=study, variant="entail/true-false")
     study.refresh_from_db()
     assert study.settings["human_variant"] == "entail/yes-no"
 

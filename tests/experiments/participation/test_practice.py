@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from experiments import services
+from experiments import designs, services
 from experiments.logic import dual_sided, rulebreakers
 from experiments.logic.checker import entails
 from experiments.logic.designs import DESIGNS, templates_for
 from experiments.logic.parser import parse_sequent
-from experiments.mc_services import DESIGN as MULTIPLE_CHOICE
+from experiments.designs.multiple_choice import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus
 from experiments.participation import practice
 from experiments.participation.arm import validate_practice
@@ -97,7 +97,7 @@ def test_a_new_human_arm_practises_on_its_designs_set(design, statements):
 @pytest.mark.django_db
 def test_a_study_whose_practice_shares_a_tested_form_does_not_open():
     study = StudyFactory(design="modal-syllogisms")
-    services.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = review_consent(study)
     arm.practice = [practice.default_for("modal-syllogisms")[0], MODUS_PONENS]
     arm.save()

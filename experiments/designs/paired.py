@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .item_limits import length_errors
-from .logic import dual_sided, rulebreakers
-from .logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
-from .models import Item, Study
-from .services import BULK_BATCH, _insert, _refuse_if_locked
+from ..item_limits import length_errors
+from ..logic import dual_sided, rulebreakers
+from ..logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
+from ..models import Item, Study
+from . import registry
+from .storage import BULK_BATCH, insert_items, refuse_if_locked
 
 HUMAN_VARIANT = "human_variant"  # study.settings key: the variant id participants see
 YES_NO = ("Yes", "No")
@@ -144,7 +145,7 @@ def paired_items_store(
     """Store pair members, one Item per chosen variant; all or nothing."""
     items = tuple(items)
     study = Study.objects.select_for_update().get(pk=study.pk)
-    _refuse_if_locked(study)
+    refuse_if_locked(study)
     if not items:
         raise ValidationError("There are no items to store.")
     designs = {i.design for i in items}
@@ -171,16 +172,16 @@ def paired_items_store(
                 original = originals[item_code(paired.original_code, variant_id)]
             batch.append(_row(study, paired, by_id[variant_id], original))
             if len(batch) >= BULK_BATCH:
-                created += _insert(batch, done)
+                created += insert_items(batch, done)
                 batch = []
-    created += _insert(batch, done)
+    created += insert_items(batch, done)
     settings = dict(study.settings or {})
     if settings.get(HUMAN_VARIANT) not in paired_variants(study=study):
         first = items[0].variants
         yes_no = [v.variant_id for v in first if v.variant_id in chosen and not answer_words(v)]
         settings[HUMAN_VARIANT] = (yes_no or list(chosen))[0]  # people answer with Yes/No keys
     study.settings = settings
-    if study.design in ("", "csv-import") and not study.items.exclude(design__in=designs).exists():
+    if registry.is_generic(study.design) and not study.items.exclude(design__in=designs).exists():
         study.design = next(iter(designs))
     study.save(update_fields=["settings", "design", "updated_at"])
     return PairedReport(study=study, design=next(iter(designs)), pairs=len({i.pair_id for i in items}),
@@ -230,7 +231,7 @@ def rulebreakers_generate(
     variants: Sequence[str] | str | None = "all", replace: bool = False,
 ) -> PairedReport:
     """Seed 000's design: rulebreaker / non-rulebreaker pairs under the chosen phrasings of §4.2."""
-    _refuse_if_locked(study)
+    refuse_if_locked(study)
     try:
         items = rulebreakers.generate_rulebreakers(
             seed=seed, pairs=pairs, rules=rules, entity_kinds=entity_kinds,
@@ -251,7 +252,7 @@ def dual_sided_import(*, study: Study, data: bytes | str, templates: Sequence[in
     """Seed 004: a rule bank from CSV → original (yes) and flipped (no) items under the templates.
 
     Row errors raise logic.csv_table.CsvImportError (every error names its row and column)."""
-    _refuse_if_locked(study)
+    refuse_if_locked(study)
     try:
         chosen = dual_sided.check_templates(templates)
     except ValueError as exc:

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .logic import dual_sided, perturb, rulebreakers
-from .logic import generate as gen
-from .logic.designs import DESIGNS
-from .logic.generate import InterpretationSpec
-from .logic.rulebreakers_data import categories
-from .logic.wording import Proposition
-from .models import Item, Study
-from .paired_services import paired_items_store
-from .services import BULK_BATCH, _item_from_generated, _refuse_if_locked, _save_interpretations
+from ..logic import dual_sided, perturb, rulebreakers
+from ..logic import generate as gen
+from ..logic.generate import InterpretationSpec
+from ..logic.rulebreakers_data import categories
+from ..logic.wording import Proposition
+from ..models import Item, Study
+from .paired import paired_items_store
+from .storage import BULK_BATCH, item_from_generated, refuse_if_locked, save_interpretations
 
 BOOKKEEPING = {"rule", "conclusion", "member", "rule_id"}
 
@@ -100,13 +99,15 @@ def items_perturb(
 ) -> PerturbReport:
     """Add a perturbed copy of the study's real items (every design it has, or ``designs``)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
-    _refuse_if_locked(study)
+    refuse_if_locked(study)
     try:
         label = perturb.check_label(label, kind)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
+    from . import registry
+
     present = sorted(set(Item.objects.filter(study=study, condition="real").values_list("design", flat=True)))
-    chosen = tuple(designs or [d for d in present if d in DESIGNS or d in (rulebreakers.DESIGN, dual_sided.DESIGN)])
+    chosen = tuple(designs or [d for d in present if d in registry.perturbable()])
     unknown = [d for d in chosen if d not in present]
     if unknown or not chosen:
         raise ValidationError(f"Study '{study.slug}' has no real items of design(s) {unknown or 'any perturbable'} "
@@ -115,23 +116,34 @@ def items_perturb(
     try:
         for design in chosen:
             _check_new_label(study, design, label)
-            if design == rulebreakers.DESIGN:
-                specs, variants = rulebreaker_specs_of(study)
-                new = perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping, label=label)
-                created += paired_items_store(study=study, items=rulebreakers.render_all(new), variants=variants).items
-            elif design == dual_sided.DESIGN:
-                if kind != "mapping":
-                    raise ValidationError("dual-sided rules take only a custom mapping (mapping:FILE.csv)")
-                rules, templates = dual_sided_rules_of(study)
-                new = perturb.perturb_rules(rules, mapping=mapping or {}, label=label)
-                created += paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates)).items
-            elif design in DESIGNS:
-                created += _perturb_interpretations(study, design, kind, seed, mapping, label)
-            else:
+            perturb_design = registry.get(design).perturb if design in registry.perturbable() else None
+            if perturb_design is None:
                 raise ValidationError(f"Items of design '{design}' cannot be perturbed.")
+            created += perturb_design(study=study, kind=kind, seed=seed, mapping=mapping, label=label)
     except ValueError as exc:  # the pure perturbations refuse bad input with ValueError
         raise ValidationError(f"Nothing was stored: {exc}") from None
     return PerturbReport(study=study, kind=kind, label=label, designs=chosen, items=created)
+
+
+def perturb_rulebreaker_items(*, study: Study, kind: str, seed: int, mapping, label: str) -> int:
+    """Seed 000's pairs with other tokens (the registry's perturbation of 'rulebreakers')."""
+    specs, variants = rulebreaker_specs_of(study)
+    new = perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping, label=label)
+    return paired_items_store(study=study, items=rulebreakers.render_all(new), variants=variants).items
+
+
+def perturb_dual_sided_items(*, study: Study, kind: str, seed: int, mapping, label: str) -> int:
+    """Seed 004's rules under a custom mapping (the registry's perturbation of 'dual-sided')."""
+    if kind != "mapping":
+        raise ValidationError("dual-sided rules take only a custom mapping (mapping:FILE.csv)")
+    rules, templates = dual_sided_rules_of(study)
+    new = perturb.perturb_rules(rules, mapping=mapping or {}, label=label)
+    return paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates)).items
+
+
+def perturb_interpretations(*, design: str, study: Study, kind: str, seed: int, mapping, label: str) -> int:
+    """003's designs: new interpretations under the same logic (the registry's perturbation of them)."""
+    return _perturb_interpretations(study, design, kind, seed, mapping, label)
 
 
 def _perturb_interpretations(study: Study, design: str, kind: str, seed: int, mapping, label: str) -> int:
@@ -143,9 +155,9 @@ def _perturb_interpretations(study: Study, design: str, kind: str, seed: int, ma
     if not specs:
         raise ValidationError(f"The '{design}' items have no interpretations to perturb.")
     new = perturb.perturb_interpretations(specs, kind=kind, seed=seed, mapping=mapping, label=label)
-    rows = _save_interpretations(study, [new])
+    rows = save_interpretations(study, [new])
     originals = dict(_real(study, design).values_list("code", "pk"))
-    batch = [_item_from_generated(study, g, rows, originals) for g in gen.generate(design, new, system=study.logic_system)]
+    batch = [item_from_generated(study, g, rows, originals) for g in gen.generate(design, new, system=study.logic_system)]
     taken = Item.objects.filter(study=study, code__in=[i.code for i in batch]).count()
     if taken:
         raise ValidationError(f"Study '{study.slug}' already has {taken} of these items.")

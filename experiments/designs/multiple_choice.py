@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from .logic import multiple_choice as mc
-from .models import Condition, Item, ItemKind, Study
-from .item_limits import check_lengths
-from .participation.arm import default_mc_attention_checks, default_mc_practice
-from .services import BULK_BATCH, _refuse_if_locked
+from ..logic import multiple_choice as mc
+from ..models import Condition, Item, ItemKind, Study
+from ..item_limits import check_lengths
+from ..participation.arm import default_mc_attention_checks, default_mc_practice
+from . import registry
+from .storage import BULK_BATCH, refuse_if_locked
 
 DESIGN = "multiple-choice"
 
@@ -49,7 +50,7 @@ def _item(study: Study, mutant: mc.Mutant, original_id: int | None) -> Item:
 def items_import_multiple_choice(*, study: Study, data: bytes | str) -> McImportReport:
     """Validate every row first; save all questions (four mutants each) or none."""
     study = Study.objects.select_for_update().get(pk=study.pk)
-    _refuse_if_locked(study)
+    refuse_if_locked(study)
     existing = frozenset(study.items.exclude(pair_id="").values_list("pair_id", flat=True))
     codes = frozenset(study.items.values_list("code", flat=True))
     taken = {code[: -len(".rot0")] for code in codes if code.endswith(mc.ROLES_SUFFIXES)}
@@ -65,7 +66,7 @@ def items_import_multiple_choice(*, study: Study, data: bytes | str) -> McImport
     rotated = [_item(study, m, original.pk) for q, original in zip(questions, originals)
                for m in mc.mutants(q)[1:]]
     Item.objects.bulk_create(rotated, batch_size=BULK_BATCH)
-    if not study.design or study.design == "csv-import":
+    if registry.is_generic(study.design):
         study.design = DESIGN
         study.save(update_fields=["design", "updated_at"])
     _human_arm_defaults(study)
@@ -77,7 +78,7 @@ def items_import_multiple_choice(*, study: Study, data: bytes | str) -> McImport
 
 def _human_arm_defaults(study: Study) -> None:
     """A study whose human arm is not set up yet gets four-option practice and attention checks."""
-    from .participation.arm import HumanArm
+    from ..participation.arm import HumanArm
 
     if not HumanArm.objects.filter(study=study).exists():
         HumanArm.objects.create(study=study, practice=default_mc_practice(),
