@@ -9,13 +9,23 @@ import pandas as pd
 from .prep import LABELS
 from .runs import EXPLICIT, RULE
 
+# Readable from 1366 px wide down (no horizontal scrolling of the page: a wide table scrolls in its
+# own box), and printable (tables and figures whole, no scroll boxes, links written out).
 CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;
+overflow-wrap:break-word}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1em}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}th{background:#f3f3f3}
-code{background:#f5f5f5;padding:1px 4px}.absent{color:#8a4b00;font-style:italic}
-.warn{color:#a00000}img{max-width:100%}details{margin:.4em 0}
+code{background:#f5f5f5;padding:1px 4px;overflow-wrap:anywhere}.absent{color:#8a4b00;font-style:italic}
+.warn{color:#a00000}img{max-width:100%;height:auto}details{margin:.4em 0}
+figure{margin:1em 0}figcaption{font-size:.85em;color:#444;max-width:60em}
+.note{background:#fff8e5;border-left:3px solid #e69f00;padding:.3em .6em}
+@media print{body{max-width:none;margin:0;font-size:10pt}.scroll{overflow:visible}
+table{font-size:7pt;max-width:100%}td,th{padding:1px 3px;overflow-wrap:anywhere}
+figure{page-break-inside:avoid}h2,h3{page-break-after:avoid}
+a[href^='http']::after{content:' (' attr(href) ')'}}
 """
 SCALING = ("Continuous predictors are centred and scaled: perplexity_z is perplexity z-scored over the "
            "scores in each fit; rt_z is log(response time in ms) z-scored over the kept trials in the fit.")
@@ -26,13 +36,15 @@ def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
         return "<p class='absent'>(empty)</p>"
     shown = frame.head(max_rows)
     more = f"<p>… {len(frame) - max_rows} more rows in the CSV.</p>" if len(frame) > max_rows else ""
-    return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True,
-                         border=0) + more
+    html = shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True, border=0)
+    return f"<div class='scroll'>{html}</div>{more}"
 
 
-def _img(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f"<img alt='{escape(alt)}' src='data:image/png;base64,{data}'>"
+def _figure(figure) -> str:
+    """A plots.Figure as <figure>: the PNG inline, its alt text, its caption."""
+    data = base64.b64encode(figure.png).decode("ascii")
+    return (f"<figure><img alt='{escape(figure.alt)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{escape(figure.caption)}</figcaption></figure>")
 
 
 def _section(section) -> str:
@@ -48,11 +60,13 @@ def _section(section) -> str:
         parts.append(f"<p>{stats}</p>")
     for note in section.notes:
         parts.append(f"<p>{escape(note)}</p>")
+    for note in section.cautions:
+        parts.append(f"<p class='note'>{escape(note)}</p>")
     if section.warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in section.warnings)
         parts.append(f"<p class='warn'>Warnings from R:</p><ul class='warn'>{items}</ul>")
-    for name, png in section.figures.items():
-        parts.append(_img(png, f"{section.title}: {name}"))
+    for figure in section.figures.values():
+        parts.append(_figure(figure))
     for name, frame in section.tables.items():
         parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>"
                      f"<p>CSV: <code>tables/{escape(section.key)}_{escape(name)}.csv</code></p>{_table(frame)}")
@@ -105,7 +119,7 @@ def render(*, title, generated, versions, rules, exclusions, table1, overview, s
         "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>",
         "<p>Models: mean soft accuracy (items resampled). Humans: proportion correct (participants "
         "resampled). CSV: <code>tables/table1_accuracy.csv</code></p>",
-        _img(overview, "Table 1") if overview else "<p class='absent'>No data.</p>",
+        _figure(overview) if overview else "<p class='absent'>No data.</p>",
         _table(table1, max_rows=200),
     ]
     body += [_section(s) for s in sections]
@@ -120,5 +134,5 @@ def render(*, title, generated, versions, rules, exclusions, table1, overview, s
         "<h2 id='software'>Software</h2>",
         _table(pd.DataFrame(list(versions.items()), columns=["software", "version"])),
     ]
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>"
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")

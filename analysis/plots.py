@@ -1,21 +1,60 @@
-"""matplotlib figures for the report, returned as PNG bytes (embedded as data URIs)."""
+"""matplotlib figures for the report: each a Figure (PNG bytes, a caption, alt text), embedded in
+report.html as a data URI inside <figure> with its <figcaption>.
+
+Every plot draws from the Okabe–Ito palette (readable with any common colour-vision deficiency),
+humans in black. A probability-scale plot (soft accuracy, relative p(Yes), P(correct)) keeps its
+axis to [0, 1]: an interval the model does not bound (a Gaussian LMM's, on proportions) is cut at 0
+and 1 and the cut marked with a triangle, never drawn off the scale; the report says so beside it.
+"""
 from __future__ import annotations
 
 import io
 import math
+import textwrap
+from dataclasses import dataclass
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from cycler import cycler  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .prep import LABELS  # noqa: E402
 
 _DPI = 100
-_HUMAN = "black"
+_HUMAN = "#000000"
+# Okabe & Ito (2008), "Color Universal Design": black first (humans), then the seven colours.
+OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+_CYCLE = cycler(color=[OKABE_ITO[i] for i in (5, 6, 2, 1, 3, 7, 4)])  # the models' colours, humans excluded
+plt.rcParams["axes.prop_cycle"] = _CYCLE
+_MAIN, _SECOND = OKABE_ITO[5], OKABE_ITO[6]  # blue, vermillion
+_ALT_MAX = 40  # values listed in a figure's alt text before "…"
+
+
+@dataclass(frozen=True)
+class Figure:
+    png: bytes
+    caption: str
+    alt: str
+
+
+def _title(ax, text: str, width: int = 55) -> None:
+    """A title wrapped to the panel's width, never clipped."""
+    ax.set_title(textwrap.fill(text, width), fontsize=10)
+
+
+def _values(labels, est, low, high) -> str:
+    items = [f"{label}: {e:.2f} [{lo:.2f}, {hi:.2f}]" for label, e, lo, hi in zip(labels, est, low, high)]
+    more = f"; … {len(items) - _ALT_MAX} more in the table" if len(items) > _ALT_MAX else ""
+    return "; ".join(items[:_ALT_MAX]) + more
+
+
+def out_of_bounds(table: pd.DataFrame) -> bool:
+    """Whether any interval of `table` (ci_low, ci_high) reaches beyond [0, 1]."""
+    return bool(((table["ci_low"] < 0) | (table["ci_high"] > 1)).any())
 
 
 def _png(fig) -> bytes:
@@ -31,10 +70,19 @@ def _label(level: str) -> str:
     return LABELS.get(str(level), str(level))
 
 
-def _points(ax, at, est, low, high, *, color=None, label=None, horizontal=False, size=4):
+def _points(ax, at, est, low, high, *, color=None, label=None, horizontal=False, size=4, bounded=False):
     """Estimates as dots with their CIs as plain lines: one line collection per call, where
-    errorbar() builds several artists per point (and a costly legend entry)."""
+    errorbar() builds several artists per point (and a costly legend entry). `bounded`: a
+    probability scale — intervals cut at 0 and 1, each cut marked with a triangle."""
     at, est, low, high = (np.asarray(v, dtype=float) for v in (at, est, low, high))
+    if bounded and not horizontal:
+        (line,) = ax.plot(at, est, "o", ms=size, color=color, label=label)
+        ax.vlines(at, np.clip(low, 0, 1), np.clip(high, 0, 1), color=line.get_color(), lw=1.4)
+        for cut, where, marker in ((low < 0, 0.0, "v"), (high > 1, 1.0, "^")):
+            if cut.any():
+                ax.plot(at[cut], np.full(cut.sum(), where), marker, ms=size + 1, color=line.get_color())
+        ax.set_ylim(-0.03, 1.03)
+        return
     if horizontal:
         (line,) = ax.plot(est, at, "o", ms=size, color=color, label=label)
         ax.hlines(at, low, high, color=line.get_color(), lw=1.4)
@@ -47,19 +95,23 @@ def _colour(name: str):
     return _HUMAN if name == "human" else None
 
 
-def means_with_ci(table: pd.DataFrame, factor: str, *, title: str, ylabel: str) -> bytes:
+def means_with_ci(table: pd.DataFrame, factor: str, *, title: str, ylabel: str, bounded: bool = False) -> Figure:
     """Figures 2, 5, 6: marginal means of one factor with their 95% CIs."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5.2, 3.4), layout="constrained")
     x = np.arange(len(table))
-    _points(ax, x, table["estimate"], table["ci_low"], table["ci_high"], color="#1f4e79", size=6)
-    ax.set_xticks(x, [_label(v) for v in table[factor]], rotation=20, ha="right")
+    _points(ax, x, table["estimate"], table["ci_low"], table["ci_high"], color=_MAIN, size=6, bounded=bounded)
+    labels = [_label(v) for v in table[factor]]
+    ax.set_xticks(x, labels, rotation=20, ha="right")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    _title(ax, title)
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    cut = " Intervals beyond [0, 1] are cut at the axis (triangles)." if bounded and out_of_bounds(table) else ""
+    return Figure(_png(fig), f"{title}: estimated marginal means with 95% confidence intervals ({ylabel}).{cut}",
+                  f"Dot plot of {ylabel} by {factor}, estimate [95% CI]: "
+                  + _values(labels, table["estimate"], table["ci_low"], table["ci_high"]) + ".")
 
 
-def _grouped(ax, table: pd.DataFrame, factor: str, who: str, est: str) -> None:
+def _grouped(ax, table: pd.DataFrame, factor: str, who: str, est: str, *, bounded: bool = False) -> None:
     """Respondents side by side within each level of `factor` (human in black)."""
     levels = list(dict.fromkeys(table[factor]))
     names = list(dict.fromkeys(table[who]))
@@ -67,23 +119,33 @@ def _grouped(ax, table: pd.DataFrame, factor: str, who: str, est: str) -> None:
     for i, name in enumerate(names):
         rows = table[table[who] == name].set_index(factor).reindex(levels)
         xs = np.arange(len(levels)) + (i - (len(names) - 1) / 2) * width
-        _points(ax, xs, rows[est], rows["ci_low"], rows["ci_high"], color=_colour(name), label=name, size=3)
+        _points(ax, xs, rows[est], rows["ci_low"], rows["ci_high"], color=_colour(name), label=name, size=3,
+                bounded=bounded)
     ax.set_xticks(range(len(levels)), [_label(v) for v in levels], rotation=20, ha="right")
     ax.grid(axis="y", alpha=0.3)
 
 
-def accuracy_overview(table1: pd.DataFrame) -> bytes:
+def _grouped_alt(table: pd.DataFrame, factor: str, who: str, est: str) -> str:
+    labels = [f"{name}, {_label(level)}" for name, level in zip(table[who], table[factor])]
+    return _values(labels, table[est], table["ci_low"], table["ci_high"])
+
+
+def accuracy_overview(table1: pd.DataFrame) -> Figure:
     """Table 1 as a picture: accuracy per respondent by modality and by argument form, 95% CIs."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
     for ax, factor in zip(axes, ("modality", "argform")):
-        _grouped(ax, table1[table1["factor"] == factor], "level", "respondent", "accuracy")
-        ax.set_title(f"by {factor}", fontsize=10)
+        _grouped(ax, table1[table1["factor"] == factor], "level", "respondent", "accuracy", bounded=True)
+        _title(ax, f"by {'modality' if factor == 'modality' else 'argument form'}")
     axes[0].set_ylabel("accuracy (models: soft)")
     axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return _png(fig)
+    shown = table1[table1["factor"].isin(["modality", "argform"])]
+    return Figure(_png(fig), "Table 1 as a picture: accuracy of each respondent (humans in black) by modality and by "
+                             "argument form, with bootstrap 95% confidence intervals.",
+                  "Dot plot of accuracy by respondent, estimate [95% CI]: "
+                  + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
 
 
-def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> bytes:
+def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> Figure:
     """Figure 3: (a) per-model perplexity effect (fixed + random), (b) intercept random effects,
     both with 99.9% CIs; the model's Table 1 rank in parentheses."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 + 0.35 * table["grp"].nunique()), sharey=True,
@@ -95,14 +157,18 @@ def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> bytes:
         low = "mixed_ci_low" if column == "mixed" else "ci_low"
         high = "mixed_ci_high" if column == "mixed" else "ci_high"
         y = np.arange(len(part))
-        _points(ax, y, part[column], part[low], part[high], color="#7a2e0e", horizontal=True, size=5)
+        _points(ax, y, part[column], part[low], part[high], color=_SECOND, horizontal=True, size=5)
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(y, [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
-        ax.set_title(title, fontsize=10)
-    return _png(fig)
+        _title(ax, title, 45)
+    slopes = table[table["term"] == "perplexity_z"]
+    return Figure(_png(fig), "Figure 3: (a) each model's perplexity effect (fixed + random), (b) each model's random "
+                             "intercept, with 99.9% confidence intervals; the model's Table 1 rank in parentheses.",
+                  "Interval plot of each model's perplexity effect, estimate [99.9% CI]: "
+                  + _values(slopes["grp"], slopes["mixed"], slopes["mixed_ci_low"], slopes["mixed_ci_high"]) + ".")
 
 
-def sequents(table: pd.DataFrame) -> bytes:
+def sequents(table: pd.DataFrame) -> Figure:
     """Figure 4: mean perplexity vs mean confidence per sequent; real and nonsense joined."""
     models = list(dict.fromkeys(table["model"]))
     cols = min(3, len(models))
@@ -112,28 +178,38 @@ def sequents(table: pd.DataFrame) -> bytes:
         part = table[table["model"] == model]
         ends = part[["perplexity_real", "confidence_real", "perplexity_nonsense", "confidence_nonsense"]]
         ax.add_collection(LineCollection(ends.to_numpy(dtype=float).reshape(-1, 2, 2), colors="grey", lw=0.7))
-        ax.scatter(part["perplexity_real"], part["confidence_real"], s=14, label="real", color="#1f4e79")
-        ax.scatter(part["perplexity_nonsense"], part["confidence_nonsense"], s=14, label="nonsense",
-                   color="#c55a11")
-        ax.set_title(model, fontsize=9)
+        ax.scatter(part["perplexity_real"], part["confidence_real"], s=14, label="real", color=_MAIN)
+        ax.scatter(part["perplexity_nonsense"], part["confidence_nonsense"], s=14, label="nonsense", marker="s",
+                   color=_SECOND)
+        _title(ax, model, 40)
         ax.set_xlabel("mean perplexity")
         ax.set_ylabel("mean confidence (soft acc.)")
     for ax in list(axes.flat)[len(models):]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    return _png(fig)
+    return Figure(_png(fig), "Figure 4: mean perplexity against mean confidence (soft accuracy) per logical sequent, "
+                             "one panel per model; circles real items, squares their nonsense mirror, a grey line "
+                             "joining the two versions of a sequent.",
+                  f"Scatter plots for {len(models)} model(s): {len(table) // max(len(models), 1)} sequents each, real "
+                  "and nonsense versions joined; the values are in tables/sequents_sequent_means.csv.")
 
 
-def agents(table: pd.DataFrame, factor: str) -> bytes:
-    """Marginal probability correct per agent within each level of a factor, 95% CIs."""
-    fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
-    _grouped(ax, table, factor, "agent", "estimate")
+def agents(table: pd.DataFrame, factor: str) -> Figure:
+    """Marginal probability correct per agent within each level of a factor, 95% CIs (response scale:
+    emmeans of the binomial model, bounded by 0 and 1 by construction)."""
+    fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    _grouped(ax, table, factor, "agent", "estimate", bounded=True)
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return _png(fig)
+    name = "modality" if factor == "modality" else "argument form"
+    return Figure(_png(fig), f"Probability correct of each agent (humans in black) by {name}: marginal means of the "
+                             "humans-and-models binomial model on the probability scale, with 95% confidence "
+                             "intervals.",
+                  f"Dot plot of P(correct) by agent and {name}, estimate [95% CI]: "
+                  + _grouped_alt(table, factor, "agent", "estimate") + ".")
 
 
-def power_curve(curve: pd.DataFrame, target: float) -> bytes:
+def power_curve(curve: pd.DataFrame, target: float) -> Figure:
     """Power against the number of participants, one panel per factor (modality, argument form), a
     line per level and model, its Monte-Carlo 95% interval as a band; the target as a dashed line."""
     factors = [f for f in ("modality", "argform") if f in set(curve["factor"])]
@@ -150,7 +226,12 @@ def power_curve(curve: pd.DataFrame, target: float) -> bytes:
         ax.set_xticks(sorted(set(part["n"])), labels=[str(n) for n in sorted(set(part["n"]))])
         ax.set_ylim(0, 1)
         ax.set_xlabel("participants")
-        ax.set_title(f"by {'modality' if factor == 'modality' else 'argument form'}", fontsize=10)
+        _title(ax, f"by {'modality' if factor == 'modality' else 'argument form'}")
         ax.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("power")
-    return _png(fig)
+    reached = curve[curve["power"] >= target]
+    return Figure(_png(fig), f"Power against the number of participants for each model-vs-human contrast, with "
+                             f"Monte-Carlo 95% intervals as bands; the dashed line is the target power {target:g}.",
+                  f"Line plot of power against participants ({', '.join(str(n) for n in sorted(set(curve['n'])))}) "
+                  f"for {curve.groupby(['factor', 'level', 'contrast']).ngroups} contrasts; "
+                  f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target within the sizes tried.")

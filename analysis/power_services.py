@@ -61,7 +61,7 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         # what went in, printed by the report's section (analysis/power.py: power_section)
         pilot_summary={**result.pilot, "run_ids": run_ids,
                        "exclusions": _records(removed) if removed is not None else []},
-        curve_png=plots.power_curve(result.curve, plan.target),
+        curve_png=plots.power_curve(result.curve, plan.target).png,
         message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
                 f"{analysis.total} simulated studies.")
     analysis.refresh_from_db()

@@ -277,9 +277,12 @@ def random_effects(fit_: Fit) -> pd.DataFrame:
 
 
 def r2(fit_: Fit) -> dict[str, float]:
+    """Nakagawa's marginal and conditional R², and whether they leave out the random effects (their
+    variances could not be estimated: performance's 'Random effect variances not available')."""
     with r_session():
         values = list(call("duet_r2", fit_.model))
-        return {"marginal": float(values[0]), "conditional": float(values[1])}
+        return {"marginal": float(values[0]), "conditional": float(values[1]),
+                "random_effects_omitted": bool(values[2])}
 
 
 def versions() -> dict[str, str]:

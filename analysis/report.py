@@ -68,7 +68,15 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
             name = f"emmeans_{factor}"
             if name in tables:
                 section.figures[name] = plots.means_with_ci(
-                    tables[name], factor, title=f"{section.title}: marginal means by {factor}", ylabel=ylabel)
+                    tables[name], factor, title=f"{section.title}: marginal means by {factor}", ylabel=ylabel,
+                    bounded=True)
+        cut = [name for name in ("emmeans_modality", "emmeans_argform")
+               if name in tables and plots.out_of_bounds(tables[name])]
+        if cut:
+            section.notes.append(
+                f"Some 95% intervals of the marginal means ({', '.join(cut)}) reach beyond [0, 1]: this linear "
+                "mixed model does not bound a proportion, and with few groups its intervals are wide. The plots cut "
+                "them at 0 and 1 (triangles mark the cut); the tables give them as estimated.")
     if "random_effects" in tables:
         section.figures["random_effects"] = plots.random_effects(tables["random_effects"], ranks)
     if section.key == "agents":

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from scipy import stats
 
 from . import rbridge as rb
+
+if TYPE_CHECKING:
+    from .plots import Figure
 
 Z_999 = float(stats.norm.ppf(0.9995))
 
@@ -26,10 +30,11 @@ class Section:
     stats: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cautions: list[str] = field(default_factory=list)  # what limits how far a reader can trust the fit, highlighted
     absent: str = ""
     n_obs: int = 0
     data: pd.DataFrame | None = None  # the exact frame the main model was fitted on
-    figures: dict[str, bytes] = field(default_factory=dict)
+    figures: dict[str, Figure] = field(default_factory=dict)  # plots.Figure: PNG, caption, alt text
     fitted: "FittedModel | None" = None  # how the main model was fitted (for the reproduce scripts)
 
 
@@ -138,6 +143,11 @@ def levels_missing(frame: pd.DataFrame, factors: list[str]) -> str:
     return ""
 
 
+# Fewer levels than this under a random effect and its variance is not worth reading (a common rule
+# of thumb for mixed models: five or more).
+FEW_LEVELS = 5
+
+
 def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
     section.data = data
     section.n_obs = fit.n_obs
@@ -146,10 +156,22 @@ def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
         section.notes.append(f"Optimizers tried: {', '.join(fit.attempts)}; kept {fit.optimizer}.")
     section.tables["coefficients"] = fit.coefs
     section.tables["random_variances"] = fit.variances
-    section.stats.update({f"r2_{k}": v for k, v in rb.r2(fit).items()})
+    r2 = rb.r2(fit)
+    section.stats.update({f"r2_{k}": v for k, v in r2.items() if k != "random_effects_omitted"})
     section.stats["n_obs"] = fit.n_obs
     for group, count in fit.groups.items():
         section.stats[f"n_{group}"] = count
+        if count < FEW_LEVELS:
+            section.cautions.append(
+                f"The random effects by {group} rest on {count} level{'s' if count != 1 else ''} (fewer than "
+                f"{FEW_LEVELS}): a variance estimated from so few {group}s is barely identified, so it and the "
+                f"intervals that depend on it are rough. Compare the {group}s one by one (Table 1) rather than "
+                "through this variance.")
+    if r2.get("random_effects_omitted"):
+        section.cautions.append(
+            "R² leaves out the random effects: performance::r2_nakagawa could not estimate their variances (it said "
+            "\"Random effect variances not available\"), which happens when the fit is singular — a variance "
+            "estimated at zero, common with few groups. Both R² values shown are then the fixed effects' alone.")
 
 
 def record_lrt(section: Section, fit: rb.Fit, terms: list[str]) -> None:

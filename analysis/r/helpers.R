@@ -103,10 +103,19 @@ duet_ranef <- function(m) {
   as.data.frame(lme4::ranef(m, condVar = TRUE))
 }
 
+# Nakagawa's R2, and whether it leaves out the random effects: when performance cannot estimate
+# their variances (a singular fit) it warns "Can't compute random effect variances", prints "Random
+# effect variances not available. Returned R2 does not account for random effects" and returns no
+# conditional R2. What it says is kept here (the report explains it), not printed.
 duet_r2 <- function(m) {
-  r <- tryCatch(suppressWarnings(performance::r2_nakagawa(m)), error = function(e) NULL)
-  if (is.null(r)) return(c(marginal = NA_real_, conditional = NA_real_))
-  c(marginal = as.numeric(r$R2_marginal), conditional = as.numeric(r$R2_conditional))
+  said <- character(0)
+  said <- c(said, utils::capture.output(r <- tryCatch(withCallingHandlers(performance::r2_nakagawa(m),
+    warning = function(w) { said <<- c(said, conditionMessage(w)); invokeRestart("muffleWarning") },
+    message = function(msg) { said <<- c(said, conditionMessage(msg)); invokeRestart("muffleMessage") }),
+    error = function(e) NULL)))
+  if (is.null(r)) return(c(marginal = NA_real_, conditional = NA_real_, omitted = 1))
+  omitted <- is.na(r$R2_conditional) || any(grepl("random effect variances", said, ignore.case = TRUE))
+  c(marginal = as.numeric(r$R2_marginal), conditional = as.numeric(r$R2_conditional), omitted = as.numeric(omitted))
 }
 
 duet_versions <- function() {

@@ -55,5 +55,5 @@ class Command(BaseCommand):
             curve = pd.DataFrame(analysis.curve)
             csvsafe.logical(csvsafe.frame(curve)).to_csv(out / "power_curve.csv", index=False)
             csvsafe.logical(csvsafe.frame(needed)).to_csv(out / "power_needed.csv", index=False)
-            (out / "power_curve.png").write_bytes(plots.power_curve(curve, plan.target))
+            (out / "power_curve.png").write_bytes(plots.power_curve(curve, plan.target).png)
             self.stdout.write(self.style.SUCCESS(f"Wrote {out}/power_curve.csv, power_needed.csv and power_curve.png."))
