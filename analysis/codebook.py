@@ -183,11 +183,13 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     return json.loads(frame.to_json(orient="records", date_format="iso"))
 
 
-def write_description(folder: Path, *, title: str, codebook: pd.DataFrame, provenance: dict | None, rules,
-                      exclusions: pd.DataFrame, runs: pd.DataFrame, configurations: pd.DataFrame,
-                      runs_requested: list[int], versions: dict[str, str], generated: str) -> dict:
-    """dataset_description.json: Psych-DS's fields and Duet's provenance; written after every other file."""
+def write_description(folder: Path, *, codebook: pd.DataFrame, page) -> dict:
+    """dataset_description.json: Psych-DS's fields and Duet's provenance (`page`: the report's
+    html.Page, its inputs and what it found); written after every other file."""
     folder = Path(folder)
+    inputs = page.inputs
+    title, provenance, rules, runs = inputs.title, inputs.provenance, inputs.rules, inputs.runs
+    exclusions, versions, generated = page.exclusions, page.versions, page.generated
     variables, seen = [], set()
     for row in codebook.itertuples():
         if row.column in seen:
@@ -212,9 +214,9 @@ def write_description(folder: Path, *, title: str, codebook: pd.DataFrame, prove
             "study": (provenance or {}).get("study", {}),
             "exclusions": {"rules": rules.describe(), "counts": _records(exclusions),
                            "settings": {k: v for k, v in vars(rules).items()}},
-            "runs": {"requested": list(runs_requested),
+            "runs": {"requested": list(inputs.runs_requested),
                      "used": [r for r in _records(runs) if r.get("used")], "all": _records(runs),
-                     "configurations": _records(configurations),
+                     "configurations": _records(inputs.configurations),
                      "stored_configurations": (provenance or {}).get("run_configurations", {})},
             "software": versions,
             "files": [{"path": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size, "sha256": sha256(p)}

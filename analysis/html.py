@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from html import escape
 
 import pandas as pd
@@ -97,30 +98,46 @@ def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: li
     return parts
 
 
-def render(*, title, generated, versions, rules, exclusions, table1, overview, sections, runs,
-           participants, columns, n_scores, n_trials, n_kept, configurations=None, runs_requested=(),
-           input_warnings=()) -> str:
+@dataclass
+class Page:
+    """What report.html (and dataset_description.json) show: the report's inputs (analysis.report.
+    ReportInputs), when and with what software it was built, and what it found."""
+
+    inputs: object  # ReportInputs
+    generated: str
+    versions: dict[str, str]
+    exclusions: pd.DataFrame
+    table1: pd.DataFrame
+    overview: object  # plots.Figure or None
+    sections: list
+    participants: list[str]
+    columns: pd.DataFrame  # the data files' columns
+    n_kept: int
+
+
+def render(page: Page) -> str:
+    inputs, sections = page.inputs, page.sections
+    title, rules = inputs.title, inputs.rules
     legend = ", ".join(f"{escape(k)} = {escape(v)}" for k, v in LABELS.items())
     toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a>{' (not shown)' if s.absent else ''}</li>"
                   for s in sections)
     body = [
-        f"<h1>{escape(title)}</h1><p>Generated {escape(generated)} (UTC). {n_scores} model scores, "
-        f"{n_trials} human trials ({n_kept} kept after exclusions).</p>",
+        f"<h1>{escape(title)}</h1><p>Generated {escape(page.generated)} (UTC). {len(inputs.scores)} model scores, "
+        f"{len(inputs.trials)} human trials ({page.n_kept} kept after exclusions).</p>",
         f"<ul>{toc}</ul>",
         f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
         "first argument form. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
         "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
         "<h2 id='inputs'>What went in</h2>",
-        *_inputs(runs, configurations if configurations is not None else pd.DataFrame(), list(runs_requested),
-                 list(input_warnings)),
-        f"<h3>Participants kept ({len(participants)})</h3><p>{escape(', '.join(participants)) or '—'}</p>",
+        *_inputs(inputs.runs, inputs.configurations, list(inputs.runs_requested), inputs.warnings()),
+        f"<h3>Participants kept ({len(page.participants)})</h3><p>{escape(', '.join(page.participants)) or '—'}</p>",
         "<h3>Exclusions (applied in this order)</h3>",
-        f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(exclusions),
+        f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(page.exclusions),
         "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>",
         "<p>Models: mean soft accuracy (items resampled). Humans: proportion correct (participants "
         "resampled). CSV: <code>tables/table1_accuracy.csv</code></p>",
-        _figure(overview) if overview else "<p class='absent'>No data.</p>",
-        _table(table1, max_rows=200),
+        _figure(page.overview) if page.overview else "<p class='absent'>No data.</p>",
+        _table(page.table1, max_rows=200),
     ]
     body += [_section(s) for s in sections]
     body += [
@@ -130,9 +147,9 @@ def render(*, title, generated, versions, rules, exclusions, table1, overview, s
         "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on). "
         "<code>codebook.csv</code> describes every column of every CSV in the folder and "
         "<code>dataset_description.json</code> (Psych-DS) holds the provenance and a SHA-256 of every file. "
-        "The data files' columns:</p>", _table(columns, max_rows=200),
+        "The data files' columns:</p>", _table(page.columns, max_rows=200),
         "<h2 id='software'>Software</h2>",
-        _table(pd.DataFrame(list(versions.items()), columns=["software", "version"])),
+        _table(pd.DataFrame(list(page.versions.items()), columns=["software", "version"])),
     ]
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")

@@ -25,7 +25,7 @@ from . import mc_report, paired_report
 from experiments import schema
 from .runs import RUN_COLUMNS
 from .paired_frames import PairedInputs
-from .html import render
+from .html import Page, render
 
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
 
@@ -124,45 +124,25 @@ def _write_data(frame: pd.DataFrame, folder: Path, name: str) -> list[Path]:
     return [csv, parquet]
 
 
-def build_report(*, scores: pd.DataFrame, trials: pd.DataFrame, out_dir: Path, title: str,
-                 runs: pd.DataFrame | None = None, rules: prep.Exclusions = prep.Exclusions(),
-                 paired: PairedInputs | None = None, mc_runs: pd.DataFrame | None = None,
-                 extra_sections: tuple[Section, ...] = (),
-                 configurations: pd.DataFrame | None = None, runs_requested: list[int] | None = None,
-                 helper: RProcess | None = None, provenance: dict | None = None) -> ReportResult:
-    """`runs` is analysis.runs.table (every run of the study, used or not and why), `configurations`
-    analysis.runs.configurations (how each used run's configuration asked and answered),
-    `runs_requested` the run ids asked for (empty: the default rule), `provenance` what
-    dataset_description.json records besides the frames (analysis.services.provenance: the study's
-    design and settings, the stored configuration of each run used).
-
-    R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
-    human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
-    (RProcess; the caller may start it before reading its data, else it starts here and is
-    closed at the end), while this process does the rest."""
-    out_dir = Path(out_dir)
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
-    timings: dict[str, float] = {}
-    if len(trials):
-        kept, exclusions = prep.apply_exclusions(trials, rules)
-    else:
-        kept, exclusions = trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected", "trials_left"])
-    inputs = _Inputs(runs=runs if runs is not None else pd.DataFrame(columns=list(RUN_COLUMNS)),
-                     configurations=configurations if configurations is not None else pd.DataFrame(),
-                     requested=list(runs_requested or []), provenance=provenance)
-    own = RProcess.for_rows(len(kept), len(scores)) if helper is None else contextlib.nullcontext(helper)
-    with own as helper:
-        return _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings,
-                      extra_sections)
-
-
 @dataclass
-class _Inputs:
-    """What went in besides the frames: the runs table, the configurations used, the runs asked for."""
+class ReportInputs:
+    """Everything a report is built from: the tidy frames (analysis.frames: every score of the runs
+    used, every trial before exclusions), and what went in besides them — the exclusion rules, the
+    runs table (analysis.runs.table: every run of the study, used or not and why), the configurations
+    used (analysis.runs.configurations), the run ids asked for (empty: the default rule), the paired
+    and multiple-choice inputs, sections built elsewhere (a power analysis), and `provenance`, what
+    dataset_description.json records besides the frames (analysis.services.report_provenance)."""
 
-    runs: pd.DataFrame
-    configurations: pd.DataFrame
-    requested: list[int]
+    scores: pd.DataFrame
+    trials: pd.DataFrame
+    title: str
+    rules: prep.Exclusions = field(default_factory=prep.Exclusions)
+    runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(RUN_COLUMNS)))
+    configurations: pd.DataFrame = field(default_factory=pd.DataFrame)
+    runs_requested: list[int] = field(default_factory=list)
+    paired: PairedInputs | None = None
+    mc_runs: pd.DataFrame | None = None
+    extra_sections: tuple[Section, ...] = ()
     provenance: dict | None = None
 
     def used(self) -> list[int]:
@@ -177,8 +157,28 @@ class _Inputs:
                 for row in self.configurations.itertuples() if row.warning]
 
 
-def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, paired, mc_runs, helper, timings,
-           extra_sections=()):
+def build_report(inputs: ReportInputs, *, out_dir: Path, helper: RProcess | None = None) -> ReportResult:
+    """Build the report of `inputs` into `out_dir`.
+
+    R and threads do not mix (rpy2 is not thread-safe), so parallel work means processes: the
+    human-vs-model model — the longest fit — runs in `helper`, a second process with its own R
+    (RProcess; the caller may start it before reading its data, else it starts here and is
+    closed at the end), while this process does the rest."""
+    out_dir = Path(out_dir)
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    if len(inputs.trials):
+        kept, exclusions = prep.apply_exclusions(inputs.trials, inputs.rules)
+    else:
+        kept, exclusions = inputs.trials, pd.DataFrame(columns=["rule", "trials_removed", "participants_affected",
+                                                                "trials_left"])
+    own = RProcess.for_rows(len(kept), len(inputs.scores)) if helper is None else contextlib.nullcontext(helper)
+    with own as helper:
+        return _build(inputs, kept, exclusions, out_dir, helper, timings)
+
+
+def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timings) -> ReportResult:
+    scores, trials = inputs.scores, inputs.trials
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     frames = StudyFrames(scores=scores, kept=kept)
     agents = helper.submit(fit_spec, mixed.AGENTS, frames)  # first: it takes longest
@@ -192,9 +192,9 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
             sections.append(_timed(timings, f"section {spec.key}", run_section, fit_spec, spec, frames))
         if spec is mixed.EQ6:
             sections.append(_timed(timings, "section sequents", run_section, _sequent_section, scores))
-    sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, paired)  # issue 6
-    sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, mc_runs)  # issue 7
-    sections += list(extra_sections)  # e.g. the study's latest power analysis (analysis/power.py)
+    sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, inputs.paired)  # issue 6
+    sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, inputs.mc_runs)  # issue 7
+    sections += list(inputs.extra_sections)  # e.g. the study's latest power analysis (analysis/power.py)
     ranks = _ranks(table1)
     for section in sections:
         _timed(timings, "figures", _figures, section, ranks)
@@ -216,20 +216,15 @@ def _build(scores, trials, kept, exclusions, out_dir, title, inputs, rules, pair
             section.notes.append(f"Refit it yourself from data/model_frames/{section.key}.csv: reproduce.R (lme4, "
                                  "lmerTest) and reproduce.py (pymer4) in this folder.")
     written += reproduce.write_scripts(sections, out_dir)
-    participants = sorted(kept["participant"].unique()) if len(kept) else []
-    generated, versions = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), _versions()
-    html = render(
-        title=title, generated=generated, versions=versions, rules=rules, exclusions=exclusions, table1=table1, overview=overview,
-        sections=sections, runs=inputs.runs, configurations=inputs.configurations, runs_requested=inputs.requested,
-        input_warnings=inputs.warnings(), participants=participants,
-        columns=columns, n_scores=len(scores), n_trials=len(trials), n_kept=len(kept),
+    page = Page(
+        inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
+        participants=sorted(kept["participant"].unique()) if len(kept) else [], columns=columns, n_kept=len(kept),
     )
     path = out_dir / "report.html"
-    path.write_text(html, encoding="utf-8")
+    path.write_text(render(page), encoding="utf-8")
     book = codebook.write_codebook(out_dir)  # every column of every CSV, then the hashes of every file
-    codebook.write_description(out_dir, title=title, codebook=book, provenance=inputs.provenance, rules=rules,
-                               exclusions=exclusions, runs=inputs.runs, configurations=inputs.configurations,
-                               runs_requested=inputs.requested, versions=versions, generated=generated)
+    codebook.write_description(out_dir, codebook=book, page=page)
     timings["tables and html"] = time.perf_counter() - start
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,

@@ -39,7 +39,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
 
     from . import frames, paired_frames, runs
     from .rprocess import RProcess
-    from .report import build_report
+    from .report import ReportInputs, build_report
 
     rules = rules or exclusions_for(study=study)
     chosen = runs.select_runs(study, run_ids or None)
@@ -48,17 +48,17 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     with RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
         scores = frames.scores_frame(study, used)
-        return build_report(
-            scores=scores, trials=frames.trials_frame(study, include_simulated=pilot), out_dir=Path(out_dir),
+        return build_report(ReportInputs(
+            scores=scores, trials=frames.trials_frame(study, include_simulated=pilot),
             title=(f"PILOT report (simulated participants included, not data): {study.title} ({study.slug})" if pilot
-                   else f"Duet report: {study.title} ({study.slug})"), runs=runs.table(chosen),
+                   else f"Duet report: {study.title} ({study.slug})"), rules=rules, runs=runs.table(chosen),
             configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
-            runs_requested=sorted(set(run_ids or [])), rules=rules,
+            runs_requested=sorted(set(run_ids or [])),
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
-            mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)), helper=helper,
+            mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)),
             extra_sections=tuple(s for s in [power_section_for(study, used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
-        )
+        ), out_dir=Path(out_dir), helper=helper)
 
 
 def report_provenance(*, study, run_ids: list[int]) -> dict:
