@@ -19,6 +19,7 @@ from .participation import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
+from .participation.question_editor import QuestionListField
 
 
 def _design_choices() -> list[tuple[str, str]]:
@@ -44,6 +45,14 @@ class HumanArmForm(forms.ModelForm):
         "flow”) and checking that it is true for this study. Your name and the time are recorded; a later change "
         "to the text, institution or contact needs a new review before the study opens or takes new participants.",
     )
+
+    practice = QuestionListField(
+        with_form=True, required=False, label="Practice questions",
+        help_text="Warm-up questions with feedback, not recorded; none = no practice. A new study gets its design's "
+                  "default set. Leave a new block blank to add nothing.")
+    attention_checks = QuestionListField(
+        required=False, label="Attention checks",
+        help_text="Catch items with an obvious answer, mixed into every participant's list.")
 
     class Meta:
         model = HumanArm

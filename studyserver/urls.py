@@ -5,6 +5,7 @@ from .health import healthz
 
 admin.site.site_header = "Duet — studies, items and runs"
 admin.site.site_title = "Duet admin"
+admin.site.site_url = None  # no public site behind "View site" (participants arrive by their study link)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -69,3 +69,8 @@ def test_items_filter_by_pair_role_and_variant(staff_client):
     assert all(i.gold_answer == "no" and i.answer_words == {"yes": "True", "no": "False"} for i in shown)
     change = staff_client.get(reverse("admin:experiments_item_change", args=[shown[0].pk]))
     assert change.status_code == 200 and shown[0].pair_id in change.content.decode()
+
+
+def test_the_admin_offers_no_view_site_link_to_a_page_that_does_not_exist(staff_client):
+    page = staff_client.get(reverse("admin:index")).content.decode()
+    assert "View site" not in page and staff_client.get("/").status_code == 404
