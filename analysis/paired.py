@@ -22,6 +22,8 @@ from scipy.stats import binomtest, ttest_ind
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
+from .rules import ALTERNATIVES
+
 
 @dataclass(frozen=True)
 class Proportion:
@@ -82,9 +84,6 @@ def contingency(pairs: Iterable[tuple[bool, bool]]) -> Contingency:
     return Contingency(
         counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)]
     )
-
-
-ALTERNATIVES = ("n12>n21", "n12<n21", "two-sided")
 
 
 @dataclass(frozen=True)

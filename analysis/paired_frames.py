@@ -10,30 +10,22 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from . import rules
+
 ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes"]
 PROBE_COLUMNS = ["model", "run_id", "probe_key", "target", "p_target", "top_token", "known"]
-OPTIONS = {
-    "alternative": "n12>n21",  # 002: the one-sided alternative the researcher names (or two-sided)
-    "alpha": 0.05,  # Benjamini–Hochberg level across models
-    "exact_max": 10,  # exact binomial test up to this many discordant pairs, McNemar z above
-    "drop_unknown_pairs": False,  # 000 §4.1: leave out pairs about cities/instances a model does not know
-}
 
 
 @dataclass
 class PairedInputs:
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
     probes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PROBE_COLUMNS))
-    options: dict = field(default_factory=lambda: dict(OPTIONS))
+    options: dict = field(default_factory=lambda: dict(rules.PAIRED_REPORT))
     presentation: str = "across"  # HumanArm.paired_presentation: how people were shown the pairs
 
 
 def report_options(settings: dict | None) -> dict:
-    given = dict((settings or {}).get("paired_report", {}) or {})
-    unknown = sorted(set(given) - set(OPTIONS))
-    if unknown:
-        raise ValueError(f"Unknown paired_report setting(s) {unknown}; known: {sorted(OPTIONS)}")
-    return {**OPTIONS, **given}
+    return rules.paired_report_options(settings)
 
 
 def items_frame(study) -> pd.DataFrame:

@@ -1,4 +1,6 @@
-"""Exclusion rules for the human data: a plain frozen dataclass (no pandas, safe for the web process)."""
+"""The report's rules a researcher sets in study.settings: which human data are excluded (a plain frozen
+dataclass) and the paired sections' options. No pandas here: the web process (the study's settings editor)
+reads these too."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,3 +33,37 @@ class Exclusions:
         if self.rt_log_sd is not None:
             rules.append(f"trials more than {self.rt_log_sd:g} SD from the participant's mean log RT")
         return rules
+
+
+# The paired sections' options (study.settings["paired_report"]; seeds 000 and 002).
+ALTERNATIVES = ("n12>n21", "n12<n21", "two-sided")
+PAIRED_REPORT = {
+    "alternative": "n12>n21",  # 002: the one-sided alternative the researcher names (or two-sided)
+    "alpha": 0.05,  # Benjamini–Hochberg level across models
+    "exact_max": 10,  # exact binomial test up to this many discordant pairs, McNemar z above
+    "drop_unknown_pairs": False,  # 000 §4.1: leave out pairs about cities/instances a model does not know
+}
+
+
+def paired_report_options(settings: dict | None) -> dict:
+    """The paired sections' options: defaults, overridden by settings["paired_report"]. A bad name or
+    value raises ValueError naming it."""
+    given = (settings or {}).get("paired_report", {}) or {}
+    if not isinstance(given, dict):
+        raise ValueError('settings["paired_report"] must be an object such as {"alternative": "two-sided"}.')
+    unknown = sorted(set(given) - set(PAIRED_REPORT))
+    if unknown:
+        raise ValueError(f"Unknown paired_report setting(s) {unknown}; known: {sorted(PAIRED_REPORT)}")
+    options = {**PAIRED_REPORT, **given}
+    if options["alternative"] not in ALTERNATIVES:
+        raise ValueError(f"paired_report alternative must be one of {', '.join(ALTERNATIVES)}, "
+                         f"not {options['alternative']!r}.")
+    alpha = options["alpha"]
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"paired_report alpha must be a number between 0 and 1, not {alpha!r}.")
+    exact_max = options["exact_max"]
+    if isinstance(exact_max, bool) or not isinstance(exact_max, int) or exact_max < 0:
+        raise ValueError(f"paired_report exact_max must be a whole number of pairs (0 or more), not {exact_max!r}.")
+    if not isinstance(options["drop_unknown_pairs"], bool):
+        raise ValueError("paired_report drop_unknown_pairs must be true or false.")
+    return options

@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from . import services
+from . import services, settings_editor
 from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
 from .participation import attention
@@ -28,14 +28,26 @@ def _design_choices() -> list[tuple[str, str]]:
     return [("", "— choose a design —"), *designs.choices()]
 
 
-class StudyForm(forms.ModelForm):
-    # The design is one of the registry's (experiments/designs/catalog.py), not free text.
+class StudyForm(settings_editor.StudySettingsFields, forms.ModelForm):
+    # The design is one of the registry's (experiments/designs/catalog.py), not free text; the settings
+    # are fields (settings_editor.py), not JSON.
     design = forms.ChoiceField(choices=_design_choices, help_text="What the study's items are made from: a design "
                                "generated with its options or an item bank imported from CSV (seed paper in brackets).")
 
     class Meta:
         model = Study
-        fields = ["slug", "title", "description", "design", "logic_system", "consequence", "settings"]
+        fields = ["slug", "title", "description", "design", "logic_system", "consequence"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.settings_initial(self.instance)
+
+    def clean(self):
+        cleaned = super().clean()
+        settings = self.settings_clean(self.instance, cleaned)
+        if settings is not None:
+            self.instance.settings = settings
+        return cleaned
 
 
 class HumanArmForm(forms.ModelForm):
@@ -107,8 +119,25 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ("slug", "title", "design", "status", "logic_system", "consequence", "item_count", "created_at")
     list_filter = ("status", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
-    readonly_fields = ("status", "items_panel", "launch_panel", "participant_progress", "created_at", "updated_at")
+    readonly_fields = ("status", "items_panel", "launch_panel", "participant_progress", "stored_settings",
+                       "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
+    fieldsets = (
+        (None, {"fields": ("slug", "title", "description", "design", "logic_system", "consequence", "status",
+                           "items_panel", "launch_panel", "participant_progress")}),
+        *settings_editor.FIELDSETS,
+        ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),
+    )
+
+    @admin.display(description="settings (JSON)")
+    def stored_settings(self, obj):
+        return settings_editor.stored_settings_html(obj) if obj and obj.pk else "—"
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        form = context["adminform"].form if "adminform" in context else None
+        for problem in getattr(form, "settings_problems", ()):
+            self.message_user(request, f"Settings: {problem}. Saving stores what the form shows.", messages.WARNING)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     class Media:
         js = ("experiments/launch.js",)

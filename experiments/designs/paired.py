@@ -192,17 +192,24 @@ def paired_variants(*, study: Study) -> set[str]:
     return set(study.items.exclude(pair_id="").values_list("variant", flat=True).distinct())
 
 
-def human_variant_set(*, study: Study, variant: str) -> Study:
-    """Choose the prompt variant participants see (one of the study's variants)."""
+def human_variant_problem(*, study: Study, variant: str) -> str:
+    """Why participants cannot see `variant` ('' when they can): it must be one of the study's prompt
+    variants and ask for Yes/No (participants answer with the Yes/No keys)."""
     available = paired_variants(study=study)
     if variant not in available:
-        raise ValidationError(f"'{variant}' is not one of the study's prompt variants: {', '.join(sorted(available))}.")
+        return f"'{variant}' is not one of the study's prompt variants: {', '.join(sorted(available)) or 'none'}."
     words = study.items.filter(variant=variant).exclude(answer_words={}).values_list("answer_words", flat=True).first()
     if words:
-        raise ValidationError(
-            f"'{variant}' asks for {words['yes']}/{words['no']}, but participants answer with the Yes/No keys; "
-            "choose a Yes/No phrasing."
-        )
+        return (f"'{variant}' asks for {words['yes']}/{words['no']}, but participants answer with the Yes/No keys; "
+                "choose a Yes/No phrasing.")
+    return ""
+
+
+def human_variant_set(*, study: Study, variant: str) -> Study:
+    """Choose the prompt variant participants see (one of the study's variants)."""
+    problem = human_variant_problem(study=study, variant=variant)
+    if problem:
+        raise ValidationError(problem)
     study.settings = {**(study.settings or {}), HUMAN_VARIANT: variant}
     study.save(update_fields=["settings", "updated_at"])
     return study

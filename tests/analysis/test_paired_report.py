@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 
 from analysis import paired_report
-from analysis.paired_frames import OPTIONS, PairedInputs, report_options
+from analysis.paired_frames import PairedInputs, report_options
+from analysis.rules import PAIRED_REPORT as OPTIONS
 
 
 def item(item_id, design, pair_id, role, variant="v1", condition="real", original=None, **attributes):
@@ -96,6 +97,10 @@ def test_pairs_the_model_does_not_know_can_be_dropped():
     assert everything.tables["accuracy"].set_index(["variant", "subset"]).loc[("all", "overall"), "pairs"] == 8
     with pytest.raises(ValueError, match="Unknown paired_report setting"):
         report_options({"paired_report": {"drop_unknown": True}})
+    for bad, named in [({"alpha": 1.5}, "alpha"), ({"alternative": "greater"}, "alternative"),
+                       ({"exact_max": -1}, "exact_max"), ({"drop_unknown_pairs": "yes"}, "drop_unknown_pairs")]:
+        with pytest.raises(ValueError, match=f"paired_report {named}"):  # refused when read, not when tested
+            report_options({"paired_report": bad})
 
 
 def _rb_pair(n):

@@ -2,53 +2,16 @@
 admin (not raw JSON); a bad question is refused with its number named and nothing is saved."""
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from experiments.models import HumanArm
 from experiments.participation.services import human_arm_ensure
+from tests.admin_form import change_form
 from tests.factories import StudyFactory
 
 pytestmark = pytest.mark.django_db
-
-
-class _Form(HTMLParser):
-    """The change form's fields as a browser would submit them (inputs, textareas, selects)."""
-
-    def __init__(self):
-        super().__init__()
-        self.data, self._textarea, self._select = {}, None, None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        name = a.get("name")
-        if tag == "input" and name and a.get("type") not in ("submit", "button", "file"):
-            if a.get("type") == "checkbox":
-                if "checked" in a:
-                    self.data[name] = "on"
-            else:
-                self.data[name] = a.get("value", "")
-        elif tag == "textarea" and name:
-            self._textarea = name
-            self.data[name] = ""
-        elif tag == "select" and name:
-            self._select = name
-            self.data.setdefault(name, "")
-        elif tag == "option" and self._select and "selected" in a:
-            self.data[self._select] = a.get("value", "")
-
-    def handle_endtag(self, tag):
-        if tag == "textarea":
-            self._textarea = None
-        elif tag == "select":
-            self._select = None
-
-    def handle_data(self, data):
-        if self._textarea:
-            self.data[self._textarea] += data
 
 
 @pytest.fixture
@@ -58,13 +21,8 @@ def researcher(client):
     return client
 
 
-def _form(client, study) -> tuple[str, dict]:
-    url = reverse("admin:experiments_study_change", args=[study.pk])
-    parser = _Form()
-    page = client.get(url).content.decode()
-    parser.feed(page)
-    parser.data.pop("_saveasnew", None)
-    return url, page, parser.data
+def _form(client, study) -> tuple[str, str, dict]:
+    return change_form(client, reverse("admin:experiments_study_change", args=[study.pk]))
 
 
 def test_practice_and_attention_checks_are_edited_as_questions_not_json(researcher):

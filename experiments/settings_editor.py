@@ -1,0 +1,194 @@
+"""The study's settings as form fields (issue 18 item 3), instead of a raw JSON box.
+
+`study.settings` holds what a researcher chooses for the analysis and for some designs:
+- "analysis_exclusions": which human data the report leaves out (analysis.rules.Exclusions);
+- "multiple_choice": the four-option keys and whether a list holds every circular mutant (seed 001);
+- "paired_report": the paired sections' test options (seeds 000 and 002, analysis.rules);
+- "human_variant": the prompt variant participants see in a paired design;
+and what generation records ("lexicon", "paired_designs"), shown read-only and kept as it is.
+
+Each field is checked by the same code that reads the setting later (Exclusions, mc_settings,
+paired_report_options, human_variant_problem), so the form cannot store what a report or a
+participant page would refuse. A group is written out in full once it differs from its defaults (or
+was stored before), so a stored study says exactly what it used. What participants see (the keys, all
+mutants, the human variant) is fixed once the study has responses.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from types import SimpleNamespace
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+EXCLUSIONS = "analysis_exclusions"
+MULTIPLE_CHOICE = "multiple_choice"
+PAIRED_REPORT = "paired_report"
+HUMAN_VARIANT = "human_variant"
+EDITED = (EXCLUSIONS, MULTIPLE_CHOICE, PAIRED_REPORT, HUMAN_VARIANT)
+
+# form field → (settings group, key in the group)
+_EXCLUSION_FIELDS = {
+    "exclude_preview": "drop_preview",
+    "exclude_failed_attention": "drop_failed_attention",
+    "exclude_incomplete": "completed_only",
+    "exclude_rt_min_ms": "rt_min_ms",
+    "exclude_rt_log_sd": "rt_log_sd",
+}
+_MC_FIELDS = {"mc_keys": "keys", "mc_all_mutants": "all_mutants"}
+_PAIRED_FIELDS = {"paired_alternative": "alternative", "paired_alpha": "alpha", "paired_exact_max": "exact_max",
+                  "paired_drop_unknown_pairs": "drop_unknown_pairs"}
+FIXED_ONCE_ANSWERED = ("mc_keys", "mc_all_mutants", "human_variant")
+
+FIELDSETS = (
+    ("Analysis: which human data the report leaves out", {"fields": tuple(_EXCLUSION_FIELDS)}),
+    ("Four-option trials (multiple-choice design, seed 001)", {"classes": ("collapse",), "fields": tuple(_MC_FIELDS)}),
+    ("Paired designs (seeds 000 and 002)", {"classes": ("collapse",),
+                                             "fields": ("human_variant", *_PAIRED_FIELDS)}),
+)
+
+
+def _exclusion_defaults() -> dict:
+    from analysis.rules import Exclusions
+
+    return {f.name: f.default for f in dataclasses.fields(Exclusions) if f.name != "attention_rule"}
+
+
+def _stored(settings: dict) -> tuple[dict, list[str]]:
+    """Each edited group as stored (defaults where absent or unreadable) and what could not be read."""
+    from analysis.rules import Exclusions, paired_report_options
+
+    from .participation.arm import mc_settings
+
+    values, problems = {}, []
+    exclusions = _exclusion_defaults()
+    given = settings.get(EXCLUSIONS) or {}
+    try:
+        if not isinstance(given, dict) or set(given) - set(exclusions):
+            raise ValueError(f"unknown analysis_exclusions setting(s) {sorted(set(given) - set(exclusions))}")
+        Exclusions(**given)
+        exclusions.update(given)
+    except (TypeError, ValueError) as error:
+        problems.append(f"stored {EXCLUSIONS} could not be read ({error}); the defaults are shown")
+    values.update({name: exclusions[key] for name, key in _EXCLUSION_FIELDS.items()})
+    try:
+        mc = dataclasses.asdict(mc_settings(SimpleNamespace(settings=settings)))
+    except ValidationError as error:
+        problems.append(f"stored {MULTIPLE_CHOICE} could not be read ({'; '.join(error.messages)}); defaults shown")
+        mc = dataclasses.asdict(mc_settings(SimpleNamespace(settings={})))
+    values.update({name: mc[key] for name, key in _MC_FIELDS.items()})
+    try:
+        paired = paired_report_options(settings)
+    except ValueError as error:
+        problems.append(f"stored {PAIRED_REPORT} could not be read ({error}); the defaults are shown")
+        paired = paired_report_options({})
+    values.update({name: paired[key] for name, key in _PAIRED_FIELDS.items()})
+    values["human_variant"] = settings.get(HUMAN_VARIANT) or ""
+    return values, problems
+
+
+class StudySettingsFields(forms.Form):
+    """Declared fields mixed into the study's admin form; the form calls `settings_initial` in its
+    __init__ and `settings_clean` in its clean."""
+
+    exclude_preview = forms.BooleanField(required=False, label="Leave out preview sessions")
+    exclude_failed_attention = forms.BooleanField(
+        required=False, label="Leave out participants who failed the attention checks",
+        help_text="The failure rule itself is the human arm's (below: attention rule).")
+    exclude_incomplete = forms.BooleanField(required=False, label="Leave out sessions that were not completed")
+    exclude_rt_min_ms = forms.FloatField(
+        required=False, min_value=0, label="Leave out trials faster than (ms)",
+        help_text="Empty: no floor. Default 200 ms.")
+    exclude_rt_log_sd = forms.FloatField(
+        required=False, min_value=0.5, label="Leave out trials this many SD from the participant's mean log RT",
+        help_text="Empty: no cut. Default 3.")
+    mc_keys = forms.ChoiceField(
+        choices=(("dfjk", "D F J K"), ("1234", "1 2 3 4")), label="Keys for options A–D",
+        help_text="Left to right; physical keys, so every keyboard layout answers the same way.")
+    mc_all_mutants = forms.BooleanField(
+        required=False, label="Every circular mutant of each question in one list",
+        help_text="Off: a participant sees one mutant per question.")
+    human_variant = forms.ChoiceField(
+        required=False, label="Prompt variant participants see",
+        help_text="One of the study's generated Yes/No phrasings (the models answer every variant).")
+    paired_alternative = forms.ChoiceField(
+        label="Alternative of the matched-pair test",
+        help_text="n12>n21: more pairs right only in the original than only in the perturbed version (002).")
+    paired_alpha = forms.FloatField(min_value=0.0001, max_value=0.5, label="Benjamini–Hochberg level across models")
+    paired_exact_max = forms.IntegerField(
+        min_value=0, label="Exact binomial test up to this many discordant pairs",
+        help_text="McNemar's z test above.")
+    paired_drop_unknown_pairs = forms.BooleanField(
+        required=False, label="Leave out pairs about facts a model does not know (000 §4.1)")
+
+    def settings_initial(self, study) -> None:
+        from analysis.rules import ALTERNATIVES
+
+        from .designs.paired import paired_variants
+
+        self.fields["paired_alternative"].choices = [(a, a) for a in ALTERNATIVES]
+        variants = sorted(paired_variants(study=study)) if study.pk else []
+        field = self.fields["human_variant"]
+        field.choices = [("", "— none (not a paired design) —" if not variants else "— choose —"),
+                         *[(v, v) for v in variants]]
+        if not variants:
+            field.disabled = True
+        values, self.settings_problems = _stored(study.settings or {})
+        for name, value in values.items():
+            self.initial.setdefault(name, value)
+        if study.pk and study.has_responses():
+            for name in FIXED_ONCE_ANSWERED:
+                self.fields[name].disabled = True
+                self.fields[name].help_text += " Fixed: the study has responses."
+
+    def settings_clean(self, study, cleaned: dict) -> dict | None:
+        """The study's new settings from the cleaned fields (None when a field has an error, added to it)."""
+        from analysis.rules import Exclusions, paired_report_options
+
+        from .designs.paired import human_variant_problem
+        from .participation.arm import mc_settings
+
+        if any(name in self.errors for name in self.settings_field_names()):
+            return None
+        old = dict(study.settings or {})
+        new = {k: v for k, v in old.items() if k not in EDITED}
+        groups = {
+            EXCLUSIONS: ({key: cleaned.get(name) for name, key in _EXCLUSION_FIELDS.items()}, _exclusion_defaults()),
+            MULTIPLE_CHOICE: ({key: cleaned.get(name) for name, key in _MC_FIELDS.items()},
+                              dataclasses.asdict(mc_settings(SimpleNamespace(settings={})))),
+            PAIRED_REPORT: ({key: cleaned.get(name) for name, key in _PAIRED_FIELDS.items()}, paired_report_options({})),
+        }
+        for group, (value, defaults) in groups.items():
+            if value != defaults or group in old:
+                new[group] = value
+        variant = cleaned.get("human_variant") or ""
+        if variant:
+            problem = human_variant_problem(study=study, variant=variant) if study.pk else "save the study first"
+            if problem:
+                self.add_error("human_variant", problem)
+                return None
+            new[HUMAN_VARIANT] = variant
+        elif HUMAN_VARIANT in old:
+            new[HUMAN_VARIANT] = old[HUMAN_VARIANT]  # a disabled field (no variants left) keeps what was chosen
+        # the readers themselves, once more: nothing is stored that a report or a page would refuse
+        try:
+            Exclusions(**new.get(EXCLUSIONS, {}))
+            paired_report_options(new)
+            mc_settings(SimpleNamespace(settings=new))
+        except (TypeError, ValueError, ValidationError) as error:
+            self.add_error(None, f"These settings would be refused later: {error}")
+            return None
+        return new
+
+    @classmethod
+    def settings_field_names(cls) -> tuple[str, ...]:
+        return tuple(cls.declared_fields)
+
+
+def stored_settings_html(study) -> str:
+    """The settings as stored (JSON), with what generation recorded, for the study page."""
+    from django.utils.html import format_html
+
+    text = json.dumps(study.settings or {}, indent=2, ensure_ascii=False, sort_keys=True)
+    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
