@@ -61,8 +61,9 @@ if _study_admin is not None and run_analysis not in (_study_admin.actions or [])
 
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "status", "pilot", "created_at", "finished_at", "model_runs", "n_scores", "n_trials",
-                    "files"]
+    # the report's links next to its status, so they stay on screen at 1366 px (tests/e2e/test_admin_study.py)
+    list_display = ["id", "study", "status", "files", "pilot", "created_at", "finished_at", "model_runs", "n_scores",
+                    "n_trials"]
     list_filter = ["status", "pilot", "study"]
     readonly_fields = ["study", "status", "pilot", "out_dir", "message", "runs_requested", "runs_used", "n_scores", "n_trials",
                        "warnings", "created_at", "started_at", "finished_at", "files"]

@@ -64,7 +64,7 @@ def checklist(study: Study, arm) -> list[Check]:
 
 
 def launch_html(study: Study) -> str:
-    from .services import human_arm_ensure
+    from .services import human_arm_ensure, lists_problem, lists_scheme
 
     arm = human_arm_ensure(study=study)
     link = study_link(study, arm)
@@ -85,6 +85,7 @@ def launch_html(study: Study) -> str:
             ("completion", arm.completion_code), ("no consent", arm.no_consent_code),
             ("failed attention check", arm.failed_attention_code), ("incompatible device", arm.incompatible_device_code))))
     checks = checklist(study, arm)
+    scheme = lists_scheme(study=study, arm=arm) if study.items.exists() and not lists_problem(study=study, arm=arm) else "—"
     items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
         ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
          "" if c.required else " (recommended)", "" if c.ok else format_html(" — {}", c.how)) for c in checks))
@@ -93,6 +94,6 @@ def launch_html(study: Study) -> str:
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
-        '<table>{}</table><p>{}</p><ul>{}</ul><p><strong>{}</strong></p></div>',
-        link, link, codes, timing, items,
+        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p></div>',
+        link, link, codes, timing, scheme, items,
         "Ready to open." if ready else "Not ready to open: the items marked ✗ above (not 'recommended') must be done first.")

@@ -114,6 +114,24 @@ def _list_total(study: Study, arm: HumanArm, grid) -> int:
     return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.list_count(length)
 
 
+def lists_scheme(*, study: Study, arm: HumanArm) -> str:
+    """How participants' lists are drawn from the study's items, in words for the launch panel: a
+    study whose items form no interpretation × form grid (a CSV bank, or generated items mixed with
+    imported ones) gets one shuffled column of items, without the Latin square, and is told so."""
+    grid = _grid(study, arm)
+    if isinstance(grid, lists.PairGrid):
+        how = "within" if _within(grid, arm) else "at most one member of a pair per participant"
+        return f"linked pairs ({how}), members rotated across lists"
+    if choice.is_mc_study(study):
+        return f"{len(grid.rows)} questions × {len(grid.forms)} circular mutants, rotated across lists (seed 001)"
+    if grid.forms == ("*",):
+        kinds = sorted(set(study.items.exclude(design=ATTENTION_DESIGN).values_list("design", flat=True)))
+        return (f"one column of {len(grid.rows)} items, each participant's drawn in turn and shuffled — no Latin "
+                f"square, since the items form no interpretation × form grid (designs: {', '.join(kinds)})")
+    return (f"Latin square over {len(grid.rows)} interpretations × {len(grid.forms)} forms: every form equally "
+            "often in a list, no interpretation twice")
+
+
 def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
     """Why participants' lists cannot be drawn with the arm's settings (None when they can)."""
     try:

@@ -56,3 +56,22 @@ def test_the_study_page_draws_completions_over_time_for_real_participants_only(c
     page = client.get(f"/admin/experiments/study/{study.pk}/change/").content.decode()
     assert 'aria-label="Completions over time: 3 participants completed between' in page
     assert "<figcaption>Completions over time (real participants; cumulative)</figcaption>" in page
+
+
+def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
+    from experiments import designs
+    from experiments.designs.registry import CATCH_ITEMS
+    from tests.experiments.test_csv_import import GOOD, HEADER
+
+    study = draft_study()
+    arm = services.human_arm_ensure(study=study)
+    interpretations = study.items.values("interpretation").distinct().count()
+    assert services.lists_scheme(study=study, arm=arm) == (
+        f"Latin square over {interpretations} interpretations × 24 forms: every form equally often in a list, "
+        "no interpretation twice")
+    # a CSV bank added to generated items: the grid is gone, and the panel says so
+    designs.get("csv-import").make(study=study, data=(HEADER + GOOD).encode("utf-8"))
+    scheme = services.lists_scheme(study=study, arm=arm)
+    assert scheme.startswith(f"one column of {study.items.exclude(design=CATCH_ITEMS).count()} items")
+    assert "no Latin square" in scheme and "designs: csv-import, modal-syllogisms" in scheme
+    assert f"Lists: {scheme}." in html.unescape(launch.launch_html(study))
