@@ -7,6 +7,8 @@ R is reached only through analysis.rbridge.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from . import metrics, prep
@@ -60,6 +62,15 @@ def humans_and_models(frames: StudyFrames) -> str:
     if not (syllogisms(frames.kept) and syllogisms(frames.scores)):
         return "needs both human trials and model scores on the modal syllogisms"
     return ""
+
+
+def has_design(design: str, appendix: str, frames: StudyFrames) -> str:
+    """A precheck: the study's scores include the design at all (Appendix C's designs are scored by models
+    only, each in its own study, since people's lists are drawn from every item of a study)."""
+    if len(frames.scores) and (frames.scores["design"] == design).any():
+        return ""
+    return (f"this study has no '{design}' items; {appendix} is a design of its own, generated into its own "
+            f"study (generate_items {design} …) and scored by the models")
 
 
 def _design_scores(scores: pd.DataFrame, design: str) -> pd.DataFrame:
@@ -197,6 +208,7 @@ NECESSITATION = ModelSpec(
     formula="soft_acc ~ modality + perplexity_z + (1 + perplexity_z | model)",
     frame=necessitation_scores, columns=("soft_acc", "modality", "perplexity_z", "model"),
     group="model", needs="necessitation scores", factors=("modality",),
+    precheck=partial(has_design, "necessitation", "Appendix C.1"),
     emmeans=(("emmeans_modality", "~ modality"),), pairs=(("pairs_modality", "~ modality"),),
     extra=both_keys,
 )
@@ -204,7 +216,7 @@ DISTRIBUTION = ModelSpec(
     key="distribution", title="Appendix C.2: distribution of modalities",
     formula="soft_acc ~ modality * argform + perplexity_z + (1 + perplexity_z | model)",
     frame=distribution_scores, columns=("soft_acc", "rel_p_yes", "modality", "argform", "perplexity_z", "model"),
-    group="model", needs="modal-distribution scores",
+    group="model", needs="modal-distribution scores", precheck=partial(has_design, "modal-distribution", "Appendix C.2"),
     emmeans=(("emmeans", "~ argform | modality"),),
     pairs=(("pairs_argform_by_modality", "~ argform | modality"), ("pairs_modality_by_argform", "~ modality | argform")),
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "

@@ -98,10 +98,11 @@ def _move(report: Report, target: str, **fields) -> None:
     report.save()
 
 
-def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = False) -> Report:
+def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = False, send: bool = True) -> Report:
     """Create a queued report and hand it to a worker once the transaction commits. `run_ids`: exactly
     these runs (analysis.runs checks them: ValueError naming the runs refused); None or empty: the
-    default rule, applied when the report is built."""
+    default rule, applied when the report is built. `send=False`: the caller builds it itself
+    (`manage.py analyze --report ID`, as the demo does)."""
     from . import runs
 
     exclusions_for(study=study)  # bad settings fail here, before anything is queued
@@ -110,7 +111,8 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
     report = Report.objects.create(study=study, runs_requested=requested, pilot=pilot)
     report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
     report.save(update_fields=["out_dir"])
-    _dispatch(report.pk)  # sent once the transaction commits
+    if send:
+        _dispatch(report.pk)  # sent once the transaction commits
     return report
 
 

@@ -1,7 +1,9 @@
 """python manage.py demo — the embedded default's main job.
 
-Migrates the database, generates the demo study from paper 003's design if it is missing, prints a
-staff login for the admin and the participant link, and serves on 127.0.0.1:8000.
+Migrates the database, generates the demo study from paper 003's design if it is missing, scores a
+subset with the embedded model, builds the first report — a pilot study with every section of the
+report (_pilot_demo.py) — prints a staff login for the admin, the participant link and the report's
+address, and serves on 127.0.0.1:8000.
 """
 from __future__ import annotations
 
@@ -45,6 +47,9 @@ class Command(BaseCommand):
         from inference.demo import demo_model_scores  # the model arm: SmolLM2 over a demo subset
 
         demo_model_scores(study=study, stdout=self.stdout, style=self.style)
+        from ._pilot_demo import pilot_demo  # the first report: a pilot showing every section
+
+        pilot_report = pilot_demo(stdout=self.stdout, style=self.style)
         password = secrets.token_urlsafe(12)
         user_model = get_user_model()
         user, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})
@@ -57,6 +62,13 @@ class Command(BaseCommand):
         from experiments.participation.services import human_arm_ensure
 
         arm = human_arm_ensure(study=study)
+        if not arm.completion_code:
+            arm.completion_code = "DEMOCODE"
+            arm.save(update_fields=["completion_code"])
+        if arm.items_per_participant > interpretations and study.status == StudyStatus.DRAFT:
+            arm.items_per_participant = interpretations  # a list takes at most one item per interpretation
+            arm.save(update_fields=["items_per_participant"])
+            self.stdout.write(f"Demo: {interpretations} interpretations, so {interpretations} items per participant.")
         if study.status == StudyStatus.DRAFT:  # open the demo so the participant link works
             if not arm.consent_reviewed_at:  # a real study's consent is reviewed by a researcher in the admin
                 arm.contact = arm.contact or "the researcher running this demo (set a contact under Human arm › Consent)"
@@ -65,9 +77,6 @@ class Command(BaseCommand):
                 self.stdout.write("Demo: consent text marked reviewed by this command (a real study needs a "
                                   "researcher to review it in the admin).")
             services.study_transition(study=study, to=StudyStatus.OPEN)
-        if not arm.completion_code:
-            arm.completion_code = "DEMOCODE"
-            arm.save(update_fields=["completion_code"])
         visit = secrets.token_hex(6)  # a fresh pseudonymous participant every start
         self.stdout.write(self.style.SUCCESS(
             f"\nAdmin:  http://{host}/admin/   user: admin   password: {password}   (new password every start)\n"
@@ -75,6 +84,8 @@ class Command(BaseCommand):
             f"Participant link: http://{host}/s/{study.slug}/?PROLIFIC_PID=demo-{visit}"
             f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-{visit}\n"
             f"Staff preview (records nothing as data): http://{host}/s/{study.slug}/preview/\n"
+            + (f"First report, a PILOT (simulated participants, two model configurations of the embedded model): "
+               f"http://{host}/admin/analysis/report/{pilot_report.pk}/report.html\n" if pilot_report else "")
         ))
         if not no_serve:
             call_command("runserver", host, use_reloader=False, use_threading=True)
