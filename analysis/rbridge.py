@@ -76,9 +76,14 @@ def _load() -> SimpleNamespace:
 
 @contextmanager
 def r_session():
-    """Hold the R lock; yield the loaded bridge. Re-entrant within one thread."""
+    """Hold the R lock; yield the loaded bridge with rpy2's default conversion rules set. Those rules
+    live in a ContextVar that rpy2 sets only in the thread that first imported it, so an R call from
+    any other thread (a report built in a server thread, DUET_TASK_MODE=eager) would find none.
+    Re-entrant within one thread."""
     with _LOCK:
-        yield _load()
+        r = _load()
+        with r.localconverter(r.ro.default_converter):
+            yield r
 
 
 def available() -> bool:
