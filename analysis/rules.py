@@ -3,7 +3,7 @@ dataclass) and the paired sections' options. No pandas here: the web process (th
 reads these too."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,22 @@ class Exclusions:
         if self.rt_log_sd is not None:
             rules.append(f"trials more than {self.rt_log_sd:g} SD from the participant's mean log RT")
         return rules
+
+
+EXCLUSION_SETTINGS = tuple(f.name for f in fields(Exclusions) if f.name != "attention_rule")  # the human arm's
+
+
+def exclusion_settings(settings: dict | None) -> dict:
+    """The researcher's exclusion rules: defaults, overridden by settings["analysis_exclusions"]
+    (the attention rule is the human arm's). A bad name raises ValueError naming it."""
+    given = (settings or {}).get("analysis_exclusions", {}) or {}
+    if not isinstance(given, dict):
+        raise ValueError('settings["analysis_exclusions"] must be an object such as {"rt_min_ms": 200}.')
+    unknown = sorted(set(given) - set(EXCLUSION_SETTINGS))
+    if unknown:
+        raise ValueError(f"Unknown analysis_exclusions setting(s) {unknown}; known: {sorted(EXCLUSION_SETTINGS)}")
+    defaults = Exclusions()
+    return {name: given.get(name, getattr(defaults, name)) for name in EXCLUSION_SETTINGS}
 
 
 # The paired sections' options (study.settings["paired_report"]; seeds 000 and 002).

@@ -1,7 +1,6 @@
 """Writes for reports: request one (queued as a task), execute it, or build files for a study."""
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
@@ -12,17 +11,12 @@ from studyserver import dispatch
 from studyserver.env import VAR_DIR
 
 from .models import Report, ReportStatus
-from .rules import Exclusions
+from .rules import Exclusions, exclusion_settings
 
 
 def exclusions_for(*, study) -> Exclusions:
     """The study's exclusion rules: defaults, overridden by study.settings["analysis_exclusions"]."""
-    given = (study.settings or {}).get("analysis_exclusions", {}) or {}
-    known = {f.name for f in dataclasses.fields(Exclusions)}
-    known.discard("attention_rule")  # the human arm's setting, not the analysis's
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise ValueError(f"Unknown analysis_exclusions setting(s) {unknown}; known: {sorted(known)}")
+    given = exclusion_settings(study.settings)  # bad settings raise ValueError naming them
     from experiments.participation.services import human_arm_ensure
 
     return Exclusions(**given, attention_rule=human_arm_ensure(study=study).attention_rule().describe())

@@ -50,27 +50,30 @@ FIELDSETS = (
 
 
 def _exclusion_defaults() -> dict:
-    from analysis.rules import Exclusions
+    from analysis.rules import exclusion_settings
 
-    return {f.name: f.default for f in dataclasses.fields(Exclusions) if f.name != "attention_rule"}
+    return exclusion_settings({})
+
+
+def _mid_sentence(error: Exception) -> str:
+    """A reader's message inside the editor's own sentence."""
+    text = str(error)
+    return text[:1].lower() + text[1:]
 
 
 def _stored(settings: dict) -> tuple[dict, list[str]]:
     """Each edited group as stored (defaults where absent or unreadable) and what could not be read."""
-    from analysis.rules import Exclusions, paired_report_options
+    from analysis.rules import Exclusions, exclusion_settings, paired_report_options
 
     from .participation.arm import mc_settings
 
     values, problems = {}, []
-    exclusions = _exclusion_defaults()
-    given = settings.get(EXCLUSIONS) or {}
     try:
-        if not isinstance(given, dict) or set(given) - set(exclusions):
-            raise ValueError(f"unknown analysis_exclusions setting(s) {sorted(set(given) - set(exclusions))}")
-        Exclusions(**given)
-        exclusions.update(given)
+        exclusions = exclusion_settings(settings)
+        Exclusions(**exclusions)
     except (TypeError, ValueError) as error:
-        problems.append(f"stored {EXCLUSIONS} could not be read ({error}); the defaults are shown")
+        problems.append(f"stored {EXCLUSIONS} could not be read ({_mid_sentence(error)}); the defaults are shown")
+        exclusions = _exclusion_defaults()
     values.update({name: exclusions[key] for name, key in _EXCLUSION_FIELDS.items()})
     try:
         mc = dataclasses.asdict(mc_settings(SimpleNamespace(settings=settings)))

@@ -23,6 +23,9 @@ from . import consent, readiness
 from .selectors import study_progress
 
 
+LISTS_DRAWN = "participants' lists can be drawn"
+
+
 @dataclass(frozen=True)
 class Check:
     label: str
@@ -55,7 +58,7 @@ def checklist(study: Study, arm) -> list[Check]:
               "Human arm › Consent: name a contact, tick 'mark consent reviewed'."),
         Check("practice shares no form with the items", not blocked("Practice question"), True,
               "Human arm › Trials › Practice."),
-        Check("participants' lists can be drawn", has_items and not blocked("lists cannot be drawn"), True,
+        Check(LISTS_DRAWN, has_items and not blocked("lists cannot be drawn"), True,
               "Human arm › Lists: items per participant, paired presentation."),
         Check("preview walked to the end", walked, False, "Use 'Preview the participant flow' below and finish it."),
         Check("simulated pilot run", piloted, False, "Action 'Run a simulated pilot'."),
@@ -64,7 +67,7 @@ def checklist(study: Study, arm) -> list[Check]:
 
 
 def launch_html(study: Study) -> str:
-    from .services import human_arm_ensure, lists_problem, lists_scheme
+    from .services import human_arm_ensure, lists_scheme
 
     arm = human_arm_ensure(study=study)
     link = study_link(study, arm)
@@ -85,7 +88,8 @@ def launch_html(study: Study) -> str:
             ("completion", arm.completion_code), ("no consent", arm.no_consent_code),
             ("failed attention check", arm.failed_attention_code), ("incompatible device", arm.incompatible_device_code))))
     checks = checklist(study, arm)
-    scheme = lists_scheme(study=study, arm=arm) if study.items.exists() and not lists_problem(study=study, arm=arm) else "—"
+    drawn = any(c.ok for c in checks if c.label == LISTS_DRAWN)  # readiness has checked the lists once already
+    scheme = lists_scheme(study=study, arm=arm) if drawn else "—"
     items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
         ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
          "" if c.required else " (recommended)", "" if c.ok else format_html(" — {}", c.how)) for c in checks))
