@@ -55,6 +55,8 @@ def _section(section) -> str:
     if section.absent:
         parts.append(f"<p class='absent'>Not shown: {escape(section.absent)}.</p>")
         return "\n".join(parts)
+    if section.unit:
+        parts.append(f"<p class='unit'><strong>Sampling unit:</strong> {escape(section.unit)}</p>")
     if section.stats:
         stats = ", ".join(f"{escape(k)} = {v:.4g}" if isinstance(v, float) else f"{escape(k)} = {v}"
                           for k, v in section.stats.items())

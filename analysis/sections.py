@@ -32,6 +32,9 @@ class Section:
     notes: list[str] = field(default_factory=list)
     cautions: list[str] = field(default_factory=list)  # what limits how far a reader can trust the fit, highlighted
     absent: str = ""
+    # The sampling unit of the section's intervals and tests: what one independent observation is
+    # (a pair, a rule, an item, a participant) and how the analysis respects it (issue 25).
+    unit: str = ""
     n_obs: int = 0
     data: pd.DataFrame | None = None  # the exact frame the main model was fitted on
     figures: dict[str, Figure] = field(default_factory=dict)  # plots.Figure: PNG, caption, alt text
