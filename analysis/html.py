@@ -76,6 +76,18 @@ def _section(section) -> str:
     return "\n".join(parts)
 
 
+def _no_complete_run(runs: pd.DataFrame) -> list[str]:
+    """Issue 25: a study whose scoring runs are all left out (e.g. only a --limit check run) says so
+    and names them, instead of showing sections without models."""
+    scoring = runs[runs["kind"] != "knowledge_probe"] if "kind" in runs else runs
+    if not len(scoring) or ("used" in scoring and scoring["used"].astype(bool).any()):
+        return []
+    left = "; ".join(f"run {row.run_id} ({row.why})" if "why" in scoring else f"run {row.run_id}"
+                     for row in scoring.itertuples())
+    return [f"<p class='warn'>No complete model run is used, so this report has no model scores. Left out: "
+            f"{escape(left)}.</p>"]
+
+
 def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: list[int],
             warnings: list[str]) -> list[str]:
     """'What went in': every run of the study, used or not and why; each used configuration."""
@@ -86,6 +98,7 @@ def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: li
     used = runs[runs["used"].astype(bool)] if "used" in runs else runs
     parts.append(f"<p>{len(used)} of {len(runs)} run(s) used: "
                  f"{escape(', '.join(str(i) for i in used['run_id']) or 'none')}.</p>")
+    parts += _no_complete_run(runs)
     parts.append(_table(runs, max_rows=200))
     parts.append("<h3>Configurations used</h3><p>How each used run asked and answered: prompt format, dtype, answers "
                  "and the variants whose probabilities were summed, mean p(Yes) + p(No) (the answer mass), and the "

@@ -47,7 +47,9 @@ def responses(scores: pd.DataFrame, trials: pd.DataFrame, items: pd.DataFrame) -
             "correct": t["correct"].astype(bool), "said_yes": t["answer"] == "yes", "p_pos": math.nan,
         }))
     if not frames:
-        return pd.DataFrame(columns=["respondent", "order", "item_id", "correct", "said_yes", "p_pos", *items.columns])
+        # item_id once (items has it too): a duplicate column broke every later filter (issue 25's crash)
+        return pd.DataFrame(columns=["respondent", "order", "item_id", "correct", "said_yes", "p_pos",
+                                     *(c for c in items.columns if c != "item_id")])
     return pd.concat(frames, ignore_index=True).merge(items, on="item_id", how="inner")
 
 
