@@ -22,6 +22,9 @@ class PairedInputs:
     probes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PROBE_COLUMNS))
     options: dict = field(default_factory=lambda: dict(rules.PAIRED_REPORT))
     presentation: str = "across"  # HumanArm.paired_presentation: how people were shown the pairs
+    # The study's declared factors: the dual-sided tables are sliced by these columns only (empty:
+    # overall only). Issue 25: slicing by every descriptive column gave 769 one-rule rows for ULogic.
+    factors: list[str] = field(default_factory=list)
 
 
 def report_options(settings: dict | None) -> dict:
@@ -64,4 +67,5 @@ def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
-                        presentation=arm.paired_presentation if arm else "across")
+                        presentation=arm.paired_presentation if arm else "across",
+                        factors=list((study.settings or {}).get("factors") or []))

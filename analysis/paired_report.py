@@ -1,27 +1,33 @@
-"""Report sections of the paired designs (issue 6), one per design present. Pure pandas.
+"""Report sections of the paired designs (issues 6 and 25), one per design present. Pure pandas.
 
-* rulebreakers (000): τ, τ on rulebreakers and on non-rulebreakers with Wilson 95% CIs, overall
-  and by rule × entity kind; Π⁺ on each side with Welch's t-test (models: p⁺ is the summed
-  probability of the positive answer's variants, Eq. 4, over the prompts answered positively).
+Every interval and test names its sampling unit (Section.unit) and respects it (analysis.clustered):
+
+* rulebreakers (000): τ, τ on rulebreakers and on non-rulebreakers, overall and by rule × entity
+  kind, with 95% intervals resting on pairs (all phrasings of one pair are one cluster); Π⁺ on each
+  side (models: p⁺ is the summed probability of the positive answer's variants, Eq. 4, over the
+  prompts answered positively), Welch's t-test on one variant, a pair-clustered test pooling them.
 * dual-sided (004): a rule is right when the original is affirmed and the flipped one denied;
-  accuracy overall and by every descriptive column of the rule bank, with Wilson CIs.
+  accuracy overall and by the study's declared factors, with intervals resting on rules.
 * perturbation (002): per respondent group, the 2×2 table of (original, perturbed) correctness,
-  the exact binomial test or McNemar's z on the discordant pairs, BH across models.
+  002's exact binomial test or McNemar's z with one matched observation per item pair, the clustered
+  McNemar test (Durkalski 2003) where an item has several phrasings; BH across models.
 
-Models answer every prompt variant: each table has a row per variant and an "all" row that pools
-the variants (every variant holds the same pairs, so its estimate is the mean over variants).
-A person's pair is their own two answers (the study presents both members to each person when its
-human arm says "within"); answers to the two members by different people are never paired. With
-"across" presentation people have no pairs, and analysis.paired_people compares the members with a
-participant-clustered model instead; its section says which was done.
+Models answer every prompt variant: each table has a row per variant (one answer per unit: Wilson)
+and an "all" row that pools the variants (a GEE interval clustered by the unit, n = units). A
+person's pair is their own two answers (the study presents both members to each person when its
+human arm says "within"), and a person's pairs are one cluster; answers to the two members by
+different people are never paired. With "across" presentation people have no pairs, and
+analysis.paired_people compares the members with a participant-clustered model instead; its section
+says which was done. Each respondent gets its own table, so the page's row cap never hides a model.
 """
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
-from . import paired, paired_people
+from . import clustered, paired, paired_people
 from .sections import Section
 from .paired_frames import PairedInputs
 
@@ -60,19 +66,47 @@ def pair_up(first: pd.DataFrame, second: pd.DataFrame, on: list[str]) -> pd.Data
     return first.merge(second, on=[*on, "order"], suffixes=("_a", "_b"))
 
 
+def unit_of(respondent: str, model_unit: str) -> tuple[str, str]:
+    """(the unit's name, the column that holds it): a person's answers are one cluster; for a model,
+    `model_unit` (its phrasings of one pair, or of one rule, are one cluster)."""
+    return ("participant", "order") if respondent == HUMAN else (model_unit, "pair_id")
+
+
+def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
+    """One table per respondent (`name`_<respondent>), so that the page's row cap never hides a model."""
+    if frame.empty:
+        return
+    taken: set[str] = set()
+    for respondent, part in frame.groupby("respondent", sort=False):
+        base = re.sub(r"[^a-z0-9]+", "-", str(respondent).lower()).strip("-") or "model"
+        key, k = f"{name}_{base}", 2
+        while key in taken:
+            key, k = f"{name}_{base}-{k}", k + 1
+        taken.add(key)
+        section.tables[key] = part.reset_index(drop=True)
+
+
+def _order(frame: pd.DataFrame) -> pd.DataFrame:
+    """People last, models in name order."""
+    if frame.empty:
+        return frame
+    return frame.assign(_h=frame["respondent"] == HUMAN).sort_values(["_h", "respondent"], kind="stable").drop(columns="_h")
+
+
 def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool) -> pd.DataFrame:
-    """One row per answered pair: respondent, variant, condition, subset, rb/nrb correctness and p⁺."""
+    """One row per answered pair: respondent, participant (order), variant, condition, subset, rb/nrb
+    correctness and p⁺."""
     data = answers[answers["design"] == "rulebreakers"]
     joined = pair_up(data[data["pair_role"] == "rulebreaker"], data[data["pair_role"] == "non-rulebreaker"],
                      ["respondent", "pair_id", "variant"])
-    columns = ["respondent", "variant", "condition", "pair_id", "subset", "rb_correct", "nrb_correct", "rb_yes",
-               "nrb_yes", "rb_p", "nrb_p"]
+    columns = ["respondent", "order", "variant", "condition", "pair_id", "subset", "rb_correct", "nrb_correct",
+               "rb_yes", "nrb_yes", "rb_p", "nrb_p"]
     if joined.empty:
         return pd.DataFrame(columns=columns)
     attrs = joined["attributes_a"]
     out = pd.DataFrame({
-        "respondent": joined["respondent"], "variant": joined["variant"], "condition": joined["condition_a"],
-        "pair_id": joined["pair_id"],
+        "respondent": joined["respondent"], "order": joined["order"], "variant": joined["variant"],
+        "condition": joined["condition_a"], "pair_id": joined["pair_id"],
         "subset": [f"{a.get('rule')} × {a.get('entity_kind')}" for a in attrs],
         "rb_correct": joined["correct_a"].astype(bool), "nrb_correct": joined["correct_b"].astype(bool),
         "rb_yes": joined["said_yes_a"].astype(bool), "nrb_yes": joined["said_yes_b"].astype(bool),
@@ -95,52 +129,108 @@ def _with_all(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return parts
 
 
+def _clustered_row(measures: dict[str, tuple[pd.Series, pd.Series]], unit: str) -> dict:
+    """name → (right?, cluster) per answer: the estimates with clustered intervals, the method of the
+    first measure and a note for every measure that departs from it."""
+    row, notes, method = {}, [], ""
+    for name, (values, clusters) in measures.items():
+        p = clustered.proportion(list(values), list(clusters), unit=unit)
+        row.update({name: p.estimate, f"{name}_low": p.low, f"{name}_high": p.high})
+        method = method or p.method
+        if p.method != method or p.note:
+            notes.append(f"{name}: {p.note or p.method}")
+        row["n"] = p.n
+    row["method"] = method
+    row["note"] = "; ".join(dict.fromkeys(notes))
+    return row
+
+
 def rulebreaker_tables(pairs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     acc_rows, conf_rows = [], []
     for (respondent, condition), group in pairs.groupby(["respondent", "condition"], sort=True):
+        unit, column = unit_of(respondent, "pair")
         for variant, part in _with_all(group):
             subsets = [("overall", part)] + [(s, part[part["subset"] == s]) for s in sorted(set(part["subset"]))]
             for subset, rows in subsets:
-                result = paired.rulebreaker_accuracy(zip(rows["rb_correct"], rows["nrb_correct"]))
+                clusters = rows[column]
+                stats = _clustered_row({
+                    "tau": (rows["rb_correct"] & rows["nrb_correct"], clusters),
+                    "tau_R": (rows["rb_correct"], clusters), "tau_N": (rows["nrb_correct"], clusters)}, unit)
                 acc_rows.append({
                     "respondent": respondent, "condition": condition, "variant": variant, "subset": subset,
-                    "pairs": len(rows), **_prop("tau", result.paired), **_prop("tau_R", result.rulebreakers),
-                    **_prop("tau_N", result.non_rulebreakers),
+                    "unit": unit, "n": stats.pop("n"), "pairs": int(rows["pair_id"].nunique()),
+                    "answered_pairs": len(rows), **stats,
                 })
             if respondent != HUMAN:
-                c = paired.positive_confidence(rulebreakers=list(zip(part["rb_p"], part["rb_yes"])),
-                                               non_rulebreakers=list(zip(part["nrb_p"], part["nrb_yes"])))
-                conf_rows.append({
-                    "respondent": respondent, "condition": condition, "variant": variant,
-                    "pi_N": c.pi_non_rulebreakers, "n_N": c.n_non_rulebreakers, "pi_R": c.pi_rulebreakers,
-                    "n_R": c.n_rulebreakers, "welch_t": c.welch_t, "welch_df": c.welch_df, "p_value": c.p_value,
-                })
-    return pd.DataFrame(acc_rows), pd.DataFrame(conf_rows)
+                conf_rows.append({"respondent": respondent, "condition": condition, "variant": variant,
+                                  **_confidence(part)})
+    return _order(pd.DataFrame(acc_rows)), _order(pd.DataFrame(conf_rows))
 
 
-def _prop(name: str, p: paired.Proportion) -> dict:
-    return {name: p.estimate, f"{name}_low": p.low, f"{name}_high": p.high}
+def _confidence(part: pd.DataFrame) -> dict:
+    """Π⁺ on each side. One answer per pair and side (one variant): Welch's t-test as 000 Eq. 5–6. Several
+    phrasings of each pair: the difference with the sandwich variance clustered by pair (GEE)."""
+    n_side = part.loc[part["nrb_yes"], ["nrb_p", "pair_id"]]
+    r_side = part.loc[part["rb_yes"], ["rb_p", "pair_id"]]
+    empty = []
+    for label, side in (("N", n_side), ("R", r_side)):
+        if side.empty:
+            empty.append(f"Π⁺_{label} empty: no positive answer (Yes/True) on the "
+                         f"{'non-rulebreaker' if label == 'N' else 'rulebreaker'} side, and Π⁺ averages over those")
+    row = {"pairs": int(part["pair_id"].nunique())}
+    if part["pair_id"].is_unique:
+        c = paired.positive_confidence(rulebreakers=list(zip(part["rb_p"], part["rb_yes"])),
+                                       non_rulebreakers=list(zip(part["nrb_p"], part["nrb_yes"])))
+        row.update(pi_N=c.pi_non_rulebreakers, n_N=c.n_non_rulebreakers, pi_R=c.pi_rulebreakers, n_R=c.n_rulebreakers,
+                   test="Welch t (000 Eq. 5–6)", statistic=c.welch_t, df=c.welch_df, p_value=c.p_value)
+        if not empty and math.isnan(c.p_value):
+            empty.append("no test: a side has fewer than two positive answers or both are constant")
+    else:
+        d = clustered.mean_difference([*n_side["nrb_p"], *r_side["rb_p"]],
+                                      [False] * len(n_side) + [True] * len(r_side),
+                                      [*n_side["pair_id"], *r_side["pair_id"]], unit="pair")
+        row.update(pi_N=d.mean_a, n_N=d.n_a, pi_R=d.mean_b, n_R=d.n_b,
+                   test="z, Π⁺_N − Π⁺_R with sandwich SE clustered by pair (GEE)", statistic=d.z, df=math.nan,
+                   p_value=d.p_value)
+        if d.note and not empty:
+            empty.append(d.note)
+    row["note"] = "; ".join(empty)
+    return row
+
+
+RB_UNIT = ("a pair. Model rows: all phrasings (prompt variants) of one pair are one cluster; a row on one variant "
+           "holds one answer per pair (Wilson interval, n = pairs); a row pooling variants ('all') has a GEE "
+           "logistic interval (intercept only, independence working correlation, sandwich SE clustered by pair, "
+           "Wald on the logit scale; geepack's geeglm the same), n = the number of distinct pairs. People's rows: a "
+           "person's pairs are one cluster (the same GEE clustered by participant, n = participants).")
 
 
 def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs) -> Section:
     section = Section("rulebreakers", "RULEBREAKERS (000): paired accuracy τ and confidence in a positive answer Π⁺")
+    section.unit = RB_UNIT
     drop = bool(inputs.options.get("drop_unknown_pairs"))
     pairs = rulebreaker_pairs(answers, inputs.probes, drop)
     if pairs.empty:
         section.absent = "needs answers (model scores or trials) to both members of rulebreaker pairs"
         return section
     accuracy, confidence = rulebreaker_tables(pairs)
-    section.tables["accuracy"] = accuracy
-    if len(confidence):
-        section.tables["confidence"] = confidence
+    per_respondent(section, "accuracy", accuracy)
+    per_respondent(section, "confidence", confidence)
     section.n_obs = len(pairs)
     section.notes += [
         "τ: share of pairs with the rulebreaker answered No and the non-rulebreaker Yes (Eq. 1); τ_R and τ_N: "
-        "each side alone (Eq. 2–3); 95% Wilson intervals. Variant 'all' pools the prompt variants.",
+        "each side alone (Eq. 2–3); 95% intervals. n: the independent units the interval rests on (unit); pairs: "
+        "distinct pairs; answered_pairs: the pair answers counted (pairs × phrasings, or a person's pairs). "
+        "Variant 'all' pools the prompt variants, its estimate the share of every pair answer, its interval "
+        "clustered by pair. Where every answer in a row is right (or wrong) the logit is infinite: the row then "
+        "shows the Wilson interval over its units, each counted once, and its note says so.",
         "Π⁺: mean probability of the positive answer (Yes/True, case variants summed) over the prompts the model "
-        "answered positively, non-rulebreakers (N) vs rulebreakers (R), with Welch's t-test (Eq. 5–6).",
-        "People: a pair is one person's own two answers (within-participant presentation); see the section on "
-        "people and paired designs for what was done with people's answers.",
+        "answered positively, non-rulebreakers (N) vs rulebreakers (R). One variant: Welch's t-test as the paper "
+        "(Eq. 5–6); 'all': the difference tested with a sandwich SE clustered by pair (phrasings of a pair are not "
+        "independent). An empty Π⁺ cell (n = 0) means the model never answered positively on that side.",
+        "People: a pair is one person's own two answers (within-participant presentation), and a person's pairs are "
+        "one cluster; see the section on people and paired designs for what was done with people's answers.",
+        "Departure from 000: the paper reports τ without intervals; the intervals here follow the sampling unit.",
     ]
     models = sorted(set(pairs["respondent"]) - {HUMAN})
     if drop:
@@ -165,38 +255,54 @@ def dual_sided_rules(answers: pd.DataFrame) -> pd.DataFrame:
     attrs = pd.DataFrame([{k: v for k, v in a.items() if k not in BOOKKEEPING} for a in joined["attributes_a"]],
                          index=joined.index)
     out = pd.DataFrame({
-        "respondent": joined["respondent"], "variant": joined["variant"], "condition": joined["condition_a"],
-        "pair_id": joined["pair_id"], "affirmed": joined["said_yes_a"].astype(bool),
-        "denied": ~joined["said_yes_b"].astype(bool),
+        "respondent": joined["respondent"], "order": joined["order"], "variant": joined["variant"],
+        "condition": joined["condition_a"], "pair_id": joined["pair_id"],
+        "affirmed": joined["said_yes_a"].astype(bool), "denied": ~joined["said_yes_b"].astype(bool),
     })
-    return pd.concat([out, attrs], axis=1)
+    return pd.concat([out, attrs.drop(columns=[c for c in attrs.columns if c in out.columns])], axis=1)
 
 
-def dual_sided_section(answers: pd.DataFrame) -> Section:
+DS_UNIT = ("a rule (pair_id). Model rows: the templates (prompt variants) of one rule are one cluster; a row on one "
+           "template holds one answer per rule (Wilson interval, n = rules); 'all' pools the templates with a GEE "
+           "logistic interval clustered by rule (independence working correlation, sandwich SE, Wald on the logit "
+           "scale), n = the number of distinct rules. People's rows: a person's rules are one cluster (n = "
+           "participants).")
+
+
+def dual_sided_section(answers: pd.DataFrame, factors: list[str] | tuple[str, ...] = ()) -> Section:
     section = Section("dual_sided", "Dual-sided rules (004): a rule is right only if the original is affirmed "
                                     "and the flipped conclusion denied")
+    section.unit = DS_UNIT
     rules = dual_sided_rules(answers)
     if rules.empty:
         section.absent = "needs answers to both the original and the flipped item of some rules"
         return section
-    fixed = {"respondent", "variant", "condition", "pair_id", "affirmed", "denied"}
-    columns = [c for c in rules.columns if c not in fixed]
+    columns = [c for c in factors if c in rules.columns]
+    missing = [c for c in factors if c not in rules.columns]
     rows = []
     for (respondent, condition), group in rules.groupby(["respondent", "condition"], sort=True):
+        unit, cluster = unit_of(respondent, "rule")
         for variant, part in _with_all(group):
             slices = [("overall", "", part)]
             for column in columns:
                 for value in sorted(set(part[column].dropna().astype(str))):
                     slices.append((column, value, part[part[column].astype(str) == value]))
             for column, value, rows_ in slices:
-                p = paired.dual_sided_accuracy(zip(rows_["affirmed"], rows_["denied"]))
+                right = rows_["affirmed"] & rows_["denied"]
+                p = clustered.proportion(list(right), list(rows_[cluster]), unit=unit)
                 rows.append({"respondent": respondent, "condition": condition, "variant": variant, "column": column,
-                             "value": value, "rules": p.n, "correct": p.successes, "accuracy": p.estimate,
-                             "low": p.low, "high": p.high})
-    section.tables["accuracy"] = pd.DataFrame(rows)
+                             "value": value, "unit": unit, "n": p.n, "rules": int(rows_["pair_id"].nunique()),
+                             "answers": p.answers, "correct": p.successes, "accuracy": p.estimate, "low": p.low,
+                             "high": p.high, "method": p.method, "note": p.note})
+    per_respondent(section, "accuracy", _order(pd.DataFrame(rows)))
     section.n_obs = len(rules)
-    section.notes.append("Accuracy with 95% Wilson intervals, overall and by each descriptive column of the rule bank; "
-                         "variant 'all' pools the templates.")
+    section.notes.append(
+        "Accuracy with 95% intervals, overall" + (f" and by the study's declared factors ({', '.join(columns)})"
+                                                  if columns else " (the study declares no factors to slice by)")
+        + "; variant 'all' pools the templates. n: the independent units of the interval (unit); rules: distinct "
+        "rules; answers: rule answers counted (rules × templates, or a person's rules); correct: right answers.")
+    if missing:
+        section.notes.append(f"Declared factor(s) not among the rule bank's columns: {', '.join(missing)}.")
     return section
 
 
@@ -204,51 +310,78 @@ def dual_sided_section(answers: pd.DataFrame) -> Section:
 
 
 def matched_pairs(answers: pd.DataFrame) -> pd.DataFrame:
-    """(respondent, label, original correct, perturbed correct) per matched pair of items."""
+    """(respondent, participant, label, item pair, original correct, perturbed correct) per matched pair.
+
+    The item pair is the original item regardless of phrasing: a linked item's pair and role (every
+    prompt variant of one RULEBREAKERS member is one item), else the item itself."""
     perturbed = answers[answers["original_item_id"].notna()].copy()
     perturbed["link"] = perturbed["original_item_id"].astype(int)
     originals = answers[answers["item_id"].isin(set(perturbed["link"]))].copy()
     originals["link"] = originals["item_id"]
     joined = pair_up(originals, perturbed, ["respondent", "link"])
+    columns = ["respondent", "order", "label", "item_pair", "original", "perturbed"]
     if joined.empty:
-        return pd.DataFrame(columns=["respondent", "label", "original", "perturbed"])
-    return pd.DataFrame({"respondent": joined["respondent"], "label": joined["condition_b"],
-                         "original": joined["correct_a"].astype(bool), "perturbed": joined["correct_b"].astype(bool)})
+        return pd.DataFrame(columns=columns)
+    item_pair = [f"{p}|{r}" if p else f"item {i}" for p, r, i in
+                 zip(joined["pair_id_a"], joined["pair_role_a"], joined["link"])]
+    return pd.DataFrame({"respondent": joined["respondent"], "order": joined["order"], "label": joined["condition_b"],
+                         "item_pair": item_pair, "original": joined["correct_a"].astype(bool),
+                         "perturbed": joined["correct_b"].astype(bool)})[columns]
+
+
+PT_UNIT = ("an item pair: an original item and its perturbation, one matched observation per item pair and "
+           "perturbation (002). Where a model answered several phrasings (prompt variants) of an item, those "
+           "phrasings are one cluster and the clustered test runs; a person's pairs are one cluster.")
 
 
 def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
     section = Section("perturbation", "Matched-pair perturbations (002): 2×2 tables, McNemar / exact binomial, "
                                       "Benjamini–Hochberg across models")
+    section.unit = PT_UNIT
     pairs = matched_pairs(answers)
     if pairs.empty:
         section.absent = "needs answers to perturbed items and to their originals"
         return section
-    alternative, alpha = options["alternative"], float(options["alpha"])
+    alternative, alpha, exact_max = options["alternative"], float(options["alpha"]), int(options["exact_max"])
     rows = []
     for label, group in pairs.groupby("label", sort=True):
         tests = {}
         for respondent, part in group.groupby("respondent", sort=True):
-            table = paired.contingency(zip(part["original"], part["perturbed"]))
-            tests[respondent] = paired.matched_pair_test(table, alternative=alternative,
-                                                         exact_max=int(options["exact_max"]))
+            unit, column = ("participant", "order") if respondent == HUMAN else ("item pair", "item_pair")
+            test = clustered.matched_pair_test(list(zip(part["original"], part["perturbed"])), list(part[column]),
+                                               alternative=alternative, exact_max=exact_max)
+            tests[respondent] = (unit, int(part["item_pair"].nunique()), len(part), test)
         models = [r for r in tests if r != HUMAN]
-        adjusted = dict(zip(models, paired.benjamini_hochberg([tests[m].p_value for m in models], alpha)))
+        adjusted = dict(zip(models, paired.benjamini_hochberg([tests[m][3].p_value for m in models], alpha)))
         if HUMAN in tests:
-            adjusted[HUMAN] = paired.benjamini_hochberg([tests[HUMAN].p_value], alpha)[0]
-        for respondent, test in tests.items():
+            adjusted[HUMAN] = paired.benjamini_hochberg([tests[HUMAN][3].p_value], alpha)[0]
+        for respondent, (unit, item_pairs, observations, test) in tests.items():
             t = test.table
-            rows.append({"respondent": respondent, "perturbation": label, "n11": t.n11, "n12": t.n12, "n21": t.n21,
-                         "n22": t.n22, "n": t.discordant, "method": test.method, "statistic": test.statistic,
+            rows.append({"respondent": respondent, "perturbation": label, "unit": unit, "clusters": test.clusters,
+                         "item_pairs": item_pairs, "matched": observations, "n11": t.n11, "n12": t.n12, "n21": t.n21,
+                         "n22": t.n22, "n": test.n, "method": test.method, "statistic": test.statistic,
                          "p_value": test.p_value, "p_adjusted": adjusted[respondent].adjusted,
                          "reject": adjusted[respondent].reject})
-    section.tables["matched_pairs"] = pd.DataFrame(rows)
+    per_respondent(section, "matched_pairs", _order(pd.DataFrame(rows)))
     section.n_obs = len(pairs)
     section.stats = {"alpha": alpha}
-    section.notes.append(
-        f"n11/n12/n21/n22: original right/right, right/wrong, wrong/right, wrong/wrong (original first); n = n12 + n21. "
-        f"Alternative {alternative}; exact binomial test on n21 when n ≤ {options['exact_max']}, else McNemar's "
-        "z = (n21 − n12)/√(n21 + n12). BH adjusts across models at level alpha (people are their own family). "
-        "Model rows pool the prompt variants (each variant's original and perturbed item make one pair).")
+    clustered_rows = [r for r in rows if "paper 002" not in r["method"] and r["method"] != "no net discordance in any unit"]
+    section.notes += [
+        f"n11/n12/n21/n22: matched observations original right/right, right/wrong, wrong/right, wrong/wrong "
+        f"(original first); matched: their count; item_pairs: distinct item pairs; clusters: the units. Alternative "
+        f"{alternative}; BH adjusts across models at level alpha (people are their own family).",
+        f"Which test: with one matched observation per unit (one phrasing of each item) exactly 002's test — the "
+        f"exact binomial test on n21 when n = n12 + n21 ≤ {exact_max}, else McNemar's z = (n21 − n12)/√(n21 + n12). "
+        "With several phrasings of an item (or several pairs of one person) the observations of a unit are not "
+        "independent, and the clustered McNemar test of Durkalski et al. (2003) runs instead: z = Σ(c_k − b_k)/"
+        "√Σ(c_k − b_k)² over units k (c_k, b_k: the unit's wrong→right and right→wrong pairs); when at most "
+        f"{exact_max} units have c_k ≠ b_k, the exact randomisation test that flips each unit's sign. n is then the "
+        "units with c_k ≠ b_k, at most the item pairs. Both reduce to 002's test with one pair per unit.",
+    ]
+    if clustered_rows:
+        section.notes.append(
+            "Departure from 002: the paper assumes independent matched pairs; "
+            f"{len(clustered_rows)} row(s) here have several phrasings (or pairs) per unit and use the clustered test.")
     return section
 
 
@@ -262,7 +395,7 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
     if "rulebreakers" in designs:
         out.append(rulebreakers_section(answers, inputs))
     if "dual-sided" in designs:
-        out.append(dual_sided_section(answers))
+        out.append(dual_sided_section(answers, inputs.factors))
     if inputs.items["original_item_id"].notna().any():
         out.append(perturbation_section(answers, inputs.options))
     people = paired_people.people_section(answers, inputs.presentation)

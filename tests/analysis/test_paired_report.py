@@ -61,24 +61,40 @@ def test_rulebreaker_tau_and_confidence_by_hand():
     items, scores = rulebreaker_frames()
     items, scores, trials = frames(items, scores)
     section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
-    acc = section.tables["accuracy"].set_index(["variant", "subset"])
+    assert set(section.tables) == {"accuracy_m1", "confidence_m1"}
+    acc = section.tables["accuracy_m1"].set_index(["variant", "subset"])
     # τ: rb answered no and nrb yes. v1: pairs 0 and 2 → 2/4; v2: pairs 2 and 3 → 2/4; all: 4/8
     assert acc.loc[("v1", "overall"), "tau"] == 0.5 and acc.loc[("v2", "overall"), "tau"] == 0.5
-    row = acc.loc[("all", "overall")]
-    assert (row["pairs"], row["tau"], row["tau_R"], row["tau_N"]) == (8, 0.5, 4 / 8, 7 / 8)
-    # Wilson interval for 4/8 at 95%: centre 0.5, half-width z√(pq/n + z²/4n²)/(1 + z²/n)
+    # one variant: one answer per pair, the Wilson interval for 2/4 with n = 4 pairs:
+    # centre 0.5, half-width z√(pq/n + z²/4n²)/(1 + z²/n)
     z = 1.959963984540054
-    half = z * math.sqrt(0.25 / 8 + z * z / 256) / (1 + z * z / 8)
-    assert row["tau_low"] == pytest.approx(0.5 - half) and row["tau_high"] == pytest.approx(0.5 + half)
+    half = z * math.sqrt(0.25 / 4 + z * z / 64) / (1 + z * z / 4)
+    v1 = acc.loc[("v1", "overall")]
+    assert (v1["n"], v1["method"]) == (4, "Wilson (one answer per unit)")
+    assert v1["tau_low"] == pytest.approx(0.5 - half) and v1["tau_high"] == pytest.approx(0.5 + half)
+    row = acc.loc[("all", "overall")]
+    # 'all' pools 2 phrasings of 4 pairs: n is the 4 pairs (it once was the 8 pair answers, as if independent)
+    assert (row["n"], row["pairs"], row["answered_pairs"], row["unit"]) == (4, 4, 8, "pair")
+    assert (row["tau"], row["tau_R"], row["tau_N"]) == (0.5, 4 / 8, 7 / 8)
+    # the pair-clustered sandwich by hand: τ per pair and phrasing (1, 0), (0, 0), (1, 1), (0, 1): residual sums
+    # per pair 0, −1, 1, 0 about p = ½; var(logit) = Σ r² / (N p q)² = 2 / 2² = ½; Wald on the logit scale
+    se = math.sqrt(0.5)
+    assert row["tau_low"] == pytest.approx(1 / (1 + math.exp(z * se)))
+    assert row["tau_high"] == pytest.approx(1 / (1 + math.exp(-z * se)))
+    assert row["method"].startswith("GEE logit")
     assert acc.loc[("all", "DS × categorical"), "tau"] == 3 / 4  # pair 2 both variants, pair 3 v2
     assert acc.loc[("all", "MT × geographical"), "tau"] == 1 / 4
-    conf = section.tables["confidence"].set_index("variant").loc["all"]
+    confidence = section.tables["confidence_m1"].set_index("variant")
+    conf = confidence.loc["all"]
     n_side = [0.9, 0.8, 0.7, 0.95, 0.75, 0.85, 0.6]  # nrb prompts answered yes
     r_side = [0.6, 0.55, 0.65, 0.7]  # rb prompts answered yes
     assert conf["pi_N"] == pytest.approx(sum(n_side) / 7) and conf["pi_R"] == pytest.approx(sum(r_side) / 4)
-    reference = stats.ttest_ind(n_side, r_side, equal_var=False)
-    assert conf["welch_t"] == pytest.approx(reference.statistic) and conf["p_value"] == pytest.approx(reference.pvalue)
-    assert (conf["n_N"], conf["n_R"]) == (7, 4)
+    assert (conf["n_N"], conf["n_R"], conf["pairs"]) == (7, 4, 4)
+    assert conf["test"].startswith("z, Π⁺_N − Π⁺_R with sandwich SE clustered by pair")  # phrasings are not independent
+    v1 = confidence.loc["v1"]  # one phrasing: Welch's t-test, as the paper
+    reference = stats.ttest_ind([0.9, 0.7, 0.95, 0.85], [0.55, 0.7], equal_var=False)
+    assert v1["test"] == "Welch t (000 Eq. 5–6)"
+    assert v1["statistic"] == pytest.approx(reference.statistic) and v1["p_value"] == pytest.approx(reference.pvalue)
 
 
 def test_pairs_the_model_does_not_know_can_be_dropped():
@@ -90,11 +106,11 @@ def test_pairs_the_model_does_not_know_can_be_dropped():
     answers = paired_report.responses(scores, trials, items)
     kept = paired_report.rulebreakers_section(answers, PairedInputs(items=items, probes=probes,
                                                                     options={**OPTIONS, "drop_unknown_pairs": True}))
-    row = kept.tables["accuracy"].set_index(["variant", "subset"]).loc[("all", "overall")]
-    assert (row["pairs"], row["tau"]) == (6, 4 / 6)
+    row = kept.tables["accuracy_m1"].set_index(["variant", "subset"]).loc[("all", "overall")]
+    assert (row["n"], row["answered_pairs"], row["tau"]) == (3, 6, 4 / 6)
     assert kept.tables["knowledge_probe"].iloc[0]["known"] == 3
     everything = paired_report.rulebreakers_section(answers, PairedInputs(items=items, probes=probes))
-    assert everything.tables["accuracy"].set_index(["variant", "subset"]).loc[("all", "overall"), "pairs"] == 8
+    assert everything.tables["accuracy_m1"].set_index(["variant", "subset"]).loc[("all", "overall"), "answered_pairs"] == 8
     with pytest.raises(ValueError, match="Unknown paired_report setting"):
         report_options({"paired_report": {"drop_unknown": True}})
     for bad, named in [({"alpha": 1.5}, "alpha"), ({"alternative": "greater"}, "alternative"),
@@ -120,8 +136,10 @@ def test_a_persons_pair_is_their_own_two_answers():
     items, scores, trials = frames(items, (), trials)
     inputs = PairedInputs(items=items, presentation="within")
     answers = paired_report.responses(scores, trials, items)
-    row = paired_report.rulebreakers_section(answers, inputs).tables["accuracy"].iloc[0]
-    assert (row["respondent"], row["pairs"], row["tau"], row["tau_R"], row["tau_N"]) == ("human", 2, 0.5, 0.5, 1.0)
+    row = paired_report.rulebreakers_section(answers, inputs).tables["accuracy_human"].iloc[0]
+    # two people's own pairs of rb:0; a person is the unit (n = 2 participants, one pair each: Wilson)
+    assert (row["respondent"], row["answered_pairs"], row["pairs"], row["n"], row["unit"]) == ("human", 2, 1, 2, "participant")
+    assert (row["tau"], row["tau_R"], row["tau_N"]) == (0.5, 0.5, 1.0)
     people = paired_report.sections(scores, trials, inputs)[-1]
     assert people.key == "paired_people" and "members" not in people.tables
     assert "Within-participant presentation" in people.notes[0]
@@ -165,9 +183,12 @@ def test_dual_sided_accuracy_overall_and_by_column():
                               length=length, conclusion="x.", member="m", rule=rule_id))
             scores.append(score(n, "m1", said, gold, 0.5))
     items, scores, trials = frames(items, scores)
-    table = paired_report.dual_sided_section(paired_report.responses(scores, trials, items)).tables["accuracy"]
+    answers = paired_report.responses(scores, trials, items)
+    overall = paired_report.dual_sided_section(answers).tables["accuracy_m1"]  # no declared factors: overall only
+    assert overall["column"].tolist() == ["overall"] and overall["rules"].tolist() == [4]
+    table = paired_report.dual_sided_section(answers, ["domain", "length"]).tables["accuracy_m1"]
     table = table.set_index(["column", "value"])
-    assert set(table.index.get_level_values("column")) == {"overall", "domain", "length"}  # no bookkeeping columns
+    assert set(table.index.get_level_values("column")) == {"overall", "domain", "length"}  # the declared factors
     assert (table.loc[("overall", ""), "correct"], table.loc[("overall", ""), "rules"]) == (2, 4)
     assert table.loc[("domain", "food"), "accuracy"] == 0.5 and table.loc[("domain", "physics"), "accuracy"] == 0.5
     assert table.loc[("length", "1"), "accuracy"] == 1.0 and table.loc[("length", "2"), "accuracy"] == 0.0
@@ -187,11 +208,11 @@ def test_perturbation_tables_tests_and_benjamini_hochberg_by_hand():
             scores.append(score(200 + k, model, bool(pert), "yes", 0.5))
     items, scores, trials = frames(items, scores)
     section = paired_report.perturbation_section(paired_report.responses(scores, trials, items), OPTIONS)
-    table = section.tables["matched_pairs"].set_index("respondent")
+    table = pd.concat([section.tables["matched_pairs_m1"], section.tables["matched_pairs_m2"]]).set_index("respondent")
     assert table.loc["m1", ["n11", "n12", "n21", "n22", "n"]].tolist() == [2, 3, 1, 0, 4]
-    assert table.loc["m1", "method"] == "exact binomial"
+    assert table.loc["m1", "method"] == "exact binomial, as paper 002 (one pair per unit)"  # one phrasing per item
     assert table.loc["m1", "p_value"] == pytest.approx(5 / 16)  # P(X ≤ 1), X ~ Bin(4, ½)
-    assert table.loc["m2", "method"] == "McNemar z"
+    assert table.loc["m2", "method"] == "McNemar z, as paper 002 (one pair per unit)"
     assert table.loc["m2", "statistic"] == pytest.approx(-12 / math.sqrt(12))
     p2 = 0.5 * math.erfc(math.sqrt(12) / math.sqrt(2))  # Φ(−3.4641)
     assert table.loc["m2", "p_value"] == pytest.approx(p2)
@@ -270,6 +291,7 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     call_command("generate_items", "rulebreakers", "e2e-rb", "--pairs", "8", "--variants", "follow/yes-no",
                  "follow/true-false")
     call_command("import_items", "dual-sided", str(bank), "e2e-ds", "--templates", "1", "3")
+    Study.objects.filter(slug="e2e-ds").update(settings={"factors": ["domain"]})  # the study declares its factor
     call_command("generate_items", "modal-syllogisms", "e2e-pt", "--interpretations", "2")
     call_command("perturb_items", "e2e-pt", "names")
 
@@ -294,11 +316,15 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
         by_pair[(i.pair_id, i.variant)][i.pair_role] = decided[i.pk]
     both = sum(p["rulebreaker"] and p["non-rulebreaker"] for p in by_pair.values())
     rb_right = sum(p["rulebreaker"] for p in by_pair.values())
-    table = pd.read_csv(tmp_path / "e2e-rb" / "tables" / "rulebreakers_accuracy.csv")
+    table = pd.read_csv(tmp_path / "e2e-rb" / "tables" / "rulebreakers_accuracy_tiny.csv")
     row = table[(table.respondent == "tiny") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
-    assert (row["pairs"], row["tau"], row["tau_R"]) == (16, both / 16, rb_right / 16)
-    assert row["tau_low"] == pytest.approx(wilson_low(both, 16))
-    assert "human" not in set(table.respondent)  # presented across participants: people have no pairs
+    # 8 pairs × 2 phrasings: n is the 8 pairs (once 16, the phrasings counted as independent pairs)
+    assert (row["n"], row["pairs"], row["answered_pairs"]) == (8, 8, 16)
+    assert (row["tau"], row["tau_R"]) == (both / 16, rb_right / 16)
+    one = table[(table.variant == "follow/yes-no") & (table.subset == "overall")].iloc[0]
+    both_one = sum(p["rulebreaker"] and p["non-rulebreaker"] for key, p in by_pair.items() if key[1] == "follow/yes-no")
+    assert (one["n"], one["tau"]) == (8, both_one / 8) and one["tau_low"] == pytest.approx(wilson_low(both_one, 8))
+    assert not (tmp_path / "e2e-rb" / "tables" / "rulebreakers_accuracy_human.csv").exists()  # across: no pairs
     members = pd.read_csv(tmp_path / "e2e-rb" / "tables" / "paired_people_members.csv").iloc[0]
     by_role = defaultdict(list)
     for t in Trial.objects.filter(participant__study=study).select_related("item"):
@@ -306,7 +332,7 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     assert (members["answers_a"], members["answers_b"]) == (len(by_role["non-rulebreaker"]), len(by_role["rulebreaker"]))
     assert members["accuracy_b"] == pytest.approx(sum(by_role["rulebreaker"]) / len(by_role["rulebreaker"]))
     html = (tmp_path / "e2e-rb" / "report.html").read_text(encoding="utf-8")
-    assert "RULEBREAKERS (000)" in html and "rulebreakers_confidence.csv" in html
+    assert "RULEBREAKERS (000)" in html and "rulebreakers_confidence_tiny.csv" in html and "Sampling unit:" in html
     data = pd.read_csv(tmp_path / "e2e-rb" / "data" / "scores.csv")
     assert {"pair_id", "pair_role", "variant"} <= set(data.columns) and set(data["variant"]) == {"follow/yes-no", "follow/true-false"}
 
@@ -317,12 +343,15 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     for i in Item.objects.filter(study=study):
         rules[(i.pair_id, i.variant)][i.pair_role] = (said[i.pk], i.attributes["domain"])
     right = {key: r["original"][0] == "yes" and r["flipped"][0] == "no" for key, r in rules.items()}
-    table = pd.read_csv(tmp_path / "e2e-ds" / "tables" / "dual_sided_accuracy.csv", keep_default_na=False)
+    table = pd.read_csv(tmp_path / "e2e-ds" / "tables" / "dual_sided_accuracy_tiny.csv", keep_default_na=False)
     model = table[(table.respondent == "tiny") & (table.variant == "all")].set_index(["column", "value"])
-    assert model.loc[("overall", ""), "correct"] == sum(right.values()) and model.loc[("overall", ""), "rules"] == 12
+    # 6 rules × 2 templates: the interval rests on the 6 rules (once 12)
+    assert model.loc[("overall", ""), "correct"] == sum(right.values()) and model.loc[("overall", ""), "answers"] == 12
+    assert model.loc[("overall", ""), "n"] == model.loc[("overall", ""), "rules"] == 6
+    assert set(table["column"]) == {"overall", "domain"}  # the declared factor only
     hot = [v for key, v in right.items() if rules[key]["original"][1] == "hot"]
     assert model.loc[("domain", "hot"), "accuracy"] == pytest.approx(sum(hot) / len(hot))
-    assert "human" not in set(table.respondent)
+    assert not (tmp_path / "e2e-ds" / "tables" / "dual_sided_accuracy_human.csv").exists()
 
     # perturbation: the 2×2 table of (original, perturbed) correctness, from the rows
     study = Study.objects.get(slug="e2e-pt")
@@ -330,7 +359,7 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     cells = defaultdict(int)
     for i in Item.objects.filter(study=study, condition="names"):
         cells[(correct[i.original_id], correct[i.pk])] += 1
-    table = pd.read_csv(tmp_path / "e2e-pt" / "tables" / "perturbation_matched_pairs.csv").iloc[0]
+    table = pd.read_csv(tmp_path / "e2e-pt" / "tables" / "perturbation_matched_pairs_tiny.csv").iloc[0]
     assert [table.n11, table.n12, table.n21, table.n22] == [cells[(True, True)], cells[(True, False)],
                                                              cells[(False, True)], cells[(False, False)]]
     assert table.n11 + table.n12 + table.n21 + table.n22 == 48
@@ -351,13 +380,14 @@ def test_people_shown_both_members_are_paired_with_themselves_in_the_report(tmp_
     open_for_people(study, 8, paired_presentation="within", paired_min_gap=3)
     simulate_people(study, 4, lambda item: "no" if item.pair_role == "rulebreaker" and item.pk % 3 == 0 else "yes")
     report = analysis_services.report_build(study=study, out_dir=tmp_path / "r")
-    table = pd.read_csv(tmp_path / "r" / "tables" / "rulebreakers_accuracy.csv")
+    table = pd.read_csv(tmp_path / "r" / "tables" / "rulebreakers_accuracy_human.csv")
     human = table[(table.respondent == "human") & (table.subset == "overall") & (table.variant == "all")].iloc[0]
     answers = defaultdict(dict)  # each person's own pairs, from the rows
     for t in Trial.objects.filter(participant__study=study).select_related("item"):
         answers[(t.participant_id, t.item.pair_id)][t.item.pair_role] = t.correct
     pairs = [a for a in answers.values() if len(a) == 2]
-    assert len(pairs) == 16 == human["pairs"]  # 4 people × 4 pairs, both members each
+    assert len(pairs) == 16 == human["answered_pairs"]  # 4 people × 4 pairs, both members each
+    assert (human["n"], human["unit"]) == (4, "participant")  # a person's pairs are one cluster
     assert human["tau"] == sum(a["rulebreaker"] and a["non-rulebreaker"] for a in pairs) / 16
     people = next(s for s in report.sections if s.key == "paired_people")
     assert "members" not in people.tables and "Within-participant presentation" in people.notes[0]
