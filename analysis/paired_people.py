@@ -108,12 +108,19 @@ def people_section(answers: pd.DataFrame, presentation: str) -> Section | None:
                       + ("pairs within participants" if presentation == WITHIN else "members compared across participants"))
     people = answers[answers["respondent"] == HUMAN]
     if presentation == WITHIN:
+        section.unit = ("a participant: a person's pairs are one cluster. τ and dual-sided accuracy have GEE logistic "
+                        "intervals clustered by participant (independence, sandwich SE; Wilson when each person has "
+                        "one pair), and 002's matched-pair test is the clustered McNemar test over participants.")
         section.notes.append(
             "Within-participant presentation: each person answered both members of the pairs in their list (at least "
             "the study's gap apart, which member first counterbalanced), so the paired tables above use each person's "
-            "own two answers, as for a model; a pair counts only when the same person answered both.")
+            "own two answers, as for a model; a pair counts only when the same person answered both. A person's "
+            "pairs are not independent of each other, so people's intervals and tests there rest on the "
+            "participants (n = participants), not on the pairs.")
         section.n_obs = len(people)
         return section
+    section.unit = ("a participant: the members are compared by a logistic GEE clustered by participant "
+                    "(exchangeable working correlation, robust sandwich SE).")
     rows = [{"design": design, "comparison": comparison, **compare_members(frame, members)}
             for design, comparison, frame, members in comparisons]
     section.tables["members"] = pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,244 @@
+"""Issue 25: the paired statistics rest on their sampling unit, checked against R on the same data.
+
+A RULEBREAKERS study of 30 pairs × 10 phrasings (`generate_items rulebreakers --pairs 30`, the ten
+prompt variants of 000 §4.2) with its names perturbation (`perturb_items … names`), scored by two
+configurations of the fake scorer (inference/scorers/fake.py: deterministic, no model) through the
+one run loop. The answers the report derives are checked against tests/data/paired_clustered/
+(written from the same study once; README there), and the report's numbers against R's on those
+files: tests/data/paired_clustered/reference.R (geepack 1.3.9 for the GEE intervals, an R
+implementation of Durkalski et al.'s clustered McNemar test, p.adjust for BH), whose printed output
+is pasted below. A test here fails if the "all phrasings" rows pool phrasings as independent pairs
+again (n would be 300, the interval far narrower than geepack's).
+
+People presenting pairs within participants: τ clustered by participant against geepack, and
+the matched-pair test clustered by participant against the same R implementation (reference.R).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import clustered, paired_report
+from analysis.paired_frames import PairedInputs
+from analysis.rules import PAIRED_REPORT
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "paired_clustered"
+MODELS = ("fake-a", "fake-b")
+PAIRS, PHRASINGS = 30, 10
+
+
+def build_study():
+    """The study, scored by both fake configurations; returns (study, scores frame, paired inputs)."""
+    from django.core.management import call_command
+
+    from analysis import frames, paired_frames
+    from experiments.models import Study
+    from inference import services
+    from inference.models import LanguageModel
+    from inference.tasks import run_model_task
+
+    call_command("generate_items", "rulebreakers", "golden-rb", "--pairs", str(PAIRS))
+    call_command("perturb_items", "golden-rb", "names")
+    study = Study.objects.get(slug="golden-rb")
+    for name in MODELS:
+        # the relative rule (p(Yes) vs p(No)): the fake's top token is a space, never an answer
+        lm = LanguageModel.objects.create(name=name, source=f"/fake/{name}", backend="fake", device="cpu",
+                                          decision_rule="relative")
+        run = services.model_run_create(study=study, language_model=lm, batch_size=64)
+        assert run_model_task.apply(args=[run.pk]).get() == "done"
+    return study, frames.scores_frame(study), paired_frames.inputs(study)
+
+
+def pair_rows(answers: pd.DataFrame) -> pd.DataFrame:
+    """The answered pairs of the real condition as stored in rb_pairs.csv."""
+    pairs = paired_report.rulebreaker_pairs(answers, pd.DataFrame(), False)
+    pairs = pairs[pairs["condition"] == "real"]
+    out = pairs[["respondent", "pair_id", "variant", "rb_correct", "nrb_correct", "rb_yes", "nrb_yes", "rb_p", "nrb_p"]]
+    return out.sort_values(["respondent", "pair_id", "variant"]).reset_index(drop=True)
+
+
+def matched_rows(answers: pd.DataFrame) -> pd.DataFrame:
+    """The matched (original, perturbed) observations as stored in matched.csv."""
+    rows = paired_report.matched_pairs(answers)[["respondent", "label", "item_pair", "original", "perturbed"]]
+    return rows.sort_values(["respondent", "item_pair", "original", "perturbed"]).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------- people, within participants
+
+
+def people_frames():
+    """12 people, each answering both members of 6 RULEBREAKERS pairs (their own two answers) and 5
+    original items with their perturbation; people differ in ability, so their answers cluster."""
+    import random
+
+    rng = random.Random(25)
+    items, trials = [], []
+    for n in range(10):
+        rule = {"rule": "MT", "entity_kind": "geographical", "part": f"city{n}"}
+        items += [{"item_id": 2 * n + 1, "design": "rulebreakers", "pair_id": f"rb:{n}", "pair_role": "rulebreaker",
+                   "condition": "real", "variant": "v1", "original_item_id": None, "attributes": rule},
+                  {"item_id": 2 * n + 2, "design": "rulebreakers", "pair_id": f"rb:{n}",
+                   "pair_role": "non-rulebreaker", "condition": "real", "variant": "v1", "original_item_id": None,
+                   "attributes": rule}]
+    for k in range(8):
+        items += [{"item_id": 100 + k, "design": "modal-syllogisms", "pair_id": "", "pair_role": "", "condition": "real",
+                   "variant": "", "original_item_id": None, "attributes": {}},
+                  {"item_id": 200 + k, "design": "modal-syllogisms", "pair_id": "", "pair_role": "",
+                   "condition": "names", "variant": "", "original_item_id": 100 + k, "attributes": {}}]
+    for p in range(12):
+        ability = rng.gauss(0, 1.2)
+        person = f"P{p + 1:02d}"
+
+        def answer(item_id, gold, logit):
+            right = rng.random() < 1 / (1 + math.exp(-(logit + ability)))
+            trials.append({"item_id": item_id, "participant": person, "answer": gold if right else
+                           ("no" if gold == "yes" else "yes"), "correct": int(right)})
+
+        for n in rng.sample(range(10), 6):
+            answer(2 * n + 1, "no", -0.3)  # the rulebreaker: harder
+            answer(2 * n + 2, "yes", 1.0)
+        for k in rng.sample(range(8), 5):
+            answer(100 + k, "yes", 0.8)
+            answer(200 + k, "yes", 0.2)  # the perturbation: harder
+    items = pd.DataFrame(items)
+    items["original_item_id"] = items["original_item_id"].astype("Int64")
+    return items, pd.DataFrame(trials)
+
+
+# --------------------------------------------------------------------------------- R's reference
+# tests/data/paired_clustered/reference.R printed (reference.out beside it):
+R_MODELS = {
+    "fake-a": {
+        "tau": (0.22333333333333333, 0.17364012036967236, 0.28238816971132757),
+        "tau_R": (0.54000000000000004, 0.49123428582906437, 0.58801166485525069),
+        "tau_N": (0.44, 0.37386105534372682, 0.50834021898815018),
+        "tau follow/yes-no": (0.16666666666666666, 0.073365423718485506, 0.3356435050641603),
+        "pi": (0.77581827816782034, 0.78647632550014634, -0.34500677772355376, 0.73008927534132118),
+        "durkalski": (1.1177172203659338, 0.86815610716161784, 52),
+    },
+    "fake-b": {
+        "tau": (0.25666666666666665, 0.20678338179747516, 0.31382264397913878),
+        "tau_R": (0.48666666666666669, 0.43182108781802325, 0.54183522199829237),
+        "tau_N": (0.48666666666666669, 0.4349497790806699, 0.5386706366368269),
+        "tau follow/yes-no": (0.26666666666666666, 0.14182663319596328, 0.44447961695188881),
+        "pi": (0.9017272221723267, 0.76985634335351372, 3.3764200132701374, 0.00073435720902212149),
+        "durkalski": (-0.20365326999063921, 0.41931223097134579, 51),
+    },
+}
+R_BH = {"fake-a": 0.86815610716161784, "fake-b": 0.83862446194269158}
+R_PEOPLE = {
+    "tau": (0.40277777777777779, 0.24976475846439136, 0.57738769469710205),
+    "tau_R": (0.4861111111111111, 0.34489562511110694, 0.62957944096386453),
+    "tau_N": (0.65277777777777779, 0.46581316889882196, 0.80210526013384609),
+    "signflip": (-1, 0.5, 10),  # Σd, exact sign-flip p ("n12>n21"), units with d ≠ 0
+}
+R_SIGNFLIP = {"n12>n21": 0.8984375, "n12<n21": 0.203125, "two-sided": 0.40625}
+TOL = 1e-6
+
+
+def _csv(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / name)
+
+
+@pytest.mark.django_db
+def test_rulebreakers_and_002_rest_on_pairs_and_equal_r(tmp_path):
+    study, scores, inputs = build_study()
+    answers = paired_report.responses(scores, pd.DataFrame(), inputs.items)
+    # the data R read are the data the report reads
+    pairs, matched = pair_rows(answers), matched_rows(answers)
+    stored_pairs, stored_matched = _csv("rb_pairs.csv"), _csv("matched.csv")
+    pd.testing.assert_frame_equal(pairs, stored_pairs, check_dtype=False, rtol=1e-12)
+    pd.testing.assert_frame_equal(matched, stored_matched, check_dtype=False)
+    assert len(pairs) == 2 * PAIRS * PHRASINGS
+
+    sections = {s.key: s for s in paired_report.sections(scores, pd.DataFrame(), inputs)}
+    rb, pt = sections["rulebreakers"], sections["perturbation"]
+    assert "all phrasings (prompt variants) of one pair are one cluster" in rb.unit and "item pair" in pt.unit
+    for model, reference in R_MODELS.items():
+        table = rb.tables[f"accuracy_{model}"]
+        row = table[(table.condition == "real") & (table.variant == "all") & (table.subset == "overall")].iloc[0]
+        # the "all phrasings" row rests on the 30 pairs, not on the 300 pair answers
+        assert (row["n"], row["pairs"], row["answered_pairs"]) == (PAIRS, PAIRS, PAIRS * PHRASINGS)
+        assert row["method"].startswith("GEE logit")
+        for measure in ("tau", "tau_R", "tau_N"):
+            estimate, low, high = reference[measure]
+            assert (row[measure], row[f"{measure}_low"], row[f"{measure}_high"]) == (
+                pytest.approx(estimate, abs=TOL), pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL)), measure
+        one = table[(table.condition == "real") & (table.variant == "follow/yes-no") & (table.subset == "overall")].iloc[0]
+        estimate, low, high = reference["tau follow/yes-no"]
+        assert one["n"] == PAIRS and one["method"] == clustered.WILSON
+        assert (one["tau"], one["tau_low"], one["tau_high"]) == (
+            pytest.approx(estimate, abs=TOL), pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL))
+        conf = rb.tables[f"confidence_{model}"]
+        conf = conf[(conf.condition == "real") & (conf.variant == "all")].iloc[0]
+        pi_n, pi_r, z, p = reference["pi"]
+        assert (conf["pi_N"], conf["pi_R"], conf["statistic"], conf["p_value"]) == (
+            pytest.approx(pi_n, abs=TOL), pytest.approx(pi_r, abs=TOL), pytest.approx(z, abs=TOL),
+            pytest.approx(p, abs=TOL))
+
+        test = pt.tables[f"matched_pairs_{model}"].iloc[0]
+        z, p, n = reference["durkalski"]
+        item_pairs = stored_matched[stored_matched.respondent == model]["item_pair"].nunique()
+        assert item_pairs == 2 * PAIRS and test["item_pairs"] == item_pairs and test["matched"] == 600
+        assert test["n"] == n <= item_pairs  # once 600 "matched pairs", each phrasing as if independent
+        assert test["method"] == "clustered McNemar z (Durkalski 2003)"
+        assert (test["statistic"], test["p_value"], test["p_adjusted"]) == (
+            pytest.approx(z, abs=TOL), pytest.approx(p, abs=TOL), pytest.approx(R_BH[model], abs=TOL))
+    assert any("Departure from 002" in note for note in pt.notes)
+
+
+def test_people_within_participants_cluster_by_person_and_equal_r():
+    items, trials = people_frames()
+    answers = paired_report.responses(pd.DataFrame(), trials, items)
+    own = paired_report.rulebreaker_pairs(answers, pd.DataFrame(), False)
+    stored = _csv("people_pairs.csv")
+    assert own[["order", "pair_id", "rb_correct", "nrb_correct"]].rename(columns={"order": "participant"}).sort_values(
+        ["participant", "pair_id"]).reset_index(drop=True).equals(stored)
+    sections = {s.key: s for s in paired_report.sections(pd.DataFrame(), trials, PairedInputs(items=items,
+                                                                                            presentation="within"))}
+    row = sections["rulebreakers"].tables["accuracy_human"].iloc[0]
+    assert (row["unit"], row["n"], row["answered_pairs"]) == ("participant", 12, 72)  # once n = 72 "pairs"
+    for measure in ("tau", "tau_R", "tau_N"):
+        estimate, low, high = R_PEOPLE[measure]
+        assert (row[measure], row[f"{measure}_low"], row[f"{measure}_high"]) == (
+            pytest.approx(estimate, abs=TOL), pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL)), measure
+    test = sections["perturbation"].tables["matched_pairs_human"].iloc[0]
+    statistic, p, n = R_PEOPLE["signflip"]
+    assert (test["unit"], test["clusters"], test["matched"]) == ("participant", 12, 60)
+    assert test["method"] == "exact sign-flip randomisation over units" and test["n"] == n
+    assert (test["statistic"], test["p_value"]) == (statistic, pytest.approx(p, abs=TOL))
+    people = sections["paired_people"]
+    assert people.unit.startswith("a participant")
+
+
+@pytest.mark.parametrize("alternative", sorted(R_SIGNFLIP))
+def test_the_exact_sign_flip_test_equals_r(alternative):
+    # units' differences d = (3, −1, 2, 1, −2, 1, 1): unit k gets |d| pairs on one side and a concordant pair
+    pairs, units = [], []
+    for k, d in enumerate((3, -1, 2, 1, -2, 1, 1)):
+        pairs += [(False, True) if d > 0 else (True, False)] * abs(d) + [(True, True)]
+        units += [k] * (abs(d) + 1)
+    test = clustered.matched_pair_test(pairs, units, alternative=alternative)
+    assert (test.statistic, test.n, test.clusters) == (5, 7, 7)
+    assert test.p_value == pytest.approx(R_SIGNFLIP[alternative], abs=1e-12)
+
+
+def test_one_pair_per_unit_is_exactly_the_papers_test():
+    from analysis.paired import Contingency, matched_pair_test
+
+    pairs = [(True, False)] * 20 + [(False, True)] * 31 + [(True, True)] * 40 + [(False, False)] * 9
+    test = clustered.matched_pair_test(pairs, list(range(len(pairs))), alternative="two-sided")
+    paper = matched_pair_test(Contingency(40, 20, 31, 9), alternative="two-sided")
+    assert (test.statistic, test.p_value, test.n) == (paper.statistic, paper.p_value, 51)
+    assert test.method == "McNemar z, as paper 002 (one pair per unit)"
+
+
+def test_every_answer_right_falls_back_to_wilson_over_the_units():
+    # 12 pairs × 3 phrasings, all right: the logit is infinite. R: prop.test(12, 12, correct = FALSE)$conf.int
+    result = clustered.proportion([True] * 36, [k // 3 for k in range(36)], unit="pair")
+    assert (result.n, result.answers, result.estimate, result.high) == (12, 36, 1.0, 1.0)
+    assert result.low == pytest.approx(0.75750599334475921, abs=1e-12)  # not Wilson(36, 36): 0.904
+    assert result.method == clustered.WILSON_UNITS and "Wilson interval over the 12 pairs" in result.note
