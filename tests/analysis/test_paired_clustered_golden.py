@@ -242,3 +242,64 @@ def test_every_answer_right_falls_back_to_wilson_over_the_units():
     assert (result.n, result.answers, result.estimate, result.high) == (12, 36, 1.0, 1.0)
     assert result.low == pytest.approx(0.75750599334475921, abs=1e-12)  # not Wilson(36, 36): 0.904
     assert result.method == clustered.WILSON_UNITS and "Wilson interval over the 12 pairs" in result.note
+
+
+# ------------------------------------------------------------------------------------- dual-sided
+
+
+RULES, TEMPLATES = 20, 5
+
+
+def build_dual_sided(tmp_path):
+    """20 rules × 5 templates (004's), imported as a rule bank declaring its factor `domain`, scored by fake-a."""
+    from django.core.management import call_command
+
+    from analysis import frames, paired_frames
+    from experiments.models import Study
+    from inference import services
+    from inference.models import LanguageModel
+    from inference.tasks import run_model_task
+
+    bank = tmp_path / "rules.csv"
+    bank.write_text("premise,conclusion,flipped_conclusion,domain\n" + "".join(
+        f"Metal bar {k} is heated,Metal bar {k} expands,Metal bar {k} does not expand,{('heat', 'light')[k % 2]}\n"
+        for k in range(RULES)), encoding="utf-8")
+    call_command("import_items", "dual-sided", str(bank), "golden-ds")
+    study = Study.objects.get(slug="golden-ds")
+    study.settings = {**(study.settings or {}), "factors": ["domain"]}
+    study.save(update_fields=["settings"])
+    lm = LanguageModel.objects.create(name="fake-a", source="/fake/fake-a", backend="fake", device="cpu",
+                                      decision_rule="relative")
+    run = services.model_run_create(study=study, language_model=lm, batch_size=64)
+    assert run_model_task.apply(args=[run.pk]).get() == "done"
+    return frames.scores_frame(study), paired_frames.inputs(study)
+
+
+def dual_sided_rows(answers: pd.DataFrame) -> pd.DataFrame:
+    rules = paired_report.dual_sided_rules(answers)
+    return rules[["respondent", "pair_id", "variant", "domain", "affirmed", "denied"]].sort_values(
+        ["pair_id", "variant"]).reset_index(drop=True)
+
+
+# reference.R: gee_prop on ds_rules.csv, clustered by rule (pair_id)
+R_DS = {("overall", ""): (0.23000000000000001, 0.15316355958309652, 0.33034585915963105, 20),
+        ("domain", "heat"): (0.23999999999999999, 0.13960811802973982, 0.38064524360171809, 10)}
+
+
+@pytest.mark.django_db
+def test_dual_sided_rests_on_rules_and_equals_r(tmp_path):
+    scores, inputs = build_dual_sided(tmp_path)
+    answers = paired_report.responses(scores, pd.DataFrame(), inputs.items)
+    stored = _csv("ds_rules.csv")
+    pd.testing.assert_frame_equal(dual_sided_rows(answers), stored, check_dtype=False)
+    assert inputs.factors == ["domain"]
+    section = paired_report.dual_sided_section(answers, inputs.factors)
+    assert "templates (prompt variants) of one rule are one cluster" in section.unit
+    table = section.tables["accuracy_fake-a"]
+    table = table[table.variant == "all"].set_index(["column", "value"])
+    assert set(table.index.get_level_values("column")) == {"overall", "domain"}  # the declared factor only
+    for key, (estimate, low, high, n) in R_DS.items():
+        row = table.loc[key]
+        assert (row["n"], row["rules"], row["answers"]) == (n, n, n * TEMPLATES)  # once n = rules × templates
+        assert (row["accuracy"], row["low"], row["high"]) == (
+            pytest.approx(estimate, abs=TOL), pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL))

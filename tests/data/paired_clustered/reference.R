@@ -73,3 +73,9 @@ out("people durkalski z (asymptotic)", {d <- tapply(as.integer(pm$perturbed) - a
 d <- c(3, -1, 2, 1, -2, 1, 1)
 signs <- as.matrix(expand.grid(rep(list(c(-1, 1)), length(d)))); sums <- signs %*% abs(d)
 out("signflip less greater two", c(mean(sums <= sum(d)), mean(sums >= sum(d)), mean(abs(sums) >= abs(sum(d)))))
+
+# Dual-sided (004): 20 rules × 5 templates; a rule is right when affirmed and denied; clustered by rule.
+ds <- logicals(read.csv("ds_rules.csv"))
+out("ds all", gee_prop(ds$affirmed & ds$denied, ds$pair_id))
+h <- ds[ds$domain == "heat", ]
+out("ds all heat", gee_prop(h$affirmed & h$denied, h$pair_id))
