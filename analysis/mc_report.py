@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import multiple_choice as mc
 from .metrics import bootstrap_mean
+from .paired_report import per_respondent
 from .sections import Section
 
 ALPHAS = (0.5,)  # Appendix F's α shown beside PartialCircular (α = 1) and plain c/4 (α = 0 is not needed)
@@ -93,7 +94,11 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, runs: pd.DataFrame | No
     section = Section("multiple_choice", "Multiple choice (001): Accuracy, Circular, PartialCircular")
     models, notes = model_metrics(scores) if len(scores) else (pd.DataFrame(columns=COLUMNS), [])
     humans, human_notes = human_metrics(trials)
-    section.tables["metrics"] = pd.concat([t for t in (models, humans) if len(t)] or [models], ignore_index=True)
+    section.unit = ("a question for models (95% percentile-bootstrap intervals resampling questions; Circular and "
+                    "PartialCircular score a question's four mutants together); a participant for people (participants "
+                    "resampled, so a person's answers stay together).")
+    metrics = pd.concat([t for t in (models, humans) if len(t)] or [models], ignore_index=True)
+    per_respondent(section, "metrics", metrics)  # one table per respondent: the page's row cap never hides a model
     section.tables["position_bias"] = position_bias(scores, trials)
     variation = run_table(runs) if len(runs) else pd.DataFrame()
     if len(variation):

@@ -94,7 +94,9 @@ def test_the_report_section_gives_metrics_by_type_for_models_and_humans_and_cv_a
                       frame({"q2": ("B", "D", "C", "B")}, gold, run_id=2, qtype="missing")], ignore_index=True)
     trials = frame({"q1": EXAMPLE_LETTERS}, gold, who="P1")
     [section] = mc_report.sections(scores, trials, runs)
-    table = section.tables["metrics"].set_index(["respondent", "type", "measure"])["estimate"]
+    assert {"metrics_m", "metrics_human"} <= set(section.tables)  # one table per respondent (issue 25)
+    table = pd.concat([section.tables["metrics_m"], section.tables["metrics_human"]]).set_index(
+        ["respondent", "type", "measure"])["estimate"]
     assert table[("m", "all", "partial_circular")] == pytest.approx((0.125 + 1) / 2)
     assert table[("m", "3e1c", "partial_circular")] == pytest.approx(0.125)
     assert table[("m", "missing", "circular")] == 1.0
@@ -115,7 +117,7 @@ def test_no_section_without_multiple_choice_items_and_a_note_when_humans_saw_one
     one_each = frame({"q1": EXAMPLE_LETTERS}, gold, who="P1").iloc[[1]]
     [section] = mc_report.sections(empty, one_each, None)
     assert any("all_mutants" in note for note in section.notes)
-    assert set(section.tables["metrics"]["measure"]) == {"accuracy_any_order"}
+    assert set(section.tables["metrics_human"]["measure"]) == {"accuracy_any_order"}
 
 
 @pytest.mark.django_db
@@ -144,7 +146,7 @@ def test_frames_carry_kind_options_letters_and_every_runs_option_probabilities(t
     assert (row["p_B"], row["decision"], row["correct"]) == (0.6, "B", 0)
     assert len(frames.mc_runs_frame(study)) == 8
     [section] = mc_report.sections(latest, pd.DataFrame(), frames.mc_runs_frame(study))
-    table = section.tables["metrics"].set_index(["type", "measure"])["estimate"]
+    table = section.tables["metrics_m"].set_index(["type", "measure"])["estimate"]
     # decision B in every mutant = options x, y, z, w: one right (rot0), p uniform → PC 0
     assert table[("3c1e", "accuracy")] == 1.0 and table[("all", "partial_circular")] == pytest.approx(0.0)
     from analysis import services
@@ -152,7 +154,7 @@ def test_frames_carry_kind_options_letters_and_every_runs_option_probabilities(t
     result = services.report_build(study=study, out_dir=tmp_path / "report")
     html = result.html.read_text(encoding="utf-8")
     assert "Multiple choice (001): Accuracy, Circular, PartialCircular" in html
-    metrics = pd.read_csv(tmp_path / "report" / "tables" / "multiple_choice_metrics.csv")
+    metrics = pd.read_csv(tmp_path / "report" / "tables" / "multiple_choice_metrics_m.csv")
     assert set(metrics["measure"]) == {"accuracy", "circular", "partial_circular", "pc_alpha_0.5"}
     variation = pd.read_csv(tmp_path / "report" / "tables" / "multiple_choice_run_variation.csv")
     cv = variation.set_index("measure")["cv_percent"]

@@ -391,3 +391,18 @@ def test_people_shown_both_members_are_paired_with_themselves_in_the_report(tmp_
     assert human["tau"] == sum(a["rulebreaker"] and a["non-rulebreaker"] for a in pairs) / 16
     people = next(s for s in report.sections if s.key == "paired_people")
     assert "members" not in people.tables and "Within-participant presentation" in people.notes[0]
+
+
+def test_an_empty_confidence_cell_says_why():
+    # the model answers No to every rulebreaker: no positive answer on that side, so Π⁺_R has nothing to average
+    items, scores = [], []
+    for pair in range(3):
+        for k, (role, said, gold) in enumerate((("rulebreaker", False, "no"), ("non-rulebreaker", True, "yes"))):
+            items.append(item(2 * pair + k + 1, "rulebreakers", f"rb:{pair}", role, rule="MT", entity_kind="geographical",
+                              part=f"c{pair}"))
+            scores.append(score(2 * pair + k + 1, "m1", said, gold, 0.3 + 0.2 * pair))
+    items, scores, trials = frames(items, scores)
+    section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
+    row = section.tables["confidence_m1"].iloc[0]
+    assert row["n_R"] == 0 and math.isnan(row["pi_R"]) and row["n_N"] == 3
+    assert row["note"].startswith("Π⁺_R empty: no positive answer (Yes/True) on the rulebreaker side")
