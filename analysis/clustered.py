@@ -82,7 +82,12 @@ def proportion(values: Sequence[bool], clusters: Sequence, alpha: float = 0.05, 
     if n < 2:
         return ClusteredProportion(k, answers, n, estimate, math.nan, math.nan, GEE,
                                    f"one {unit}: no interval (a clustered interval needs at least two {unit}s)")
-    logit, se = _gee_intercept(y, groups)
+    try:
+        logit, se = _gee_intercept(y, groups)
+    except (ValueError, np.linalg.LinAlgError) as error:  # not expected once 0 % and 100 % are handled
+        low, high = proportion_confint(estimate * n, n, alpha=alpha, method="wilson")
+        return ClusteredProportion(k, answers, n, estimate, float(low), float(high), WILSON_UNITS,
+                                   f"the GEE fit failed ({error}): Wilson interval over the {n} {unit}s, each counted once")
     if not se > 1e-12:  # every unit has the same share: no between-unit variation to measure
         low, high = proportion_confint(estimate * n, n, alpha=alpha, method="wilson")
         return ClusteredProportion(k, answers, n, estimate, float(low), float(high), WILSON_UNITS,
@@ -135,6 +140,8 @@ def mean_difference(values: Sequence[float], is_b: Sequence[bool], clusters: Seq
     nan = ClusteredDifference(mean_a, mean_b, n_a, n_b, n, mean_a - mean_b, math.nan, math.nan, math.nan)
     if n_a < 2 or n_b < 2 or n < 2:
         return replace(nan, note=f"needs two answers on each side from at least two {unit}s")
+    if float(np.ptp(v)) == 0.0:
+        return replace(nan, note="every value is the same on both sides: nothing to test")
     import statsmodels.api as sm
 
     design = np.column_stack([np.ones(len(v)), (~b).astype(float)])  # the slope: a − b

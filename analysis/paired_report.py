@@ -87,10 +87,13 @@ def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
 
 
 def _order(frame: pd.DataFrame) -> pd.DataFrame:
-    """People last, models in name order."""
+    """People last, models in name order; within a respondent the rows pooling the variants first (a
+    long table is cut on the page, never these)."""
     if frame.empty:
         return frame
-    return frame.assign(_h=frame["respondent"] == HUMAN).sort_values(["_h", "respondent"], kind="stable").drop(columns="_h")
+    keys = frame.assign(_h=frame["respondent"] == HUMAN,
+                        _v=frame["variant"] != ALL if "variant" in frame else False)
+    return keys.sort_values(["_h", "respondent", "_v"], kind="stable").drop(columns=["_h", "_v"])
 
 
 def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool) -> pd.DataFrame:

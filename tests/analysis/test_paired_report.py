@@ -406,3 +406,30 @@ def test_an_empty_confidence_cell_says_why():
     row = section.tables["confidence_m1"].iloc[0]
     assert row["n_R"] == 0 and math.isnan(row["pi_R"]) and row["n_N"] == 3
     assert row["note"].startswith("Π⁺_R empty: no positive answer (Yes/True) on the rulebreaker side")
+
+
+def test_one_table_per_model_so_the_page_cap_never_hides_a_model():
+    # 3 models × 2 conditions × (10 variants + all) × (overall + 4 subsets): 110 rows each, 330 together; one
+    # table of them all showed the first 60 rows, i.e. part of the first model only
+    import itertools
+
+    from analysis import html
+
+    items, scores, n = [], [], 0
+    subsets = list(itertools.product(("MT", "DS"), ("geographical", "categorical")))
+    for pair, condition, variant in itertools.product(range(8), ("real", "names"), [f"v{k}" for k in range(10)]):
+        rule, kind = subsets[pair % 4]
+        for role, gold in (("rulebreaker", "no"), ("non-rulebreaker", "yes")):
+            n += 1
+            items.append(item(n, "rulebreakers", f"rb:{pair}", role, variant, condition, rule=rule, entity_kind=kind,
+                              part=f"p{pair}"))
+            for m, model in enumerate(("alpha", "beta", "gamma")):
+                scores.append(score(n, model, (n * (m + 3)) % 5 < 2, gold, 0.5))
+    items, scores, trials = frames(items, scores)
+    section = paired_report.rulebreakers_section(paired_report.responses(scores, trials, items), PairedInputs(items=items))
+    page = html._section(section)
+    for model in ("alpha", "beta", "gamma"):
+        table = section.tables[f"accuracy_{model}"]
+        assert len(table) == 110 and set(table["respondent"]) == {model}
+        assert table.head(4)[["condition", "variant", "subset"]].values.tolist()[0] == ["names", "all", "overall"]
+        assert f"<td>{model}</td>" in page and f"rulebreakers_accuracy_{model}.csv" in page
