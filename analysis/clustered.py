@@ -41,6 +41,7 @@ from .rules import ALTERNATIVES
 
 WILSON = "Wilson (one answer per unit)"
 GEE = "GEE logit, independence, sandwich SE clustered by unit"
+FEW = 10  # fewer units than this (in all, or with a right / a wrong answer) and a sandwich interval is rough
 WILSON_UNITS = "Wilson over the units, each counted once (every answer alike: the logit is infinite)"
 
 
@@ -95,7 +96,16 @@ def proportion(values: Sequence[bool], clusters: Sequence, alpha: float = 0.05, 
                                    f"Wilson interval over the {n} {unit}s, each counted once")
     z = float(norm.ppf(1 - alpha / 2))
     low, high = _expit(logit - z * se), _expit(logit + z * se)
-    note = f"only {n} {unit}s: the sandwich interval is too narrow with few clusters" if n < 10 else ""
+    notes = []
+    if n < FEW:
+        notes.append(f"only {n} {unit}s: the sandwich interval is too narrow with few clusters")
+    right = np.bincount(groups, weights=y, minlength=n)
+    with_right, with_wrong = int((right > 0).sum()), int((right < np.bincount(groups, minlength=n)).sum())
+    if min(with_right, with_wrong) < FEW:
+        side = "a right" if with_right < with_wrong else "a wrong"
+        notes.append(f"only {min(with_right, with_wrong)} {unit}(s) have {side} answer: the interval rests on them "
+                     "and is rough")
+    note = "; ".join(notes)
     return ClusteredProportion(k, answers, n, estimate, low, high, GEE, note)
 
 

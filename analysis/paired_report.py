@@ -233,7 +233,10 @@ def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs) -> Section
         "independent). An empty Π⁺ cell (n = 0) means the model never answered positively on that side.",
         "People: a pair is one person's own two answers (within-participant presentation), and a person's pairs are "
         "one cluster; see the section on people and paired designs for what was done with people's answers.",
-        "Departure from 000: the paper reports τ without intervals; the intervals here follow the sampling unit.",
+        "Departures from 000: the paper averages over the ten phrasings (§4.2) without intervals and runs Welch's "
+        "t-test over every prompt answered positively, each prompt as if independent; here the pooled rows' intervals "
+        "and the pooled Π⁺ test are clustered by pair (a pair's phrasings are one unit), and Welch's test is kept "
+        "for single-phrasing rows, where each pair gives one answer per side.",
     ]
     models = sorted(set(pairs["respondent"]) - {HUMAN})
     if drop:

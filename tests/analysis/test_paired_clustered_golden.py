@@ -303,3 +303,12 @@ def test_dual_sided_rests_on_rules_and_equals_r(tmp_path):
         assert (row["n"], row["rules"], row["answers"]) == (n, n, n * TEMPLATES)  # once n = rules × templates
         assert (row["accuracy"], row["low"], row["high"]) == (
             pytest.approx(estimate, abs=TOL), pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL))
+
+
+def test_a_row_resting_on_few_units_says_so():
+    # 30 pairs × 10 phrasings, right answers in 2 pairs only: the sandwich interval rests on those 2
+    values = [k // 10 in (3, 17) and k % 10 < 6 for k in range(300)]
+    result = clustered.proportion(values, [k // 10 for k in range(300)], unit="pair")
+    assert (result.n, result.successes, result.method) == (30, 12, clustered.GEE)
+    assert result.note == "only 2 pair(s) have a right answer: the interval rests on them and is rough"
+    assert result.low < 0.04 < result.high
