@@ -68,4 +68,15 @@ def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
-                        factors=list((study.settings or {}).get("factors") or []))
+                        factors=_factors((study.settings or {}).get("factors")))
+
+
+def _factors(value) -> list[str]:
+    """study.settings["factors"]: a column name or a list of them (none: the tables are overall only)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"study setting factors must be a list of column names, not {value!r}")
+    return list(value)

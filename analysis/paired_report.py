@@ -87,13 +87,14 @@ def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
 
 
 def _order(frame: pd.DataFrame) -> pd.DataFrame:
-    """People last, models in name order; within a respondent the rows pooling the variants first (a
-    long table is cut on the page, never these)."""
+    """People last, models in name order; within a respondent the rows pooling the variants first, the
+    real items before their perturbations (a long table is cut on the page, never these)."""
     if frame.empty:
         return frame
     keys = frame.assign(_h=frame["respondent"] == HUMAN,
-                        _v=frame["variant"] != ALL if "variant" in frame else False)
-    return keys.sort_values(["_h", "respondent", "_v"], kind="stable").drop(columns=["_h", "_v"])
+                        _v=frame["variant"] != ALL if "variant" in frame else False,
+                        _c=frame["condition"] != "real" if "condition" in frame else False)
+    return keys.sort_values(["_h", "respondent", "_v", "_c"], kind="stable").drop(columns=["_h", "_v", "_c"])
 
 
 def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool) -> pd.DataFrame:

@@ -431,5 +431,16 @@ def test_one_table_per_model_so_the_page_cap_never_hides_a_model():
     for model in ("alpha", "beta", "gamma"):
         table = section.tables[f"accuracy_{model}"]
         assert len(table) == 110 and set(table["respondent"]) == {model}
-        assert table.head(4)[["condition", "variant", "subset"]].values.tolist()[0] == ["names", "all", "overall"]
+        assert table[["condition", "variant", "subset"]].values.tolist()[:6] == [
+            ["real", "all", "overall"], ["real", "all", "DS × categorical"], ["real", "all", "DS × geographical"],
+            ["real", "all", "MT × categorical"], ["real", "all", "MT × geographical"], ["names", "all", "overall"]]
         assert f"<td>{model}</td>" in page and f"rulebreakers_accuracy_{model}.csv" in page
+
+
+def test_declared_factors_are_read_from_the_study_settings():
+    from analysis.paired_frames import _factors
+
+    assert _factors(None) == [] and _factors([]) == [] and _factors("domain") == ["domain"]
+    assert _factors(["domain", "length"]) == ["domain", "length"]
+    with pytest.raises(ValueError, match="study setting factors must be a list of column names"):
+        _factors([1, 2])
