@@ -4,7 +4,8 @@ A study presents pairs to people one of two ways (HumanArm.paired_presentation):
 
 * within participants: a person answers both members, so their two answers are a true pair and the
   paired quantities (000's τ, 004's dual-sided accuracy, 002's McNemar test) are computed from those
-  pairs, exactly as for a model (paired_report.pair_up joins a person's answers on the participant);
+  pairs, as for a model (paired_report.pair_up joins a person's answers on the participant), with
+  intervals and tests clustered by participant: a person's pairs are one unit (analysis.clustered);
 * across participants: a person answers one member of each pair. There is then no pair of answers
   to form — pairing the k-th answer to one member with the k-th to the other would make McNemar's
   p-value depend on the participants' label order and τ a quantity of nobody — so people get no row
@@ -110,7 +111,8 @@ def people_section(answers: pd.DataFrame, presentation: str) -> Section | None:
     if presentation == WITHIN:
         section.unit = ("a participant: a person's pairs are one cluster. τ and dual-sided accuracy have GEE logistic "
                         "intervals clustered by participant (independence, sandwich SE; Wilson when each person has "
-                        "one pair), and 002's matched-pair test is the clustered McNemar test over participants.")
+                        "one pair), and 002's matched-pair test is the clustered McNemar test over participants (002's own test "
+                        "when each person gives one pair).")
         section.notes.append(
             "Within-participant presentation: each person answered both members of the pairs in their list (at least "
             "the study's gap apart, which member first counterbalanced), so the paired tables above use each person's "
