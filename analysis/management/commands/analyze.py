@@ -65,6 +65,12 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         self.stdout.write(f"  model runs used: {', '.join(str(i) for i in result.runs_used) or 'none'} "
                           f"(tables/runs.csv says why each run is used or not)")
+        if not result.runs_used:
+            from analysis.runs import select_runs
+
+            left = [f"{r.run_id} ({r.why})" for r in select_runs(study, options["runs"] or None) if not r.used]
+            if left:
+                self.stdout.write(self.style.WARNING(f"  no complete model run is used; left out: {'; '.join(left)}"))
         for section in result.sections:
             state = f"not shown: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
             self.stdout.write(f"  {section.title}: {state}")
