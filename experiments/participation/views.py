@@ -196,9 +196,11 @@ CONSENT_ANSWERS = {"yes": True, "no": False}  # the consent page's two buttons; 
 @require_POST
 def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """Only the page's explicit answers count: agree=yes consents, agree=no declines for good;
-    anything else (a missing or malformed field) is a 400 and leaves the session as it was."""
+    anything else (a missing, malformed or repeated field: `agree=yes&agree=no` is no answer) is a 400
+    and leaves the session as it was."""
     participant = _participant(slug, token)
-    agree = CONSENT_ANSWERS.get(request.POST.get("agree", ""))
+    sent = request.POST.getlist("agree")
+    agree = CONSENT_ANSWERS.get(sent[0]) if len(sent) == 1 else None
     if agree is None:
         return _page(request, "participant/bad_request.html",
                      {"study": participant.study, "message": "Please answer with one of the two buttons on the consent page.",
