@@ -257,10 +257,15 @@ def limit(scope: str, *, key: str, json: bool = False):
 UNKNOWN_TOKEN = "unknown_token"
 
 
-def unknown_tokens_limited(*, json: bool = False):
+def unknown_tokens_limited(*, json: bool = False, known=None):
     """Decorator for the views under a participant token: a client address that keeps naming
-    tokens that do not exist (a 404) is limited per address (scope "unknown_token"); once refused,
-    its requests are answered 429 before the token is looked up, until the window ends."""
+    tokens that do not exist (a 404) is limited per address (scope "unknown_token").
+
+    The refusal is for unknown tokens only: a known token is never refused by it, whatever its address
+    did (a scanner behind a NAT address must not lock out the participants behind it: issue 26 item 3).
+    `known(kwargs)` says whether the URL's token names a session; it is asked only once the address is
+    refused (one indexed read), so a request from an address in good standing costs nothing extra and a
+    refused address's unknown tokens are answered 429 without the view's work."""
     from django.http import Http404
 
     def decorate(view):
@@ -269,7 +274,7 @@ def unknown_tokens_limited(*, json: bool = False):
             rate = rate_for(UNKNOWN_TOKEN)
             ip = client_ip(request)
             refused = refused_here(UNKNOWN_TOKEN, ip, rate)
-            if refused is not None:
+            if refused is not None and not (known is not None and known(kwargs)):
                 return too_many(request, refused, json=json)
             try:
                 response = view(request, *args, **kwargs)

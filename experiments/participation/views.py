@@ -24,7 +24,7 @@ from ..selectors import study_by_slug
 from . import choice, flow, overview, services, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
-from .selectors import answered_indices, participant_by_token
+from .selectors import answered_indices, participant_by_token, token_known
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 NO_KEYBOARD = re.compile(r"Mobi|Android|iPhone|iPad|iPod|Tablet|Silk|Kindle|PlayBook", re.I)
@@ -98,6 +98,11 @@ def incompatible(request: HttpRequest, slug: str) -> HttpResponse:
     return _page(request, "participant/incompatible.html", {"study": study, "code": code, "redirect": arm.redirect_url(code)})
 
 
+def _known(kwargs: dict) -> bool:
+    """For the per-address limit on unknown tokens: a known token is never refused by it."""
+    return token_known(slug=kwargs.get("slug", ""), token=kwargs.get("token", ""))
+
+
 def _participant(slug: str, token: str) -> Participant:
     participant = participant_by_token(slug=slug, token=token)
     if participant is None:
@@ -133,7 +138,7 @@ def _ending(participant: Participant) -> dict:
     return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
 
 
-@ratelimit.unknown_tokens_limited()
+@ratelimit.unknown_tokens_limited(known=_known)
 @ratelimit.limit("page", key="token")
 @ensure_csrf_cookie
 @require_GET
@@ -175,7 +180,7 @@ def _runner_config(participant, arm, phase, urls) -> dict:
 
 
 def _step_post(service):
-    @ratelimit.unknown_tokens_limited()
+    @ratelimit.unknown_tokens_limited(known=_known)
     @ratelimit.limit("page", key="token")
     @require_POST
     def view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -191,7 +196,7 @@ def _step_post(service):
 CONSENT_ANSWERS = {"yes": True, "no": False}  # the consent page's two buttons; anything else changes nothing
 
 
-@ratelimit.unknown_tokens_limited()
+@ratelimit.unknown_tokens_limited(known=_known)
 @ratelimit.limit("page", key="token")
 @require_POST
 def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -231,7 +236,7 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
     return JsonResponse({"error": message, "reason": reason, "final": reason not in NOT_FINAL}, status=status)
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     """Save one answer: the body parsed once here, the save's rules in trials.py.
@@ -285,7 +290,7 @@ def _trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     )
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
@@ -296,7 +301,7 @@ def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:

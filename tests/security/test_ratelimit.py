@@ -277,7 +277,9 @@ def test_random_tokens_are_limited_per_address_before_any_read(settings, django_
     assert codes == [404] * 5
     refused = scanner.post(f"/s/{study.slug}/p/random-token-0005/heartbeat")
     assert refused.status_code == 429 and refused.json()["reason"] == "rate_limited" and refused["Retry-After"]
-    with django_assert_max_num_queries(0):  # refused in this process before the token is looked up
+    # refused in this process with one indexed read of the token (issue 26 item 3: a known token is never
+    # refused by the address's limit), before the view's work
+    with django_assert_max_num_queries(1):
         assert scanner.get(f"/s/{study.slug}/p/random-token-0006/").status_code == 429
     person, _ = services.participant_start(study=study, prolific_pid="p" * 24, prolific_session_id="s1")
     elsewhere = Client(REMOTE_ADDR="198.51.100.4", HTTP_USER_AGENT=DESKTOP)  # another address is not affected
@@ -315,3 +317,32 @@ def test_squatters_hold_no_place_skew_no_balance_and_are_let_go(limits):
     later = timezone.now() + timedelta(minutes=services.UNCONSENTED_MINUTES + 1)
     assert services.participants_expire(study=study, now=later) == 20
     assert not Participant.objects.filter(consented_at__isnull=True, status="started").exists()
+
+
+@pytest.mark.django_db
+def test_a_scanner_behind_a_nat_address_never_blocks_the_known_sessions_behind_it(monkeypatch):
+    """Issue 26 item 3: 31 GETs of random tokens from a NAT address, and the next real answers from
+    people behind it got 429: the per-address refusal was checked before the token was looked up."""
+    monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))  # one window
+    study = make_open_study(interpretations=6, items_per_participant=6, attention_checks=[], practice=[])
+    nat = "203.0.113.77"
+    person = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR=nat)
+    session_url = _entry(person, study, 1)["Location"]
+    scanner = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR=nat)
+    codes = [scanner.get(f"/s/{study.slug}/p/{'r' * 40}{n:03d}/").status_code for n in range(31)]
+    assert codes == [404] * 30 + [429]  # the default limit (30/m) still stops the scanner
+    assert scanner.post(f"/s/{study.slug}/p/{'r' * 43}/heartbeat").status_code == 429
+    assert person.get(session_url).status_code == 200
+    csrf = person.cookies["csrftoken"].value
+    for step, data in (("consent", {"agree": "yes"}), ("instructions", {})):
+        assert person.post(session_url + step, {**data, "csrfmiddlewaretoken": csrf}).status_code == 302
+    participant = Participant.objects.get(prolific_pid="pid00001")
+    for index in range(len(participant.plan)):
+        response = person.post(session_url + "trial", json.dumps(trial_data(participant, index)),
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+        assert response.status_code == 201, response.content
+    assert person.post(session_url + "heartbeat", HTTP_X_CSRFTOKEN=csrf).status_code == 200
+    finish = person.post(session_url + "finish", "{}", content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+    assert finish.status_code == 200 and finish.json()["status"] == "completed"
+    assert Trial.objects.filter(participant=participant).count() == 6
+    assert scanner.get(f"/s/{study.slug}/p/{'s' * 43}/").status_code == 429  # unknown tokens: still refused
