@@ -62,17 +62,29 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
         return redirect("participant:incompatible", slug=slug)
     known = Participant.objects.filter(study=study, prolific_pid=values[arm.pid_param], is_preview=False).exists()
+    share = None  # the count of this address's new participations in this study, taken back if none starts
     if not known:  # a new participation: counted per client address (made-up ids must not fill a study)
-        decision = ratelimit.hit("new_participant", ratelimit.client_ip(request), ratelimit.rate_for("new_participant"))
-        if not decision.allowed:
-            return ratelimit.too_many(request, decision, json=False)
+        ip = ratelimit.client_ip(request)
+        # per address and study, a share of the study's target (one address cannot fill a study: issue
+        # 26 item 7), and per address over all studies
+        share = ("new_participant_share", f"{ip}|{study.pk}", ratelimit.share_rate(arm.target_sample_size))
+        for scope, ident, rate in (share, ("new_participant", ip, ratelimit.rate_for("new_participant"))):
+            decision = ratelimit.hit(scope, ident, rate)
+            if not decision.allowed:
+                if scope != share[0]:
+                    ratelimit.release(*share)
+                return ratelimit.too_many(request, decision, json=False)
     try:
-        participant, _ = services.participant_start(
+        participant, created = services.participant_start(
             study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],
             prolific_session_id=values[arm.session_param],
         )
     except services.FlowError as exc:
+        if share is not None:  # refused (full, closed, another session's id): no participation started
+            ratelimit.release(*share)
         return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
+    if share is not None and not created:
+        ratelimit.release(*share)
     return redirect("participant:session", slug=slug, token=participant.token)
 
 

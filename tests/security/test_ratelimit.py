@@ -62,6 +62,8 @@ def test_cache_keys_hold_no_address_or_token(settings):
 @pytest.fixture
 def limits(settings):
     def set_limits(**given):
+        # every limit not named is off, the share of the target (issue 26 item 7) included
+        settings.DUET_NEW_PARTICIPANT_SHARE = given.pop("new_participant_share", "off")
         settings.DUET_RATELIMITS = {"entry": "off", "entry_ip": "off", "trial": "off", "session": "off", **given}
     return set_limits
 
@@ -346,3 +348,48 @@ def test_a_scanner_behind_a_nat_address_never_blocks_the_known_sessions_behind_i
     assert finish.status_code == 200 and finish.json()["status"] == "completed"
     assert Trial.objects.filter(participant=participant).count() == 6
     assert scanner.get(f"/s/{study.slug}/p/{'s' * 43}/").status_code == 429  # unknown tokens: still refused
+
+
+def test_shares_of_the_target_are_read_from_text(settings):
+    from studyserver.ratelimit import Share, parse_share, share_rate
+
+    assert parse_share("5%/h") == Share(5.0, 3600) and parse_share(" 2.5 % / 30m ") == Share(2.5, 1800)
+    for off in ("off", "0", "", None):
+        assert parse_share(off) is None
+    for bad in ("5", "5/h", "5%", "0%/h", "150%/h", "5%/0h", "x%/h"):
+        with pytest.raises(RateError, match="share|period"):
+            parse_share(bad)
+    settings.DUET_NEW_PARTICIPANT_SHARE, settings.DUET_NEW_PARTICIPANT_MIN = "5%/h", 3
+    assert [share_rate(t).count for t in (1, 20, 60, 61, 100, 200, 1000)] == [3, 3, 3, 4, 5, 10, 50]
+    settings.DUET_NEW_PARTICIPANT_SHARE = "off"
+    assert share_rate(20) is None
+
+
+@pytest.mark.django_db
+def test_one_address_cannot_fill_a_study_with_made_up_ids(settings, monkeypatch):
+    """Issue 26 item 7: from one address, 20 made-up Prolific ids that each consented filled a study of
+    target 20 in 7.8 s (the per-address limit, 300/h, was above a typical target). New participations
+    per address and study are now capped at 5 % of the target per hour, at least 3 (the defaults)."""
+    monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))  # one window
+    assert (settings.DUET_NEW_PARTICIPANT_SHARE, settings.DUET_NEW_PARTICIPANT_MIN) == ("5%/h", 3)
+    study = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                            target_sample_size=20)
+    filler = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="203.0.113.20")
+    codes = []
+    for n in range(20):
+        response = _entry(filler, study, n)
+        codes.append(response.status_code)
+        if response.status_code == 302:
+            filler.get(response["Location"])
+            filler.post(response["Location"] + "consent",
+                        {"agree": "yes", "csrfmiddlewaretoken": filler.cookies["csrftoken"].value})
+    assert codes == [302] * 3 + [429] * 17
+    refused = _entry(filler, study, 99)
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 3600
+    assert Participant.objects.filter(study=study, consented_at__isnull=False).count() == 3  # not full
+    assert _entry(filler, study, 0).status_code == 302  # a known id coming back is not a new participation
+    elsewhere = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="198.51.100.20")
+    assert _entry(elsewhere, study, 50).status_code == 302  # other addresses have their own count
+    bigger = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                             target_sample_size=200)
+    assert [_entry(filler, bigger, 100 + n).status_code for n in range(11)] == [302] * 10 + [429]  # 5 % of 200
