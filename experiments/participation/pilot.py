@@ -101,15 +101,21 @@ MAX_PARTICIPANTS = 500
 
 def pilot_create(*, study, participants: int, profile: BotProfile | None = None, seed: int | None = None,
                  run: bool = True) -> Pilot:
-    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it."""
+    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it.
+    Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
+    queued or running."""
     from studyserver import dispatch
+
+    from ..study_jobs import study_job_claim
 
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
-    pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
-                                 seed=secrets.randbits(31) if seed is None else seed)
-    if run:
-        dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
+    with transaction.atomic():
+        study_job_claim(study=study)  # one pilot or power analysis per study at a time (StudyBusy, a ValueError)
+        pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
+                                     seed=secrets.randbits(31) if seed is None else seed)
+        if run:
+            dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
     return pilot
 
 
