@@ -162,6 +162,8 @@ CELERY_TIMEZONE = "UTC"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # no session token or query string (Prolific ids) in any line: studyserver/logredact.py
+    "filters": {"redact": {"()": "studyserver.logredact.RedactFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
