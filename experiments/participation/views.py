@@ -2,8 +2,10 @@
 
 Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
 JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
-Rate limits (studyserver/ratelimit.py): the entry link per client IP; per token the JSON
-endpoints, and the session page with its step POSTs.
+Rate limits (studyserver/ratelimit.py): the entry link per client IP, and new participations per
+client IP and study (a share of the study's target); per token the JSON endpoints, and the session
+page with its step POSTs; per client IP the requests naming unknown tokens (a known token is never
+refused by that).
 """
 from __future__ import annotations
 

@@ -49,6 +49,8 @@ def test_a_fixed_window_counts_and_says_when_it_resets(settings):
     assert hit("t", "b", rate, now=1010.5).allowed  # another client has its own count
     assert hit("t", "a", rate, now=1020.0).allowed  # a new window
     assert hit("t", "a", None).allowed
+    ratelimit.release("t", "b", rate, now=1010.5)  # taken back: b counted 0 in that window, 1 after its next hit
+    assert [hit("t", "b", rate, now=1011.0).allowed for _ in range(4)] == [True, True, True, False]
 
 
 def test_cache_keys_hold_no_address_or_token(settings):
@@ -233,6 +235,8 @@ def test_the_limiter_counts_across_processes_in_redis(tmp_path, settings):
         assert web_2._cache.get_client().get(key) == b"3"
         assert [hit("trial", "tok", rate, now=150.0).allowed for _ in range(3)] == [True, True, False]
         assert 60 <= web_1._cache.get_client().ttl(key) <= 65  # counters expire with their window
+        ratelimit.release("trial", "tok", rate, now=150.0)  # a count taken back (a participation that never started)
+        assert web_2._cache.get_client().get(key) == b"5"
     finally:
         server.stop()
 
