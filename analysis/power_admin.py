@@ -48,7 +48,11 @@ def estimate_sample_size(modeladmin, request, queryset):
     if page is not None:
         return page
     for study in queryset:
-        analysis = power_request(study=study, plan=form.cleaned_data["plan"], pilot=form.cleaned_data["pilot"])
+        try:
+            analysis = power_request(study=study, plan=form.cleaned_data["plan"], pilot=form.cleaned_data["pilot"])
+        except ValueError as busy:  # StudyBusy: one pilot or power analysis per study at a time
+            modeladmin.message_user(request, str(busy), level=messages.ERROR)
+            continue
         modeladmin.message_user(request, f"Power analysis {analysis.pk} for {study.slug} queued ({dispatch.mode()}); "
                                          "see Analyses → Power analyses.", level=messages.SUCCESS)
 

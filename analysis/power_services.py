@@ -16,10 +16,16 @@ PROGRESS_EVERY = 5  # simulated studies between progress writes
 
 
 def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = True) -> PowerAnalysis:
-    analysis = PowerAnalysis.objects.create(study=study, plan=asdict(plan), pilot=pilot,
-                                            total=len(plan.sizes) * plan.nsim)
-    if run:
-        dispatch.send("analysis.estimate_power", args=[analysis.pk], queue="cpu", log_name=f"power-{analysis.pk}")
+    """Record a power analysis and send it to the workers. Refused (experiments.study_jobs.StudyBusy, a
+    ValueError) while the study has another power analysis or pilot queued or running."""
+    from experiments.study_jobs import study_job_claim
+
+    with transaction.atomic():
+        study_job_claim(study=study)
+        analysis = PowerAnalysis.objects.create(study=study, plan=asdict(plan), pilot=pilot,
+                                                total=len(plan.sizes) * plan.nsim)
+        if run:
+            dispatch.send("analysis.estimate_power", args=[analysis.pk], queue="cpu", log_name=f"power-{analysis.pk}")
     return analysis
 
 

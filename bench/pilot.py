@@ -33,8 +33,9 @@ def direct(study, n: int, seed: int) -> int:
 
     rng, saved = random.Random(seed), 0
     for k in range(n):
-        participant, _ = services.participant_start(study=study, prolific_pid=f"DIRECT{k:04d}",
-                                                    prolific_session_id=f"DIRECT{k:04d}", simulated=True)
+        pid, session = services.simulated_ids()
+        participant, _ = services.participant_start(study=study, prolific_pid=pid, prolific_session_id=session,
+                                                    simulated=True)
         services.participant_consent(participant=participant, agree=True)
         services.participant_instructions_done(participant=participant)
         services.participant_practice_done(participant=participant)

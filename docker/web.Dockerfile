@@ -19,5 +19,6 @@ USER duet
 RUN SECRET_KEY=build-only-not-secret python manage.py collectstatic --noinput
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --retries=5 CMD curl -fsS http://127.0.0.1:8000/healthz || exit 1
-CMD ["gunicorn", "studyserver.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", \
-     "--threads", "4", "--timeout", "60", "--access-logfile", "-"]
+# The access log (studyserver/gunicorn_conf.py) holds no client address, query string or session token.
+CMD ["gunicorn", "studyserver.wsgi:application", "--config", "python:studyserver.gunicorn_conf", \
+     "--bind", "0.0.0.0:8000", "--workers", "4", "--threads", "4", "--timeout", "60"]

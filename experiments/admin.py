@@ -338,10 +338,29 @@ class ParticipantAdmin(admin.ModelAdmin):
     exclude = ("token",)
     actions = ["exclude_participants", "erase_participants"]
     PROLIFIC_FIELDS = ("prolific_pid", "prolific_study_id", "prolific_session_id")
+    # The filters the list accepts, as its list_filter writes them in its links (issue 26 item 2: any
+    # other lookup, e.g. prolific_pid__regex=^x… guessed one character at a time, or token__startswith,
+    # was accepted, and the result count told the answer). Anything else is a 400; lookups on the
+    # Prolific fields only for users with view_prolific_ids. Search, ordering and paging (q, o, p, all,
+    # _facets, _popup, _to_field, e) are read by the changelist itself, never as lookups.
+    FILTER_PARAMETERS = frozenset({
+        "study__id__exact", "study__isnull", "status__exact", "status__isnull", FailedAttentionFilter.parameter_name,
+        "key_mapping__exact", "key_mapping__isnull", "is_preview__exact", "is_preview__isnull",
+        "is_simulated__exact", "is_simulated__isnull",
+    })
 
     # Prolific ids only for users with view_prolific_ids; everyone else sees the pseudonym P<id>.
     def _sees_ids(self, request) -> bool:
         return request.user.has_perm("experiments.view_prolific_ids")
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if lookup in self.FILTER_PARAMETERS:
+            return True
+        parts = lookup.split("__")
+        # __range: the admin passes its value as one text, which the database reads character by character
+        if request is not None and self._sees_ids(request) and parts[0] in self.PROLIFIC_FIELDS and parts[-1] != "range":
+            return super().lookup_allowed(lookup, value, request)
+        return False
 
     def get_list_display(self, request):
         shown = super().get_list_display(request)
@@ -413,7 +432,8 @@ class ParticipantAdmin(admin.ModelAdmin):
             try:
                 participation.participant_exclude(participant=participant)
             except participation.FlowError as exc:
-                self.message_user(request, f"{participant.prolific_pid}: {exc.message}", level=messages.ERROR)
+                # the pseudonym, never the Prolific id: messages are seen by users without view_prolific_ids
+                self.message_user(request, f"{participant}: {exc.message}", level=messages.ERROR)
 
 
 @admin.register(Trial)

@@ -177,6 +177,18 @@ def ratelimits() -> dict[str, str]:
             for scope, default in RATELIMIT_DEFAULTS.items()}
 
 
+def new_participant_share() -> tuple[str, int]:
+    """New participations per client address and study, relative to the study's target sample size:
+    DUET_RATELIMIT_NEW_PARTICIPANT_SHARE ("P%/period", default 5%/h, or "off") and at least
+    DUET_RATELIMIT_NEW_PARTICIPANT_MIN (default 3) per period. One address cannot fill a study with
+    made-up Prolific ids (issue 26 item 7); checked in settings.py at start-up."""
+    text = env.str("DUET_RATELIMIT_NEW_PARTICIPANT_SHARE", default="5%/h")
+    minimum = os.environ.get("DUET_RATELIMIT_NEW_PARTICIPANT_MIN", "3").strip()
+    if not minimum.isdigit() or int(minimum) < 1:
+        raise SettingsError(f"DUET_RATELIMIT_NEW_PARTICIPANT_MIN must be a whole number ≥ 1, not '{minimum}'.")
+    return text, int(minimum)
+
+
 def https() -> bool:
     """DUET_HTTPS=true: served over HTTPS (directly or behind a TLS-terminating proxy)."""
     return env.bool("DUET_HTTPS", default=False)

@@ -64,6 +64,44 @@ def parse_rate(text: str | None) -> Rate | None:
     return Rate(count, multiple * _SECONDS[unit])
 
 
+_SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*/\s*(\d*)\s*([smhd])\s*$")
+
+
+@dataclass(frozen=True)
+class Share:
+    """A limit relative to a study's target: `percent` of it per `seconds` (settings: "5%/h")."""
+
+    percent: float
+    seconds: int
+
+
+@functools.lru_cache(maxsize=16)
+def parse_share(text: str | None) -> Share | None:
+    """'5%/h' -> Share(5.0, 3600); 'off', '0' or empty -> None (no limit)."""
+    value = (text or "").strip().lower()
+    if value in {"", "off", "none", "0"}:
+        return None
+    match = _SHARE.match(value)
+    if not match:
+        raise RateError(f"'{text}' is not a share of the target such as 5%/h or 10%/30m (or 'off').")
+    percent, multiple, unit = float(match.group(1)), int(match.group(2) or 1), match.group(3)
+    if percent <= 0 or percent > 100:
+        raise RateError(f"'{text}': the share must be above 0 % and at most 100 %.")
+    if multiple == 0:
+        raise RateError(f"'{text}': the period must be at least one {unit}.")
+    return Share(percent, multiple * _SECONDS[unit])
+
+
+def share_rate(target: int) -> Rate | None:
+    """New participations one client address may start in a study of this target sample size:
+    DUET_NEW_PARTICIPANT_SHARE of the target per period, at least DUET_NEW_PARTICIPANT_MIN."""
+    share = parse_share(getattr(settings, "DUET_NEW_PARTICIPANT_SHARE", None))
+    if share is None:
+        return None
+    minimum = int(getattr(settings, "DUET_NEW_PARTICIPANT_MIN", 3))
+    return Rate(max(minimum, math.ceil(share.percent * max(target, 0) / 100 - 1e-9)), share.seconds)
+
+
 @dataclass(frozen=True)
 class Decision:
     allowed: bool
@@ -136,6 +174,20 @@ def hit(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) 
     until = (window + 1) * rate.seconds
     _remember_refusal(scope, ident, rate, until, now)
     return Decision(False, max(1, math.ceil(until - now)))
+
+
+def release(scope: str, ident: str, rate: Rate | None, *, now: float | None = None) -> None:
+    """Take back one request that hit() counted in this window and that turned out not to count (e.g.
+    a new participation the study refused: only participations started are counted against the share of
+    the target). Nothing happens when the window has ended meanwhile or the cache is unavailable."""
+    if rate is None:
+        return
+    now = time.time() if now is None else now
+    key = f"duet:rl:{scope}:{_digest(scope, ident)}:{int(now // rate.seconds)}"
+    try:
+        caches[getattr(settings, "DUET_RATELIMIT_CACHE", "default")].decr(key)
+    except Exception:  # expired (ValueError) or the cache is down: nothing to take back
+        pass
 
 
 def _count(cache, key: str, ttl: int) -> int:
@@ -257,10 +309,15 @@ def limit(scope: str, *, key: str, json: bool = False):
 UNKNOWN_TOKEN = "unknown_token"
 
 
-def unknown_tokens_limited(*, json: bool = False):
+def unknown_tokens_limited(*, json: bool = False, known=None):
     """Decorator for the views under a participant token: a client address that keeps naming
-    tokens that do not exist (a 404) is limited per address (scope "unknown_token"); once refused,
-    its requests are answered 429 before the token is looked up, until the window ends."""
+    tokens that do not exist (a 404) is limited per address (scope "unknown_token").
+
+    The refusal is for unknown tokens only: a known token is never refused by it, whatever its address
+    did (a scanner behind a NAT address must not lock out the participants behind it: issue 26 item 3).
+    `known(kwargs)` says whether the URL's token names a session; it is asked only once the address is
+    refused (one indexed read), so a request from an address in good standing costs nothing extra and a
+    refused address's unknown tokens are answered 429 without the view's work."""
     from django.http import Http404
 
     def decorate(view):
@@ -269,7 +326,7 @@ def unknown_tokens_limited(*, json: bool = False):
             rate = rate_for(UNKNOWN_TOKEN)
             ip = client_ip(request)
             refused = refused_here(UNKNOWN_TOKEN, ip, rate)
-            if refused is not None:
+            if refused is not None and not (known is not None and known(kwargs)):
                 return too_many(request, refused, json=json)
             try:
                 response = view(request, *args, **kwargs)

@@ -5,6 +5,7 @@ from . import env as duet_env
 from .env import BASE_DIR, VAR_DIR, env
 from .ratelimit import RateError as _RateError
 from .ratelimit import parse_rate as _parse_rate
+from .ratelimit import parse_share as _parse_share
 
 SECRET_KEY = duet_env.secret_key()
 DEBUG = env("DEBUG")
@@ -124,6 +125,13 @@ for _scope, _rate in DUET_RATELIMITS.items():
         _parse_rate(_rate)
     except _RateError as _error:
         raise duet_env.SettingsError(f"DUET_RATELIMIT_{_scope.upper()}: {_error}") from None
+# New participations per client address and study: a share of the study's target per period, at least
+# a minimum (studyserver/ratelimit.py: share_rate); e.g. 5 % of a target of 200 is 10 an hour.
+DUET_NEW_PARTICIPANT_SHARE, DUET_NEW_PARTICIPANT_MIN = duet_env.new_participant_share()
+try:
+    _parse_share(DUET_NEW_PARTICIPANT_SHARE)
+except _RateError as _error:
+    raise duet_env.SettingsError(f"DUET_RATELIMIT_NEW_PARTICIPANT_SHARE: {_error}") from None
 # Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
 DUET_TRUSTED_PROXIES = env.int("DUET_TRUSTED_PROXIES", default=0)
 
@@ -154,6 +162,8 @@ CELERY_TIMEZONE = "UTC"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # no session token or query string (Prolific ids) in any line: studyserver/logredact.py
+    "filters": {"redact": {"()": "studyserver.logredact.RedactFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }

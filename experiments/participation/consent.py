@@ -77,6 +77,11 @@ STORED_DATA: tuple[DataKind, ...] = (
              ("Trial.focus_lost", "Trial.visibility_lost")),
     DataKind("status", "whether you completed the study, stopped or declined, and how many check questions "
              "you answered wrongly", ("Participant.status", "Participant.attention_failures")),
+    # Outside the database: the web server's access log (studyserver/gunicorn_conf.py, logredact.py;
+    # docs/production.md, "What the logs hold").
+    DataKind("server_log", "the web server's log of each page your browser requested: the time, the page (with "
+             "your session's key replaced by a code, and without your Prolific ID) and the server's reply; it holds "
+             "no IP address and is kept only until newer entries replace it", ()),
 )
 
 # Columns that say nothing about the participant, and why.

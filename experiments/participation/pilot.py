@@ -101,15 +101,21 @@ MAX_PARTICIPANTS = 500
 
 def pilot_create(*, study, participants: int, profile: BotProfile | None = None, seed: int | None = None,
                  run: bool = True) -> Pilot:
-    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it."""
+    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it.
+    Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
+    queued or running."""
     from studyserver import dispatch
+
+    from ..study_jobs import study_job_claim
 
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
-    pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
-                                 seed=secrets.randbits(31) if seed is None else seed)
-    if run:
-        dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
+    with transaction.atomic():
+        study_job_claim(study=study)  # one pilot or power analysis per study at a time (StudyBusy, a ValueError)
+        pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
+                                     seed=secrets.randbits(31) if seed is None else seed)
+        if run:
+            dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
     return pilot
 
 
@@ -145,22 +151,43 @@ class BotError(RuntimeError):
     """The participant flow refused a bot where a participant would have gone on."""
 
 
-def _client():
-    from django.test import Client
+class _Browser:
+    """Django's test client as a bot's browser. Every request goes out as HTTPS when the site is served
+    over HTTPS (DUET_HTTPS): the client takes `secure` per request, not in its constructor (given there,
+    it was a stray WSGI variable and every bot got a 301 to https://: issue 26 item 9). The Origin
+    header is the site's own, as a browser's is, for Django's CSRF check of HTTPS requests."""
 
-    host = next((h.lstrip(".") for h in settings.ALLOWED_HOSTS if h not in ("*", "")), "localhost")
-    return Client(enforce_csrf_checks=True, HTTP_HOST=host, secure=bool(getattr(settings, "SECURE_SSL_REDIRECT", False)),
-                  HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) DuetPilotBot/1.0")
+    def __init__(self) -> None:
+        from django.test import Client
+
+        host = next((h.lstrip(".") for h in settings.ALLOWED_HOSTS if h not in ("*", "")), "localhost")
+        self.secure = bool(getattr(settings, "HTTPS", False) or getattr(settings, "SECURE_SSL_REDIRECT", False))
+        self.client = Client(enforce_csrf_checks=True, HTTP_HOST=host,
+                             HTTP_ORIGIN=f"{'https' if self.secure else 'http'}://{host}",
+                             HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) DuetPilotBot/1.0")
+        self.cookies = self.client.cookies
+
+    def get(self, path: str, **extra):
+        return self.client.get(path, secure=self.secure, **extra)
+
+    def post(self, path: str, data=None, **extra):
+        return self.client.post(path, data, secure=self.secure, **extra)
+
+
+def _client() -> _Browser:
+    return _Browser()
 
 
 def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
     """One bot: returns (completed, answers saved)."""
     from ..models import Item, ParticipantStatus
-    from .services import participant_start
+    from .services import participant_start, simulated_ids
 
-    participant, _ = participant_start(study=pilot.study, prolific_pid=f"SIM{pilot.pk}x{n:04d}",
-                                       prolific_study_id=f"PILOT{pilot.pk}", prolific_session_id=f"SIM{pilot.pk}x{n:04d}",
-                                       simulated=True)
+    # random ids in the simulated namespace (services.simulated_ids): no entry link reaches them, and
+    # a bot never takes over a participant's row
+    pid, session = simulated_ids()
+    participant, _ = participant_start(study=pilot.study, prolific_pid=pid, prolific_study_id=f"PILOT{pilot.pk}",
+                                       prolific_session_id=session, simulated=True)
     client = _client()
     base = f"/s/{pilot.study.slug}/p/{participant.token}/"
     _expect(client.get(base), 200, "session page")

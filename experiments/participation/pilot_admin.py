@@ -10,6 +10,7 @@ from studyserver import dispatch
 from studyserver.admin_forms import form_or_page
 
 from ..models import Study
+from ..study_jobs import StudyBusy
 from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
 
 
@@ -40,8 +41,12 @@ def run_pilot(modeladmin, request, queryset):
     if page is not None:
         return page
     for study in queryset:
-        pilot = pilot_create(study=study, participants=form.cleaned_data["participants"], profile=form.profile(),
-                             seed=form.cleaned_data["seed"])
+        try:
+            pilot = pilot_create(study=study, participants=form.cleaned_data["participants"], profile=form.profile(),
+                                 seed=form.cleaned_data["seed"])
+        except StudyBusy as busy:  # one pilot or power analysis per study at a time
+            modeladmin.message_user(request, str(busy), level=messages.ERROR)
+            continue
         modeladmin.message_user(request, f"Pilot {pilot.pk} of {study.slug} queued ({dispatch.mode()}): "
                                          f"{pilot.participants} simulated participants; see Experiments → Pilots.",
                                 level=messages.SUCCESS)

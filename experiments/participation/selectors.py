@@ -26,6 +26,13 @@ def participant_by_token(*, slug: str, token: str) -> Participant | None:
     )
 
 
+def token_known(*, slug: str, token: str) -> bool:
+    """Whether `token` names a session of the study `slug` (one read of the token's unique index)."""
+    if not token or len(token) > 64:
+        return False
+    return Participant.objects.filter(token=token, study__slug=slug).exists()
+
+
 def answered_indices(*, participant: Participant) -> list[int]:
     return sorted(participant.trials.values_list("index", flat=True))
 

@@ -168,6 +168,25 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
 
 
+# Simulated participants (a pilot's bots, participation/pilot.py) have ids in a namespace of their own:
+# random, unguessable, and outside the alphabet the entry link accepts (views.PROLIFIC_ID), so no
+# entry link can name one; a real participant and a bot never share a row (issue 26 item 1: a real
+# participant whose Prolific id was a pilot's guessable SIM… id got the bots' answers).
+SIMULATED_PREFIX = "sim:"
+
+
+def simulated_ids() -> tuple[str, str]:
+    """A fresh (Prolific id, session id) pair for one simulated participant."""
+    return SIMULATED_PREFIX + secrets.token_hex(16), SIMULATED_PREFIX + secrets.token_hex(16)
+
+
+def is_simulated_id(value: str) -> bool:
+    return value.startswith(SIMULATED_PREFIX)
+
+
+NOT_FOR_PARTICIPANTS = "This link cannot be used to take part in the study."
+
+
 @transaction.atomic
 def participant_start(
     *, study: Study, prolific_pid: str, prolific_study_id: str = "", prolific_session_id: str = "",
@@ -175,12 +194,22 @@ def participant_start(
 ) -> tuple[Participant, bool]:
     """Start (or resume) one participation; returns (participant, created). A simulated participant
     (a pilot's bot, participation/pilot.py) may start on a study that is not open, holds no place of
-    the sample, and is balanced over lists and keys among the study's other simulated participants."""
+    the sample, and is balanced over lists and keys among the study's other simulated participants.
+    Its ids come from simulated_ids(); it never resumes or adopts an existing participant, and a real
+    or preview start never resumes or adopts a simulated one."""
+    if simulated:
+        if not is_simulated_id(prolific_pid) or (prolific_session_id and not is_simulated_id(prolific_session_id)):
+            raise ValueError(f"A simulated participant's ids come from simulated_ids() (they start with "
+                             f"{SIMULATED_PREFIX!r}); got {prolific_pid!r}, {prolific_session_id!r}.")
+    elif is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
+        raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
     study = Study.objects.select_for_update().get(pk=study.pk)
     arm = human_arm_ensure(study=study)
     if not preview and not simulated:
         by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
         if by_pid is not None:
+            if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
+                raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 409)
             # Resume only from the same Prolific session: knowing someone's Prolific id must not be
             # enough to take over their session (issue 17 hole 8).
             if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
@@ -220,8 +249,11 @@ def participant_start(
         with transaction.atomic():
             participant.save()
     except IntegrityError as exc:  # a concurrent first visit with the same PID or session won
-        winner = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
-        if winner is not None:
+        # only a real participant's own concurrent first visit is resumed: never a bot's row, and a bot
+        # never takes over anyone's
+        winner = None if simulated else Participant.objects.filter(
+            study=study, prolific_pid=prolific_pid, is_preview=False, is_simulated=False).first()
+        if winner is not None and (not winner.prolific_session_id or winner.prolific_session_id == prolific_session_id):
             return winner, False
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
     return participant, True

@@ -2,8 +2,10 @@
 
 Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
 JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
-Rate limits (studyserver/ratelimit.py): the entry link per client IP; per token the JSON
-endpoints, and the session page with its step POSTs.
+Rate limits (studyserver/ratelimit.py): the entry link per client IP, and new participations per
+client IP and study (a share of the study's target); per token the JSON endpoints, and the session
+page with its step POSTs; per client IP the requests naming unknown tokens (a known token is never
+refused by that).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from ..selectors import study_by_slug
 from . import choice, flow, overview, services, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
-from .selectors import answered_indices, participant_by_token
+from .selectors import answered_indices, participant_by_token, token_known
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 NO_KEYBOARD = re.compile(r"Mobi|Android|iPhone|iPad|iPod|Tablet|Silk|Kindle|PlayBook", re.I)
@@ -62,17 +64,29 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
         return redirect("participant:incompatible", slug=slug)
     known = Participant.objects.filter(study=study, prolific_pid=values[arm.pid_param], is_preview=False).exists()
+    share = None  # the count of this address's new participations in this study, taken back if none starts
     if not known:  # a new participation: counted per client address (made-up ids must not fill a study)
-        decision = ratelimit.hit("new_participant", ratelimit.client_ip(request), ratelimit.rate_for("new_participant"))
-        if not decision.allowed:
-            return ratelimit.too_many(request, decision, json=False)
+        ip = ratelimit.client_ip(request)
+        # per address and study, a share of the study's target (one address cannot fill a study: issue
+        # 26 item 7), and per address over all studies
+        share = ("new_participant_share", f"{ip}|{study.pk}", ratelimit.share_rate(arm.target_sample_size))
+        for scope, ident, rate in (share, ("new_participant", ip, ratelimit.rate_for("new_participant"))):
+            decision = ratelimit.hit(scope, ident, rate)
+            if not decision.allowed:
+                if scope != share[0]:
+                    ratelimit.release(*share)
+                return ratelimit.too_many(request, decision, json=False)
     try:
-        participant, _ = services.participant_start(
+        participant, created = services.participant_start(
             study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],
             prolific_session_id=values[arm.session_param],
         )
     except services.FlowError as exc:
+        if share is not None:  # refused (full, closed, another session's id): no participation started
+            ratelimit.release(*share)
         return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
+    if share is not None and not created:
+        ratelimit.release(*share)
     return redirect("participant:session", slug=slug, token=participant.token)
 
 
@@ -96,6 +110,11 @@ def incompatible(request: HttpRequest, slug: str) -> HttpResponse:
     arm = services.human_arm_ensure(study=study)
     code = arm.incompatible_device_code
     return _page(request, "participant/incompatible.html", {"study": study, "code": code, "redirect": arm.redirect_url(code)})
+
+
+def _known(kwargs: dict) -> bool:
+    """For the per-address limit on unknown tokens: a known token is never refused by it."""
+    return token_known(slug=kwargs.get("slug", ""), token=kwargs.get("token", ""))
 
 
 def _participant(slug: str, token: str) -> Participant:
@@ -133,7 +152,7 @@ def _ending(participant: Participant) -> dict:
     return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
 
 
-@ratelimit.unknown_tokens_limited()
+@ratelimit.unknown_tokens_limited(known=_known)
 @ratelimit.limit("page", key="token")
 @ensure_csrf_cookie
 @require_GET
@@ -175,7 +194,7 @@ def _runner_config(participant, arm, phase, urls) -> dict:
 
 
 def _step_post(service):
-    @ratelimit.unknown_tokens_limited()
+    @ratelimit.unknown_tokens_limited(known=_known)
     @ratelimit.limit("page", key="token")
     @require_POST
     def view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -191,14 +210,16 @@ def _step_post(service):
 CONSENT_ANSWERS = {"yes": True, "no": False}  # the consent page's two buttons; anything else changes nothing
 
 
-@ratelimit.unknown_tokens_limited()
+@ratelimit.unknown_tokens_limited(known=_known)
 @ratelimit.limit("page", key="token")
 @require_POST
 def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """Only the page's explicit answers count: agree=yes consents, agree=no declines for good;
-    anything else (a missing or malformed field) is a 400 and leaves the session as it was."""
+    anything else (a missing, malformed or repeated field: `agree=yes&agree=no` is no answer) is a 400
+    and leaves the session as it was."""
     participant = _participant(slug, token)
-    agree = CONSENT_ANSWERS.get(request.POST.get("agree", ""))
+    sent = request.POST.getlist("agree")
+    agree = CONSENT_ANSWERS.get(sent[0]) if len(sent) == 1 else None
     if agree is None:
         return _page(request, "participant/bad_request.html",
                      {"study": participant.study, "message": "Please answer with one of the two buttons on the consent page.",
@@ -229,7 +250,7 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
     return JsonResponse({"error": message, "reason": reason, "final": reason not in NOT_FINAL}, status=status)
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     """Save one answer: the body parsed once here, the save's rules in trials.py.
@@ -283,7 +304,7 @@ def _trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     )
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
@@ -294,7 +315,7 @@ def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
     return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
 
 
-@ratelimit.unknown_tokens_limited(json=True)
+@ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
 def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:

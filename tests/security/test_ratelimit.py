@@ -49,6 +49,8 @@ def test_a_fixed_window_counts_and_says_when_it_resets(settings):
     assert hit("t", "b", rate, now=1010.5).allowed  # another client has its own count
     assert hit("t", "a", rate, now=1020.0).allowed  # a new window
     assert hit("t", "a", None).allowed
+    ratelimit.release("t", "b", rate, now=1010.5)  # taken back: b counted 0 in that window, 1 after its next hit
+    assert [hit("t", "b", rate, now=1011.0).allowed for _ in range(4)] == [True, True, True, False]
 
 
 def test_cache_keys_hold_no_address_or_token(settings):
@@ -62,6 +64,8 @@ def test_cache_keys_hold_no_address_or_token(settings):
 @pytest.fixture
 def limits(settings):
     def set_limits(**given):
+        # every limit not named is off, the share of the target (issue 26 item 7) included
+        settings.DUET_NEW_PARTICIPANT_SHARE = given.pop("new_participant_share", "off")
         settings.DUET_RATELIMITS = {"entry": "off", "entry_ip": "off", "trial": "off", "session": "off", **given}
     return set_limits
 
@@ -231,6 +235,8 @@ def test_the_limiter_counts_across_processes_in_redis(tmp_path, settings):
         assert web_2._cache.get_client().get(key) == b"3"
         assert [hit("trial", "tok", rate, now=150.0).allowed for _ in range(3)] == [True, True, False]
         assert 60 <= web_1._cache.get_client().ttl(key) <= 65  # counters expire with their window
+        ratelimit.release("trial", "tok", rate, now=150.0)  # a count taken back (a participation that never started)
+        assert web_2._cache.get_client().get(key) == b"5"
     finally:
         server.stop()
 
@@ -277,7 +283,9 @@ def test_random_tokens_are_limited_per_address_before_any_read(settings, django_
     assert codes == [404] * 5
     refused = scanner.post(f"/s/{study.slug}/p/random-token-0005/heartbeat")
     assert refused.status_code == 429 and refused.json()["reason"] == "rate_limited" and refused["Retry-After"]
-    with django_assert_max_num_queries(0):  # refused in this process before the token is looked up
+    # refused in this process with one indexed read of the token (issue 26 item 3: a known token is never
+    # refused by the address's limit), before the view's work
+    with django_assert_max_num_queries(1):
         assert scanner.get(f"/s/{study.slug}/p/random-token-0006/").status_code == 429
     person, _ = services.participant_start(study=study, prolific_pid="p" * 24, prolific_session_id="s1")
     elsewhere = Client(REMOTE_ADDR="198.51.100.4", HTTP_USER_AGENT=DESKTOP)  # another address is not affected
@@ -315,3 +323,77 @@ def test_squatters_hold_no_place_skew_no_balance_and_are_let_go(limits):
     later = timezone.now() + timedelta(minutes=services.UNCONSENTED_MINUTES + 1)
     assert services.participants_expire(study=study, now=later) == 20
     assert not Participant.objects.filter(consented_at__isnull=True, status="started").exists()
+
+
+@pytest.mark.django_db
+def test_a_scanner_behind_a_nat_address_never_blocks_the_known_sessions_behind_it(monkeypatch):
+    """Issue 26 item 3: 31 GETs of random tokens from a NAT address, and the next real answers from
+    people behind it got 429: the per-address refusal was checked before the token was looked up."""
+    monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))  # one window
+    study = make_open_study(interpretations=6, items_per_participant=6, attention_checks=[], practice=[])
+    nat = "203.0.113.77"
+    person = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR=nat)
+    session_url = _entry(person, study, 1)["Location"]
+    scanner = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR=nat)
+    codes = [scanner.get(f"/s/{study.slug}/p/{'r' * 40}{n:03d}/").status_code for n in range(31)]
+    assert codes == [404] * 30 + [429]  # the default limit (30/m) still stops the scanner
+    assert scanner.post(f"/s/{study.slug}/p/{'r' * 43}/heartbeat").status_code == 429
+    assert person.get(session_url).status_code == 200
+    csrf = person.cookies["csrftoken"].value
+    for step, data in (("consent", {"agree": "yes"}), ("instructions", {})):
+        assert person.post(session_url + step, {**data, "csrfmiddlewaretoken": csrf}).status_code == 302
+    participant = Participant.objects.get(prolific_pid="pid00001")
+    for index in range(len(participant.plan)):
+        response = person.post(session_url + "trial", json.dumps(trial_data(participant, index)),
+                               content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+        assert response.status_code == 201, response.content
+    assert person.post(session_url + "heartbeat", HTTP_X_CSRFTOKEN=csrf).status_code == 200
+    finish = person.post(session_url + "finish", "{}", content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+    assert finish.status_code == 200 and finish.json()["status"] == "completed"
+    assert Trial.objects.filter(participant=participant).count() == 6
+    assert scanner.get(f"/s/{study.slug}/p/{'s' * 43}/").status_code == 429  # unknown tokens: still refused
+
+
+def test_shares_of_the_target_are_read_from_text(settings):
+    from studyserver.ratelimit import Share, parse_share, share_rate
+
+    assert parse_share("5%/h") == Share(5.0, 3600) and parse_share(" 2.5 % / 30m ") == Share(2.5, 1800)
+    for off in ("off", "0", "", None):
+        assert parse_share(off) is None
+    for bad in ("5", "5/h", "5%", "0%/h", "150%/h", "5%/0h", "x%/h"):
+        with pytest.raises(RateError, match="share|period"):
+            parse_share(bad)
+    settings.DUET_NEW_PARTICIPANT_SHARE, settings.DUET_NEW_PARTICIPANT_MIN = "5%/h", 3
+    assert [share_rate(t).count for t in (1, 20, 60, 61, 100, 200, 1000)] == [3, 3, 3, 4, 5, 10, 50]
+    settings.DUET_NEW_PARTICIPANT_SHARE = "off"
+    assert share_rate(20) is None
+
+
+@pytest.mark.django_db
+def test_one_address_cannot_fill_a_study_with_made_up_ids(settings, monkeypatch):
+    """Issue 26 item 7: from one address, 20 made-up Prolific ids that each consented filled a study of
+    target 20 in 7.8 s (the per-address limit, 300/h, was above a typical target). New participations
+    per address and study are now capped at 5 % of the target per hour, at least 3 (the defaults)."""
+    monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))  # one window
+    assert (settings.DUET_NEW_PARTICIPANT_SHARE, settings.DUET_NEW_PARTICIPANT_MIN) == ("5%/h", 3)
+    study = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                            target_sample_size=20)
+    filler = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="203.0.113.20")
+    codes = []
+    for n in range(20):
+        response = _entry(filler, study, n)
+        codes.append(response.status_code)
+        if response.status_code == 302:
+            filler.get(response["Location"])
+            filler.post(response["Location"] + "consent",
+                        {"agree": "yes", "csrfmiddlewaretoken": filler.cookies["csrftoken"].value})
+    assert codes == [302] * 3 + [429] * 17
+    refused = _entry(filler, study, 99)
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 3600
+    assert Participant.objects.filter(study=study, consented_at__isnull=False).count() == 3  # not full
+    assert _entry(filler, study, 0).status_code == 302  # a known id coming back is not a new participation
+    elsewhere = Client(HTTP_USER_AGENT=DESKTOP, REMOTE_ADDR="198.51.100.20")
+    assert _entry(elsewhere, study, 50).status_code == 302  # other addresses have their own count
+    bigger = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
+                             target_sample_size=200)
+    assert [_entry(filler, bigger, 100 + n).status_code for n in range(11)] == [302] * 10 + [429]  # 5 % of 200

@@ -47,7 +47,8 @@ def test_the_consent_a_participant_sees_names_every_kind_of_data_stored(open_stu
     browser = Client(HTTP_USER_AGENT=DESKTOP)
     page = browser.get(entry(browser, study)["Location"]).content.decode()
     shown = re.findall(r'<li data-item="([a-z_]+)">', page)
-    assert sorted(shown) == sorted(kinds_the_models_store())
+    held_elsewhere = {kind.key for kind in consent.STORED_DATA if not kind.fields}  # the server's log
+    assert sorted(shown) == sorted(kinds_the_models_store() | held_elsewhere)
     text = " ".join(page.split()).lower()
     for words in ("Prolific ID", "IDs of this Prolific study and of your session", "user agent",
                   "size of your browser window", "switched to another window or tab", "how long you took",
@@ -190,3 +191,16 @@ def test_the_researcher_marks_the_consent_reviewed_on_the_study_page_and_the_adm
     response = client.post(changelist, {"action": "open_studies", "_selected_action": [study.pk]}, follow=True)
     study.refresh_from_db()
     assert study.status == StudyStatus.OPEN
+
+
+def test_the_consent_lists_the_server_log_as_the_production_server_writes_it():
+    """Issue 26 item 11: the access log held client addresses, Prolific ids and session tokens while
+    the consent said "we never store your IP address". The consent now lists the log, and the log's
+    format uses only what the list says (tests/studyserver/test_logs.py reads the real log)."""
+    from studyserver import gunicorn_conf
+
+    label = {kind.key: kind.label for kind in consent.STORED_DATA}["server_log"]
+    assert "no IP address" in label and "without your Prolific ID" in label and "replaced by a code" in label
+    atoms = set(re.findall(r"%\((\w+)\)s", gunicorn_conf.access_log_format))
+    assert atoms <= {"t", "r", "s", "b", "M"}  # time, request line (path redacted), status, bytes, duration
+    assert "we never store your IP address" in consent.DEFAULT_CONSENT

@@ -110,3 +110,17 @@ def test_a_researcher_runs_a_pilot_from_the_admin(client, settings, django_captu
     assert Participant.objects.filter(study=study, is_simulated=True).count() == 4
     listing = client.get(reverse("admin:experiments_pilot_changelist"))
     assert listing.status_code == 200 and b"accuracy 0.9" in listing.content
+
+
+def test_a_pilot_runs_when_the_site_is_served_over_https(settings):
+    """Issue 26 item 9: with DUET_HTTPS=true every bot got a 301 to https:// (the test client took
+    `secure` in its constructor, where it means nothing). The settings below are what env.https() sets."""
+    settings.HTTPS = settings.SECURE_SSL_REDIRECT = True
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    study = draft_study()
+    from django.test import Client
+
+    assert Client().get(f"/s/{study.slug}/").status_code == 301  # plain HTTP is redirected
+    pilot = pilot_execute(pilot_id=pilot_create(study=study, participants=2, seed=9, run=False).pk)
+    assert (pilot.status, pilot.completed, pilot.trials) == (PilotStatus.DONE, 2, 52)

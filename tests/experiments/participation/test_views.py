@@ -87,7 +87,9 @@ def test_consent_shows_the_default_wording_with_the_institution(browser, open_st
     assert b"at least 18 years of age" in page.content
 
 
-@pytest.mark.parametrize("sent", [{}, {"agree": ""}, {"agree": "YES"}, {"agree": "maybe"}, {"agree": "no "}])
+@pytest.mark.parametrize("sent", [{}, {"agree": ""}, {"agree": "YES"}, {"agree": "maybe"}, {"agree": "no "},
+                                  # issue 26 item 12: a repeated field is no answer, whichever comes last
+                                  {"agree": ["yes", "no"]}, {"agree": ["no", "yes"]}, {"agree": ["yes", "yes"]}])
 def test_only_an_explicit_answer_counts_on_the_consent_page(browser, open_study, sent):
     study = open_study()
     session_url = entry(browser, study)["Location"]
