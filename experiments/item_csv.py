@@ -48,8 +48,8 @@ FILE_NODES = 200_000
 class _Budget:
     """The search nodes left to one file's rows."""
 
-    def __init__(self, total: int = FILE_NODES) -> None:
-        self.left = total
+    def __init__(self, total: int | None = None) -> None:
+        self.left = FILE_NODES if total is None else total
 
     def per_row(self) -> int:
         return max(1, min(MAX_NODES, self.left))
@@ -159,7 +159,7 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
                          "file's forms together; split the file)")
                 else:
                     checked, other = ("yes" if answer[relation] else "no"), ("yes" if answer[rest] else "no")
-    elif not raw_gold:
+    elif not logical_form and not raw_gold:
         fail("gold_answer", "is empty and there is no logical_form to decide it")
     raw_valid, stated_valid = record.get("template_valid", ""), None
     if raw_valid:

@@ -20,6 +20,13 @@ def max_upload_bytes() -> int:
     return int(getattr(settings, "DUET_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES))
 
 
+def describe_size(size: int) -> str:
+    """20 MB, 64 KB, 900 bytes."""
+    if size >= 2**20:
+        return f"{size / 2**20:g} MB"
+    return f"{size / 2**10:g} KB" if size >= 2**10 else f"{size} bytes"
+
+
 def too_large(request, field_name: str) -> bool:
     """Whether the upload handler refused the file sent in `field_name` for its size."""
     return field_name in getattr(request, "uploads_too_large", ())

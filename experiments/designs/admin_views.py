@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from studyserver.uploads import max_upload_bytes, too_large
+from studyserver.uploads import describe_size, max_upload_bytes, too_large
 
 from ..item_csv import CsvImportError
 from ..models import ItemsLocked, Study
@@ -137,7 +137,7 @@ def upload_view(model_admin, request, pk):
 
     limit = max_upload_bytes()
     if too_large(request, form.add_prefix("csv_file")):
-        return refused([f"The file is larger than {limit // 2**20} MB."])
+        return refused([f"The file is larger than {describe_size(limit)}; nothing of it was kept."])
     upload = form.cleaned_data.get("csv_file")
     token = request.POST.get("upload", "")
     if upload:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from studyserver.uploads import describe_size
+
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 
 
@@ -52,7 +54,7 @@ def upload_keep(*, user, study, chunks: Iterable[bytes], limit: int) -> str:
             for chunk in chunks:
                 size += len(chunk)
                 if size > limit:
-                    raise UploadTooLarge(f"The file is larger than {limit // 2**20} MB.")
+                    raise UploadTooLarge(f"The file is larger than {describe_size(limit)}; nothing of it was kept.")
                 out.write(chunk)
     except BaseException:
         path.unlink(missing_ok=True)
