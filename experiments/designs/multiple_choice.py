@@ -17,7 +17,7 @@ from ..item_limits import check_lengths
 from ..participation.arm import default_mc_attention_checks, default_mc_practice
 from . import registry
 from .registry import Preview
-from .storage import BULK_BATCH, refuse_if_locked
+from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
 
 DESIGN = "multiple-choice"
 
@@ -59,6 +59,7 @@ def _plan(study: Study, data) -> tuple[list[mc.Question], list[Item], frozenset[
     refuse_if_locked(study)
     taken = _taken(study)
     questions = mc.parse_mc_csv(data, existing_ids=taken)
+    refuse_if_too_many(4 * len(questions))
     originals = [_item(study, mc.Mutant(q, 0), None) for q in questions]
     check_lengths(((q.row, item) for q, item in zip(questions, originals)),
                   {"form_id": "type", "argument_form": "type", "code": "id", "pair_id": "id"})

@@ -22,7 +22,7 @@ from ..logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant,
 from ..models import Item, Study
 from . import registry
 from .registry import Preview
-from .storage import BULK_BATCH, insert_items, refuse_if_locked
+from .storage import BULK_BATCH, insert_items, refuse_if_locked, refuse_if_too_many
 
 HUMAN_VARIANT = "human_variant"  # study.settings key: the variant id participants see
 YES_NO = ("Yes", "No")
@@ -150,6 +150,7 @@ def _plan(study: Study, items: tuple[PairedItem, ...], variants) -> tuple[tuple[
     if len(designs) != 1 or len(conditions) != 1:
         raise ValidationError(f"Store one design and condition at a time (got {sorted(designs)}, {sorted(conditions)}).")
     chosen = choose_variants([v.variant_id for v in items[0].variants], variants)
+    refuse_if_too_many(len(items) * len(chosen))
     problems = _problems(study, items, chosen)
     originals, more = _originals(study, items, chosen)
     problems += more
