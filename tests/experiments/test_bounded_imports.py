@@ -376,3 +376,11 @@ def test_an_import_writing_too_many_items_is_refused_before_its_checks(researche
     monkeypatch.setattr(storage, "MAX_IMPORT_ITEMS", 20)
     preview = _post(researcher, study, bank, design="dual-sided")
     assert "Preview: 20 items would be written" in preview.content.decode() and not study.items.exists()
+
+
+def test_check_argument_says_a_form_is_too_complex():
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match=r"this form is too complex to check \(limit 5,000 search nodes\)"):
+        call_command("check_argument", _probe(17))
