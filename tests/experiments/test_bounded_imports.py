@@ -384,3 +384,15 @@ def test_check_argument_says_a_form_is_too_complex():
 
     with pytest.raises(CommandError, match=r"this form is too complex to check \(limit 5,000 search nodes\)"):
         call_command("check_argument", _probe(17))
+
+
+def test_a_form_repeated_in_a_file_is_checked_once_against_its_budget(monkeypatch):
+    monkeypatch.setattr(item_csv, "FILE_NODES", 200)
+    form = "□p ∨ □q, ¬□p ⊢ □q"
+    nodes = sum(entails(*_sequent(form), "S5", relation).nodes for relation in ("local", "global"))
+    assert 0 < nodes < 200 < 300 * nodes
+    rows = parse_item_csv(HEADER + "".join(_row(f"same{n}", form) for n in range(300)))
+    assert len(rows) == 300 and {row.gold_answer for row in rows} == {"yes"}
+    distinct = "".join(_row(f"d{n}", form.replace("q", f"q{n}")) for n in range(300))
+    with pytest.raises(CsvImportError, match="for the whole file's forms together"):
+        parse_item_csv(HEADER + distinct)
