@@ -45,12 +45,13 @@ def upload_keep(*, user, study, chunks: Iterable[bytes], limit: int) -> str:
     (nothing is kept)."""
     uploads_expire()
     folder = _folder(user, study)
+    _root().mkdir(parents=True, exist_ok=True, mode=0o700)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     token = secrets.token_urlsafe(32)
     path = folder / f"{token}.csv"
     size = 0
     try:
-        with open(path, "xb") as out:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
             for chunk in chunks:
                 size += len(chunk)
                 if size > limit:
