@@ -85,8 +85,9 @@ class CsvTable:
                 yield line, dict(zip(self.header, (_unquote(v.strip()) for v in values)))
         except csv.Error as exc:
             self.fail(reader.line_num, "", f"unreadable CSV ({exc})")
-        except UnicodeDecodeError as exc:
-            self.fail(reader.line_num + 1, "", f"the file is not UTF-8 text ({exc.reason})")
+        except UnicodeDecodeError as exc:  # decoded a block at a time: the bad byte is here or further on
+            self.fail(reader.line_num + 1, "", f"the file is not UTF-8 text ({exc.reason}) from this row or a "
+                                               "later one; nothing after it was read")
 
     def fail(self, row: int, column: str, message: str) -> None:
         self.errors.append(RowError(row, column, message))

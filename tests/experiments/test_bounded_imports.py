@@ -396,3 +396,12 @@ def test_a_form_repeated_in_a_file_is_checked_once_against_its_budget(monkeypatc
     distinct = "".join(_row(f"d{n}", form.replace("q", f"q{n}")) for n in range(300))
     with pytest.raises(CsvImportError, match="for the whole file's forms together"):
         parse_item_csv(HEADER + distinct)
+
+
+def test_a_bad_byte_deep_in_a_stream_is_an_error_at_or_before_its_row():
+    good = "".join(f"i{n},Ann is reading.,Is Ann reading?,yes\n" for n in range(2000)).encode()
+    data = b"item_id,premise_1,question,gold_answer\n" + good + b"bad,\xff,Is it?,yes\n"
+    with pytest.raises(CsvImportError) as info:
+        parse_item_csv(io.BufferedReader(io.BytesIO(data)))
+    [error] = info.value.errors
+    assert 1 < error.row <= 2002 and error.message.startswith("the file is not UTF-8 text (invalid start byte)")
