@@ -150,7 +150,6 @@ def _plan(study: Study, items: tuple[PairedItem, ...], variants) -> tuple[tuple[
     if len(designs) != 1 or len(conditions) != 1:
         raise ValidationError(f"Store one design and condition at a time (got {sorted(designs)}, {sorted(conditions)}).")
     chosen = choose_variants([v.variant_id for v in items[0].variants], variants)
-    refuse_if_too_many(len(items) * len(chosen))
     problems = _problems(study, items, chosen)
     originals, more = _originals(study, items, chosen)
     problems += more
@@ -290,7 +289,9 @@ def _dual_sided_items(study: Study, data, templates: Sequence[int]) -> tuple[lis
     existing = frozenset(a.get("rule_id", "") for a in study.items.filter(design=dual_sided.DESIGN)
                          .values_list("attributes", flat=True))
     rules = dual_sided.parse_rule_bank(data, existing_ids=existing)
-    return dual_sided.dual_sided_items(rules, templates=chosen), chosen
+    items = dual_sided.dual_sided_items(rules, templates=chosen)
+    refuse_if_too_many(sum(len(item.variants) for item in items))  # an import's bound (generators have none)
+    return items, chosen
 
 
 def dual_sided_preview(*, study: Study, data, templates: Sequence[int] = (1, 2, 3, 4, 5), rows: int = 10) -> Preview:
