@@ -15,7 +15,8 @@ Import columns (header row required, UTF-8, comma-separated; names are case-inse
 | modality | no | none / box / dia (or ∅ / □ / ◇) |
 | argument_form, form_id, condition | no | labels used by the analyses; condition defaults to "real" |
 
-Every other column is kept as a descriptive attribute of the item.
+Every other column is kept as a descriptive attribute of the item, under its name as written (`entityA`
+stays `entityA`; the columns above are matched in any case).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from studyserver import csvsafe
 
 from . import schema
 from .logic import wording
-from .logic.checker import Consequence, System, entails
+from .logic.checker import MAX_NODES, Consequence, System, TooComplex, entails
 from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
 from .logic.parser import ParseError, parse_sequent
 
@@ -39,6 +40,21 @@ ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "
 MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
 # The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
 MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300}
+# The checker's budget for a whole file (each row has logic.checker.MAX_NODES): past it, the rows
+# left are refused as too complex, so a file of hard forms costs seconds, not hours. A form decided
+# once in the file costs nothing the next time; 20,000 distinct forms of 003's size need 480,000.
+FILE_NODES = 1_000_000
+
+
+class _Budget:
+    """The search nodes left to one file's rows, and the answers already found in it."""
+
+    def __init__(self, total: int | None = None) -> None:
+        self.left = FILE_NODES if total is None else total
+        self.decided: dict[tuple, bool] = {}
+
+    def per_row(self) -> int:
+        return max(1, min(MAX_NODES, self.left))
 
 
 @dataclass(frozen=True)
@@ -72,7 +88,7 @@ def parse_item_csv(
     data: bytes | str, *, system: str = "S5", existing_ids: frozenset[str] = frozenset()
 ) -> list[ImportedRow]:
     """Validate every row; return them all, or raise CsvImportError naming each bad row/column."""
-    table = open_csv(data, required=REQUIRED)
+    table = open_csv(data, required=REQUIRED, known=lambda name: name in KNOWN or PREMISE.match(name))
     header = table.header
     if "gold_answer" not in header and "logical_form" not in header:
         table.fail(1, "gold_answer", "need a gold_answer or a logical_form column")
@@ -83,19 +99,26 @@ def parse_item_csv(
     )
     logic = System.parse(system)
     rows: list[ImportedRow] = []
+    budget = _Budget()
     for line, record in table.records():
-        row = _parse_row(line, record, header, premise_columns, logic, table.errors)
+        row = _parse_row(line, record, header, premise_columns, logic, table.errors, budget)
         if row is not None:
             table.claim_id(line, "item_id", row.item_id, existing_ids)
             rows.append(row)
     return table.finish(rows, "items")
 
 
-def _parse_row(line, record, header, premise_columns, logic, errors) -> ImportedRow | None:
+def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> ImportedRow | None:
     before = len(errors)
 
     def fail(column: str, message: str) -> None:
         errors.append(RowError(line, column, message))
+
+    # Lengths first (issue 26 item 4): a cell too long for its column is refused before any parsing
+    # or checking; logical_form is checked again below as it will be stored (in Unicode).
+    too_long = {name for name in MAX_LENGTH if len(record.get(name, "")) > MAX_LENGTH[name]}
+    for name in sorted(too_long):
+        fail(name, f"is longer than {MAX_LENGTH[name]} characters")
 
     item_id = record["item_id"]
     if not item_id:
@@ -121,7 +144,7 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
         relation = Consequence.parse(record.get("consequence") or "local")
     except ValueError:
         fail("consequence", f"'{record.get('consequence')}' is not local or global")
-    if logical_form:
+    if logical_form and "logical_form" not in too_long:
         try:
             sequent = parse_sequent(logical_form)
         except ParseError as exc:
@@ -130,9 +153,15 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
             logical_form = sequent.to_unicode()
             if relation is not None:
                 rest = Consequence.GLOBAL if relation is Consequence.LOCAL else Consequence.LOCAL
-                answer = {c: entails(sequent.premises, sequent.conclusion, logic, c).valid for c in (relation, rest)}
-                checked, other = ("yes" if answer[relation] else "no"), ("yes" if answer[rest] else "no")
-    elif not raw_gold:
+                try:
+                    answer = {c: _decide(sequent, logic, c, budget) for c in (relation, rest)}
+                except TooComplex as exc:
+                    fail("logical_form", str(exc) if budget.left > 0 else
+                         f"this form is too complex to check (limit {FILE_NODES:,} search nodes for the whole "
+                         "file's forms together; split the file)")
+                else:
+                    checked, other = ("yes" if answer[relation] else "no"), ("yes" if answer[rest] else "no")
+    elif not logical_form and not raw_gold:
         fail("gold_answer", "is empty and there is no logical_form to decide it")
     raw_valid, stated_valid = record.get("template_valid", ""), None
     if raw_valid:
@@ -143,10 +172,8 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
     modality = record.get("modality", "")
     if modality.lower() not in MODALITIES and modality not in MODALITIES:
         fail("modality", f"'{modality}' is not one of none, box, dia (∅, □, ◇)")
-    widths = {**{name: record.get(name, "") for name in MAX_LENGTH}, "logical_form": logical_form}
-    for name, value in widths.items():
-        if len(value) > MAX_LENGTH[name]:
-            fail(name, f"is longer than {MAX_LENGTH[name]} characters")
+    if "logical_form" not in too_long and len(logical_form) > MAX_LENGTH["logical_form"]:
+        fail("logical_form", f"is longer than {MAX_LENGTH['logical_form']} characters (as stored, in Unicode)")
     if len(errors) > before:
         return None
     gold = checked or stated
@@ -169,6 +196,21 @@ def _parse_row(line, record, header, premise_columns, logic, errors) -> Imported
         consequence=relation.value if checked is not None else "",
         gold_other=other,
     )
+
+
+def _decide(sequent, logic, relation, budget: _Budget) -> bool:
+    """The checker's answer within what is left of the file's budget (TooComplex past it)."""
+    key = (sequent, relation)
+    if key in budget.decided:
+        return budget.decided[key]
+    try:
+        verdict = entails(sequent.premises, sequent.conclusion, logic, relation, max_nodes=budget.per_row())
+    except TooComplex:
+        budget.left -= budget.per_row()
+        raise
+    budget.left -= verdict.nodes
+    budget.decided[key] = verdict.valid
+    return verdict.valid
 
 
 EXPORT_COLUMNS = (

@@ -116,6 +116,13 @@ if HTTPS:
     if env.bool("DUET_PROXY_SSL_HEADER", default=True):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 DUET_CSP = env.bool("DUET_CSP", default=True)
+# Uploads (CSV banks): streamed to disk and refused past DUET_MAX_UPLOAD_MB while they are read
+# (studyserver/uploads.py); a file kept between an import's preview and its write lives under
+# var/uploads/ for DUET_UPLOAD_TTL_MINUTES (experiments/designs/uploads.py).
+FILE_UPLOAD_HANDLERS = ["studyserver.uploads.BoundedUploadHandler"]
+DUET_MAX_UPLOAD_BYTES = env.int("DUET_MAX_UPLOAD_MB", default=20) * 1024 * 1024
+DUET_UPLOAD_DIR = VAR_DIR / "uploads"
+DUET_UPLOAD_TTL_MINUTES = env.int("DUET_UPLOAD_TTL_MINUTES", default=120)
 
 # The cache (rate-limit counters): CACHE_URL, Redis in production, local memory by default.
 CACHES = {"default": duet_env.cache()}

@@ -2,14 +2,15 @@
 a CSV bank through the same validation as `import_items` — every error with its row and column,
 nothing written on an error, and a preview of the first items before anything is written.
 
-The preview is the real import run inside a transaction that is then rolled back: the researcher
-sees exactly the items the import would write (or exactly its errors), never a second validator's
-opinion of them.
+The preview is the design's own preview (registry.Design.preview): every check of the import, run
+outside any transaction and writing nothing, so it never holds the database's write lock (on SQLite
+a transaction takes it when it starts); the researcher sees exactly the items the import would write
+(or exactly its errors), never a second validator's opinion of them. Between the preview and the
+write the file stays on the server (designs/uploads.py, for its uploader and study only); the form
+carries its random token, not the file. An upload is refused while it is read once it passes the
+size limit (studyserver/uploads.py). A refused file gives a 400 page listing each error with its row.
 """
 from __future__ import annotations
-
-import base64
-import binascii
 
 from django import forms
 from django.contrib import messages
@@ -19,12 +20,13 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from studyserver.uploads import describe_size, max_upload_bytes, too_large
+
 from ..item_csv import CsvImportError
-from ..models import Item, ItemsLocked, Study
-from . import registry
+from ..models import ItemsLocked, Study
+from . import registry, uploads
 
 PREVIEW_ROWS = 10
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
 def _field(option: registry.Option) -> forms.Field:
@@ -69,21 +71,15 @@ def _values(design: registry.Design, cleaned: dict) -> dict:
     return values
 
 
-def _page(request, model_admin, study, *, title, design, form, kind, preview=None, errors=(), payload=""):
+def _page(request, model_admin, study, *, title, design, form, kind, preview=None, errors=(), upload="",
+          status=200):
     context = {
         **model_admin.admin_site.each_context(request), "opts": Study._meta, "original": study, "title": title,
         "study": study, "design": design, "form": form, "kind": kind, "preview": preview, "errors": errors,
-        "payload": payload, "designs": registry.generated() if kind == "generate" else registry.imported(),
+        "upload": upload, "designs": registry.generated() if kind == "generate" else registry.imported(),
         "preview_rows": PREVIEW_ROWS,
     }
-    return TemplateResponse(request, "admin/experiments/study/items_form.html", context)
-
-
-def _preview(study: Study, after_id: int) -> dict:
-    """The items the trial import wrote (ids above `after_id`): how many, and the first rows."""
-    new = study.items.filter(id__gt=after_id).order_by("id")
-    rows = list(new.values("code", "design", "condition", "gold_answer", "question", "prompt")[:PREVIEW_ROWS])
-    return {"count": new.count(), "rows": rows}
+    return TemplateResponse(request, "admin/experiments/study/items_form.html", context, status=status)
 
 
 def _study(request, model_admin, pk) -> Study:
@@ -121,12 +117,8 @@ def generate_view(model_admin, request, pk):
     return redirect(reverse("admin:experiments_study_change", args=[study.pk]))
 
 
-class _Rollback(Exception):
-    """Ends a preview's transaction: everything the trial import wrote is undone."""
-
-
 def upload_view(model_admin, request, pk):
-    """Upload a CSV bank: a preview (the import run and rolled back) first, then the write."""
+    """Upload a CSV bank: a preview (every check, nothing written) first, then the write."""
     study = _study(request, model_admin, pk)
     design = _chosen(request, registry.imported(), study.design if study.design else "csv-import")
     if design is None:
@@ -137,34 +129,38 @@ def upload_view(model_admin, request, pk):
     page = dict(title=title, design=design, form=form, kind="upload")
     if not posted or not form.is_valid():
         return _page(request, model_admin, study, **page)
+
+    def refused(errors, token=""):
+        if token:
+            uploads.upload_discard(user=request.user, study=study, token=token)
+        return _page(request, model_admin, study, **page, errors=errors, status=400)
+
+    limit = max_upload_bytes()
+    if too_large(request, form.add_prefix("csv_file")):
+        return refused([f"The file is larger than {describe_size(limit)}; nothing of it was kept."])
     upload = form.cleaned_data.get("csv_file")
-    try:
-        data = upload.read() if upload else base64.b64decode(request.POST.get("payload", ""), validate=True)
-    except (binascii.Error, ValueError):
-        data = b""
-    if not data:
-        return _page(request, model_admin, study, **page, errors=["Choose a CSV file to upload."])
-    if len(data) > MAX_UPLOAD_BYTES:
-        return _page(request, model_admin, study, **page, errors=[f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB."])
+    token = request.POST.get("upload", "")
+    if upload:
+        try:
+            token = uploads.upload_keep(user=request.user, study=study, chunks=upload.chunks(), limit=limit)
+        except uploads.UploadTooLarge as exc:
+            return refused([str(exc)])
+    path = uploads.upload_path(user=request.user, study=study, token=token) if token else None
+    if path is None:
+        return refused(["The uploaded file is no longer kept on the server (it expired, or was uploaded "
+                        "elsewhere); choose it again." if token else "Choose a CSV file to upload."])
     try:
         values = _values(design, form.cleaned_data)
-        if request.POST.get("write") != "yes":  # the preview: the real import, then undone
-            try:
-                with transaction.atomic():
-                    last = Item.objects.order_by("-id").values_list("id", flat=True).first() or 0
-                    design.make(study=study, data=data, **values)
-                    preview = _preview(study, last)
-                    raise _Rollback
-            except _Rollback:
-                pass
-            return _page(request, model_admin, study, **page, preview=preview,
-                         payload=base64.b64encode(data).decode("ascii"))
-        with transaction.atomic():
+        with open(path, "rb") as data:
+            if request.POST.get("write") != "yes":
+                preview = design.preview(study=study, data=data, rows=PREVIEW_ROWS, **values)
+                return _page(request, model_admin, study, **page, upload=token,
+                             preview={"count": preview.count, "rows": preview.items})
             report = design.make(study=study, data=data, **values)
     except CsvImportError as exc:
-        return _page(request, model_admin, study, **page, errors=str(exc).splitlines())
+        return refused(str(exc).splitlines(), token)
     except (ValidationError, ItemsLocked, ValueError) as exc:
-        return _page(request, model_admin, study, **page,
-                     errors=exc.messages if isinstance(exc, ValidationError) else [str(exc)])
+        return refused(exc.messages if isinstance(exc, ValidationError) else [str(exc)], token)
+    uploads.upload_discard(user=request.user, study=study, token=token)
     messages.success(request, design.describe(report))
     return redirect(reverse("admin:experiments_study_change", args=[study.pk]))

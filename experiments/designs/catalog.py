@@ -78,7 +78,7 @@ register(Design(
 
 register(Design(
     name=dual_sided.DESIGN, title="Dual-sided rules", paper="004", source=IMPORT,
-    make=paired.dual_sided_import,
+    make=paired.dual_sided_import, preview=paired.dual_sided_preview,
     describe=lambda report: (f"Imported {report.pairs} rules into '{report.study.slug}': {report.items} items (original "
                              f"and flipped × {len(report.variants)} template(s); participants see "
                              f"'{report.study.settings.get(paired.HUMAN_VARIANT)}')."),
@@ -89,12 +89,13 @@ register(Design(
 register(Design(
     name=multiple_choice.DESIGN, title="Multiple choice, four options", paper="001", source=IMPORT,
     make=multiple_choice.items_import_multiple_choice, describe=lambda report: report.summary(),
+    preview=multiple_choice.items_preview_multiple_choice,
     answers=multiple_choice.mc.LETTERS,
 ))
 
 register(Design(
     name=csv_bank.DESIGN, title="Yes/no item bank (CSV)", paper="any", source=IMPORT, generic=True,
-    make=csv_bank.items_import_csv,
+    make=csv_bank.items_import_csv, preview=csv_bank.items_preview_csv,
     describe=lambda report: (f"Imported {report.items} items into '{report.study.slug}' ({report.disagreements} "
                              "where the checker disagrees with the stated gold answer)."),
 ))

@@ -1,14 +1,21 @@
 """The yes/no CSV bank: items imported from a researcher's CSV (experiments/item_csv.py), every row
-validated before any is written."""
+validated before any is written.
+
+The file is parsed and checked (the model checker included) before the write's transaction begins:
+on SQLite a transaction takes the write lock when it starts (studyserver/env.py), so only the
+inserts, in batches of BULK_BATCH, hold it (issue 26 item 5). The transaction checks again that the
+study is not locked and that no item id was taken meanwhile.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from django.db import transaction
 
-from ..item_csv import ImportedRow, parse_item_csv
+from ..item_csv import CsvImportError, ImportedRow, RowError, parse_item_csv
 from ..item_limits import check_lengths
 from ..models import Item, Study
+from .registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked
 
 DESIGN = "csv-import"
@@ -26,19 +33,38 @@ class ImportReport:
     disagreements: int
 
 
-@transaction.atomic
-def items_import_csv(*, study: Study, data: bytes | str) -> ImportReport:
-    """Validate every row first; save all rows or none (an error names its row and column)."""
-    study = Study.objects.select_for_update().get(pk=study.pk)
+def _plan(study: Study, data) -> tuple[list[ImportedRow], list[Item], frozenset[str]]:
+    """Every row parsed and checked, as unsaved Items (reads only; raises CsvImportError)."""
     refuse_if_locked(study)
     existing = frozenset(study.items.values_list("code", flat=True))
     rows = parse_item_csv(data, system=study.logic_system, existing_ids=existing)
     items = [_item_from_row(study, row) for row in rows]
     check_lengths(zip((row.row for row in rows), items), CSV_COLUMNS)
-    Item.objects.bulk_create(items, batch_size=BULK_BATCH)
-    if not study.design:
-        study.design = DESIGN
-        study.save(update_fields=["design", "updated_at"])
+    return rows, items, existing
+
+
+def items_preview_csv(*, study: Study, data, rows: int = 10) -> Preview:
+    """What items_import_csv would write, without writing (the same checks)."""
+    _, items, _ = _plan(study, data)
+    return Preview(count=len(items), items=items[:rows])
+
+
+def items_import_csv(*, study: Study, data) -> ImportReport:
+    """Validate every row first; save all rows or none (an error names its row and column)."""
+    rows, items, existing = _plan(study, data)  # outside the transaction: no write lock while checking
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        refuse_if_locked(study)
+        taken = (frozenset(study.items.values_list("code", flat=True)) - existing) & {i.code for i in items}
+        if taken:  # written by someone else while this file was being checked
+            raise CsvImportError([RowError(row.row, "item_id", f"'{row.item_id}' already exists in this study")
+                                  for row in rows if row.item_id in taken])
+        for item in items:
+            item.study = study
+        Item.objects.bulk_create(items, batch_size=BULK_BATCH)
+        if not study.design:
+            study.design = DESIGN
+            study.save(update_fields=["design", "updated_at"])
     return ImportReport(study=study, items=len(items), disagreements=sum(r.checker_disagrees for r in rows))
 
 

@@ -16,7 +16,8 @@ from ..models import Condition, Item, ItemKind, Study
 from ..item_limits import check_lengths
 from ..participation.arm import default_mc_attention_checks, default_mc_practice
 from . import registry
-from .storage import BULK_BATCH, refuse_if_locked
+from .registry import Preview
+from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
 
 DESIGN = "multiple-choice"
 
@@ -46,18 +47,51 @@ def _item(study: Study, mutant: mc.Mutant, original_id: int | None) -> Item:
     )
 
 
-@transaction.atomic
-def items_import_multiple_choice(*, study: Study, data: bytes | str) -> McImportReport:
-    """Validate every row first; save all questions (four mutants each) or none."""
-    study = Study.objects.select_for_update().get(pk=study.pk)
-    refuse_if_locked(study)
+def _taken(study: Study) -> frozenset[str]:
+    """The question ids the study already has (as pair ids, or in its items' codes)."""
     existing = frozenset(study.items.exclude(pair_id="").values_list("pair_id", flat=True))
     codes = frozenset(study.items.values_list("code", flat=True))
-    taken = {code[: -len(".rot0")] for code in codes if code.endswith(mc.ROLES_SUFFIXES)}
-    questions = mc.parse_mc_csv(data, existing_ids=existing | taken)
+    return existing | {code[: -len(".rot0")] for code in codes if code.endswith(mc.ROLES_SUFFIXES)}
+
+
+def _plan(study: Study, data) -> tuple[list[mc.Question], list[Item], frozenset[str]]:
+    """Every question parsed and checked, with its original-order item unsaved (reads only)."""
+    refuse_if_locked(study)
+    taken = _taken(study)
+    questions = mc.parse_mc_csv(data, existing_ids=taken)
+    refuse_if_too_many(4 * len(questions))
     originals = [_item(study, mc.Mutant(q, 0), None) for q in questions]
     check_lengths(((q.row, item) for q, item in zip(questions, originals)),
                   {"form_id": "type", "argument_form": "type", "code": "id", "pair_id": "id"})
+    return questions, originals, taken
+
+
+def items_preview_multiple_choice(*, study: Study, data, rows: int = 10) -> Preview:
+    """What items_import_multiple_choice would write (the originals first), without writing."""
+    questions, originals, _ = _plan(study, data)
+    shown = originals[:rows]
+    if len(shown) < rows:
+        shown += [_item(study, m, None) for q in questions for m in mc.mutants(q)[1:]][: rows - len(shown)]
+    return Preview(count=4 * len(originals), items=shown)
+
+
+def items_import_multiple_choice(*, study: Study, data) -> McImportReport:
+    """Validate every row first (outside the write's transaction); save all questions (four mutants
+    each) or none."""
+    questions, originals, taken = _plan(study, data)
+    with transaction.atomic():
+        return _write(study, questions, originals, taken)
+
+
+def _write(study: Study, questions, originals, taken) -> McImportReport:
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    refuse_if_locked(study)
+    clash = (_taken(study) - taken) & {q.question_id for q in questions}
+    if clash:  # written by someone else while this file was being checked
+        raise mc.CsvImportError([mc.RowError(q.row, "id", f"'{q.question_id}' already exists in this study")
+                                 for q in questions if q.question_id in clash])
+    for item in originals:
+        item.study = study
     Item.objects.bulk_create(originals, batch_size=BULK_BATCH)
     if any(item.pk is None for item in originals):  # backends that do not return ids from bulk inserts
         ids = dict(study.items.filter(code__in=[i.code for i in originals]).values_list("code", "pk"))

@@ -21,7 +21,8 @@ from ..logic import dual_sided, rulebreakers
 from ..logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
 from ..models import Item, Study
 from . import registry
-from .storage import BULK_BATCH, insert_items, refuse_if_locked
+from .registry import Preview
+from .storage import BULK_BATCH, insert_items, refuse_if_locked, refuse_if_too_many
 
 HUMAN_VARIANT = "human_variant"  # study.settings key: the variant id participants see
 YES_NO = ("Yes", "No")
@@ -138,13 +139,9 @@ def _originals(study: Study, items: Sequence[PairedItem], chosen: Sequence[str])
     return found, problems
 
 
-@transaction.atomic
-def paired_items_store(
-    *, study: Study, items: Iterable[PairedItem], variants: Sequence[str] | str | None = "all",
-) -> PairedReport:
-    """Store pair members, one Item per chosen variant; all or nothing."""
-    items = tuple(items)
-    study = Study.objects.select_for_update().get(pk=study.pk)
+def _plan(study: Study, items: tuple[PairedItem, ...], variants) -> tuple[tuple[str, ...], dict[str, int]]:
+    """(the chosen variants, Item code → pk of the originals) once every check passes (reads only);
+    ValidationError naming every problem otherwise."""
     refuse_if_locked(study)
     if not items:
         raise ValidationError("There are no items to store.")
@@ -163,6 +160,35 @@ def paired_items_store(
     if problems:
         shown = problems[:MAX_PROBLEMS] + ([f"… and {len(problems) - MAX_PROBLEMS} more"] if len(problems) > MAX_PROBLEMS else [])
         raise ValidationError("Nothing was stored: " + "; ".join(shown))
+    return chosen, originals
+
+
+def paired_items_preview(*, study: Study, items: Iterable[PairedItem], variants: Sequence[str] | str | None = "all",
+                         rows: int = 10) -> Preview:
+    """What paired_items_store would write (the same checks), without writing: the count and the first rows."""
+    items = tuple(items)
+    chosen, originals = _plan(study, items, variants)
+    shown = []
+    for paired in items:
+        by_id = {v.variant_id: v for v in paired.variants}
+        for variant_id in chosen:
+            if len(shown) >= rows:
+                break
+            original = (originals[item_code(paired.original_code, variant_id)]
+                        if paired.original_code is not None else None)
+            shown.append(_row(study, paired, by_id[variant_id], original))
+    return Preview(count=len(items) * len(chosen), items=shown)
+
+
+@transaction.atomic
+def paired_items_store(
+    *, study: Study, items: Iterable[PairedItem], variants: Sequence[str] | str | None = "all",
+) -> PairedReport:
+    """Store pair members, one Item per chosen variant; all or nothing."""
+    items = tuple(items)
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    chosen, originals = _plan(study, items, variants)
+    designs, conditions = {i.design for i in items}, {i.condition for i in items}  # one each (_plan)
     created, batch, done = 0, [], {}
     for paired in items:
         by_id = {v.variant_id: v for v in paired.variants}
@@ -254,11 +280,7 @@ def rulebreakers_generate(
     return PairedReport(**{**report.__dict__, "replaced": replaced})
 
 
-@transaction.atomic
-def dual_sided_import(*, study: Study, data: bytes | str, templates: Sequence[int] = (1, 2, 3, 4, 5)) -> PairedReport:
-    """Seed 004: a rule bank from CSV → original (yes) and flipped (no) items under the templates.
-
-    Row errors raise logic.csv_table.CsvImportError (every error names its row and column)."""
+def _dual_sided_items(study: Study, data, templates: Sequence[int]) -> tuple[list[PairedItem], tuple[int, ...]]:
     refuse_if_locked(study)
     try:
         chosen = dual_sided.check_templates(templates)
@@ -267,8 +289,26 @@ def dual_sided_import(*, study: Study, data: bytes | str, templates: Sequence[in
     existing = frozenset(a.get("rule_id", "") for a in study.items.filter(design=dual_sided.DESIGN)
                          .values_list("attributes", flat=True))
     rules = dual_sided.parse_rule_bank(data, existing_ids=existing)
-    report = paired_items_store(study=study, items=dual_sided.dual_sided_items(rules, templates=chosen))
-    _record(study, dual_sided.DESIGN, {"templates": list(chosen)})
+    items = dual_sided.dual_sided_items(rules, templates=chosen)
+    refuse_if_too_many(sum(len(item.variants) for item in items))  # an import's bound (generators have none)
+    return items, chosen
+
+
+def dual_sided_preview(*, study: Study, data, templates: Sequence[int] = (1, 2, 3, 4, 5), rows: int = 10) -> Preview:
+    """What dual_sided_import would write, without writing (the same checks)."""
+    items, _ = _dual_sided_items(study, data, templates)
+    return paired_items_preview(study=study, items=items, rows=rows)
+
+
+def dual_sided_import(*, study: Study, data, templates: Sequence[int] = (1, 2, 3, 4, 5)) -> PairedReport:
+    """Seed 004: a rule bank from CSV → original (yes) and flipped (no) items under the templates.
+
+    Row errors raise logic.csv_table.CsvImportError (every error names its row and column). The file
+    is parsed before the write's transaction begins (no write lock while parsing)."""
+    items, chosen = _dual_sided_items(study, data, templates)
+    with transaction.atomic():
+        report = paired_items_store(study=study, items=items)
+        _record(study, dual_sided.DESIGN, {"templates": list(chosen)})
     return report
 
 

@@ -30,6 +30,15 @@ class Option:
 
 
 @dataclass(frozen=True)
+class Preview:
+    """What an import would write, found without writing: how many items, and the first of them
+    (unsaved Item instances, in the order the write would create them)."""
+
+    count: int
+    items: list
+
+
+@dataclass(frozen=True)
 class Design:
     name: str
     title: str
@@ -42,6 +51,9 @@ class Design:
     perturb: Callable | None = None  # (study=, kind=, seed=, mapping=, label=) -> items created
     warnings: Callable = field(default=lambda report: [])  # (report) -> lines to show as warnings
     generic: bool = False  # a study named after it says nothing yet: a more specific import renames it
+    # IMPORT: (study=, data=, rows=, **options) -> Preview: every check of make(), nothing written
+    # (no transaction, so no write lock); the admin shows it before the write.
+    preview: Callable | None = None
 
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""
@@ -63,6 +75,8 @@ UNSET = ("",)
 def register(design: Design) -> Design:
     if design.name in _designs:
         raise ValueError(f"design {design.name!r} is registered twice")
+    if design.source == IMPORT and design.preview is None:
+        raise ValueError(f"imported design {design.name!r} declares no preview (the admin shows one before writing)")
     _designs[design.name] = design
     return design
 

@@ -27,13 +27,19 @@ All formulas are put in negation normal form. The tableau:
 
 Every countermodel is checked with kripke.holds and is_frame_of before it is returned (a failure
 raises CheckerInternalError), then pruned of worlds it does not need.
+
+The search is exponential in the worst case (each disjunction may double it), so it runs under a
+budget (issue 26 item 4): an argument of more than MAX_SIZE symbols is refused before any search, and
+a search that visits more than `max_nodes` tableau nodes (a propositional branch, a world, an S5
+step; MAX_NODES by default) stops. Both raise TooComplex, a ValueError whose message says "this form
+is too complex to check (limit …)". A Verdict says how many nodes its search visited.
 """
 from __future__ import annotations
 
 import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum, nonmember
 from functools import lru_cache
 
@@ -46,7 +52,10 @@ from .parser import parse_formula
 __all__ = [
     "CheckerInternalError",
     "Consequence",
+    "MAX_NODES",
+    "MAX_SIZE",
     "System",
+    "TooComplex",
     "Verdict",
     "entails",
     "satisfiable",
@@ -93,12 +102,39 @@ class CheckerInternalError(AssertionError):
     """The tableau produced a model that does not falsify the argument: a bug, never data."""
 
 
+# The budget. The designs' own arguments need at most a dozen nodes; 5,000 stop a search in about a
+# fifth of a second. An importer checking many rows also caps the nodes of the whole file.
+MAX_SIZE = 400  # symbols (atoms and connectives) in premises and conclusion together
+MAX_NODES = 5_000  # tableau nodes one decision may visit
+
+
+class TooComplex(ValueError):
+    """The argument is larger, or its search longer, than the checker's budget allows."""
+
+    def __init__(self, limit: str) -> None:
+        self.limit = limit
+        super().__init__(f"this form is too complex to check (limit {limit})")
+
+
+class _Budget:
+    __slots__ = ("limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used = limit, 0
+
+    def spend(self) -> None:
+        self.used += 1
+        if self.used > self.limit:
+            raise TooComplex(f"{self.limit:,} search nodes")
+
+
 @dataclass(frozen=True)
 class Verdict:
     valid: bool
     system: System
     countermodel: KripkeModel | None = None
     consequence: Consequence = Consequence.LOCAL
+    nodes: int = field(default=0, compare=False)  # tableau nodes the search visited
 
     def __post_init__(self) -> None:
         if self.valid != (self.countermodel is None):
@@ -116,20 +152,33 @@ def entails(
     conclusion: Formula | str,
     system: System | str = System.S5,
     consequence: Consequence | str = Consequence.LOCAL,
+    *,
+    max_nodes: int = MAX_NODES,
 ) -> Verdict:
     """Local consequence (default): at every world of every model of the system's frame class where
     all premises hold, the conclusion holds. Global: in every model where the premises hold at every
-    world, the conclusion holds at every world. Strings are parsed with parse_formula."""
-    return _entails(
-        tuple(_as_formula(p) for p in premises), _as_formula(conclusion), System.parse(system),
-        Consequence.parse(consequence),
-    )
+    world, the conclusion holds at every world. Strings are parsed with parse_formula.
+    Raises TooComplex past the budget (MAX_SIZE symbols, `max_nodes` search nodes)."""
+    premises, conclusion = tuple(_as_formula(p) for p in premises), _as_formula(conclusion)
+    _check_size((*premises, conclusion))
+    return _entails(premises, conclusion, System.parse(system), Consequence.parse(consequence), max_nodes)
 
 
-def satisfiable(formulas: Iterable[Formula | str], system: System | str = System.S5
-                ) -> KripkeModel | None:
-    """A (verified) model whose actual world satisfies every formula, or None if there is none."""
-    return _satisfiable(tuple(_as_formula(f) for f in formulas), System.parse(system))
+def satisfiable(formulas: Iterable[Formula | str], system: System | str = System.S5, *,
+                max_nodes: int = MAX_NODES) -> KripkeModel | None:
+    """A (verified) model whose actual world satisfies every formula, or None if there is none.
+    Raises TooComplex past the budget."""
+    formulas = tuple(_as_formula(f) for f in formulas)
+    _check_size(formulas)
+    return _satisfiable(formulas, System.parse(system), max_nodes)
+
+
+def _check_size(formulas: tuple[Formula, ...]) -> None:
+    """Refuse an argument past MAX_SIZE symbols before any search (the formulas are at most
+    parser.MAX_DEPTH deep, so the recursive size() is safe)."""
+    total = sum(size(f) for f in formulas)
+    if total > MAX_SIZE:
+        raise TooComplex(f"{MAX_SIZE} symbols; this one has {total}")
 
 
 def truth_table_entails(premises: Iterable[Formula | str], conclusion: Formula | str) -> bool:
@@ -152,33 +201,36 @@ def truth_table_entails(premises: Iterable[Formula | str], conclusion: Formula |
 
 @lru_cache(maxsize=8192)
 def _entails(premises: tuple[Formula, ...], conclusion: Formula, system: System,
-             consequence: Consequence = Consequence.LOCAL) -> Verdict:
+             consequence: Consequence = Consequence.LOCAL, max_nodes: int = MAX_NODES) -> Verdict:
+    budget = _Budget(max_nodes)
     if consequence is Consequence.GLOBAL:
-        model = _find_model((Not(conclusion),), system, everywhere=premises)
+        model = _find_model((Not(conclusion),), system, budget, everywhere=premises)
     else:
-        model = _find_model((*premises, Not(conclusion)), system)
-    return Verdict(valid=model is None, system=system, countermodel=model, consequence=consequence)
+        model = _find_model((*premises, Not(conclusion)), system, budget)
+    return Verdict(valid=model is None, system=system, countermodel=model, consequence=consequence,
+                   nodes=budget.used)
 
 
 @lru_cache(maxsize=8192)
-def _satisfiable(formulas: tuple[Formula, ...], system: System) -> KripkeModel | None:
-    return _find_model(formulas, system)
+def _satisfiable(formulas: tuple[Formula, ...], system: System, max_nodes: int = MAX_NODES) -> KripkeModel | None:
+    return _find_model(formulas, system, _Budget(max_nodes))
 
 
-def _find_model(formulas: tuple[Formula, ...], system: System,
+def _find_model(formulas: tuple[Formula, ...], system: System, budget: _Budget | None = None,
                 everywhere: tuple[Formula, ...] = ()) -> KripkeModel | None:
     """A verified model with `formulas` true at its actual world and `everywhere` at every world."""
+    budget = budget or _Budget(MAX_NODES)
     glob = frozenset(nnf(f) for f in everywhere)
     seed = frozenset(nnf(f) for f in formulas) | glob
     vocabulary = frozenset().union(*(atoms(f) for f in (*formulas, *everywhere)))
     if system is System.S5:
         # one cluster: a formula true at every world is □ of it at any world
-        labels = _s5_start(seed | frozenset(Box(f) for f in glob))
+        labels = _s5_start(seed | frozenset(Box(f) for f in glob), budget)
         if labels is None:
             return None
         model = _cluster_model(labels, vocabulary)
     else:
-        root = _tree_search(seed, (), system, set(), glob)
+        root = _tree_search(seed, (), system, set(), budget, glob)
         if root is None:
             return None
         model = _tree_model(root, system, vocabulary)
@@ -233,14 +285,15 @@ def _open_disjunction(label: Iterable[Formula], contains) -> Or | None:
     return min(candidates, key=_order_key) if candidates else None
 
 
-def _expansions(seed: frozenset[Formula], reflexive: bool) -> Iterator[frozenset[Formula]]:
+def _expansions(seed: frozenset[Formula], reflexive: bool, budget: _Budget) -> Iterator[frozenset[Formula]]:
     """Every clash-free propositional saturation of seed, depth-first, left disjunct first."""
     label: set[Formula] = set()
     if _close(label, list(seed), reflexive):
-        yield from _branch(label, reflexive)
+        yield from _branch(label, reflexive, budget)
 
 
-def _branch(label: set[Formula], reflexive: bool) -> Iterator[frozenset[Formula]]:
+def _branch(label: set[Formula], reflexive: bool, budget: _Budget) -> Iterator[frozenset[Formula]]:
+    budget.spend()
     choice = _open_disjunction(label, label.__contains__)
     if choice is None:
         yield frozenset(label)
@@ -248,7 +301,7 @@ def _branch(label: set[Formula], reflexive: bool) -> Iterator[frozenset[Formula]
     for disjunct in (choice.left, choice.right):
         extended = set(label)
         if _close(extended, [disjunct], reflexive):
-            yield from _branch(extended, reflexive)
+            yield from _branch(extended, reflexive, budget)
 
 
 # --------------------------------------------------------------------------- K, T, S4
@@ -261,7 +314,7 @@ class _Node:
 
 
 def _tree_search(seed: frozenset[Formula], path: tuple[frozenset[Formula], ...],
-                 system: System, unsatisfiable: set[frozenset[Formula]],
+                 system: System, unsatisfiable: set[frozenset[Formula]], budget: _Budget,
                  glob: frozenset[Formula] = frozenset()) -> _Node | None:
     """A world satisfying seed (with its subtree), or None when seed is unsatisfiable.
 
@@ -271,8 +324,9 @@ def _tree_search(seed: frozenset[Formula], path: tuple[frozenset[Formula], ...],
     """
     if seed in unsatisfiable:
         return None
-    for label in _expansions(seed, reflexive=system is not System.K):
-        node = _successors(label, path, system, unsatisfiable, glob)
+    budget.spend()
+    for label in _expansions(seed, system is not System.K, budget):
+        node = _successors(label, path, system, unsatisfiable, budget, glob)
         if node is not None:
             return node
     unsatisfiable.add(seed)
@@ -280,7 +334,7 @@ def _tree_search(seed: frozenset[Formula], path: tuple[frozenset[Formula], ...],
 
 
 def _successors(label: frozenset[Formula], path: tuple[frozenset[Formula], ...],
-                system: System, unsatisfiable: set[frozenset[Formula]],
+                system: System, unsatisfiable: set[frozenset[Formula]], budget: _Budget,
                 glob: frozenset[Formula] = frozenset()) -> _Node | None:
     boxes = [f for f in label if isinstance(f, Box)]
     carried = frozenset(f.sub for f in boxes) | glob
@@ -298,7 +352,7 @@ def _successors(label: frozenset[Formula], path: tuple[frozenset[Formula], ...],
             if depth is not None:
                 children.append(depth)
                 continue
-        child = _tree_search(seed, here, system, unsatisfiable, glob)
+        child = _tree_search(seed, here, system, unsatisfiable, budget, glob)
         if child is None:
             return None
         children.append(child)
@@ -346,15 +400,16 @@ def _true_atoms(label: Iterable[Formula]) -> frozenset[str]:
 # --------------------------------------------------------------------------- S5
 
 
-def _s5_start(seed: frozenset[Formula]) -> list[frozenset[Formula]] | None:
+def _s5_start(seed: frozenset[Formula], budget: _Budget) -> list[frozenset[Formula]] | None:
     first: set[Formula] = set()
     if not _close(first, list(seed), reflexive=True):
         return None
-    return _s5_search([first])
+    return _s5_search([first], budget)
 
 
-def _s5_search(worlds: list[set[Formula]]) -> list[frozenset[Formula]] | None:
+def _s5_search(worlds: list[set[Formula]], budget: _Budget) -> list[frozenset[Formula]] | None:
     """Labels of one cluster satisfying the branch, or None; `worlds` is owned by this call."""
+    budget.spend()
     while True:  # □A anywhere ⇒ A everywhere, until nothing new appears
         bodies = {f.sub for w in worlds for f in w if isinstance(f, Box)}
         grew = False
@@ -373,7 +428,7 @@ def _s5_search(worlds: list[set[Formula]]) -> list[frozenset[Formula]] | None:
         for disjunct in (choice.left, choice.right):
             copy = [set(w) for w in worlds]
             if _close(copy[index], [disjunct], reflexive=True):
-                found = _s5_search(copy)
+                found = _s5_search(copy, budget)
                 if found is not None:
                     return found
         return None
@@ -384,7 +439,7 @@ def _s5_search(worlds: list[set[Formula]]) -> list[frozenset[Formula]] | None:
             witness: set[Formula] = set()
             if not _close(witness, [dia.sub, *bodies], reflexive=True):
                 return None
-            return _s5_search([*worlds, witness])
+            return _s5_search([*worlds, witness], budget)
     return [frozenset(w) for w in worlds]
 
 

@@ -1,19 +1,28 @@
 """Reading an uploaded CSV bank row by row, with errors that name the row and the column. Pure.
 
 Every importer (yes/no items, dual-sided rule banks, …) shares this: UTF-8 decoding, a header row
-(names stripped and lower-cased), blank lines skipped, rows with the wrong number of fields and
-unreadable quoting reported with their line number, ids unique within the file and the study.
-The importer collects every error and raises CsvImportError once, so nothing is saved from a file
-with an error.
+(names stripped; the importer's own columns matched in any case and lower-cased, every other column
+kept as written: a descriptive column `entityA` stays `entityA`), blank lines skipped, rows with the
+wrong number of fields and unreadable quoting reported with their line number, ids unique within the
+file and the study. The importer collects every error and raises CsvImportError once, so nothing is
+saved from a file with an error.
+
+Bounds (issue 26 item 5): the file may be a binary stream, read and decoded as the rows are taken,
+so nothing holds the whole text; at most MAX_ROWS records are read (the rest of the file is not),
+at most MAX_COLUMNS columns, and repeated column names are found in one pass.
 """
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 MAX_ERRORS = 50
+MAX_ROWS = 20_000  # records one file may hold (a bank of more is split into several files)
+MAX_COLUMNS = 500
 
 
 def _unquote(value: str) -> str:
@@ -49,15 +58,22 @@ class CsvTable:
     errors: list[RowError] = field(default_factory=list)
     _reader: Iterator[list[str]] | None = None
     _seen: dict[str, int] = field(default_factory=dict)
+    rows_read: int = 0  # records taken from the file so far (blank lines not counted)
 
     def records(self) -> Iterator[tuple[int, dict[str, str]]]:
-        """(line where the record starts, {column: stripped value}) for each well-formed row."""
+        """(line where the record starts, {column: stripped value}) for each well-formed row; past
+        MAX_ROWS records an error, and the rest of the file is not read."""
         reader = self._reader
         try:
             for values in reader:
                 line = reader.line_num - sum(v.count("\n") for v in values)
                 if not any(v.strip() for v in values):
                     continue  # blank line
+                self.rows_read += 1
+                if self.rows_read > MAX_ROWS:
+                    self.fail(line, "", f"the file has more than {MAX_ROWS:,} rows; split it into files of at "
+                                        f"most {MAX_ROWS:,} (nothing after this row was read)")
+                    return
                 if len(values) != len(self.header):
                     self.fail(line, "", f"has {len(values)} fields; the header has {len(self.header)}")
                     continue
@@ -69,6 +85,9 @@ class CsvTable:
                 yield line, dict(zip(self.header, (_unquote(v.strip()) for v in values)))
         except csv.Error as exc:
             self.fail(reader.line_num, "", f"unreadable CSV ({exc})")
+        except UnicodeDecodeError as exc:  # decoded a block at a time: the bad byte is here or further on
+            self.fail(reader.line_num + 1, "", f"the file is not UTF-8 text ({exc.reason}) from this row or a "
+                                               "later one; nothing after it was read")
 
     def fail(self, row: int, column: str, message: str) -> None:
         self.errors.append(RowError(row, column, message))
@@ -90,25 +109,47 @@ class CsvTable:
         return parsed
 
 
-def open_csv(data: bytes | str, *, required: Iterable[str]) -> CsvTable:
-    """Decode and read the header; a file that cannot be read at all raises CsvImportError now."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
-    if not data.strip():
-        raise CsvImportError([RowError(1, "", "the file is empty")])
-    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
+def _text(data: bytes | str | BinaryIO) -> io.TextIOBase:
+    """The file as text, decoded as it is read (a stream stays a stream)."""
+    if isinstance(data, str):
+        return io.StringIO(data, newline="")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = io.BytesIO(bytes(data))
+    return io.TextIOWrapper(data, encoding="utf-8-sig", newline="")
+
+
+def open_csv(data: bytes | str | BinaryIO, *, required: Iterable[str],
+             known: Iterable[str] | Callable[[str], bool] = ()) -> CsvTable:
+    """Read the header (bytes, text, or a binary stream read as the rows are taken); a file that
+    cannot be read at all raises CsvImportError now.
+
+    `known` (names, or a test of a lower-cased name) are the importer's own columns: they and the
+    required ones are matched in any case and named in lower case; every other column keeps its name
+    as written (stripped)."""
+    is_known = known if callable(known) else frozenset(known).__contains__
+    required = tuple(required)
+    reader = csv.reader(_text(data), strict=True)
     try:
-        header = [h.strip().lower() for h in next(reader)]
+        first = next((row for row in reader if any(v.strip() for v in row)), None)
     except csv.Error as exc:
         raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")]) from None
+    except UnicodeDecodeError as exc:
+        raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
+    if first is None:
+        raise CsvImportError([RowError(1, "", "the file is empty")])
+    if len(first) > MAX_COLUMNS:
+        raise CsvImportError([RowError(reader.line_num, "", f"the header has {len(first):,} columns; at most "
+                                                              f"{MAX_COLUMNS} are read")])
+    header = []
+    for raw in first:
+        name = raw.strip()
+        header.append(name.lower() if name.lower() in required or is_known(name.lower()) else name)
     table = CsvTable(header=header, _reader=reader)
     for name in required:
         if name not in header:
             table.fail(1, name, "required column is missing")
-    for name in sorted({h for h in header if header.count(h) > 1}):
+    counts = Counter(h.lower() for h in header)  # one pass; "Domain" and "domain" are one name
+    for name in sorted(name for name, n in counts.items() if n > 1):
         table.fail(1, name, "column appears more than once")
     if any(not h for h in header):
         table.fail(1, "", "a column has no name")

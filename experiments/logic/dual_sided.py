@@ -70,7 +70,7 @@ def _norm(text: str) -> str:
 
 def parse_rule_bank(data: bytes | str, *, existing_ids: frozenset[str] = frozenset()) -> list[DualSidedRule]:
     """Validate every row; return all rules, or raise CsvImportError naming each bad row/column."""
-    table = open_csv(data, required=REQUIRED)
+    table = open_csv(data, required=REQUIRED, known={*KNOWN, "length"})
     if table.errors:
         raise CsvImportError(table.errors)
     rules: list[DualSidedRule] = []

@@ -140,7 +140,7 @@ def parse_mc_csv(data: bytes | str, *, existing_ids: frozenset[str] = frozenset(
 
     `existing_ids` are the question ids (pair ids) the study already has.
     """
-    table = open_csv(data, required=("question", "answer"))
+    table = open_csv(data, required=("question", "answer"), known=KNOWN)
     header = table.header
     id_column = next((c for c in ID_COLUMNS if c in header), None)
     context_column = next((c for c in CONTEXT_COLUMNS if c in header), None)

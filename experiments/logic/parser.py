@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 from .formula import And, Atom, Box, Dia, Formula, Implies, Not, Or, to_ascii, to_unicode
 
-__all__ = ["ParseError", "Sequent", "parse_formula", "parse_sequent"]
+__all__ = ["MAX_DEPTH", "ParseError", "Sequent", "parse_formula", "parse_sequent"]
+
+# How deeply a formula may nest (connectives and parentheses, a chain p ∨ q ∨ … counting one level per
+# connective). Real argument forms nest a handful of levels; the limit keeps every recursive walk over
+# a formula (printing, hashing, normal forms, the checker) far from Python's recursion limit, so a
+# deeper one is a ParseError naming its column, never a RecursionError (issue 26 item 10).
+MAX_DEPTH = 100
 
 
 class ParseError(ValueError):
@@ -144,6 +150,24 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.index = 0
+        self.nesting = 0  # how many formula / unary calls are open (the recursion's depth)
+        self.depths: dict[int, int] = {}  # id(formula) -> its depth, for the formulas this parse built
+
+    def depth(self, f: Formula) -> int:
+        return self.depths.get(id(f), 0)  # an atom: 0
+
+    def built(self, f: Formula, token: _Token, *parts: Formula) -> Formula:
+        """Record the depth of a formula just built from `parts` at `token`; too deep is a ParseError."""
+        depth = 1 + max(self.depth(p) for p in parts)
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the formula nests more than {MAX_DEPTH} levels deep", token)
+        self.depths[id(f)] = depth
+        return f
+
+    def enter(self, token: _Token) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_DEPTH + 1:  # the outermost formula call is level 0
+            raise self.fail(f"the formula nests more than {MAX_DEPTH} levels deep", token)
 
     @property
     def current(self) -> _Token:
@@ -163,10 +187,13 @@ class _Parser:
 
     # formula := junction ["→" formula]
     def formula(self, after: _Token | None = None) -> Formula:
+        self.enter(after or self.current)
         left = self.junction(after)
         if self.current.kind == IMP:
             arrow = self.advance()
-            return Implies(left, self.formula(arrow))
+            right = self.formula(arrow)
+            left = self.built(Implies(left, right), arrow, left, right)
+        self.nesting -= 1
         return left
 
     # junction := unary (("∧" unary)* | ("∨" unary)*)
@@ -182,16 +209,19 @@ class _Parser:
             first_op = first_op or op
             self.advance()
             right = self.unary(op)
-            result = And(result, right) if op.kind == AND else Or(result, right)
+            joined = And(result, right) if op.kind == AND else Or(result, right)
+            result = self.built(joined, op, result, right)
         return result
 
     # unary := ("¬" | "□" | "◇") unary | ATOM | "(" formula ")"
     def unary(self, after: _Token | None) -> Formula:
         token = self.current
         if token.kind in (NOT, BOX, DIA):
+            self.enter(token)
             self.advance()
             sub = self.unary(token)
-            return {NOT: Not, BOX: Box, DIA: Dia}[token.kind](sub)
+            self.nesting -= 1
+            return self.built({NOT: Not, BOX: Box, DIA: Dia}[token.kind](sub), token, sub)
         if token.kind == ATOM:
             self.advance()
             return Atom(token.text)

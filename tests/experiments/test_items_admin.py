@@ -67,8 +67,8 @@ def test_an_upload_with_a_bad_row_writes_nothing_then_the_fixed_file_is_previewe
     preview = _upload(researcher, study, HEADER + GOOD).content.decode()
     assert "Preview: 2 items would be written" in preview and "Can we infer that Bo is painting a fence?" in preview
     assert 'value="Write these 2 items"' in preview and not Item.objects.filter(study=study).exists()
-    payload = preview.split('name="payload" value="')[1].split('"')[0]
-    written = _upload(researcher, study, None, payload=payload, write="yes", follow=True)
+    token = preview.split('name="upload" value="')[1].split('"')[0]
+    written = _upload(researcher, study, None, upload=token, write="yes", follow=True)
     assert "Imported 2 items into" in written.content.decode()
     assert sorted(Item.objects.filter(study=study).values_list("code", flat=True)) == ["a1", "a2"]
 

@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments.logic.checker import Consequence, System, entails
+from experiments.logic.checker import Consequence, System, TooComplex, entails
 from experiments.logic.kripke import describe
 from experiments.logic.parser import ParseError, parse_sequent
 
@@ -28,7 +28,10 @@ class Command(BaseCommand):
             relation = Consequence.parse(consequence)
         except (ParseError, ValueError) as exc:
             raise CommandError(str(exc)) from None
-        verdict = entails(parsed.premises, parsed.conclusion, logic, relation)
+        try:
+            verdict = entails(parsed.premises, parsed.conclusion, logic, relation)
+        except TooComplex as exc:  # past the checker's budget
+            raise CommandError(str(exc)) from None
         if as_json:
             self.stdout.write(_json_dump(parsed, verdict))
             return
