@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..item_csv import ImportedRow, parse_item_csv
@@ -27,8 +28,10 @@ class ImportReport:
 
 
 @transaction.atomic
-def items_import_csv(*, study: Study, data: bytes | str) -> ImportReport:
-    """Validate every row first; save all rows or none (an error names its row and column)."""
+def items_import_csv(*, study: Study, data: bytes | str, factors: list[str] | None = None) -> ImportReport:
+    """Validate every row first; save all rows or none (an error names its row and column). `factors`:
+    the bank's factor columns, checked against its columns (analysis/factors.py) and stored in the
+    study's settings; a wrong name writes nothing."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     refuse_if_locked(study)
     existing = frozenset(study.items.values_list("code", flat=True))
@@ -36,9 +39,20 @@ def items_import_csv(*, study: Study, data: bytes | str) -> ImportReport:
     items = [_item_from_row(study, row) for row in rows]
     check_lengths(zip((row.row for row in rows), items), CSV_COLUMNS)
     Item.objects.bulk_create(items, batch_size=BULK_BATCH)
+    fields = ["updated_at"]
+    if factors:
+        from analysis.factors import SETTING, validate
+
+        try:
+            study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}
+        except ValueError as error:
+            raise ValidationError(str(error)) from None  # the transaction undoes the rows written above
+        fields.append("settings")
     if not study.design:
         study.design = DESIGN
-        study.save(update_fields=["design", "updated_at"])
+        fields.append("design")
+    if len(fields) > 1:
+        study.save(update_fields=fields)
     return ImportReport(study=study, items=len(items), disagreements=sum(r.checker_disagrees for r in rows))
 
 

@@ -42,6 +42,9 @@ class Design:
     perturb: Callable | None = None  # (study=, kind=, seed=, mapping=, label=) -> items created
     warnings: Callable = field(default=lambda report: [])  # (report) -> lines to show as warnings
     generic: bool = False  # a study named after it says nothing yet: a more specific import renames it
+    # The factors its items vary by, as columns of the report's frames (analysis/factors.py reads them):
+    # Table 1 and the humans-vs-models model are by these. A bank without any names its own at import.
+    factors: tuple[str, ...] = ()
 
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""

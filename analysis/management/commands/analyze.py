@@ -66,7 +66,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  model runs used: {', '.join(str(i) for i in result.runs_used) or 'none'} "
                           f"(tables/runs.csv says why each run is used or not)")
         for section in result.sections:
-            state = f"not shown: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
+            state = f"not fitted yet: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
             self.stdout.write(f"  {section.title}: {state}")
         for warning in result.warnings:
             self.stdout.write(self.style.WARNING(f"  warning: {warning}"))
