@@ -124,7 +124,7 @@ def _elsewhere(page: "Page") -> str:
     if waiting:
         parts.append(f"Not fitted yet, for want of data: {'; '.join(waiting)}.")
     if page.elsewhere:
-        parts.append(f"Analyses of other designs appear in their studies' reports: {', '.join(page.elsewhere)}.")
+        parts.append(f"Analyses of other designs, in the reports of studies that have them: {', '.join(page.elsewhere)}.")
     return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""
 
 

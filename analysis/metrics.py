@@ -80,6 +80,7 @@ class Resamples:
 
 ARGFORM_LABELS = ("∨⊢", "→ᴸ⊢", "→ᴿ⊢", "∨⊬", "→ᴸ⊬", "→ᴿ⊬")
 PAPER_003 = ("modality", "argform")
+CATCH_ITEMS = "attention-check"  # experiments.designs.registry.CATCH_ITEMS (the arm's checks, scored by models too)
 # What Table 1 resamples: people by participant; a model's answers by item, the phrasings of one
 # linked pair (rulebreakers, dual-sided rules) together, by pair.
 PARTICIPANT, ITEM, PAIR = "participant", "item", "pair"
@@ -165,12 +166,12 @@ def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, see
 
 def analysed_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows Table 1 reads: paper 003's real modal syllogisms where the study has them (its Table 1);
-    otherwise every item but a nonsense mirror."""
+    otherwise every item but a nonsense mirror and the human arm's attention checks."""
     if not len(frame):
         return frame
     if (frame["design"] == "modal-syllogisms").any():
         return frame[(frame["design"] == "modal-syllogisms") & (frame["condition"] == "real")]
-    return frame[frame["condition"] != "nonsense"]
+    return frame[(frame["condition"] != "nonsense") & (frame["design"] != CATCH_ITEMS)]
 
 
 def correlation(x, y) -> dict[str, float]:

@@ -35,7 +35,7 @@ def test_the_demo_builds_a_first_report_that_shows_every_section(tmp_path):
         assert "Not shown" not in section and "<figure>" in section, (key, section[:500])
     # Appendix C: designs of their own, named in one line, no section of their own here
     assert "<h2 id='necessitation'>" not in html and "<h2 id='distribution'>" not in html
-    assert re.search(r"Analyses of other designs appear in their studies' reports: Appendix C\.1: necessitation, "
+    assert re.search(r"Analyses of other designs, in the reports of studies that have them: Appendix C\.1: necessitation, "
                      r"Appendix C\.2: distribution of modalities\.", html)
     assert "2 of 2 run(s) used" in html and "[chat" in html  # two configurations of the embedded model
     assert re.search(r"Participants kept \((\d+)\)", html).group(1) == "30"
