@@ -98,3 +98,24 @@ def test_a_csv_bank_gets_table_1_by_its_factor_and_humans_vs_models_with_crossed
     assert html.count("Analyses of other designs, in the reports of studies that have them:") == 1
     for key in ("eq4", "eq5", "eq6", "sequents", "necessitation", "distribution", "agents"):
         assert f"<h2 id='{key}'>" not in html, key
+
+
+def test_a_rulebreakers_only_study_gets_table_1_by_pair_role_clustered_by_pair(r_stack, tmp_path):
+    from inference.models import LanguageModel
+
+    call_command("generate_items", "rulebreakers", "rbonly", "--pairs", "4", "--seed", "1")
+    LanguageModel.objects.create(name="fake-raw", source="test/fake", backend="fake")
+    call_command("run_model", "rbonly", "--model", "fake-raw", "--device", "cpu", "--no-progress")
+    study = Study.objects.get(slug="rbonly")
+    n_items = study.items.count()
+    out = tmp_path / "report"
+    call_command("analyze", "rbonly", "--out", str(out))
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "No data" not in html and "not shown" not in html.lower()
+    table1 = pd.read_csv(out / "tables" / "table1_accuracy.csv")
+    overall = table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")].iloc[0]
+    assert overall["n"] == n_items and overall["cluster"] == "pair" and overall["n_clusters"] == 4
+    assert set(table1.loc[table1["factor"] == "pair_role", "level"]) == {"rulebreaker", "non-rulebreaker"}
+    assert "Accuracy by pair_role." in html
+    for key in ("eq4", "eq5", "eq6", "sequents", "necessitation", "distribution", "agents"):
+        assert f"<h2 id='{key}'>" not in html, key
