@@ -128,6 +128,14 @@ def _elsewhere(page: "Page") -> str:
     return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""
 
 
+def _other_reference(page: "Page") -> str:
+    others = [f for f in page.factors if f not in ("modality", "argform")]
+    if not others:
+        return ""
+    return (f"; for {escape(', '.join(others))} the first level in Table 1's order, and for agent (humans vs each "
+            "model) human")
+
+
 def _table1_text(page: "Page") -> str:
     factors = [f for f in page.factors]
     by = (" by " + " and ".join(escape(f) for f in factors)) if factors else " overall (the study declares no factors)"
@@ -148,7 +156,7 @@ def render(page: Page) -> str:
         f"{len(inputs.trials)} human trials ({page.n_kept} kept after exclusions).</p>",
         f"<ul>{toc}</ul>", _elsewhere(page),
         f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
-        "first argument form. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
+        f"first argument form{_other_reference(page)}. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
         "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
         "<h2 id='inputs'>What went in</h2>",
         *_inputs(inputs.runs, inputs.configurations, list(inputs.runs_requested), inputs.warnings()),
