@@ -58,6 +58,8 @@ def rows(frames: StudyFrames, *, factors: tuple[str, ...] = ()) -> pd.DataFrame:
         frame = frame[frame[name] != ""]
     agents = ["human"] + sorted(set(frame["agent"]) - {"human"})
     frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
+    for group in ("participant", "item"):  # levels recorded, so a refit from the CSV orders them alike
+        frame[group] = pd.Categorical(frame[group], categories=sorted(set(frame[group])))
     for factor, name in zip(factors, names):
         present = set(frame[name])
         order = [ARGFORM_CODES.get(a, a) for a in ARGFORM_CODES] if factor == "argform" else (

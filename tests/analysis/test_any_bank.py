@@ -8,6 +8,7 @@ effects for participants and items, and lists nothing as "not shown".
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pandas as pd
 import pytest
@@ -98,6 +99,15 @@ def test_a_csv_bank_gets_table_1_by_its_factor_and_humans_vs_models_with_crossed
     assert html.count("Analyses of other designs, in the reports of studies that have them:") == 1
     for key in ("eq4", "eq5", "eq6", "sequents", "necessitation", "distribution", "agents"):
         assert f"<h2 id='{key}'>" not in html, key
+
+    # the report's reproduce.R refits it from its model frame to the same estimates
+    ran = subprocess.run(["Rscript", str(out / "reproduce.R")], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    ours = pd.read_csv(out / "tables" / "humans_vs_models_coefficients.csv").set_index("term")["Estimate"]
+    theirs = pd.read_csv(out / "reproduced" / "R" / "humans_vs_models_coefficients.csv").set_index("term")["Estimate"]
+    # a boundary (singular) fit: Rscript and the report's embedded R agree to the optimizer's tolerance, not to 1e-6
+    assert list(theirs.index) == list(ours.index) and (theirs - ours).abs().max() < 2e-5
 
 
 def test_a_rulebreakers_only_study_gets_table_1_by_pair_role_clustered_by_pair(r_stack, tmp_path):
