@@ -117,12 +117,12 @@ class Page:
 
 
 def _elsewhere(page: "Page") -> str:
-    """One line on the analyses this report leaves out: those of other designs, and this study's own that
-    its data cannot support yet (each with what it needs)."""
+    """The analyses this report leaves out, in one paragraph: this study's own that its data cannot support
+    (each with what it needs), and, in one line, those of other designs."""
     waiting = [f"{s.title} ({s.absent})" for s in page.sections if s.absent]
     parts = []
     if waiting:
-        parts.append(f"Not fitted yet, for want of data: {'; '.join(waiting)}.")
+        parts.append(f"Not fitted in this report: {'; '.join(waiting)}.")
     if page.elsewhere:
         parts.append(f"Analyses of other designs, in the reports of studies that have them: {', '.join(page.elsewhere)}.")
     return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""

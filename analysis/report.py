@@ -6,12 +6,12 @@ read the database with analysis.frames and hand the frames over.
 from __future__ import annotations
 
 import contextlib
-from functools import partial
 import datetime as dt
 import importlib.metadata
 import platform
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -217,10 +217,12 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
                          kept=declared.join(kept, inputs.factor_values))
     specs = [spec for spec in mixed.SPECS if applies(spec, designs)]
-    elsewhere = [spec.title for spec in mixed.SPECS if not applies(spec, designs)]
+    elsewhere = []  # the titles of analyses of designs this study does not have, in the report's order
+    for spec in mixed.SPECS:
+        if not applies(spec, designs):
+            elsewhere += [spec.title, SEQUENTS_TITLE] if spec is mixed.EQ6 else [spec.title]  # Figure 4 goes with Eq. 6
     both = next((spec for spec in specs if spec is mixed.AGENTS), None)
-    if prep.SYLLOGISMS not in designs:
-        elsewhere.insert(3, SEQUENTS_TITLE)
+    if both is None:
         both = versus.spec(frames, factors)  # humans vs each model by the study's own factors
         specs.append(both)
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
