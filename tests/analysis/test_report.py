@@ -50,6 +50,11 @@ def test_report_with_only_humans(r_stack, make_study, tmp_path):
     html = _html(tmp_path)
     assert "(needs valid modal-syllogism scores from at least 2 models" in html
     assert "Not shown" not in html and "not shown" not in html
+    # Appendix C is a design of its own: named once, in one line, with no section here
+    assert html.count("Analyses of other designs, in the reports of studies that have them: Appendix C.1: "
+                      "necessitation, Appendix C.2: distribution of modalities.") == 1
+    assert "<h2 id='necessitation'>" not in html and "<h2 id='distribution'>" not in html
+    assert "Sampling unit:</strong> one kept trial; a participant" in html  # Eq. 6 states its unit
     assert "(needs model scores on both real items and their nonsense mirror)" in html
     exclusions = pd.read_csv(tmp_path / "tables" / "exclusions.csv").set_index("rule")
     assert exclusions.loc["preview session", "trials_removed"] == 1
