@@ -129,3 +129,20 @@ def test_a_rulebreakers_only_study_gets_table_1_by_pair_role_clustered_by_pair(r
     assert "Accuracy by pair_role." in html
     for key in ("eq4", "eq5", "eq6", "sequents", "necessitation", "distribution", "agents"):
         assert f"<h2 id='{key}'>" not in html, key
+
+
+def test_a_model_only_bank_gets_accuracy_by_its_factor_with_item_clustered_intervals(r_stack, tmp_path):
+    make_bank_study(tmp_path, slug="models-only")
+    for name in ("fake-raw", "fake-chat"):
+        call_command("run_model", "models-only", "--model", name, "--device", "cpu", "--no-progress")
+    out = tmp_path / "report"
+    call_command("analyze", "models-only", "--out", str(out))
+    html = (out / "report.html").read_text(encoding="utf-8")
+    table1 = pd.read_csv(out / "tables" / "table1_accuracy.csv")
+    assert set(table1["respondent"]) == {"fake-raw", "fake-chat"} and set(table1["cluster"]) == {"item"}
+    by = table1[table1["factor"] == "difficulty"]
+    assert set(by["level"]) == {"easy", "hard"} and set(by["n_clusters"]) == {12}
+    assert ((by["ci_low"] < by["accuracy"]) & (by["accuracy"] < by["ci_high"])).all()
+    assert "Not fitted in this report: Humans vs each model (binomial GLMM, crossed random effects) (needs both " \
+           "human trials and model scores)." in html
+    assert "<h2 id='humans_vs_models'>" not in html and "not shown" not in html.lower()
