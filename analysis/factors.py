@@ -26,7 +26,8 @@ FIELDS = {"modality": "modality", "argument_form": "argform", "argform": "argfor
 FIELD_SOURCES = {"modality": "modality", "argform": "argument_form", "condition": "condition", "form_id": "form_id",
                  "pair_role": "pair_role", "variant": "variant", "design": "design"}
 # The frames' own columns and the model's: a descriptive column named so cannot be a factor as is.
-RESERVED = ({c.name for c in (*schema.ITEM, *schema.TRIAL, *schema.SCORE)} | {"agent", "item", "participant"}) - set(FIELDS)
+RESERVED = ({c.name for c in (*schema.ITEM, *schema.TRIAL, *schema.SCORE)} | {"agent", "item", "participant"}
+            ) - set(FIELDS)
 
 
 def normalise(names) -> list[str]:

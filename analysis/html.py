@@ -124,7 +124,8 @@ def _elsewhere(page: "Page") -> str:
     if waiting:
         parts.append(f"Not fitted in this report: {'; '.join(waiting)}.")
     if page.elsewhere:
-        parts.append(f"Analyses of other designs, in the reports of studies that have them: {', '.join(page.elsewhere)}.")
+        parts.append("Analyses of other designs, in the reports of studies that have them: "
+                     f"{', '.join(page.elsewhere)}.")
     return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""
 
 

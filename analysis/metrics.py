@@ -112,7 +112,9 @@ def model_clusters(scores: pd.DataFrame) -> tuple[pd.Series, str]:
     if "pair_id" in scores and len(scores) and (scores["pair_id"].fillna("") != "").any():
         pair = scores["pair_id"].fillna("").astype(str)
         return pair.where(pair != "", "item " + scores["item_id"].astype(str)), PAIR
-    return scores["item_id"].astype(str) if "item_id" in scores else pd.Series(range(len(scores)), index=scores.index), ITEM
+    if "item_id" not in scores:
+        return pd.Series(range(len(scores)), index=scores.index), ITEM
+    return scores["item_id"].astype(str), ITEM
 
 
 def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:

@@ -145,8 +145,9 @@ def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform")) -> 
     axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     shown = table1[table1["factor"].isin(panels)]
     named = " and by ".join(_FACTOR_NAMES.get(f, f) for f in panels) if panels != ["overall"] else "overall"
-    return Figure(_png(fig), f"Table 1 as a picture: accuracy of each respondent (humans in black) {'' if panels == ['overall'] else 'by '}"
-                             f"{named}, with bootstrap 95% confidence intervals.",
+    by = "" if panels == ["overall"] else "by "
+    return Figure(_png(fig), f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
+                             "with bootstrap 95% confidence intervals.",
                   "Dot plot of accuracy by respondent, estimate [95% CI]: "
                   + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
 

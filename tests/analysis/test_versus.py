@@ -46,7 +46,8 @@ def tidy_frames() -> StudyFrames:
     answers["item_id"] = answers["item"].str[1:].astype(int)
     answers["design"], answers["condition"] = "csv-import", "real"
     people = answers[answers["agent"] == "human"].drop(columns=["agent", "item"])
-    models = answers[answers["agent"] != "human"].rename(columns={"agent": "model"}).drop(columns=["participant", "item"])
+    models = (answers[answers["agent"] != "human"].rename(columns={"agent": "model"})
+              .drop(columns=["participant", "item"]))
     return StudyFrames(scores=models.reset_index(drop=True), kept=people.reset_index(drop=True))
 
 
@@ -74,7 +75,8 @@ def test_a_factor_with_one_level_is_left_out_and_said_and_no_factor_compares_age
 
 def test_a_study_with_only_models_says_what_the_fit_needs():
     frames = tidy_frames()
-    section = fit_spec(versus.spec(StudyFrames(scores=frames.scores), ("difficulty",)), StudyFrames(scores=frames.scores))
+    models = StudyFrames(scores=frames.scores)
+    section = fit_spec(versus.spec(models, ("difficulty",)), models)
     assert section.absent == "needs both human trials and model scores"
 
 
