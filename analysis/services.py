@@ -103,6 +103,9 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
     from . import runs
 
     exclusions_for(study=study)  # bad settings fail here, before anything is queued
+    from .factors import declared_factors
+
+    declared_factors(study)  # and factors the items do not have (ValueError naming the columns there are)
     requested = sorted(set(run_ids or []))
     runs.select_runs(study, requested or None)  # and a bad selection
     report = Report.objects.create(study=study, runs_requested=requested, pilot=pilot)

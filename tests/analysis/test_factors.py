@@ -75,3 +75,15 @@ def test_the_settings_editor_stores_checked_factors_and_refuses_unknown_ones(cli
     assert client.post(url, data).status_code == 302
     study.refresh_from_db()
     assert "factors" not in study.settings  # back to the designs' own
+
+
+@pytest.mark.django_db
+def test_analyze_names_stored_factors_the_items_lack_and_writes_nothing(tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    study = StudyFactory(design="csv-import", settings={"factors": ["difficulty"]})
+    ItemFactory(study=study, design="csv-import", attributes={"topic": "food"})
+    with pytest.raises(CommandError, match=r"no column named 'difficulty' among the items.*\(topic\)"):
+        call_command("analyze", study.slug, "--out", str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()

@@ -36,8 +36,11 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"No study with slug '{options['study']}'.")
+        from analysis.factors import declared_factors
+
         try:
             rules = services.exclusions_for(study=study)
+            declared_factors(study)  # stored factor names the items no longer have: said before anything is read
         except ValueError as error:
             raise CommandError(str(error)) from error
         changes = {}
