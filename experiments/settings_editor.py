@@ -148,6 +148,14 @@ class StudySettingsFields(forms.Form):
                          *[(v, v) for v in variants]]
         if not variants:
             field.disabled = True
+        if study.pk:
+            from analysis.factors import declared_factors
+
+            try:
+                now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
+            except ValueError as error:
+                now = f"unreadable ({error})"
+            self.fields["factors"].help_text += f" The report now reads: {now}."
         values, self.settings_problems = _stored(study.settings or {})
         for name, value in values.items():
             self.initial.setdefault(name, value)

@@ -61,7 +61,7 @@ def test_the_settings_editor_stores_checked_factors_and_refuses_unknown_ones(cli
     study = StudyFactory(design="csv-import")
     ItemFactory(study=study, design="csv-import", attributes={"difficulty": "easy", "topic": "food"})
     url, page, data = change_form(client, reverse("admin:experiments_study_change", args=[study.pk]))
-    assert data["factors"] == ""
+    assert data["factors"] == "" and "The report now reads: none (Table 1 overall)." in page
     data["factors"] = "level"
     response = client.post(url, data)
     assert response.status_code == 200 and "no column named &#x27;level&#x27;" in response.content.decode()
@@ -71,6 +71,7 @@ def test_the_settings_editor_stores_checked_factors_and_refuses_unknown_ones(cli
     assert client.post(url, data).status_code == 302
     study.refresh_from_db()
     assert study.settings["factors"] == ["difficulty", "modality"]
+    assert "The report now reads: difficulty, modality." in client.get(url).content.decode()
     data["factors"] = ""
     assert client.post(url, data).status_code == 302
     study.refresh_from_db()
