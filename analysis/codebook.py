@@ -60,7 +60,10 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "p_adjusted": ("number", _P, "p-value adjusted for multiple comparisons (Benjamini–Hochberg)"),
     "reject": ("boolean", "", "TRUE when the adjusted p-value is below .05"),
     "contrast": ("string", "", "the contrast (emmeans pairs)"),
-    "factor": ("string", "", "the factor a row is about (modality, argform, overall)"),
+    "factor": ("string", "", "the factor a row is about (the study's declared factors, e.g. modality, argform; overall)"),
+    "cluster": ("string", "", "Table 1's sampling unit: what was resampled as one observation (participant, item, "
+                "or pair: a linked pair's phrasings and members together)"),
+    "n_clusters": ("integer", "", "how many of those units the row rests on"),
     "level": ("string", "", "the factor's level (ASCII code)"),
     "hypothesis": ("string", "", "the paper's hypothesis tested"),
     "group": ("string", "", "the random-effect grouping factor"), "Name": ("string", "", "the random-effect term"),
@@ -84,8 +87,9 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "note": ("string", "", "what the row's interval or test did where it departs from the usual (blank: nothing)"),
     "pearson_r": ("number", "", "Pearson correlation"), "pearson_p": ("number", _P, "its p-value"),
     "spearman_rho": ("number", "", "Spearman rank correlation"), "spearman_p": ("number", _P, "its p-value"),
-    "measure": ("string", "", "what the accuracy measures (soft accuracy, proportion correct, …)"),
-    "accuracy": ("number", _P, "accuracy (mean soft accuracy or proportion correct)"),
+    "measure": ("string", "", "what the accuracy measures (soft accuracy, decision accuracy: the share of a "
+                "model's decisions that match the gold answer, proportion correct: people's)"),
+    "accuracy": ("number", _P, "accuracy (mean soft accuracy, decision accuracy or proportion correct)"),
     "rule": ("string", "", "the exclusion rule, in the order applied"),
     "trials_removed": ("integer", "", "trials the rule removed"),
     "participants_affected": ("integer", "", "participants with at least one trial removed by the rule"),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 import pandas as pd
@@ -52,9 +52,6 @@ def _section(section) -> str:
     parts = [f"<h2 id='{section.key}'>{escape(section.title)}</h2>"]
     if section.formula:
         parts.append(f"<p>Model: <code>{escape(section.formula)}</code></p>")
-    if section.absent:
-        parts.append(f"<p class='absent'>Not shown: {escape(section.absent)}.</p>")
-        return "\n".join(parts)
     if section.unit:
         parts.append(f"<p class='unit'><strong>Sampling unit:</strong> {escape(section.unit)}</p>")
     if section.stats:
@@ -128,33 +125,66 @@ class Page:
     participants: list[str]
     columns: pd.DataFrame  # the data files' columns
     n_kept: int
+    factors: tuple = ("modality", "argform")  # the study's declared factors (analysis/factors.py)
+    elsewhere: list = field(default_factory=list)  # titles of analyses of designs this study does not have
+
+
+def _elsewhere(page: "Page") -> str:
+    """The analyses this report leaves out, in one paragraph: this study's own that its data cannot support
+    (each with what it needs), and, in one line, those of other designs."""
+    waiting = [f"{s.title} ({s.absent})" for s in page.sections if s.absent]
+    parts = []
+    if waiting:
+        parts.append(f"Not fitted in this report: {'; '.join(waiting)}.")
+    if page.elsewhere:
+        parts.append("Analyses of other designs, in the reports of studies that have them: "
+                     f"{', '.join(page.elsewhere)}.")
+    return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""
+
+
+def _other_reference(page: "Page") -> str:
+    others = [f for f in page.factors if f not in ("modality", "argform")]
+    if not others:
+        return ""
+    return (f"; for {escape(', '.join(others))} the first level in Table 1's order, and for agent (humans vs each "
+            "model) human")
+
+
+def _table1_text(page: "Page") -> str:
+    factors = [f for f in page.factors]
+    by = (" by " + " and ".join(escape(f) for f in factors)) if factors else " overall (the study declares no factors)"
+    return (f"<p>Accuracy{by}. Models: mean soft accuracy and the accuracy of their decisions, items resampled "
+            "(the phrasings and members of one linked pair resampled together). People: proportion correct, "
+            "participants resampled. <code>cluster</code> names the sampling unit and <code>n_clusters</code> how "
+            "many; 95% percentile-bootstrap intervals. CSV: <code>tables/table1_accuracy.csv</code></p>")
 
 
 def render(page: Page) -> str:
     inputs, sections = page.inputs, page.sections
     title, rules = inputs.title, inputs.rules
     legend = ", ".join(f"{escape(k)} = {escape(v)}" for k, v in LABELS.items())
-    toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a>{' (not shown)' if s.absent else ''}</li>"
-                  for s in sections)
+    shown = [s for s in sections if not s.absent]
+    toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a></li>" for s in shown)
     body = [
         f"<h1>{escape(title)}</h1><p>Generated {escape(page.generated)} (UTC). {len(inputs.scores)} model scores, "
         f"{len(inputs.trials)} human trials ({page.n_kept} kept after exclusions).</p>",
-        f"<ul>{toc}</ul>",
+        f"<ul>{toc}</ul>", _elsewhere(page),
         f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
-        "first argument form. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
+        f"first argument form{_other_reference(page)}. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
         "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
         "<h2 id='inputs'>What went in</h2>",
         *_inputs(inputs.runs, inputs.configurations, list(inputs.runs_requested), inputs.warnings()),
         f"<h3>Participants kept ({len(page.participants)})</h3><p>{escape(', '.join(page.participants)) or '—'}</p>",
         "<h3>Exclusions (applied in this order)</h3>",
         f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(page.exclusions),
-        "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>",
-        "<p>Models: mean soft accuracy (items resampled). Humans: proportion correct (participants "
-        "resampled). CSV: <code>tables/table1_accuracy.csv</code></p>",
-        _figure(page.overview) if page.overview else "<p class='absent'>No data.</p>",
+        "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>", _table1_text(page),
+        "<p class='unit'><strong>Sampling unit:</strong> people: the participant (all of a person's trials are "
+        "resampled together); models: the item, or the linked pair where items come in pairs.</p>",
+        _figure(page.overview) if page.overview else "<p class='absent'>No answers yet: no model scores and no "
+        "kept human trials.</p>",
         _table(page.table1, max_rows=200),
     ]
-    body += [_section(s) for s in sections]
+    body += [_section(s) for s in shown]
     body += [
         "<h2 id='data'>Data files</h2><p><code>data/trials.csv|.parquet</code> (every trial, before "
         "exclusions), <code>data/scores.csv|.parquet</code> (every score of the analysed runs), "

@@ -79,48 +79,101 @@ class Resamples:
 
 
 ARGFORM_LABELS = ("∨⊢", "→ᴸ⊢", "→ᴿ⊢", "∨⊬", "→ᴸ⊬", "→ᴿ⊬")
+PAPER_003 = ("modality", "argform")
+CATCH_ITEMS = "attention-check"  # experiments.designs.registry.CATCH_ITEMS (the arm's checks, scored by models too)
+# What Table 1 resamples: people by participant; a model's answers by item, the phrasings of one
+# linked pair (rulebreakers, dual-sided rules) together, by pair.
+PARTICIPANT, ITEM, PAIR = "participant", "item", "pair"
 
 
-def _groupings(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+def _levels(frame: pd.DataFrame, factor: str) -> list[str]:
+    if factor == "modality":
+        return [m for m in MODALITIES if m in set(frame[factor])]
+    if factor == "argform":
+        return [a for a in ARGFORM_CODES if a in ARGFORM_LABELS and a in set(frame[factor])]
+    values = frame[factor].dropna().astype(str)
+    return sorted(set(values[values != ""]))
+
+
+def _groupings(frame: pd.DataFrame, factors=PAPER_003) -> list[tuple[str, str, pd.DataFrame]]:
     groups = [("overall", "all", frame)]
-    for factor, levels in (("modality", MODALITIES), ("argform", [a for a in ARGFORM_CODES if a in ARGFORM_LABELS])):
-        parts = dict(tuple(frame.groupby(factor, sort=False, observed=True))) if len(frame) else {}
-        groups += [(factor, level, parts[level]) for level in levels if level in parts]
+    for factor in factors:
+        if factor not in frame or not len(frame):
+            continue
+        values = frame[factor].astype(str).where(frame[factor].notna(), "")
+        parts = dict(tuple(frame.groupby(values, sort=False)))
+        groups += [(factor, level, parts[level]) for level in _levels(frame, factor) if level in parts]
     return groups
 
 
-def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """Accuracy overall, per modality and per argument form on the primary (real modal-syllogism)
-    items: each model's mean soft accuracy (items resampled) and humans' proportion correct
-    (participants resampled), with 95% CIs. Groups of the same size share one resampling plan, so
-    all models' groups of one size are resampled in one matrix product."""
-    scores, trials = _primary(scores), _primary(trials)
-    draws = Resamples(seed=seed)
-    heads, columns = [], []
-    for model, part in scores.groupby("model", sort=True):
-        for factor, name, group in _groupings(part):
-            heads.append((model, "soft accuracy", factor, name, len(group)))
-            columns.append(group["soft_acc"].to_numpy(dtype=float))
+def model_clusters(scores: pd.DataFrame) -> tuple[pd.Series, str]:
+    """What one independent observation of a model is: an item, or a linked pair (all its phrasings and
+    both members resampled together) where the items carry a pair id."""
+    if "pair_id" in scores and len(scores) and (scores["pair_id"].fillna("") != "").any():
+        pair = scores["pair_id"].fillna("").astype(str)
+        return pair.where(pair != "", "item " + scores["item_id"].astype(str)), PAIR
+    if "item_id" not in scores:
+        return pd.Series(range(len(scores)), index=scores.index), ITEM
+    return scores["item_id"].astype(str), ITEM
+
+
+def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:
+    """Each column's mean with a percentile bootstrap CI. Columns whose clusters are all single rows
+    share one resampling plan per size (one matrix product); others resample their clusters whole."""
     found: dict[int, tuple[float, float, float]] = {}
-    for k in sorted({c.size for c in columns}):
-        indices = [i for i, c in enumerate(columns) if c.size == k]
+    single = [i for i, c in enumerate(clusters) if c.nunique() == len(c)]
+    for k in sorted({columns[i].size for i in single}):
+        indices = [i for i in single if columns[i].size == k]
         matrix = np.column_stack([columns[i] for i in indices])
         lows, highs = _percentiles(draws.totals(matrix) / k, level)
         for j, i in enumerate(indices):
             found[i] = (float(matrix[:, j].mean()), float(lows[j]), float(highs[j]))
-    rows = [(*head, *found[i]) for i, head in enumerate(heads)]
+    for i in set(range(len(columns))) - set(single):
+        found[i] = bootstrap_mean(columns[i], clusters[i].to_numpy(), seed=seed, level=level)
+    return [(*head, int(clusters[i].nunique()), *found[i]) for i, head in enumerate(heads)]
+
+
+def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, seed: int = 0,
+           level: float = 0.95) -> pd.DataFrame:
+    """Accuracy overall and by each of the study's factors (analysis/factors.py; paper 003's: modality and
+    argument form, on the real modal-syllogism items): each model's mean soft accuracy and the accuracy of
+    its decisions, its items resampled (pairs where items are linked in pairs), and people's proportion
+    correct, participants resampled, with 95% percentile-bootstrap CIs. `cluster` names what was
+    resampled and `n_clusters` how many there were."""
+    scores, trials = analysed_rows(scores), analysed_rows(trials)
+    draws = Resamples(seed=seed)
+    heads, columns, clusters = [], [], []
+    measures = [("soft accuracy", "soft_acc"), ("decision accuracy", "correct")]
+    for model, part in (scores.groupby("model", sort=True) if len(scores) else []):
+        for factor, name, group in _groupings(part, factors):
+            for measure, column in measures:
+                if column not in group:
+                    continue
+                rows = group[group[column].notna()]
+                if not len(rows):
+                    continue
+                found, unit = model_clusters(rows)
+                heads.append((model, measure, factor, name, len(rows), unit))
+                columns.append(rows[column].to_numpy(dtype=float))
+                clusters.append(found.reset_index(drop=True))
+    rows = _clustered(heads, columns, clusters, draws, seed, level)
     if len(trials):
-        for factor, name, group in _groupings(trials):
+        for factor, name, group in _groupings(trials, factors):
             stats_ = bootstrap_mean(group["correct"], group["participant"], seed=seed, level=level)
-            rows.append(("human", "proportion correct", factor, name, len(group), *stats_))
-    return pd.DataFrame(rows, columns=["respondent", "measure", "factor", "level", "n", "accuracy",
-                                       "ci_low", "ci_high"])
+            rows.append(("human", "proportion correct", factor, name, len(group), PARTICIPANT,
+                         int(group["participant"].nunique()), *stats_))
+    return pd.DataFrame(rows, columns=["respondent", "measure", "factor", "level", "n", "cluster", "n_clusters",
+                                       "accuracy", "ci_low", "ci_high"])
 
 
-def _primary(frame: pd.DataFrame) -> pd.DataFrame:
+def analysed_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows Table 1 reads: paper 003's real modal syllogisms where the study has them (its Table 1);
+    otherwise every item but a nonsense mirror and the human arm's attention checks."""
     if not len(frame):
         return frame
-    return frame[(frame["design"] == "modal-syllogisms") & (frame["condition"] == "real")]
+    if (frame["design"] == "modal-syllogisms").any():
+        return frame[(frame["design"] == "modal-syllogisms") & (frame["condition"] == "real")]
+    return frame[(frame["condition"] != "nonsense") & (frame["design"] != CATCH_ITEMS)]
 
 
 def correlation(x, y) -> dict[str, float]:

@@ -21,6 +21,13 @@ TABLE2 = (("modality", MODALITY_HYPOTHESES), ("argform", ARGFORM_HYPOTHESES))
 BY_FACTOR = (("emmeans_modality", "~ modality"), ("emmeans_argform", "~ argform"))
 
 
+MODEL_SCORES = ("one model's score on one item; each model configuration scores each item once, and the "
+                "scores of one model share its random intercept and perplexity slope (the model is the cluster, "
+                "as the paper fits it). Items enter as fixed factor levels, not as a random effect (the paper's "
+                "equation; docs/analysis.md says what that leaves out).")
+SYLLOGISM_DESIGNS = (prep.SYLLOGISMS,)
+
+
 # ----------------------------------------------------------------------------- frames of the specs
 
 
@@ -185,6 +192,7 @@ EQ4 = ModelSpec(
            "one-sided tests of the marginal means, Holm-adjusted within each factor; random effects carry 99.9% "
            "CIs from their conditional SDs.",),
     extra=perplexity_correlation,
+    unit=MODEL_SCORES, designs=SYLLOGISM_DESIGNS,
 )
 EQ5 = ModelSpec(
     key="eq5", title="Eq. (5): affirmation bias (relative p(Yes)), all items",
@@ -193,6 +201,7 @@ EQ5 = ModelSpec(
     group="model", needs="modal-syllogism scores", emmeans=BY_FACTOR,
     notes=("Fitted on valid and invalid items alike (on valid items alone relative p(Yes) equals soft accuracy); "
            "0.5 marks no bias.",),
+    unit=MODEL_SCORES, designs=SYLLOGISM_DESIGNS,
 )
 EQ6 = ModelSpec(
     key="eq6", title="Eq. (6): human accuracy on valid items (binomial GLMM)",
@@ -202,6 +211,8 @@ EQ6 = ModelSpec(
     lrt=("modality", "argform", "rt_z"), emmeans=BY_FACTOR, hypotheses=TABLE2,
     notes=("RT enters as rt_z: log(RT in ms), z-scored over the kept trials. Marginal means are on the "
            "probability scale; hypotheses on the logit scale.",),
+    unit=("one kept trial; a participant's trials are one cluster (random intercept and RT slope by "
+          "participant, as Eq. 6 writes it)."), designs=SYLLOGISM_DESIGNS,
 )
 NECESSITATION = ModelSpec(
     key="necessitation", title="Appendix C.1: necessitation",
@@ -211,6 +222,7 @@ NECESSITATION = ModelSpec(
     precheck=partial(has_design, "necessitation", "Appendix C.1"),
     emmeans=(("emmeans_modality", "~ modality"),), pairs=(("pairs_modality", "~ modality"),),
     extra=both_keys,
+    unit=MODEL_SCORES, designs=("necessitation",),
 )
 DISTRIBUTION = ModelSpec(
     key="distribution", title="Appendix C.2: distribution of modalities",
@@ -222,6 +234,7 @@ DISTRIBUTION = ModelSpec(
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "
            "second table set refits with relative p(Yes).",),
     extra=affirmation_refit,
+    unit=MODEL_SCORES, designs=("modal-distribution",),
 )
 AGENTS = ModelSpec(
     key="agents", title="Humans and models in one model",
@@ -236,6 +249,10 @@ AGENTS = ModelSpec(
            "Contrasts are differences in probability correct (model − human), Holm-adjusted within each modality / "
            "argument form."),
     extra=boundary_note,
+    unit=("one answer: a person's answer to an item, or a model's decision on it. Answers are clustered by "
+          "respondent (a random intercept per participant; each model configuration is one more level) and by "
+          "interpretation (a random intercept per interpretation, crossed with respondents)."),
+    designs=SYLLOGISM_DESIGNS,
 )
 # In the report's order; AGENTS, the longest fit, runs in a second process where one is worth it.
 SPECS = (EQ4, EQ5, EQ6, NECESSITATION, DISTRIBUTION, AGENTS)

@@ -130,19 +130,29 @@ def _grouped_alt(table: pd.DataFrame, factor: str, who: str, est: str) -> str:
     return _values(labels, table[est], table["ci_low"], table["ci_high"])
 
 
-def accuracy_overview(table1: pd.DataFrame) -> Figure:
-    """Table 1 as a picture: accuracy per respondent by modality and by argument form, 95% CIs."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
-    for ax, factor in zip(axes, ("modality", "argform")):
+def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform")) -> Figure:
+    """Table 1 as a picture: each respondent's accuracy (models: soft accuracy; people: proportion
+    correct) by each factor of the study (overall where it declares none), 95% CIs."""
+    table1 = table1[table1["measure"] != "decision accuracy"] if "measure" in table1 else table1
+    panels = [f for f in factors if (table1["factor"] == f).any()] or ["overall"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(5.0, 4.2 * len(panels)), 3.8), sharey=True,
+                             layout="constrained", squeeze=False)
+    axes = axes[0]
+    for ax, factor in zip(axes, panels):
         _grouped(ax, table1[table1["factor"] == factor], "level", "respondent", "accuracy", bounded=True)
-        _title(ax, f"by {'modality' if factor == 'modality' else 'argument form'}")
+        _title(ax, "overall" if factor == "overall" else f"by {_FACTOR_NAMES.get(factor, factor)}")
     axes[0].set_ylabel("accuracy (models: soft)")
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    shown = table1[table1["factor"].isin(["modality", "argform"])]
-    return Figure(_png(fig), "Table 1 as a picture: accuracy of each respondent (humans in black) by modality and by "
-                             "argument form, with bootstrap 95% confidence intervals.",
+    axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    shown = table1[table1["factor"].isin(panels)]
+    named = " and by ".join(_FACTOR_NAMES.get(f, f) for f in panels) if panels != ["overall"] else "overall"
+    by = "" if panels == ["overall"] else "by "
+    return Figure(_png(fig), f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
+                             "with bootstrap 95% confidence intervals.",
                   "Dot plot of accuracy by respondent, estimate [95% CI]: "
                   + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
+
+
+_FACTOR_NAMES = {"modality": "modality", "argform": "argument form"}
 
 
 def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> Figure:
@@ -201,7 +211,7 @@ def agents(table: pd.DataFrame, factor: str) -> Figure:
     _grouped(ax, table, factor, "agent", "estimate", bounded=True)
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    name = "modality" if factor == "modality" else "argument form"
+    name = _FACTOR_NAMES.get(factor, factor)
     return Figure(_png(fig), f"Probability correct of each agent (humans in black) by {name}: marginal means of the "
                              "humans-and-models binomial model on the probability scale, with 95% confidence "
                              "intervals.",

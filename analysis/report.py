@@ -11,13 +11,15 @@ import importlib.metadata
 import platform
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
 from studyserver import csvsafe
 
-from . import codebook, metrics, mixed, plots, prep, reproduce
+from . import codebook, metrics, mixed, plots, prep, reproduce, versus
+from . import factors as declared
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec
 from . import rbridge as rb
@@ -82,10 +84,20 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
     if section.key == "agents":
         section.figures["agents_by_modality"] = plots.agents(tables["emmeans_agent_by_modality"], "modality")
         section.figures["agents_by_argform"] = plots.agents(tables["emmeans_agent_by_argform"], "argform")
+    if section.key == versus.KEY:
+        for name in tables:
+            if name.startswith("emmeans_agent_by_"):
+                factor = name.removeprefix("emmeans_agent_by_")
+                section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor)
+
+
+SEQUENTS_TITLE = "Figure 4: perplexity vs confidence per logical sequent"
 
 
 def _sequent_section(scores: pd.DataFrame) -> Section:
-    section = Section("sequents", "Figure 4: perplexity vs confidence per logical sequent")
+    section = Section("sequents", SEQUENTS_TITLE, unit=(
+        "one logical sequent (form) of one model: the mean of its scores on the items of that form, real and "
+        "nonsense apart; a descriptive figure, no interval or test."))
     table = metrics.sequent_means(scores) if len(scores) else pd.DataFrame()
     needed = {"perplexity_real", "perplexity_nonsense"}
     if table.empty or not needed <= set(table.columns):
@@ -100,7 +112,8 @@ def _sequent_section(scores: pd.DataFrame) -> Section:
 
 
 def _ranks(table1: pd.DataFrame) -> dict[str, int]:
-    overall = table1[(table1["factor"] == "overall") & (table1["respondent"] != "human")]
+    overall = table1[(table1["factor"] == "overall") & (table1["respondent"] != "human")
+                     & (table1["measure"] == "soft accuracy")]
     ordered = overall.sort_values("accuracy", ascending=False)["respondent"]
     return {name: i + 1 for i, name in enumerate(ordered)}
 
@@ -144,6 +157,26 @@ class ReportInputs:
     mc_runs: pd.DataFrame | None = None
     extra_sections: tuple[Section, ...] = ()
     provenance: dict | None = None
+    # The study's factors (analysis/factors.py declared_factors; None: those the registry declares for the
+    # designs in the frames), the descriptive-column factors' values by item_id (factors.values_frame), and
+    # the designs of the study's items (None: those in the frames and the paired items).
+    factors: tuple[str, ...] | None = None
+    factor_values: pd.DataFrame | None = None
+    designs: tuple[str, ...] | None = None
+
+    def study_designs(self) -> set[str]:
+        if self.designs is not None:
+            return set(self.designs)
+        found = set()
+        for frame in (self.scores, self.trials, self.paired.items if self.paired is not None else None):
+            if frame is not None and len(frame) and "design" in frame:
+                found |= set(frame["design"].dropna())
+        return found - {"attention-check"}
+
+    def declared_factors(self) -> tuple[str, ...]:
+        if self.factors is not None:
+            return tuple(self.factors)
+        return tuple(declared.for_designs(self.study_designs()))
 
     def used(self) -> list[int]:
         if "used" not in self.runs:
@@ -180,14 +213,26 @@ def build_report(inputs: ReportInputs, *, out_dir: Path, helper: RProcess | None
 def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timings) -> ReportResult:
     scores, trials = inputs.scores, inputs.trials
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
-    frames = StudyFrames(scores=scores, kept=kept)
-    agents = helper.submit(fit_spec, mixed.AGENTS, frames)  # first: it takes longest
-    table1 = _timed(timings, "table 1 (bootstrap)", metrics.table1, scores, kept)
+    designs, factors = inputs.study_designs(), inputs.declared_factors()
+    frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
+                         kept=declared.join(kept, inputs.factor_values))
+    specs = [spec for spec in mixed.SPECS if applies(spec, designs)]
+    elsewhere = []  # the titles of analyses of designs this study does not have, in the report's order
+    for spec in mixed.SPECS:
+        if not applies(spec, designs):
+            elsewhere += [spec.title, SEQUENTS_TITLE] if spec is mixed.EQ6 else [spec.title]  # Figure 4 goes with Eq. 6
+    both = next((spec for spec in specs if spec is mixed.AGENTS), None)
+    if both is None:
+        both = versus.spec(frames, factors)  # humans vs each model by the study's own factors
+        specs.append(both)
+    agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
+    table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors),
+                    frames.scores, frames.kept)
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir)
     sections = []
-    for spec in mixed.SPECS:
-        if spec is mixed.AGENTS:
-            sections.append(_timed(timings, f"section agents ({helper.where}, waited for)", agents.result))
+    for spec in specs:
+        if spec is both:
+            sections.append(_timed(timings, f"section {spec.key} ({helper.where}, waited for)", agents.result))
         else:
             sections.append(_timed(timings, f"section {spec.key}", run_section, fit_spec, spec, frames))
         if spec is mixed.EQ6:
@@ -198,7 +243,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     ranks = _ranks(table1)
     for section in sections:
         _timed(timings, "figures", _figures, section, ranks)
-    overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1) if len(table1) else None)
+    overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1, factors) if len(table1) else None)
     start = time.perf_counter()
     written = []
     for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions), ("runs", inputs.runs),
@@ -220,6 +265,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
         participants=sorted(kept["participant"].unique()) if len(kept) else [], columns=columns, n_kept=len(kept),
+        factors=factors, elsewhere=elsewhere,
     )
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")
@@ -229,6 +275,11 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
                         inputs.used())
+
+
+def applies(spec, designs: set[str]) -> bool:
+    """Whether a declared analysis is one of this study's: it names no design, or one the study has."""
+    return not spec.designs or bool(designs & set(spec.designs))
 
 
 def _timed(timings: dict[str, float], name: str, function, *args):

@@ -87,11 +87,13 @@ class ModelSpec:
     notes: tuple[str, ...] = ()
     precheck: Callable[[StudyFrames], str] | None = None  # a reason the section cannot be fitted
     extra: Callable[[Section, rb.Fit, pd.DataFrame], None] | None = None  # the section's own additions
+    unit: str = ""  # the sampling unit, said in the section (Section.unit)
+    designs: tuple[str, ...] = ()  # the designs it is an analysis of (empty: any); other studies leave it out
 
 
 def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
     """Fit one declared model: the section says why when the data cannot support it."""
-    section = Section(spec.key, spec.title, spec.formula)
+    section = Section(spec.key, spec.title, spec.formula, unit=spec.unit)
     section.absent = spec.precheck(frames) if spec.precheck else ""
     if section.absent:
         return section

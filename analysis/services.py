@@ -31,11 +31,12 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from . import frames, paired_frames, runs
+    from . import factors, frames, paired_frames, runs
     from .rprocess import RProcess
     from .report import ReportInputs, build_report
 
     rules = rules or exclusions_for(study=study)
+    declared = factors.declared_factors(study)  # stored names no longer among the items raise ValueError here
     chosen = runs.select_runs(study, run_ids or None)
     used = runs.used_ids(chosen)
     # the human-vs-model fit's process loads its R while the frames are read
@@ -52,6 +53,8 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)),
             extra_sections=tuple(s for s in [power_section_for(study, used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
+            factors=tuple(declared), factor_values=factors.values_frame(study, declared),
+            designs=tuple(factors.study_designs(study)),
         ), out_dir=Path(out_dir), helper=helper)
 
 
@@ -100,6 +103,9 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
     from . import runs
 
     exclusions_for(study=study)  # bad settings fail here, before anything is queued
+    from .factors import declared_factors
+
+    declared_factors(study)  # and factors the items do not have (ValueError naming the columns there are)
     requested = sorted(set(run_ids or []))
     runs.select_runs(study, requested or None)  # and a bad selection
     report = Report.objects.create(study=study, runs_requested=requested, pilot=pilot)
@@ -143,12 +149,14 @@ def report_execute(*, report_id: int) -> Report:
                       message=f"{type(error).__name__}: {error}")
         raise
     absent = [s.title for s in result.sections if s.absent]
+    shown = len(result.sections) - len(absent)
     with transaction.atomic():
         if _withdrawn_meanwhile(report):
             return report
         _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
               n_scores=result.n_scores, n_trials=result.n_trials, runs_used=result.runs_used,
-              message=f"{len(result.sections) - len(absent)} model sections; not shown: {', '.join(absent) or 'none'}")
+              message=f"{shown} section{'s' if shown != 1 else ''}"
+                      + (f"; waiting for data: {', '.join(absent)}" if absent else ""))
     return report
 
 

@@ -5,6 +5,8 @@
 - "multiple_choice": the four-option keys and whether a list holds every circular mutant (seed 001);
 - "paired_report": the paired sections' test options (seeds 000 and 002, analysis.rules);
 - "human_variant": the prompt variant participants see in a paired design;
+- "factors": the columns the study's items vary by, for Table 1 and the humans-vs-models model
+  (analysis/factors.py; empty: the designs' own);
 and what generation records ("lexicon", "paired_designs"), shown read-only and kept as it is.
 
 Each field is checked by the same code that reads the setting later (Exclusions, mc_settings,
@@ -26,7 +28,8 @@ EXCLUSIONS = "analysis_exclusions"
 MULTIPLE_CHOICE = "multiple_choice"
 PAIRED_REPORT = "paired_report"
 HUMAN_VARIANT = "human_variant"
-EDITED = (EXCLUSIONS, MULTIPLE_CHOICE, PAIRED_REPORT, HUMAN_VARIANT)
+FACTORS = "factors"
+EDITED = (EXCLUSIONS, MULTIPLE_CHOICE, PAIRED_REPORT, HUMAN_VARIANT, FACTORS)
 
 # form field → (settings group, key in the group)
 _EXCLUSION_FIELDS = {
@@ -42,6 +45,7 @@ _PAIRED_FIELDS = {"paired_alternative": "alternative", "paired_alpha": "alpha", 
 FIXED_ONCE_ANSWERED = ("mc_keys", "mc_all_mutants", "human_variant")
 
 FIELDSETS = (
+    ("Analysis: the factors the items vary by", {"fields": ("factors",)}),
     ("Analysis: which human data the report leaves out", {"fields": tuple(_EXCLUSION_FIELDS)}),
     ("Four-option trials (multiple-choice design, seed 001)", {"classes": ("collapse",), "fields": tuple(_MC_FIELDS)}),
     ("Paired designs (seeds 000 and 002)", {"classes": ("collapse",),
@@ -88,6 +92,8 @@ def _stored(settings: dict) -> tuple[dict, list[str]]:
         paired = paired_report_options({})
     values.update({name: paired[key] for name, key in _PAIRED_FIELDS.items()})
     values["human_variant"] = settings.get(HUMAN_VARIANT) or ""
+    stored = settings.get(FACTORS)
+    values["factors"] = " ".join(stored) if isinstance(stored, list) else str(stored or "")
     return values, problems
 
 
@@ -95,6 +101,11 @@ class StudySettingsFields(forms.Form):
     """Declared fields mixed into the study's admin form; the form calls `settings_initial` in its
     __init__ and `settings_clean` in its clean."""
 
+    factors = forms.CharField(
+        required=False, label="Factors",
+        help_text="Column names separated by spaces: item fields (modality, argument_form, condition, form_id, "
+                  "pair_role, variant) or a CSV bank's descriptive columns. Table 1 and the humans-vs-models model "
+                  "are by these. Empty: the designs' own (003: modality and argument form).")
     exclude_preview = forms.BooleanField(required=False, label="Leave out preview sessions")
     exclude_failed_attention = forms.BooleanField(
         required=False, label="Leave out participants who failed the attention checks",
@@ -137,6 +148,14 @@ class StudySettingsFields(forms.Form):
                          *[(v, v) for v in variants]]
         if not variants:
             field.disabled = True
+        if study.pk:
+            from analysis.factors import declared_factors
+
+            try:
+                now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
+            except ValueError as error:
+                now = f"unreadable ({error})"
+            self.fields["factors"].help_text += f" The report now reads: {now}."
         values, self.settings_problems = _stored(study.settings or {})
         for name, value in values.items():
             self.initial.setdefault(name, value)
@@ -174,6 +193,17 @@ class StudySettingsFields(forms.Form):
             new[HUMAN_VARIANT] = variant
         elif HUMAN_VARIANT in old:
             new[HUMAN_VARIANT] = old[HUMAN_VARIANT]  # a disabled field (no variants left) keeps what was chosen
+        if (cleaned.get("factors") or "").strip():
+            from analysis.factors import validate
+
+            try:
+                new[FACTORS] = validate(study, cleaned["factors"]) if study.pk else None
+            except ValueError as error:
+                self.add_error("factors", str(error))
+                return None
+            if new[FACTORS] is None:
+                self.add_error("factors", "Save the study (and give it items) before naming its factors.")
+                return None
         # the readers themselves, once more: nothing is stored that a report or a page would refuse
         try:
             Exclusions(**new.get(EXCLUSIONS, {}))

@@ -24,6 +24,9 @@ _MODAL_OPTIONS = (
            "instead of all 336 names and 283 verb phrases"),
     Option("replace", bool, False, "regenerate a design the study already has"),
 )
+# The factors of 003's designs (§3.2): modality and argument form; necessitation varies the modality only.
+_MODAL_FACTORS = {"modal-syllogisms": ("modality", "argform"), "necessitation": ("modality",),
+                  "modal-distribution": ("modality", "argform")}
 _MODAL_TITLES = {"modal-syllogisms": "Modal syllogisms", "necessitation": "Necessitation (Appendix C.1)",
                  "modal-distribution": "Modal distribution (Appendix C.2)"}
 
@@ -50,6 +53,7 @@ for _name in sorted(DESIGNS):
         name=_name, title=_MODAL_TITLES.get(_name, _name), paper="003", source=GENERATE,
         make=partial(_generate_modal, _name), options=_MODAL_OPTIONS, describe=_describe_modal,
         warnings=_modal_warnings, perturb=partial(perturbations.perturb_interpretations, design=_name),
+        factors=_MODAL_FACTORS.get(_name, ("modality", "argform")),
     ))
 
 
@@ -74,6 +78,7 @@ register(Design(
         Option("replace", bool, False, "regenerate a design the study already has"),
     ),
     perturb=perturbations.perturb_rulebreaker_items,
+    factors=("pair_role",),  # rulebreaker vs non-rulebreaker (000 §3)
 ))
 
 register(Design(
@@ -84,6 +89,7 @@ register(Design(
                              f"'{report.study.settings.get(paired.HUMAN_VARIANT)}')."),
     options=(Option("templates", list, [1, 2, 3, 4, 5], "Table 9's templates to use (default 1 2 3 4 5)", item=int),),
     perturb=perturbations.perturb_dual_sided_items,
+    factors=("pair_role",),  # original vs flipped conclusion (004 §3)
 ))
 
 register(Design(
@@ -96,6 +102,8 @@ register(Design(
 register(Design(
     name=csv_bank.DESIGN, title="Yes/no item bank (CSV)", paper="any", source=IMPORT, generic=True,
     make=csv_bank.items_import_csv, preview=csv_bank.items_preview_csv,
+    options=(Option("factors", list, [], "the bank's factor columns (names of its columns, e.g. modality or a "
+                    "descriptive column): Table 1 and the humans-vs-models model are by these"),),
     describe=lambda report: (f"Imported {report.items} items into '{report.study.slug}' ({report.disagreements} "
                              "where the checker disagrees with the stated gold answer)."),
 ))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..item_csv import CsvImportError, ImportedRow, RowError, parse_item_csv
@@ -43,15 +44,33 @@ def _plan(study: Study, data) -> tuple[list[ImportedRow], list[Item], frozenset[
     return rows, items, existing
 
 
-def items_preview_csv(*, study: Study, data, rows: int = 10) -> Preview:
-    """What items_import_csv would write, without writing (the same checks)."""
+def _check_factors(items: list[Item], factors: list[str] | None) -> list[str]:
+    """The bank's factor names checked against the file's own columns (ValidationError naming the
+    columns there are); [] when none were named."""
+    if not factors:
+        return []
+    from analysis.factors import check
+
+    columns = {key for item in items for key in (item.attributes or {})}
+    try:
+        return check(factors, columns)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def items_preview_csv(*, study: Study, data, rows: int = 10, factors: list[str] | None = None) -> Preview:
+    """What items_import_csv would write, without writing (the same checks, the factor names included)."""
     _, items, _ = _plan(study, data)
+    _check_factors(items, factors)
     return Preview(count=len(items), items=items[:rows])
 
 
-def items_import_csv(*, study: Study, data) -> ImportReport:
-    """Validate every row first; save all rows or none (an error names its row and column)."""
+def items_import_csv(*, study: Study, data, factors: list[str] | None = None) -> ImportReport:
+    """Validate every row first; save all rows or none (an error names its row and column). `factors`:
+    the bank's factor columns, checked against its columns (analysis/factors.py) and stored in the
+    study's settings; a wrong name writes nothing."""
     rows, items, existing = _plan(study, data)  # outside the transaction: no write lock while checking
+    checked = _check_factors(items, factors)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         refuse_if_locked(study)
@@ -62,9 +81,20 @@ def items_import_csv(*, study: Study, data) -> ImportReport:
         for item in items:
             item.study = study
         Item.objects.bulk_create(items, batch_size=BULK_BATCH)
+        fields = ["updated_at"]
+        if checked:
+            from analysis.factors import SETTING, validate
+
+            try:  # against every item of the study (the bank may add to earlier ones)
+                study.settings = {**(study.settings or {}), SETTING: validate(study, checked)}
+            except ValueError as error:
+                raise ValidationError(str(error)) from None  # the transaction undoes the rows written above
+            fields.append("settings")
         if not study.design:
             study.design = DESIGN
-            study.save(update_fields=["design", "updated_at"])
+            fields.append("design")
+        if len(fields) > 1:
+            study.save(update_fields=fields)
     return ImportReport(study=study, items=len(items), disagreements=sum(r.checker_disagrees for r in rows))
 
 

@@ -54,6 +54,9 @@ class Design:
     # IMPORT: (study=, data=, rows=, **options) -> Preview: every check of make(), nothing written
     # (no transaction, so no write lock); the admin shows it before the write.
     preview: Callable | None = None
+    # The factors its items vary by, as columns of the report's frames (analysis/factors.py reads them):
+    # Table 1 and the humans-vs-models model are by these. A bank without any names its own at import.
+    factors: tuple[str, ...] = ()
 
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""

@@ -73,7 +73,8 @@ def test_table1_rows_for_models_and_humans():
     trials = simulate.trials(n_participants=8, n_trials=18)
     table = metrics.table1(scores, trials)
     assert set(table["respondent"]) == {"sim-model-1", "sim-model-2", "human"}
-    per = table[table["respondent"] == "sim-model-1"].set_index(["factor", "level"])
+    per = table[(table["respondent"] == "sim-model-1") & (table["measure"] == "soft accuracy")].set_index(
+        ["factor", "level"])
     assert per.loc[("overall", "all"), "n"] == 120
     assert per.loc[("modality", "box"), "accuracy"] == pytest.approx(
         scores[(scores["model"] == "sim-model-1") & (scores["modality"] == "box")]["soft_acc"].mean())
@@ -81,6 +82,11 @@ def test_table1_rows_for_models_and_humans():
     human = table[table["respondent"] == "human"].set_index(["factor", "level"])
     assert human.loc[("overall", "all"), "accuracy"] == pytest.approx(trials["correct"].mean())
     assert (table["ci_low"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_high"]).all()
+    decisions = table[(table["respondent"] == "sim-model-1") & (table["measure"] == "decision accuracy")]
+    model = scores[scores["model"] == "sim-model-1"]
+    assert decisions.set_index("factor").loc["overall", "accuracy"] == pytest.approx(model["correct"].mean())
+    assert set(table.loc[table["respondent"] == "human", "cluster"]) == {"participant"}
+    assert set(table.loc[table["respondent"] != "human", "cluster"]) == {"item"}
 
 
 def test_sequent_means_pair_real_and_nonsense():

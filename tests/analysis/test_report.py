@@ -17,8 +17,9 @@ def test_report_with_only_model_runs(r_stack, make_study, tmp_path, capsys):
     call_command("analyze", study.slug, "--out", str(tmp_path))
     html = _html(tmp_path)
     assert "Eq. (4)" in html and "data:image/png;base64," in html and "Warnings from R" in html
-    assert "Not shown: needs kept valid modal-syllogism trials from at least 2 participants" in html
-    assert "Not shown: needs both human trials and model scores" in html
+    assert "Eq. (6): human accuracy on valid items (binomial GLMM) (needs kept valid modal-syllogism trials from at least 2 participants" in html
+    assert "Humans and models in one model (needs both human trials and model scores" in html
+    assert "Not shown" not in html and "not shown" not in html
     for name in ("eq4_hypotheses", "eq4_lrt", "eq4_random_effects", "eq5_emmeans_modality",
                  "sequents_sequent_means", "necessitation_pairs_modality",
                  "distribution_pairs_argform_by_modality", "table1_accuracy"):
@@ -38,7 +39,7 @@ def test_report_with_only_model_runs(r_stack, make_study, tmp_path, capsys):
     assert "invalid under local and global consequence alike" in html  # C.2's ◇ theorem
     table1 = pd.read_csv(tmp_path / "tables" / "table1_accuracy.csv")
     assert "human" not in set(table1["respondent"])
-    overall = table1[table1["factor"] == "overall"]
+    overall = table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")]
     assert list(overall["n"]) == [96, 96, 96]  # primary items only: no nonsense mirror, no Appendix C
     assert "fitted on" in capsys.readouterr().out
 
@@ -47,8 +48,14 @@ def test_report_with_only_humans(r_stack, make_study, tmp_path):
     study = make_study(models=0, participants=12)
     call_command("analyze", study.slug, "--out", str(tmp_path))
     html = _html(tmp_path)
-    assert "Not shown: needs valid modal-syllogism scores from at least 2 models" in html
-    assert "Not shown: needs model scores on both real items and their nonsense mirror" in html
+    assert "(needs valid modal-syllogism scores from at least 2 models" in html
+    assert "Not shown" not in html and "not shown" not in html
+    # Appendix C is a design of its own: named once, in one line, with no section here
+    assert html.count("Analyses of other designs, in the reports of studies that have them: Appendix C.1: "
+                      "necessitation, Appendix C.2: distribution of modalities.") == 1
+    assert "<h2 id='necessitation'>" not in html and "<h2 id='distribution'>" not in html
+    assert "Sampling unit:</strong> one kept trial; a participant" in html  # Eq. 6 states its unit
+    assert "(needs model scores on both real items and their nonsense mirror)" in html
     exclusions = pd.read_csv(tmp_path / "tables" / "exclusions.csv").set_index("rule")
     assert exclusions.loc["preview session", "trials_removed"] == 1
     trials = pd.read_parquet(tmp_path / "data" / "trials.parquet")

@@ -166,7 +166,7 @@ def test_a_check_run_after_a_full_run_leaves_table_1_unchanged(study_with_check_
     scores = frames.scores_frame(study)
     assert sorted(scores["run_id"].unique()) == sorted(full.values()) and len(scores) == 2 * 192
     table1 = metrics.table1(scores, pd.DataFrame())
-    overall = table1[table1["factor"] == "overall"].set_index("respondent")["n"]
+    overall = table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")].set_index("respondent")["n"]
     assert overall.to_dict() == {"lm-1": 96, "lm-2": 96}
     why = {r.run_id: r.why for r in chosen}
     assert why[check.pk] == "partial: --limit 8 of 192 items; pass it with --runs to use it"
@@ -194,7 +194,7 @@ def test_the_report_names_the_runs_it_used_and_why_the_others_were_not(
     assert table.loc[check.pk, "used"] == False and table.loc[check.pk, "partial"] == True  # noqa: E712
     assert table.loc[check.pk, "why"].startswith("partial: --limit 8 of 192 items")
     table1 = pd.read_csv(f"{report.out_dir}/tables/table1_accuracy.csv")
-    assert list(table1[table1["factor"] == "overall"]["n"]) == [96, 96]
+    assert list(table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")]["n"]) == [96, 96]
     html = (tmp_path / "reports" / study.slug / str(report.pk) / "report.html").read_text(encoding="utf-8")
     assert "2 of 4 run(s) used" in html and "pass it with --runs to use it" in html and "Default rule:" in html
     assert "relative: p(Yes) vs p(No) (003 §4.1)" in html and "Configurations used" in html

@@ -36,8 +36,11 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"No study with slug '{options['study']}'.")
+        from analysis.factors import declared_factors
+
         try:
             rules = services.exclusions_for(study=study)
+            declared_factors(study)  # stored factor names the items no longer have: said before anything is read
         except ValueError as error:
             raise CommandError(str(error)) from error
         changes = {}
@@ -72,7 +75,7 @@ class Command(BaseCommand):
             if left:
                 self.stdout.write(self.style.WARNING(f"  no complete model run is used; left out: {'; '.join(left)}"))
         for section in result.sections:
-            state = f"not shown: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
+            state = f"not fitted yet: {section.absent}" if section.absent else f"fitted on {section.n_obs} rows"
             self.stdout.write(f"  {section.title}: {state}")
         for warning in result.warnings:
             self.stdout.write(self.style.WARNING(f"  warning: {warning}"))

@@ -1,4 +1,4 @@
-"""python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG]
+"""python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG] [--factors COLUMN …]
 python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5]
 python manage.py import_items multiple-choice FILE.csv [STUDY | --study SLUG]
 
@@ -43,8 +43,11 @@ class Command(BaseCommand):
                             help="modal logic for rows with a logical_form (new study only; default S5)")
         parser.add_argument("--templates", nargs="+", type=int, default=[1, 2, 3, 4, 5], metavar="N",
                             help="dual-sided: Table 9's templates to use (default 1 2 3 4 5)")
+        parser.add_argument("--factors", nargs="+", default=None, metavar="COLUMN",
+                            help="yes-no: the bank's factor columns (e.g. modality, or a descriptive column); Table 1 "
+                                 "and the humans-vs-models model are by these (stored in the study's settings)")
 
-    def handle(self, *args, arguments, study, title, system, templates, **options):
+    def handle(self, *args, arguments, study, title, system, templates, factors, **options):
         kind, rest = ("yes-no", arguments)
         if arguments[0] in KINDS:
             kind, rest = arguments[0], arguments[1:]
@@ -57,7 +60,12 @@ class Command(BaseCommand):
         if not csv.is_file():
             raise CommandError(f"{csv}: no such file")
         design = _design(kind)
-        options = {"templates": templates} if "templates" in {o.name for o in design.options} else {}
+        declared = {o.name for o in design.options}
+        options = {"templates": templates} if "templates" in declared else {}
+        if factors:
+            if "factors" not in declared:
+                raise CommandError(f"--factors is for the yes-no bank; {kind} declares its own factors.")
+            options["factors"] = factors
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
                 target = selectors.study_by_slug(slug=slug)

@@ -1,0 +1,112 @@
+"""Humans against each model for any study (issue 25 item 2): one binomial GLMM of correctness,
+
+    correct ~ agent * (factor_1 + … + factor_k) + (1 | participant) + (1 | item),
+
+with the study's declared factors (analysis/factors.py), built as a `ModelSpec` and fitted by
+sections.fit_spec like every model of the report. `agent` is human or a model configuration; a model
+configuration is one more level of `participant`. Items are a random effect, crossed with
+participants: the items are a sample of the sentences one could have asked, and treating them as
+fixed makes every item-level conclusion a statement about these items only (the language-as-fixed-
+effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008). Paper 003's own human-vs-model model
+(analysis/mixed.py AGENTS) stays as it is for 003's designs; this one is for every other study.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+
+from . import factors as declared
+from . import metrics
+from .prep import ARGFORM_CODES, MODALITIES
+from .sections import ModelSpec, StudyFrames
+
+KEY = "humans_vs_models"
+UNIT = ("one answer: a person's answer to an item, or a model configuration's decision on it. Answers are "
+        "clustered by participant (a random intercept per person; each model configuration is one more level) "
+        "and by item (a random intercept per item, crossed with participants), so neither the people nor the "
+        "items are counted as more independent observations than they are.")
+NOTES = (
+    "Items are a random effect: they stand for the sentences the study could have asked, not fixed levels "
+    "(the language-as-fixed-effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008).",
+    "Contrasts are differences in probability correct (model − human), Holm-adjusted within each table.",
+)
+
+
+def rows(frames: StudyFrames, *, factors: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Humans and models in one frame, one row per answer (a model's answer its decision), with the
+    factors (frame columns) under their R names; rows with a factor left blank are left out."""
+    humans, models = metrics.analysed_rows(frames.kept), metrics.analysed_rows(frames.scores)
+    parts = []
+    for frame, agent, who in ((humans, "human", "participant"), (models, None, "model")):
+        if not len(frame):
+            continue
+        part = pd.DataFrame({
+            "agent": agent if agent else frame["model"].astype(str),
+            "participant": frame[who].astype(str),
+            "item": "i" + frame["item_id"].astype(str),
+            "correct": frame["correct"].astype(int),
+        })
+        for factor in factors:
+            part[declared.r_name(factor)] = _codes(frame, factor)
+        parts.append(part)
+    names = [declared.r_name(f) for f in factors]
+    if not parts:
+        return pd.DataFrame(columns=["agent", "participant", "item", "correct", *names])
+    frame = pd.concat(parts, ignore_index=True)
+    for name in names:
+        frame = frame[frame[name] != ""]
+    agents = ["human"] + sorted(set(frame["agent"]) - {"human"})
+    frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
+    for group in ("participant", "item"):  # levels recorded, so a refit from the CSV orders them alike
+        frame[group] = pd.Categorical(frame[group], categories=sorted(set(frame[group])))
+    for factor, name in zip(factors, names):
+        present = set(frame[name])
+        order = [ARGFORM_CODES.get(a, a) for a in ARGFORM_CODES] if factor == "argform" else (
+            list(MODALITIES) if factor == "modality" else sorted(present))
+        frame[name] = pd.Categorical(frame[name], categories=[v for v in dict.fromkeys([*order, *sorted(present)])
+                                                              if v in present])
+    return frame.reset_index(drop=True)
+
+
+def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
+    """A factor's values as text (argument forms as their ASCII codes, R-safe); blank where missing."""
+    values = frame[factor].astype(object).where(frame[factor].notna(), "").astype(str)
+    return values.map(lambda v: ARGFORM_CODES.get(v, v)) if factor == "argform" else values
+
+
+def both_arms(frames: StudyFrames) -> str:
+    humans, models = metrics.analysed_rows(frames.kept), metrics.analysed_rows(frames.scores)
+    if not (len(humans) and len(models)):
+        return "needs both human trials and model scores"
+    return ""
+
+
+def formula(names: list[str]) -> str:
+    fixed = "agent" if not names else f"agent * {names[0]}" if len(names) == 1 else f"agent * ({' + '.join(names)})"
+    return f"correct ~ {fixed} + (1 | participant) + (1 | item)"
+
+
+def spec(frames: StudyFrames, factors) -> ModelSpec:
+    """The model for these frames: the declared factors with at least two levels among the answers
+    (a factor with one level cannot be estimated and is left out, as a note says)."""
+    factors = tuple(f for f in factors if f in frames.kept.columns or f in frames.scores.columns)
+    data = rows(frames, factors=factors) if not both_arms(frames) else pd.DataFrame()
+    kept = tuple(f for f in factors if len(data) and data[declared.r_name(f)].nunique() >= 2)
+    names = [declared.r_name(f) for f in kept]
+    notes = list(NOTES)
+    dropped = [f for f in factors if f not in kept]
+    if dropped and len(data):
+        notes.append(f"Left out of the model: {', '.join(dropped)} (one level among the answers).")
+    if not factors:
+        notes.append("The study declares no factors (import_items --factors, or the study's settings): the model "
+                     "compares the agents overall.")
+    return ModelSpec(
+        key=KEY, title="Humans vs each model (binomial GLMM, crossed random effects)", formula=formula(names),
+        frame=partial(rows, factors=kept), columns=("correct", "agent", *names, "participant", "item"),
+        group="item", needs="answers", factors=("agent", *names), min_groups=2, family="binomial",
+        precheck=both_arms,
+        emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
+        versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
+        notes=tuple(notes), unit=UNIT,
+    )
