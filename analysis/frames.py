@@ -111,21 +111,27 @@ def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
     return frame[list(SCORE_COLUMNS)]
 
 
+VARIANT_COLUMNS = ["run_id", "design", "answer_forms", "variants"]
+
+
 def variants_frame(run_ids: list[int]) -> pd.DataFrame:
-    """The distinct answer-variant sets the scores of each run summed (ModelScore.variants):
-    columns run_id, variants (label → texts)."""
+    """The distinct answer-variant sets the scores of each run summed (ModelScore.variants), by the
+    items' design and the answer forms the scores record: columns run_id, design, answer_forms,
+    variants (label → texts)."""
     found = _inference_models()
     if found is None or not run_ids:
-        return pd.DataFrame(columns=["run_id", "variants"])
+        return pd.DataFrame(columns=VARIANT_COLUMNS)
     _, ModelScore = found
-    seen: dict[tuple[int, str], dict] = {}
-    for run_id, variants in (ModelScore.objects.filter(run_id__in=list(run_ids)).order_by()
-                             .values_list("run_id", "variants").distinct()):
+    seen: dict[tuple, dict] = {}
+    for run_id, design, forms, variants in (ModelScore.objects.filter(run_id__in=list(run_ids)).order_by()
+                                            .values_list("run_id", "item__design", "answer_forms", "variants")
+                                            .distinct()):
         variants = variants or {}
-        key = (run_id, repr(sorted((k, tuple(v)) for k, v in variants.items())))
+        key = (run_id, design, forms or "", repr(sorted((k, tuple(v)) for k, v in variants.items())))
         seen.setdefault(key, variants)
-    rows = sorted(((run_id, variants) for (run_id, _), variants in seen.items()), key=lambda r: (r[0], repr(r[1])))
-    return pd.DataFrame(rows, columns=["run_id", "variants"])
+    rows = sorted(((run_id, design, forms, variants) for (run_id, design, forms, _), variants in seen.items()),
+                  key=lambda r: (r[0], r[1], r[2], repr(r[3])))
+    return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
 def mc_runs_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:

@@ -57,7 +57,7 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
     @admin.display(description="answers")
     def answers(self, obj):
-        return f"{obj.answer_yes!r} / {obj.answer_no!r}" + (" + variants" if obj.sum_variants else "")
+        return f"{obj.answer_yes!r} / {obj.answer_no!r} ({obj.get_answer_forms_display()})"
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.runs.exists():
@@ -98,7 +98,7 @@ class ModelRunForm(forms.ModelForm):
             cleaned["kind"] = kind
             strategy = strategies.for_kind(kind)
             if not strategy.units(study):
-                raise forms.ValidationError(strategy.nothing_to_do.format(slug=study.slug))
+                raise forms.ValidationError(strategy.nothing(study))
         return cleaned
 
 
