@@ -30,7 +30,9 @@ _ITEM_LOOKUPS = {
 
 
 def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["valid"] = frame["gold"] == "yes"
+    from experiments.designs.registry import item_valid
+
+    frame["valid"] = [item_valid(design, gold) for design, gold in zip(frame["design"], frame["gold"])]
     frame["options"] = frame["options"].map(lambda v: " | ".join(v) if isinstance(v, list) else (v or ""))
     frame["modality_code"] = frame["modality"].map(schema.modality_code).astype(object)
     frame["argform_code"] = frame["argform"].map(schema.argform_code).astype(object)
@@ -43,8 +45,9 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
                    "viewport_width", "viewport_height"):
         if column in frame:
             frame[column] = frame[column].astype("Int64")
-    if "template_valid" in frame:
-        frame["template_valid"] = frame["template_valid"].astype("boolean")
+    for column in ("template_valid", "valid"):  # blank where nothing states it
+        if column in frame:
+            frame[column] = frame[column].astype("boolean")
     return frame
 
 
@@ -57,7 +60,7 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
     rows = trials_for_export(study=study, include_simulated=include_simulated, include_preview=True)
     frame = pd.DataFrame.from_records(list(trial_records(rows)), columns=list(TRIAL_COLUMNS))
     for name in schema.of_type(schema.TRIAL, "boolean"):
-        if name != "template_valid":
+        if name not in ("template_valid", "valid"):
             frame[name] = frame[name].astype(bool)
     frame["correct"] = frame["correct"].astype(int)
     for name in ("rt_ms", "client_onset_ms", "client_response_ms"):

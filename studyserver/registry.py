@@ -17,8 +17,9 @@ class Registry(Mapping[str, T], Generic[T]):
         self.entries: dict[str, T] = {}
 
     def add(self, name: str, entry: T) -> T:
+        name = str(name)  # a TextChoices member is stored as its value
         if name in self.entries:
-            raise ValueError(f"{self.what} {name!r} is registered twice")
+            raise ValueError(f"{self.what} '{name}' is registered twice")
         self.entries[name] = entry
         return entry
 
@@ -27,7 +28,7 @@ class Registry(Mapping[str, T], Generic[T]):
         try:
             return self.entries[name]
         except KeyError:
-            raise ValueError(f"Unknown {self.what} {name!r}; choose one of: {', '.join(sorted(self.entries))}.") from None
+            raise ValueError(f"Unknown {self.what} '{name}'; choose one of: {', '.join(sorted(self.entries))}.") from None
 
     def __getitem__(self, name: str) -> T:
         return self.entries[name]
