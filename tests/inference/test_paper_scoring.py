@@ -244,3 +244,38 @@ def test_registries_refuse_a_name_registered_twice():
     assert fresh.add("a", 1) == 1 and dict(fresh) == {"a": 1} and len(fresh) == 1
     with pytest.raises(ValueError, match="Unknown thing 'b'; choose one of: a."):
         fresh.get_or_raise("b")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_keeps_what_existing_configurations_summed():
+    """sum_variants True (every spacing and case) → 'all', False → 'answers': a configuration with runs
+    keeps meaning the numbers it made; its runs' stored configurations and scores say the same."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("inference", "0003_configurations_exact_scoring")], [("inference", "0004_answer_forms")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    OldModel, OldRun = old.get_model("inference", "LanguageModel"), old.get_model("inference", "ModelRun")
+    OldScore = old.get_model("inference", "ModelScore")
+    study = StudyFactory(design="modal-syllogisms")
+    item = _item(study, "modal-syllogisms")
+    made = {}
+    for name, summed in (("summed", True), ("plain", False)):
+        lm = OldModel.objects.create(name=name, source=f"test/{name}", sum_variants=summed)
+        run = OldRun.objects.create(study_id=study.pk, language_model=lm, status="done",
+                                    configuration={"name": name, "sum_variants": summed, "decision_rule": "paper"})
+        OldScore.objects.create(run=run, item_id=item.pk, logprobs={}, token_ids={}, soft_accuracy=0.5,
+                                decision="yes", perplexity=2.0, prompt_tokens=3, answer_mass=0.5)
+        made[name] = run.pk
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    from inference.models import ModelRun
+
+    assert dict(LanguageModel.objects.values_list("name", "answer_forms")) == {"summed": "all", "plain": "answers"}
+    for name, forms in (("summed", "all"), ("plain", "answers")):
+        run = ModelRun.objects.get(pk=made[name])
+        assert run.configuration == {"name": name, "answer_forms": forms, "decision_rule": "paper"}
+        assert list(run.scores.values_list("answer_forms", flat=True)) == [forms]
+    assert LanguageModel._meta.get_field("answer_forms").default == "paper"  # new configurations: the paper's
