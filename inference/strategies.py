@@ -53,13 +53,9 @@ def item_scoring(config: LanguageModel | dict, design: str) -> ItemScoring:
     )
 
 
-def decision_rule_for(config: LanguageModel | dict, design: str) -> str:
-    """The rule a score of an item of `design` is decided by under this configuration."""
-    return item_scoring(config, design).decision_rule
-
-
 def model_answers(config: LanguageModel, forms: str = AnswerForms.ALL) -> AnswerSet:
-    """The configuration's answers, scored in `forms` (an item's resolved forms: item_scoring)."""
+    """The configuration's answers, scored in `forms` (an item's resolved forms: item_scoring; every
+    request of a run carries its own, so the default is only the scorer's fallback)."""
     return AnswerSet.yes_no(config.answer_yes, config.answer_no, forms=forms)
 
 
