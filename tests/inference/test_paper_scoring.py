@@ -279,3 +279,13 @@ def test_the_migration_keeps_what_existing_configurations_summed():
         assert run.configuration == {"name": name, "answer_forms": forms, "decision_rule": "paper"}
         assert list(run.scores.values_list("answer_forms", flat=True)) == [forms]
     assert LanguageModel._meta.get_field("answer_forms").default == "paper"  # new configurations: the paper's
+
+
+def test_the_registry_and_the_model_arm_share_one_vocabulary():
+    """The designs registry cannot import inference (a lower layer): its rule and form names are
+    checked here against the model arm's choices and the scorer's forms."""
+    from inference.scorers import base
+
+    assert set(registry.ANSWER_FORMS) == set(AnswerForms.values) - {"paper"} == set(base.FORMS)
+    assert set(registry.DECISION_RULES) == set(DecisionRule.values) - {"paper"}
+    assert {v for v, _ in ModelScore._meta.get_field("answer_forms").choices} == set(base.FORMS)
