@@ -92,3 +92,6 @@ def test_the_codebook_says_what_valid_and_gold_mean_for_each_design(tmp_path):
     for design in registry.all_designs():  # every design is described, in both
         assert f"{design.name}: " in valid and f"{design.name}: {design.gold}" in gold
     assert "gold answer yes)" not in schema.descriptions(schema.ITEM)["valid"]  # the old, wrong reading
+    rule = codebook.entry("data/scores.csv", "decision_rule", path)["description"]
+    assert rule.endswith("dual-sided: top_token; modal-distribution: relative; modal-syllogisms: relative; "
+                         "multiple-choice: relative; necessitation: relative; rulebreakers: top_token")
