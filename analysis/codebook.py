@@ -121,9 +121,26 @@ def _runs_glossary() -> dict[str, tuple[str, str, str]]:
     return {k: (types.get(k, "string"), "", v) for k, v in RUN_COLUMNS.items()}
 
 
+def by_design(name: str) -> str:
+    """What `valid`, `gold` and `decision_rule` mean for each registered design (experiments/designs/
+    catalog.py): the codebook says it per design, so a reader never takes validity for the expected
+    answer nor one design's rule for another's."""
+    from experiments.designs import registry
+
+    if name == "valid":
+        return " By design: " + "; ".join(f"{d.name}: {registry.VALIDITY[d.validity]}" for d in registry.all_designs())
+    if name == "gold":
+        return " By design: " + "; ".join(f"{d.name}: {d.gold}" for d in registry.all_designs())
+    if name == "decision_rule":
+        return (" Each design's paper's rule, used unless the configuration set its own (runs.csv, "
+                "configurations.csv): " + "; ".join(f"{d.name}: {d.scoring.decision_rule}"
+                                                     for d in registry.all_designs()))
+    return ""
+
+
 def _schema_entry(column: schema.Column) -> dict:
     return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(column.allowed),
-            "description": column.description}
+            "description": column.description + by_design(column.name)}
 
 
 def _inferred(path: Path, name: str) -> str:

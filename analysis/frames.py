@@ -30,7 +30,9 @@ _ITEM_LOOKUPS = {
 
 
 def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["valid"] = frame["gold"] == "yes"
+    from experiments.designs.registry import item_valid
+
+    frame["valid"] = [item_valid(design, gold) for design, gold in zip(frame["design"], frame["gold"])]
     frame["options"] = frame["options"].map(lambda v: " | ".join(v) if isinstance(v, list) else (v or ""))
     frame["modality_code"] = frame["modality"].map(schema.modality_code).astype(object)
     frame["argform_code"] = frame["argform"].map(schema.argform_code).astype(object)
@@ -43,8 +45,9 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
                    "viewport_width", "viewport_height"):
         if column in frame:
             frame[column] = frame[column].astype("Int64")
-    if "template_valid" in frame:
-        frame["template_valid"] = frame["template_valid"].astype("boolean")
+    for column in ("template_valid", "valid"):  # blank where nothing states it
+        if column in frame:
+            frame[column] = frame[column].astype("boolean")
     return frame
 
 
@@ -57,7 +60,7 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
     rows = trials_for_export(study=study, include_simulated=include_simulated, include_preview=True)
     frame = pd.DataFrame.from_records(list(trial_records(rows)), columns=list(TRIAL_COLUMNS))
     for name in schema.of_type(schema.TRIAL, "boolean"):
-        if name != "template_valid":
+        if name not in ("template_valid", "valid"):
             frame[name] = frame[name].astype(bool)
     frame["correct"] = frame["correct"].astype(int)
     for name in ("rt_ms", "client_onset_ms", "client_response_ms"):
@@ -111,21 +114,27 @@ def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
     return frame[list(SCORE_COLUMNS)]
 
 
+VARIANT_COLUMNS = ["run_id", "design", "answer_forms", "variants"]
+
+
 def variants_frame(run_ids: list[int]) -> pd.DataFrame:
-    """The distinct answer-variant sets the scores of each run summed (ModelScore.variants):
-    columns run_id, variants (label → texts)."""
+    """The distinct answer-variant sets the scores of each run summed (ModelScore.variants), by the
+    items' design and the answer forms the scores record: columns run_id, design, answer_forms,
+    variants (label → texts)."""
     found = _inference_models()
     if found is None or not run_ids:
-        return pd.DataFrame(columns=["run_id", "variants"])
+        return pd.DataFrame(columns=VARIANT_COLUMNS)
     _, ModelScore = found
-    seen: dict[tuple[int, str], dict] = {}
-    for run_id, variants in (ModelScore.objects.filter(run_id__in=list(run_ids)).order_by()
-                             .values_list("run_id", "variants").distinct()):
+    seen: dict[tuple, dict] = {}
+    for run_id, design, forms, variants in (ModelScore.objects.filter(run_id__in=list(run_ids)).order_by()
+                                            .values_list("run_id", "item__design", "answer_forms", "variants")
+                                            .distinct()):
         variants = variants or {}
-        key = (run_id, repr(sorted((k, tuple(v)) for k, v in variants.items())))
+        key = (run_id, design, forms or "", repr(sorted((k, tuple(v)) for k, v in variants.items())))
         seen.setdefault(key, variants)
-    rows = sorted(((run_id, variants) for (run_id, _), variants in seen.items()), key=lambda r: (r[0], repr(r[1])))
-    return pd.DataFrame(rows, columns=["run_id", "variants"])
+    rows = sorted(((run_id, design, forms, variants) for (run_id, design, forms, _), variants in seen.items()),
+                  key=lambda r: (r[0], r[1], r[2], repr(r[3])))
+    return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
 def mc_runs_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:

@@ -98,9 +98,10 @@ def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: li
     parts += _no_complete_run(runs)
     parts.append(_table(runs, max_rows=200))
     parts.append("<h3>Configurations used</h3><p>How each used run asked and answered: prompt format, dtype, answers "
-                 "and the variants whose probabilities were summed, mean p(Yes) + p(No) (the answer mass), and the "
-                 "decision rule each design's scores were decided by (relative: p(Yes) vs p(No), 003 §4.1; top "
-                 "token: the most probable token over the whole vocabulary, 000 §4.2). "
+                 "and, per design, the variants whose probabilities were summed, mean p(Yes) + p(No) (the answer "
+                 "mass), and the decision rule each design's scores were decided by (relative: p(Yes) vs p(No), "
+                 "003 §4.1; top token: the most probable token over the whole vocabulary, 000 §4.2). Each says "
+                 "whether it is the design's paper's setting (where the paper says so) or one the configuration set. "
                  "CSV: <code>tables/configurations.csv</code></p>")
     if warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in warnings)

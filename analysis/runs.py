@@ -73,6 +73,8 @@ class RunFacts:
     prompt_format: str = ""
     dtype: str = ""
     answers: tuple[str, str] = ("", "")
+    answer_forms: str = "paper"  # what the configuration asked: 'paper' (each design's) or its own forms
+    decision_rule: str = "paper"  # likewise
     created_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
 
@@ -232,6 +234,8 @@ def select_runs(study, run_ids: list[int] | None = None) -> list[Run]:
             item_limit=run.item_limit, partial=bool(run.partial),
             prompt_format=config.get("prompt_format") or lm.prompt_format, dtype=config.get("dtype") or lm.dtype,
             answers=(config.get("answer_yes", lm.answer_yes), config.get("answer_no", lm.answer_no)),
+            answer_forms=config.get("answer_forms") or lm.answer_forms,
+            decision_rule=config.get("decision_rule") or lm.decision_rule,
             created_at=run.created_at, finished_at=run.finished_at,
         ))
     items: dict[int, set[int]] = defaultdict(set)
@@ -281,11 +285,14 @@ CONFIGURATION_COLUMNS = {
     "prompt_format": "raw or chat",
     "dtype": "the weights' dtype",
     "answers": "the configuration's answers",
-    "variants": "the answer variants whose probabilities were summed (each distinct set the scores used)",
+    "variants": "per design, the answer variants whose probabilities were summed (each distinct set the scores "
+                "used), which forms those are, and whether that is the design's paper's setting or the "
+                "configuration's own",
     "scores": "scores read",
     "mean_answer_mass": "mean of p(Yes) + p(No) (the letters' sum for multiple choice): the share of the "
                         "next-token distribution the answers take",
-    "decision_rules": "the decision rule each design's scores were decided by (ModelScore.decision_rule)",
+    "decision_rules": "the decision rule each design's scores were decided by (ModelScore.decision_rule), and "
+                      "whether that is the design's paper's rule or the configuration's own",
     "warning": "",
 }
 
@@ -305,15 +312,56 @@ def mass_warning(mass: float, kind: str) -> str:
             "from a small share of its distribution")
 
 
+FORMS_TEXT = {"answers": "the answers only", "cases": "the answers in three cases",
+              "all": "every surface form (spacing × case)"}
+
+
+def _origin(asked: str, used: str, paper: str, source: str, text: dict) -> str:
+    """'the paper's setting (003 §4.1: …)' or 'set by the configuration (the paper's: …)'."""
+    if asked in ("", "paper"):
+        return f"the paper's setting ({source})" if used == paper else \
+            f"the paper's setting when scored (now {text.get(paper, paper)}: {source})"
+    same = "; the same as the paper's" if used == paper else f"; the paper's: {text.get(paper, paper)}"
+    return f"set by the configuration{same}"
+
+
+def _variants_by_design(run: Run, variants) -> str:
+    """'design: yes: …; yes: … — the answers only, the paper's setting (003 §4.1: …) · design: …'."""
+    from experiments.designs import registry
+
+    found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    part = variants[variants["run_id"] == run.run_id]
+    for design, forms, sets in zip(part["design"].tolist(), part["answer_forms"].tolist(), part["variants"].tolist()):
+        found[design or ""][forms or ""].append(_variant_text(sets or {}))
+    out = []
+    for design in sorted(found):
+        paper = registry.scoring(design)
+        for forms, texts in sorted(found[design].items()):
+            said = f"{design or '(no design)'}: {'; '.join(texts)}"
+            if not forms:  # a score from before scores recorded their forms
+                out.append(f"{said} — forms not recorded")
+                continue
+            origin = _origin(run.answer_forms, forms, paper.answer_forms, paper.forms_source, FORMS_TEXT)
+            out.append(f"{said} — {FORMS_TEXT.get(forms, forms)}, {origin}")
+    return " · ".join(out)
+
+
+def _rule_origin(run: Run, design: str, rule: str) -> str:
+    from experiments.designs import registry
+
+    paper = registry.scoring(design)
+    return _origin(run.decision_rule, rule, paper.decision_rule, paper.decision_source,
+                   {"relative": "relative", "top_token": "top token"})
+
+
 def configurations(runs: Iterable[Run], scores, variants):
     """One row per used scoring run: how its configuration asked and answered (prompt format, dtype,
-    answers, the variants summed), its mean answer mass with a warning below 0.5, and the decision
-    rule per design. `scores`: the report's scores frame; `variants`: frames.variants_frame."""
+    answers, the variants summed per design), its mean answer mass with a warning below 0.5, and the
+    decision rule per design; the variants and the rule each say whether they are the design's
+    paper's setting (experiments/designs/catalog.py) or the configuration's own. `scores`: the
+    report's scores frame; `variants`: frames.variants_frame."""
     import pandas as pd
 
-    sets: dict[int, list[str]] = defaultdict(list)
-    for run_id, found in zip(variants["run_id"].tolist(), variants["variants"].tolist()):
-        sets[int(run_id)].append(_variant_text(found or {}))
     rows = []
     for r in runs:
         if not (r.used and r.kind in SCORING):
@@ -324,11 +372,12 @@ def configurations(runs: Iterable[Run], scores, variants):
         if len(part):
             for (design, item_kind), group in part.groupby(["design", "kind"], sort=True):
                 for rule in sorted(set(group["decision_rule"].fillna("relative"))):
-                    rules.append(f"{design}: {RULE_TEXT.get((rule, item_kind), rule)}")
+                    rules.append(f"{design}: {RULE_TEXT.get((rule, item_kind), rule)}, "
+                                 f"{_rule_origin(r, design, rule)}")
         rows.append({
             "configuration": r.configuration, "run_id": r.run_id, "kind": r.kind, "prompt_format": r.prompt_format,
             "dtype": r.dtype, "answers": " / ".join(repr(a) for a in r.answers),
-            "variants": "; ".join(sets.get(r.run_id, [])) or "(none stored)", "scores": len(part),
+            "variants": _variants_by_design(r, variants) or "(none stored)", "scores": len(part),
             "mean_answer_mass": mass, "decision_rules": "; ".join(rules),
             "warning": mass_warning(mass, "multiple_choice" if r.kind == "multiple_choice" else "yes_no"),
         })

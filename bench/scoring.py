@@ -13,7 +13,7 @@ the process's CPU time (time.process_time), which other processes sharing the ma
 inflate the way they inflate wall-clock time; on GPU it is wall-clock time.
 
 1. Single-token path, the embedded model (SmolLM2-135M-Instruct, " Yes" and " No" one token each):
-   * ours       — HFScorer.score with answers " Yes"/" No" only (sum_variants=False), so the path
+   * ours       — HFScorer.score with answers " Yes"/" No" only (forms="answers"), so the path
                   measured is the single-token one: answer log p, the prompt's perplexity and the
                   top token from one forward pass per prompt (tokenising, batching and
                   summarise() included);
@@ -155,7 +155,7 @@ def single_token(args, texts: list[str], gguf: str, unit: str) -> tuple[list[boo
 
     common = dict(prompt_format="raw", batch_size=args.batch_size, cache_dir=VAR_DIR / "models", memory_limit_gb=None)
     config = LoadConfig(source=args.model, gguf_file=gguf, device=args.device)
-    one = build("hf", config, answers=AnswerSet.yes_no(sum_variants=False), **common)
+    one = build("hf", config, answers=AnswerSet.yes_no(forms="answers"), **common)
     every = build("hf", config, answers=AnswerSet.yes_no(), **common)  # the same loaded model (load() caches it)
     assert one.model is every.model
     lm = HFLM(pretrained=one.model, tokenizer=one.tokenizer, batch_size=args.batch_size)
@@ -250,7 +250,7 @@ def multi_token(args, texts: list[str], reference_model, unit: str) -> list[bool
         folder = random_llama(reference_model, texts + prompts(CORPUS_ITEMS), Path(tmp))
         config = LoadConfig(source=str(folder), device=args.device)
         every = build("hf", config, answers=AnswerSet.yes_no(), **common)
-        one = build("hf", config, answers=AnswerSet.yes_no(sum_variants=False), **common)
+        one = build("hf", config, answers=AnswerSet.yes_no(forms="answers"), **common)
     assert one.model is every.model
     tok = every.tokenizer
     plan = every.prepare([Request(key=0, text=texts[0])])[0].variants.token_ids()

@@ -69,9 +69,16 @@ ITEM = (
     Column("interpretation_index", "integer", "position of the interpretation in the study's generated list "
            "(0-based); blank if none"),
     Column("original_item_id", "integer", "for a nonsense item, the real item it mirrors (blank otherwise)"),
-    Column("gold", "string", "the checker's answer under the consequence relation in `consequence` (yes/no; "
-           "A–D for multiple choice)", allowed=("yes", "no", "A", "B", "C", "D")),
-    Column("valid", "boolean", "TRUE when the sequent is valid (gold answer yes)"),
+    Column("gold", "string", "the expected answer (yes/no; A–D for multiple choice), by the item's design: for "
+           "003's designs and a CSV bank with logical forms the model checker's verdict on the form under the "
+           "study's system and the consequence relation in `consequence`; for RULEBREAKERS by the item's role (a "
+           "rulebreaker's gold answer is no, its non-rulebreaker's yes); for dual-sided rules original yes, flipped "
+           "no", allowed=("yes", "no", "A", "B", "C", "D")),
+    Column("valid", "boolean", "logical validity of the item's form under the study's system (modal logic and "
+           "consequence relation), which is not the same as gold: TRUE exactly when gold is yes for 003's designs and "
+           "a CSV bank (gold is the checker's verdict), TRUE for every RULEBREAKERS item (its form, MT or DS, is "
+           "valid; a rulebreaker's gold answer is still no); blank where the design has no logical form (dual-sided "
+           "rules, multiple choice, attention checks)"),
     Column("consequence", "string", "the consequence relation that keyed gold (blank for items without a "
            "logical form)", allowed=("local", "global")),
     Column("gold_other", "string", "the checker's answer under the other consequence relation (blank where "

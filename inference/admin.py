@@ -57,7 +57,7 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
     @admin.display(description="answers")
     def answers(self, obj):
-        return f"{obj.answer_yes!r} / {obj.answer_no!r}" + (" + variants" if obj.sum_variants else "")
+        return f"{obj.answer_yes!r} / {obj.answer_no!r} (forms: {obj.answer_forms})"
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.runs.exists():
@@ -98,7 +98,7 @@ class ModelRunForm(forms.ModelForm):
             cleaned["kind"] = kind
             strategy = strategies.for_kind(kind)
             if not strategy.units(study):
-                raise forms.ValidationError(strategy.nothing_to_do.format(slug=study.slug))
+                raise forms.ValidationError(strategy.nothing(study))
         return cleaned
 
 
@@ -187,7 +187,7 @@ class ModelScoreAdmin(admin.ModelAdmin):
     list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "options", "soft_accuracy",
                     "decision", "decision_rule", "decision_relative", "top_answer", "top_token", "perplexity",
                     "prompt_tokens", "answer_mass")
-    list_filter = ("run", "decision", "decision_rule", "top_answer")
+    list_filter = ("run", "decision", "decision_rule", "answer_forms", "top_answer")
     raw_id_fields = ("run", "item")
     list_select_related = ("item", "run")
     search_fields = ("item__code",)

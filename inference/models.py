@@ -29,11 +29,54 @@ class RunKind(models.TextChoices):
 
 
 class DecisionRule(models.TextChoices):
-    """Which answer a score counts as the model's (ModelScore.decision); both are stored per score."""
+    """Which answer a score counts as the model's (ModelScore.decision); both are stored per score.
+    PAPER: each design's own, declared by its registry entry (experiments/designs/catalog.py)."""
 
-    PAPER = "paper", "the rule of the item's paper (top token for 000/002/004 designs, else relative)"
+    PAPER = "paper", "each design's paper's rule"
     RELATIVE = "relative", "relative: the likelier of the answers (p(Yes) vs p(No); 003 §4.1)"
     TOP_TOKEN = "top_token", "top token: the most probable token over the whole vocabulary (000 §4.2)"
+
+
+class AnswerForms(models.TextChoices):
+    """Which surface forms of the answers are scored and summed into p(Yes), p(No) (the letters'
+    probabilities for multiple choice). PAPER: each design's own, declared by its registry entry."""
+
+    PAPER = "paper", "each design's paper's forms"
+    ANSWERS = "answers", "the answers as configured only (' Yes'/' No'; 003 §4.1)"
+    CASES = "cases", "the answers in three cases (' Yes', ' yes', ' YES'; 000 Eq. 4)"
+    ALL = "all", "every surface form: with and without a leading space, each in every case"
+
+
+def _designs_by(grouped: dict[str, list[str]], labels) -> str:
+    return "; ".join(f"{labels(rule)} for {', '.join(names)}" for rule, names in grouped.items() if names)
+
+
+def paper_decision_label() -> str:
+    """'the rule of the item's design's paper: top token for dual-sided, rulebreakers; relative for …',
+    read from the designs registry (which designs decide by which rule)."""
+    from experiments.designs import registry
+
+    return ("the rule of the item's design's paper: "
+            + _designs_by(registry.by_decision_rule(), lambda rule: DecisionRule(rule).label.split(":")[0]))
+
+
+def paper_forms_label() -> str:
+    """'the forms of the item's design's paper: the answers as configured only for …; three cases for …'."""
+    from experiments.designs import registry
+
+    short = {AnswerForms.ANSWERS: "the answers only", AnswerForms.CASES: "the answers in three cases",
+             AnswerForms.ALL: "every surface form"}
+    return "the forms of the item's design's paper: " + _designs_by(registry.by_answer_forms(), short.get)
+
+
+def decision_rule_choices() -> list[tuple[str, str]]:
+    """A configuration's decision rules; the paper's says which designs use which (from the registry).
+    A callable, so a migration stores this function, not the designs' names."""
+    return [(DecisionRule.PAPER, paper_decision_label()), *DecisionRule.choices[1:]]
+
+
+def answer_forms_choices() -> list[tuple[str, str]]:
+    return [(AnswerForms.PAPER, paper_forms_label()), *AnswerForms.choices[1:]]
 
 
 class Backend(models.TextChoices):
@@ -70,7 +113,7 @@ class LanguageModel(models.Model):
     changed (services refuse it): other options make another configuration."""
 
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
-                "sum_variants", "decision_rule")
+                "answer_forms", "decision_rule")
 
     name = models.CharField(max_length=120, unique=True)
     backend = models.CharField(max_length=12, choices=Backend.choices, default=Backend.HF)
@@ -86,11 +129,15 @@ class LanguageModel(models.Model):
     prompt_format = models.CharField(max_length=6, choices=PromptFormat.choices, default=PromptFormat.RAW)
     answer_yes = models.CharField(max_length=20, default=" Yes")
     answer_no = models.CharField(max_length=20, default=" No")
-    sum_variants = models.BooleanField(
-        default=True, help_text="Also sum the answers' other surface forms, the same forms for each answer "
-        "(' Yes'/' No', 'yes'/'no', ' YES'/' NO', …; 000 Eq. 4).",
+    answer_forms = models.CharField(
+        max_length=10, choices=answer_forms_choices, default=AnswerForms.PAPER,
+        help_text="Which surface forms of the answers are scored and summed, the same forms for each answer: "
+        "'paper' takes each design's (003: Yes and No only; 000 Eq. 4: Yes, yes, YES).",
     )
-    decision_rule = models.CharField(max_length=10, choices=DecisionRule.choices, default=DecisionRule.PAPER)
+    decision_rule = models.CharField(
+        max_length=10, choices=decision_rule_choices, default=DecisionRule.PAPER,
+        help_text="Which answer a score counts as the model's: 'paper' takes each design's rule.",
+    )
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
         help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
@@ -186,6 +233,10 @@ class ModelScore(models.Model):
         help_text="The model's answer under the run's decision rule (decision_rule).",
     )
     decision_rule = models.CharField(max_length=10, choices=DecisionRule.choices[1:], default=DecisionRule.RELATIVE)
+    answer_forms = models.CharField(
+        max_length=10, choices=AnswerForms.choices[1:], blank=True,
+        help_text="The answer forms the score summed (its design's paper's, or the configuration's own).",
+    )
     decision_relative = models.CharField(max_length=3, blank=True, help_text="The likelier of the answers (p_yes vs p_no, or the letters).")
     top_answer = models.CharField(
         max_length=5, blank=True,

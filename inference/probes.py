@@ -1,7 +1,7 @@
 """The knowledge probe of seed 000 §4.1: does the model know the facts a RULEBREAKERS pair rests on?
 
 A knowledge-probe run (ModelRun.kind = knowledge_probe) asks, once per distinct city or instance
-of the study's rulebreakers items, "Complete the sentence: [city] is in" ("[instance] is a type of")
+of the study's items of a design that declares a probe (registry: Design.knowledge_probe), "Complete the sentence: [city] is in" ("[instance] is a type of")
 and reads the next-token distribution after the prompt:
 
 * ``p_target``: the probability of the first token of the expected country or type — summed over
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.logic import rulebreakers
-from experiments.logic.rulebreakers_data import alternative_cities, capitals
+from experiments.designs import registry
 from experiments.models import Item, Study
 
 
@@ -31,18 +30,23 @@ class Probe:
     accepted: tuple[str, ...]
 
 
+def probed_designs() -> str:
+    """The titles of the designs a knowledge probe asks about ('Rulebreakers'), for messages."""
+    return ", ".join(d.title for d in registry.with_probes()) or "none"
+
+
 def study_probes(study: Study) -> list[Probe]:
-    """One probe per distinct (entity kind, city or instance) among the study's rulebreakers items."""
-    aliases = {p.city: p.aliases for p in (*capitals(), *alternative_cities())}
+    """One probe per distinct (entity kind, city or instance) among the study's items of the
+    designs that declare a knowledge probe."""
+    makers = {d.name: d.knowledge_probe for d in registry.with_probes()}
     seen: dict[str, Probe] = {}
-    rows = (Item.objects.filter(study=study, design=rulebreakers.DESIGN).order_by("id")
-            .values_list("attributes", flat=True))
-    for attrs in rows:
-        kind, part, whole = attrs.get("entity_kind"), attrs.get("part"), attrs.get("true_whole")
-        if not (kind and part and whole):
+    rows = (Item.objects.filter(study=study, design__in=list(makers)).order_by("id")
+            .values_list("design", "attributes"))
+    for design, attrs in rows:
+        probe = makers[design](attrs or {})
+        if probe is None:
             continue
-        key = f"{kind}:{part}"
+        key = f"{probe.entity_kind}:{probe.subject}"
         if key not in seen:
-            probe = rulebreakers.knowledge_probe(kind, whole, part, aliases.get(part, ()))
             seen[key] = Probe(key=key, prompt=probe.prompt, target=probe.expected, accepted=probe.accepted)
     return list(seen.values())

@@ -23,7 +23,7 @@ from studyserver import dispatch
 from studyserver.env import VAR_DIR
 
 from . import selectors, strategies
-from .models import Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind, RunStatus
+from .models import AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind, RunStatus
 from .scorers import LoadConfig
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ EMBEDDED_ALIASES = ("smollm2", "default", EMBEDDED_NAME.lower())
 CHUNK_BATCHES = 2  # batches per committed chunk
 
 # The options of run_model and the admin that make a configuration (LanguageModel.IDENTITY but the source).
-OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "sum_variants", "decision_rule")
+OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule")
 
 
 def default_answers(prompt_format: str) -> tuple[str, str]:
@@ -46,14 +46,14 @@ def default_answers(prompt_format: str) -> tuple[str, str]:
 def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
-    answer_no: str | None = None, sum_variants: bool = True, decision_rule: str = DecisionRule.PAPER,
+    answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
     backend: str = Backend.HF,
 ) -> LanguageModel:
     """Register a configuration; answers default to those of its prompt format (default_answers)."""
     yes, no = default_answers(prompt_format)
     model = LanguageModel(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
-        prompt_format=prompt_format, sum_variants=sum_variants, decision_rule=decision_rule, backend=backend,
+        prompt_format=prompt_format, answer_forms=answer_forms, decision_rule=decision_rule, backend=backend,
         answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
     )
     model.full_clean()
@@ -104,8 +104,8 @@ def _variant_name(base: str, base_identity: dict, identity: dict) -> str:
         value = identity[name]
         if name in ("answer_yes", "answer_no"):
             parts.append(f"{name.removeprefix('answer_')}={value!r}")
-        elif name == "sum_variants":
-            parts.append("summed variants" if value else "no variants")
+        elif name == "answer_forms":
+            parts.append(f"forms {value}")
         elif name == "decision_rule":
             parts.append(f"decision {value}")
         elif name == "revision":
@@ -163,13 +163,13 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
     yes, no = default_answers(prompt_format)
     identity = {"backend": Backend.HF, "source": source, "gguf_file": gguf_file, "revision": "",
                 "dtype": Dtype.FLOAT32, "prompt_format": prompt_format, "answer_yes": yes, "answer_no": no,
-                "sum_variants": True, "decision_rule": DecisionRule.PAPER, **asked}
+                "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **asked}
     twin = language_model_matching(identity=identity)
     if twin is not None:
         return twin, False
     short = re.sub(r"\s+", " ", f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path)
     defaults = {**identity, "prompt_format": PromptFormat.RAW, "answer_yes": " Yes", "answer_no": " No",
-                "dtype": Dtype.FLOAT32, "sum_variants": True, "decision_rule": DecisionRule.PAPER, "revision": ""}
+                "dtype": Dtype.FLOAT32, "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, "revision": ""}
     fields = {k: v for k, v in identity.items() if k != "source"}
     return language_model_create(name=_variant_name(short, defaults, identity), source=source,
                                  device=device or "auto", **fields), True
@@ -192,7 +192,7 @@ def model_run_create(
     run.queue = "cpu" if run.effective_device == "cpu" else "gpu"
     total = len(strategy.units(study))
     if total == 0:
-        raise ValidationError(strategy.nothing_to_do.format(slug=study.slug))
+        raise ValidationError(strategy.nothing(study))
     run.items_total = min(total, item_limit) if item_limit else total
     run.partial = run.items_total < total
     run.configuration = language_model.snapshot()

@@ -7,6 +7,9 @@ strategy never runs a model itself: every kind goes through the same scorer (inf
 * items (yes/no): p(Yes), p(No) summed over the variants, soft accuracy, perplexity, decisions;
 * multiple_choice: the four letters' probabilities (001), the same way;
 * knowledge_probe: p(first token of the expected completion) and whether it is the top token (000 §4.1).
+
+Which answer forms an item's score sums and which decision rule decides it are its design's paper's
+(the designs registry's `Scoring`) unless the configuration sets its own: `item_scoring`.
 """
 from __future__ import annotations
 
@@ -16,30 +19,44 @@ from dataclasses import dataclass
 
 from django.db import models
 
-from experiments.logic import dual_sided, rulebreakers
+from experiments.designs import registry
 from experiments.models import Item, ItemKind, Study
+from studyserver.registry import Registry
 
-from .models import DecisionRule, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind
+from . import probes
+from .models import AnswerForms, DecisionRule, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind
 from .probes import Probe, study_probes
 from .scorers import AnswerSet, Request, Result, summarise, summarise_options
 
-# Designs whose paper takes the model's answer to be what it says first (the most probable token):
-# 000 §4.2 ("extract the most probable output token"); 004 generates its True/False answers.
-TOP_TOKEN_DESIGNS = frozenset({rulebreakers.DESIGN, dual_sided.DESIGN})
+
+@dataclass(frozen=True)
+class ItemScoring:
+    """How one item's score is read under one configuration: the resolved rule and forms."""
+
+    decision_rule: str  # relative or top_token
+    answer_forms: str  # answers, cases or all
 
 
-def paper_rule(design: str) -> str:
-    return DecisionRule.TOP_TOKEN if design in TOP_TOKEN_DESIGNS else DecisionRule.RELATIVE
+def _setting(config: LanguageModel | dict, name: str) -> str:
+    return (config.get(name) if isinstance(config, dict) else getattr(config, name)) or ""
 
 
-def decision_rule_for(config: LanguageModel | dict, design: str) -> str:
-    """The rule a score of an item of `design` is decided by under this configuration."""
-    rule = config["decision_rule"] if isinstance(config, dict) else config.decision_rule
-    return paper_rule(design) if rule in ("", DecisionRule.PAPER) else rule
+def item_scoring(config: LanguageModel | dict, design: str) -> ItemScoring:
+    """The rule and the answer forms of a score of an item of `design` under this configuration (a
+    LanguageModel or its stored snapshot): the design's paper's (registry) where the configuration
+    asks for 'paper', else the configuration's own."""
+    paper = registry.scoring(design)
+    rule, forms = _setting(config, "decision_rule"), _setting(config, "answer_forms")
+    return ItemScoring(
+        decision_rule=paper.decision_rule if rule in ("", DecisionRule.PAPER) else rule,
+        answer_forms=paper.answer_forms if forms in ("", AnswerForms.PAPER) else forms,
+    )
 
 
-def model_answers(config: LanguageModel) -> AnswerSet:
-    return AnswerSet.yes_no(config.answer_yes, config.answer_no, sum_variants=config.sum_variants)
+def model_answers(config: LanguageModel, forms: str = AnswerForms.ALL) -> AnswerSet:
+    """The configuration's answers, scored in `forms` (an item's resolved forms: item_scoring; every
+    request of a run carries its own, so the default is only the scorer's fallback)."""
+    return AnswerSet.yes_no(config.answer_yes, config.answer_no, forms=forms)
 
 
 @dataclass
@@ -47,7 +64,10 @@ class Strategy:
     kind: str
     row_model: type[models.Model]
     key_field: str  # the row's field holding the unit's key (item_id, probe_key)
-    nothing_to_do: str  # the message when a study has no units of this kind
+    nothing_to_do: str  # the message when a study has no units of this kind ({slug})
+
+    def nothing(self, study: Study) -> str:
+        return self.nothing_to_do.format(slug=study.slug)
 
     def units(self, study: Study) -> list:
         raise NotImplementedError
@@ -103,8 +123,9 @@ class ItemStrategy(Strategy):
 
     def common(self, run: ModelRun, item: Item, result: Result, summary) -> dict:
         """The fields every item score has; `decision` is the one the item's rule picks."""
-        rule = decision_rule_for(run.language_model, item.design)
-        return {"run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
+        scoring = item_scoring(run.language_model, item.design)
+        rule = scoring.decision_rule
+        return {"answer_forms": scoring.answer_forms, "run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
                 "variants": result.variants.texts(), "prompt_tokens": result.prompt_tokens,
                 "top_token": result.top_token[:100], "top_token_id": result.top_token_id, "decision_rule": rule,
                 "decision": summary.top_answer if rule == DecisionRule.TOP_TOKEN else summary.decision_relative,
@@ -117,12 +138,13 @@ class YesNoStrategy(ItemStrategy):
     item_kind = ItemKind.YES_NO
 
     def answers(self, config, item):
-        """The words of the item's phrasing (' True'/' False', 000) where it has them, else None:
-        the configuration's own answers."""
+        """The configuration's answers, or the words of the item's phrasing (' True'/' False', 000)
+        where it has them, in the item's answer forms."""
+        answers = model_answers(config, item_scoring(config, item.design).answer_forms)
         words = item.answer_words or {}
         if words.get("yes") and words.get("no"):
-            return AnswerSet.words(model_answers(config), words["yes"], words["no"])
-        return None
+            return AnswerSet.words(answers, words["yes"], words["no"])
+        return answers
 
     def row(self, run, item, result):
         s = summarise(result, item.gold_answer)
@@ -134,7 +156,7 @@ class MultipleChoiceStrategy(ItemStrategy):
     item_kind = ItemKind.MULTIPLE_CHOICE
 
     def answers(self, config, item):
-        return AnswerSet.letters(model_answers(config))
+        return AnswerSet.letters(model_answers(config, item_scoring(config, item.design).answer_forms))
 
     def row(self, run, item, result):
         o = summarise_options(result, item.gold_answer)
@@ -149,6 +171,9 @@ class ProbeStrategy(Strategy):
     def units(self, study: Study) -> list[Probe]:
         return study_probes(study)
 
+    def nothing(self, study: Study) -> str:
+        return self.nothing_to_do.format(slug=study.slug, designs=probes.probed_designs())
+
     def key(self, unit: Probe) -> str:
         return unit.key
 
@@ -157,7 +182,8 @@ class ProbeStrategy(Strategy):
         out = []
         for probe in units:
             accepted = list(dict.fromkeys(space + text.strip() for text in probe.accepted))
-            answers = AnswerSet(answers=tuple((str(n), text) for n, text in enumerate(accepted)), sum_variants=False)
+            answers = AnswerSet(answers=tuple((str(n), text) for n, text in enumerate(accepted)),
+                                forms=AnswerForms.ANSWERS)
             out.append(Request(key=probe.key, text=probe.prompt, answers=answers))
         return out
 
@@ -175,12 +201,12 @@ class ProbeStrategy(Strategy):
         return out
 
 
-REGISTRY: dict[str, Strategy] = {}
+REGISTRY: Registry[Strategy] = Registry("run kind")
 
 
 def register(strategy: Strategy) -> Strategy:
-    REGISTRY[strategy.kind] = strategy
-    return strategy
+    """Register the strategy of a run kind; a kind registered twice raises."""
+    return REGISTRY.add(strategy.kind, strategy)
 
 
 register(YesNoStrategy(RunKind.ITEMS, ModelScore, "item_id", "Study '{slug}' has no yes/no items to score; "
@@ -188,8 +214,8 @@ register(YesNoStrategy(RunKind.ITEMS, ModelScore, "item_id", "Study '{slug}' has
 register(MultipleChoiceStrategy(RunKind.MULTIPLE_CHOICE, ModelScore, "item_id",
                                 "Study '{slug}' has no multiple-choice items to score."))
 register(ProbeStrategy(RunKind.KNOWLEDGE_PROBE, ProbeScore, "probe_key",
-                       "Study '{slug}' has no rulebreakers items: the knowledge probe asks about their cities and "
-                       "instances, so there is nothing to probe."))
+                       "Study '{slug}' has no items a knowledge probe asks about (items of: {designs}): the probe "
+                       "asks about their cities and instances, so there is nothing to probe."))
 
 
 def for_kind(kind: str) -> Strategy:

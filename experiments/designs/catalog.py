@@ -9,7 +9,9 @@ from ..logic import generate as gen
 from ..logic.designs import DESIGNS
 from ..models import LogicSystem
 from . import csv_bank, modal, multiple_choice, paired, perturbations
-from .registry import GENERATE, IMPORT, Design, Option, register
+from .registry import (
+    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, register,
+)
 
 # Paper 003's designs: generated from sampled interpretations, keyed by the model checker.
 _MODAL_OPTIONS = (
@@ -48,12 +50,18 @@ def _modal_warnings(report) -> list[str]:
     return lines
 
 
+# 003 §4.1: "the predicted likelihood of the tokens Yes and No ... serve as the soft labels".
+_MODAL_SCORING = Scoring(decision_source="003 §4.1: the likelier of p(Yes | s) and p(No | s)",
+                         forms_source="003 §4.1: the tokens Yes and No only")
 for _name in sorted(DESIGNS):
     register(Design(
         name=_name, title=_MODAL_TITLES.get(_name, _name), paper="003", source=GENERATE,
         make=partial(_generate_modal, _name), options=_MODAL_OPTIONS, describe=_describe_modal,
         warnings=_modal_warnings, perturb=partial(perturbations.perturb_interpretations, design=_name),
         factors=_MODAL_FACTORS.get(_name, ("modality", "argform")),
+        scoring=_MODAL_SCORING, validity=VALID_IS_GOLD,
+        gold="the model checker's verdict on the item's sequent under the study's modal system and the item's "
+             "consequence relation (yes exactly when it is valid, 003 §3.2)",
     ))
 
 
@@ -79,6 +87,18 @@ register(Design(
     ),
     perturb=perturbations.perturb_rulebreaker_items,
     factors=("pair_role",),  # rulebreaker vs non-rulebreaker (000 §3)
+    scoring=Scoring(
+        decision_rule=TOP_TOKEN,
+        decision_source="000 §4.2: one forward pass per prompt 'to extract the most probable output token'",
+        answer_forms=CASES,
+        forms_source="000 Eq. 4: p+(x) sums 'Yes', 'yes' and 'YES' ('True', 'true', 'TRUE' where the phrasing asks "
+                     "for true or false)",
+    ),
+    validity=FORM_VALID,
+    gold="by the item's role (000 §3.2): no for a rulebreaker (its conclusion contradicts a fact the premises "
+         "assume), yes for its non-rulebreaker; both share a valid form (MT or DS), so a rulebreaker is valid with "
+         "gold answer no",
+    knowledge_probe=paired.rulebreakers_probe,
 ))
 
 register(Design(
@@ -90,6 +110,16 @@ register(Design(
     options=(Option("templates", list, [1, 2, 3, 4, 5], "Table 9's templates to use (default 1 2 3 4 5)", item=int),),
     perturb=perturbations.perturb_dual_sided_items,
     factors=("pair_role",),  # original vs flipped conclusion (004 §3)
+    scoring=Scoring(
+        decision_rule=TOP_TOKEN,
+        decision_source="004 §3.1 reads the answer the model generates (True/Right/Yes or False/Wrong/No): its first "
+                        "token, the most probable one",
+        answer_forms=CASES,
+        forms_source="004 reads a generated word and states no rule for token probabilities; Duet sums the "
+                     "phrasing's words in three cases, as 000 Eq. 4 does",
+    ),
+    validity=NO_FORM,
+    gold="by the item's role (004 §3.1): yes for the original rule, no for its flipped conclusion",
 ))
 
 register(Design(
@@ -97,6 +127,13 @@ register(Design(
     make=multiple_choice.items_import_multiple_choice, describe=lambda report: report.summary(),
     preview=multiple_choice.items_preview_multiple_choice,
     answers=multiple_choice.mc.LETTERS,
+    scoring=Scoring(
+        decision_source="001 reads the letter the model answers with ('Answer: <A/B/C/D>', §3); Duet takes the "
+                        "likeliest of the four letters",
+        forms_source="001: the option letters only",
+    ),
+    validity=NO_FORM,
+    gold="the letter of the right option in this item's order of the options (001)",
 ))
 
 register(Design(
@@ -106,4 +143,9 @@ register(Design(
                     "descriptive column): Table 1 and the humans-vs-models model are by these"),),
     describe=lambda report: (f"Imported {report.items} items into '{report.study.slug}' ({report.disagreements} "
                              "where the checker disagrees with the stated gold answer)."),
+    scoring=Scoring(decision_source="no paper: 003 §4.1's rule, the likelier of p(Yes | s) and p(No | s)",
+                    forms_source="no paper: 003 §4.1's tokens Yes and No only"),
+    validity=VALID_IS_GOLD,
+    gold="the model checker's verdict on the row's logical form under the study's system where the row gives one, "
+         "else the bank's stated gold answer",
 ))

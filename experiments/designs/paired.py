@@ -10,6 +10,7 @@ variants — and a refusal raises ValidationError naming every problem, with not
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from django.db import transaction
 from ..item_limits import length_errors
 from ..logic import dual_sided, rulebreakers
 from ..logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
+from ..logic.rulebreakers_data import alternative_cities, capitals
 from ..models import Item, Study
 from . import registry
 from .registry import Preview
@@ -318,3 +320,17 @@ def _record(study: Study, design: str, options: dict) -> None:
     generated[design] = options
     study.settings = {**study.settings, "paired_designs": generated}
     study.save(update_fields=["settings", "updated_at"])
+
+
+@functools.cache
+def _city_aliases() -> dict[str, tuple[str, ...]]:
+    return {p.city: tuple(p.aliases) for p in (*capitals(), *alternative_cities())}
+
+
+def rulebreakers_probe(attributes: dict) -> rulebreakers.KnowledgeProbe | None:
+    """000 §4.1's knowledge probe for a rulebreakers item (its city or instance and the true country
+    or type, with the city's other names); None when the item's attributes do not say them."""
+    kind, part, whole = attributes.get("entity_kind"), attributes.get("part"), attributes.get("true_whole")
+    if not (kind and part and whole):
+        return None
+    return rulebreakers.knowledge_probe(kind, whole, part, _city_aliases().get(part, ()))

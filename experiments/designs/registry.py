@@ -1,16 +1,59 @@
 """The designs registry (the way lm-evaluation-harness registers tasks): every design a study can
 be built from declares, in one place (catalog.py), how its items are made — generated with its
 options or imported from a CSV bank, both validated before anything is written — what answers its
-items take, how a perturbation (seed 002) copies them, and how a result is said to the researcher.
-The commands (generate_items, import_items, perturb_items) and the admin read it; nothing else
-branches on a design's name.
+items take, how a perturbation (seed 002) copies them, how a result is said to the researcher,
+how a model's answer to its items is read (`Scoring`: the decision rule and the answer forms summed,
+each as the design's paper says) and what its items' `valid` and `gold` mean. The commands
+(generate_items, import_items, perturb_items), the admin, the model arm and the codebook read it;
+nothing else branches on a design's name.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from studyserver.registry import Registry
+
 GENERATE, IMPORT = "generate", "import"
+
+# How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
+RELATIVE, TOP_TOKEN = "relative", "top_token"
+DECISION_RULES = {
+    RELATIVE: "relative: the likelier of the answers (p(Yes) vs p(No), the letters for multiple choice)",
+    TOP_TOKEN: "top token: the most probable token over the whole vocabulary",
+}
+# Which surface forms of the answers are scored and summed (inference.models.AnswerForms' values but
+# 'paper'; inference.scorers.base.AnswerSet applies them).
+ANSWERS_ONLY, CASES, ALL_FORMS = "answers", "cases", "all"
+ANSWER_FORMS = {
+    ANSWERS_ONLY: "the answers as configured only (' Yes' and ' No')",
+    CASES: "the answers in three cases, as configured, lower and upper (' Yes', ' yes', ' YES')",
+    ALL_FORMS: "every surface form: with and without a leading space, each in every case",
+}
+# What an item's `valid` column says, from its gold answer.
+VALID_IS_GOLD, FORM_VALID, NO_FORM = "gold", "form", "none"
+VALIDITY = {
+    VALID_IS_GOLD: "TRUE exactly when the gold answer is yes: the gold answer is the checker's verdict on the form",
+    FORM_VALID: "TRUE for every item: its logical form is valid, whatever the gold answer",
+    NO_FORM: "blank: the items have no logical form",
+}
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a model's answer to a design's items is read, as the design's paper reads it. A model
+    configuration asks for 'paper' (the default) or overrides either part for every design."""
+
+    decision_rule: str = RELATIVE
+    decision_source: str = "003 §4.1: the likelier of p(Yes | s) and p(No | s)"
+    answer_forms: str = ANSWERS_ONLY
+    forms_source: str = "003 §4.1: the tokens Yes and No"
+
+    def __post_init__(self):
+        if self.decision_rule not in DECISION_RULES:
+            raise ValueError(f"unknown decision rule {self.decision_rule!r}; known: {', '.join(DECISION_RULES)}")
+        if self.answer_forms not in ANSWER_FORMS:
+            raise ValueError(f"unknown answer forms {self.answer_forms!r}; known: {', '.join(ANSWER_FORMS)}")
 
 
 @dataclass(frozen=True)
@@ -57,13 +100,23 @@ class Design:
     # The factors its items vary by, as columns of the report's frames (analysis/factors.py reads them):
     # Table 1 and the humans-vs-models model are by these. A bank without any names its own at import.
     factors: tuple[str, ...] = ()
+    scoring: Scoring = Scoring()
+    validity: str = VALID_IS_GOLD  # what its items' `valid` says (VALIDITY)
+    gold: str = "the model checker's verdict on the item's logical form under the study's system and the item's " \
+                "consequence relation"  # what its items' gold answer is
+    # (item attributes, aliases) -> a knowledge probe (000 §4.1) for the item, or None; None: the design has none
+    knowledge_probe: Callable | None = None
+
+    def __post_init__(self):
+        if self.validity not in VALIDITY:
+            raise ValueError(f"{self.name}: unknown validity {self.validity!r}; known: {', '.join(VALIDITY)}")
 
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""
         return {o.name: given.get(o.name, o.default) for o in self.options}
 
 
-_designs: dict[str, Design] = {}
+_designs: Registry[Design] = Registry("design")
 # The catch items a human arm adds to every list (participation/services.py makes them from the arm's
 # attention checks): not a design a study is built from, but stored under this design name.
 CATCH_ITEMS = "attention-check"
@@ -73,23 +126,57 @@ def is_catch_item(item) -> bool:
     return item.design == CATCH_ITEMS
 # A study created for an import gets this design name until its items say more (a yes/no bank).
 UNSET = ("",)
+# Items of no registered design (catch items, an unset design) are scored the way 003 §4.1 scores.
+UNREGISTERED_SCORING = Scoring(decision_source="no design: 003 §4.1's rule, the likelier of p(Yes) and p(No)",
+                               forms_source="no design: 003 §4.1's tokens Yes and No")
 
 
 def register(design: Design) -> Design:
-    if design.name in _designs:
-        raise ValueError(f"design {design.name!r} is registered twice")
     if design.source == IMPORT and design.preview is None:
         raise ValueError(f"imported design {design.name!r} declares no preview (the admin shows one before writing)")
-    _designs[design.name] = design
-    return design
+    return _designs.add(design.name, design)  # raises on a name registered twice
 
 
 def get(name: str) -> Design:
     """The design called `name`; ValueError naming the registered ones."""
-    try:
-        return _designs[name]
-    except KeyError:
-        raise ValueError(f"Unknown design '{name}'; choose one of: {', '.join(sorted(_designs))}.") from None
+    return _designs.get_or_raise(name)
+
+
+def scoring(name: str) -> Scoring:
+    """How a model's answer to an item of design `name` is read by default (its paper's way)."""
+    found = _designs.get(name)
+    return found.scoring if found is not None else UNREGISTERED_SCORING
+
+
+def item_valid(name: str, gold: str | None) -> bool | None:
+    """An item's `valid`: the logical validity of its form under the study's system, by its design's
+    rule (VALIDITY); None (blank) for a design without logical forms and for catch items."""
+    found = _designs.get(name)
+    rule = found.validity if found is not None else NO_FORM
+    if rule == VALID_IS_GOLD:
+        return gold == "yes"
+    return True if rule == FORM_VALID else None
+
+
+def by_decision_rule() -> dict[str, list[str]]:
+    """Decision rule → the designs whose paper decides by it (names, sorted)."""
+    out: dict[str, list[str]] = {rule: [] for rule in DECISION_RULES}
+    for design in all_designs():
+        out[design.scoring.decision_rule].append(design.name)
+    return out
+
+
+def by_answer_forms() -> dict[str, list[str]]:
+    """Answer forms → the designs whose paper sums them (names, sorted)."""
+    out: dict[str, list[str]] = {forms: [] for forms in ANSWER_FORMS}
+    for design in all_designs():
+        out[design.scoring.answer_forms].append(design.name)
+    return out
+
+
+def with_probes() -> list[Design]:
+    """The designs whose items a knowledge probe (000 §4.1) asks about."""
+    return [d for d in all_designs() if d.knowledge_probe is not None]
 
 
 def all_designs() -> list[Design]:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import permutations
 
+from studyserver.registry import Registry
+
 from ..logic.formula import Atom, Box, Dia, Formula, Not
 from ..logic.parser import ParseError, Sequent, parse_sequent
 
@@ -109,13 +111,14 @@ class PracticeDefaults:
     tested_forms: Callable[[], tuple[str, ...]] | None
 
 
-PRACTICE: dict[str, PracticeDefaults] = {}
+PRACTICE: Registry[PracticeDefaults] = Registry("practice set for design")
 
 
 def register(*designs: str, tested_forms: Callable[[], tuple[str, ...]] | None = None):
+    """Register a design's default practice questions; a design registered twice raises."""
     def wrap(build: Callable[[], list[dict]]):
         for design in designs:
-            PRACTICE[design] = PracticeDefaults(design, build, tested_forms)
+            PRACTICE.add(design, PracticeDefaults(design, build, tested_forms))
         return build
     return wrap
 

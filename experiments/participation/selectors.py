@@ -9,6 +9,7 @@ from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
 from . import attention
 from .. import schema
+from ..designs.registry import item_valid
 from ..models import Participant, ParticipantStatus, Study, Trial
 
 
@@ -135,7 +136,7 @@ def trial_records(trials: QuerySet[Trial], *, prolific_ids: bool = False):
             slug, prolific if prolific_ids else pseudonym(pid), status, bool(preview), bool(simulated), failures,
             bool(failed), mapping, list_number, list_seed, index,
             item_id, code, design, form_id, modality, schema.modality_code(modality), argform,
-            schema.argform_code(argform), condition, interp_id, interp_index, original, gold, gold == "yes",
+            schema.argform_code(argform), condition, interp_id, interp_index, original, gold, item_valid(design, gold),
             consequence, gold_other, template_valid, logical_form, pair_id, pair_role, variant, kind,
             " | ".join(options) if isinstance(options, list) else (options or ""),
             bool(attention_check), key, key_code, answer, int(correct), bool(timed_out), rt_ms, onset, response,

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from studyserver.registry import Registry
+
 from .base import (
     AnswerSet, LoadConfig, OptionSummary, Request, Result, Scorer, Summary, Variants, perplexity, summarise,
     summarise_options,
@@ -19,18 +21,15 @@ __all__ = ["AnswerSet", "LoadConfig", "OptionSummary", "Request", "Result", "Sco
            "build", "names", "perplexity", "register", "summarise", "summarise_options"]
 
 Factory = Callable[..., Scorer]
-REGISTRY: dict[str, Factory] = {}
+REGISTRY: Registry[Factory] = Registry("scorer")
 
 
 def register(name: str) -> Callable[[Factory], Factory]:
     """Register a scorer factory: `factory(config, *, answers, prompt_format, batch_size, cache_dir,
-    memory_limit_gb) -> Scorer`."""
+    memory_limit_gb) -> Scorer`. A name registered twice raises."""
 
     def decorate(factory: Factory) -> Factory:
-        if name in REGISTRY and REGISTRY[name] is not factory:
-            raise ValueError(f"A scorer named {name!r} is already registered.")
-        REGISTRY[name] = factory
-        return factory
+        return REGISTRY.add(name, factory)
 
     return decorate
 

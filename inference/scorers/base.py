@@ -37,6 +37,13 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 
 CASES: tuple[Callable[[str], str], ...] = (str, str.lower, str.capitalize, str.upper)  # as written first
 
+# Which surface forms of the answers are scored (the values of inference.models.AnswerForms but
+# 'paper', which a run resolves per design from the designs registry):
+ANSWERS_ONLY = "answers"  # the answers as given (003 §4.1: the tokens Yes and No)
+IN_CASES = "cases"  # as given, lower, Capitalised, UPPER, with the given spacing (000 Eq. 4: Yes/yes/YES)
+ALL_FORMS = "all"  # every case, with and without a leading space
+FORMS = (ANSWERS_ONLY, IN_CASES, ALL_FORMS)
+
 
 @dataclass(frozen=True)
 class AnswerSet:
@@ -44,15 +51,20 @@ class AnswerSet:
 
     Yes/no items use the configuration's answers (' Yes'/' No' raw, 'Yes'/'No' after a chat
     template) or the words of their phrasing (' True'/' False', 000); multiple-choice items the
-    option letters (' A' … ' D', 001). With `sum_variants`, every answer is also scored in the same
-    surface forms as the others — one transformation applied to all answers at once (leading space
-    or not × case), so the variant sets are symmetric by construction. `case_variants` off keeps
-    only the two spacings (option letters: lower-case 'a' is an English word).
+    option letters (' A' … ' D', 001). `forms` says which other surface forms are also scored and
+    summed: none (ANSWERS_ONLY), the same spacing in other cases (IN_CASES) or every spacing and case
+    (ALL_FORMS). Each form is one transformation applied to all answers at once, so the variant
+    sets are symmetric by construction. `case_variants` off keeps only the two spacings (option
+    letters: lower-case 'a' is an English word).
     """
 
     answers: tuple[tuple[str, str], ...]
-    sum_variants: bool = True
+    forms: str = ALL_FORMS  # a run passes each item's forms (strategies.py: its design's paper's by default)
     case_variants: bool = True
+
+    def __post_init__(self):
+        if self.forms not in FORMS:
+            raise ValueError(f"unknown answer forms {self.forms!r}; known: {', '.join(FORMS)}")
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -61,12 +73,13 @@ class AnswerSet:
     def surface_forms(self) -> list[tuple[str, ...]]:
         """Tuples of one text per answer (in `answers` order), the configured answers first."""
         configured = tuple(text for _, text in self.answers)
-        if not self.sum_variants:
+        if self.forms == ANSWERS_ONLY:
             return [configured]
         spaced = configured[0].startswith(" ")
         words = [text.strip() for text in configured]
         forms: list[tuple[str, ...]] = [configured]
-        for space in ((" ", "") if spaced else ("", " ")):
+        spacings = ((" ", "") if spaced else ("", " ")) if self.forms == ALL_FORMS else ((" " if spaced else ""),)
+        for space in spacings:
             for case in (CASES if self.case_variants else CASES[:1]):
                 # one transformation for every answer at once: all lower, all UPPER, …
                 form = tuple(space + case(w) for w in words)
@@ -75,21 +88,21 @@ class AnswerSet:
         return forms
 
     @classmethod
-    def yes_no(cls, yes: str = " Yes", no: str = " No", *, sum_variants: bool = True) -> AnswerSet:
-        return cls(answers=(("yes", yes), ("no", no)), sum_variants=sum_variants)
+    def yes_no(cls, yes: str = " Yes", no: str = " No", *, forms: str = ALL_FORMS) -> AnswerSet:
+        return cls(answers=(("yes", yes), ("no", no)), forms=forms)
 
     @classmethod
     def words(cls, model: AnswerSet, yes: str, no: str) -> AnswerSet:
         """A phrasing's own words replace the configuration's answers, keeping their leading space:
         ' Yes' (raw prompts) → ' True', 'Yes' (after a chat template) → 'True'."""
         space = " " if model.answers[0][1].startswith(" ") else ""
-        return cls(answers=(("yes", space + yes.strip()), ("no", space + no.strip())), sum_variants=model.sum_variants)
+        return cls(answers=(("yes", space + yes.strip()), ("no", space + no.strip())), forms=model.forms)
 
     @classmethod
     def letters(cls, model: AnswerSet, letters: tuple[str, ...] = OPTION_LETTERS) -> AnswerSet:
         """The option letters, with the leading space of the configuration's answers (' A' raw, 'A' chat)."""
         space = " " if model.answers[0][1].startswith(" ") else ""
-        return cls(answers=tuple((x, space + x) for x in letters), sum_variants=model.sum_variants, case_variants=False)
+        return cls(answers=tuple((x, space + x) for x in letters), forms=model.forms, case_variants=False)
 
 
 @dataclass(frozen=True)

@@ -93,18 +93,30 @@ def test_run_variation_reads_every_complete_run_of_a_configuration_in_use():
 
 def test_configurations_table_and_the_answer_mass_warning():
     chosen = runs.choose([facts(1, 1, prompt_format="raw", dtype="float32", answers=(" Yes", " No")),
-                          facts(2, 2, prompt_format="chat", dtype="bfloat16", answers=("Yes", "No"))])
+                          facts(2, 2, prompt_format="chat", dtype="bfloat16", answers=("Yes", "No"),
+                                answer_forms="all")])
     scores = pd.DataFrame({"run_id": [1, 1, 2, 2], "answer_mass": [0.8, 0.6, 0.1, 0.2],
                            "design": ["modal-syllogisms", "rulebreakers", "modal-syllogisms", "modal-syllogisms"],
                            "kind": "yes_no", "decision_rule": ["relative", "top_token", "relative", "relative"]})
-    variants = pd.DataFrame({"run_id": [1, 1, 2], "variants": [{"yes": [" Yes", " yes"], "no": [" No", " no"]},
-                                                               {"yes": [" True"], "no": [" False"]},
-                                                               {"yes": ["Yes"], "no": ["No"]}]})
+    variants = pd.DataFrame({
+        "run_id": [1, 1, 1, 2], "design": ["modal-syllogisms", "rulebreakers", "rulebreakers", "modal-syllogisms"],
+        "answer_forms": ["answers", "cases", "cases", "all"],
+        "variants": [{"yes": [" Yes"], "no": [" No"]}, {"yes": [" Yes", " yes", " YES"], "no": [" No", " no", " NO"]},
+                     {"yes": [" True", " true", " TRUE"], "no": [" False", " false", " FALSE"]},
+                     {"yes": ["Yes", "yes", "YES", " Yes", " yes", " YES"], "no": ["No", "no", "NO", " No", " no", " NO"]}]})
     table = runs.configurations(chosen, scores, variants).set_index("run_id")
     assert table.loc[1, "answers"] == "' Yes' / ' No'" and table.loc[2, "prompt_format"] == "chat"
-    assert table.loc[1, "variants"] == "yes: ' Yes', ' yes' | no: ' No', ' no'; yes: ' True' | no: ' False'"
-    assert table.loc[1, "decision_rules"] == ("modal-syllogisms: relative: p(Yes) vs p(No) (003 §4.1); "
-                                              "rulebreakers: top token over the whole vocabulary (000 §4.2)")
+    assert table.loc[1, "variants"] == (
+        "modal-syllogisms: yes: ' Yes' | no: ' No' — the answers only, the paper's setting (003 §4.1: the tokens Yes "
+        "and No only) · rulebreakers: yes: ' Yes', ' yes', ' YES' | no: ' No', ' no', ' NO'; yes: ' True', ' true', "
+        "' TRUE' | no: ' False', ' false', ' FALSE' — the answers in three cases, the paper's setting (000 Eq. 4: p+(x) "
+        "sums 'Yes', 'yes' and 'YES' ('True', 'true', 'TRUE' where the phrasing asks for true or false))")
+    assert table.loc[2, "variants"].endswith("— every surface form (spacing × case), set by the configuration; the "
+                                             "paper's: the answers only")
+    assert table.loc[1, "decision_rules"] == (
+        "modal-syllogisms: relative: p(Yes) vs p(No) (003 §4.1), the paper's setting (003 §4.1: the likelier of "
+        "p(Yes | s) and p(No | s)); rulebreakers: top token over the whole vocabulary (000 §4.2), the paper's setting "
+        "(000 §4.2: one forward pass per prompt 'to extract the most probable output token')")
     assert table.loc[1, "warning"] == "" and table.loc[2, "mean_answer_mass"] == pytest.approx(0.15)
     assert table.loc[2, "warning"].startswith("mean answer mass 0.15 < 0.5: the model mostly predicts other tokens: "
                                               "p(Yes) and p(No) are read from a small share of its distribution")
@@ -134,7 +146,7 @@ def _copy_run(study, language_model, *, source=None, limit=None, status="done", 
             run=run, item=item, logprobs={}, token_ids={}, p_yes=s.p_yes, p_no=s.p_no,
             relative_p_yes=s.relative_p_yes, soft_accuracy=s.soft_accuracy, decision=s.decision,
             perplexity=s.perplexity, prompt_tokens=s.prompt_tokens, answer_mass=mass or s.answer_mass,
-            variants={"yes": [language_model.answer_yes], "no": [language_model.answer_no]},
+            variants={"yes": [language_model.answer_yes], "no": [language_model.answer_no]}, answer_forms="answers",
             decision_rule=rule or "relative", decision_relative=s.decision, top_answer="other",
         ))
     ModelScore.objects.bulk_create(scores)
@@ -255,7 +267,9 @@ def test_two_configurations_of_one_model_both_appear_with_their_answers_and_mass
     result = services.report_build(study=study, out_dir=tmp_path)
     configurations = pd.read_csv(tmp_path / "tables" / "configurations.csv").set_index("configuration")
     assert configurations.loc["tiny [chat]", "answers"] == "'Yes' / 'No'"
-    assert configurations.loc["tiny [chat]", "variants"] == "yes: 'Yes' | no: 'No'"
+    assert configurations.loc["tiny [chat]", "variants"] == (
+        "modal-syllogisms: yes: 'Yes' | no: 'No' — the answers only, the paper's setting (003 §4.1: the tokens Yes "
+        "and No only)")
     assert configurations.loc["tiny", "prompt_format"] == "raw"
     assert configurations.loc["tiny [chat]", "mean_answer_mass"] == pytest.approx(0.2)
     html = result.html.read_text(encoding="utf-8")

@@ -76,7 +76,7 @@ def test_the_admin_refuses_to_change_a_configuration_with_runs_and_saves_as_new(
     add = reverse("admin:inference_languagemodel_add")
     fields = {"name": "tiny chat", "backend": "hf", "source": str(tiny_llama), "gguf_file": "", "revision": "",
               "dtype": "float32", "prompt_format": "chat", "answer_yes": "Yes", "answer_no": "No",
-              "sum_variants": "on", "decision_rule": "paper", "device": "cpu"}
+              "answer_forms": "paper", "decision_rule": "paper", "device": "cpu"}
     assert admin_client.post(add, fields).status_code == 302
     twin = admin_client.post(add, {**fields, "name": "tiny chat again"})
     assert twin.status_code == 200 and b"already has exactly these options" in twin.content
@@ -103,9 +103,10 @@ def test_run_model_chat_after_raw_makes_a_second_configuration_with_other_scores
 
 def test_run_model_on_a_metaspace_tokenizer_scores_every_item_as_an_independent_computation(study, tiny_sp):
     """Llama-2/Mistral-style tokenizer: ' Yes' alone is two tokens; every item is scored, every
-    stored number equals plain transformers one prompt at a time."""
+    stored number equals plain transformers one prompt at a time. Every surface form is summed
+    (--answer-forms all), so the variants of several tokens are scored too."""
     call_command("run_model", "conf-study", "--model", str(tiny_sp), "--device", "cpu", "--batch-size", "4",
-                 "--no-progress", stdout=StringIO())
+                 "--answer-forms", "all", "--no-progress", stdout=StringIO())
     run = ModelRun.objects.get()
     assert run.status == RunStatus.DONE and run.items_done == len(PROMPTS)
     assert run.versions["files"]["tokenizer.json"] and run.versions["transformers"]

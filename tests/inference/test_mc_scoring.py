@@ -39,7 +39,7 @@ def test_letters_and_words_take_the_models_leading_space():
         (" True", " False"), (" true", " false"), (" TRUE", " FALSE"), ("True", "False"), ("true", "false"),
         ("TRUE", "FALSE")]
     assert AnswerSet.letters(raw).surface_forms() == [(" A", " B", " C", " D"), ("A", "B", "C", "D")]
-    assert AnswerSet.letters(AnswerSet.yes_no(sum_variants=False)).surface_forms() == [(" A", " B", " C", " D")]
+    assert AnswerSet.letters(AnswerSet.yes_no(forms="answers")).surface_forms() == [(" A", " B", " C", " D")]
 
 
 def test_option_probabilities_are_relative_to_the_four_letters_with_variants_summed():
@@ -108,16 +108,17 @@ def test_a_run_scores_every_mutant_by_its_letters_and_yes_no_items_by_their_word
         assert score.perplexity == pytest.approx(math.exp(nll / count), rel=1e-4)
         for text, value in answer.items():
             assert score.logprobs[text] == pytest.approx(value, abs=1e-5)
-        if item.kind == "multiple_choice":
-            raw = {x: math.exp(answer[f" {x}"]) + math.exp(answer[x]) for x in "ABCD"}
+        if item.kind == "multiple_choice":  # 001's setting: the letters as written only
+            assert score.answer_forms == "answers" and score.variants == {x: [f" {x}"] for x in "ABCD"}
+            raw = {x: math.exp(answer[f" {x}"]) for x in "ABCD"}
             total = sum(raw.values())
             assert score.option_probs == pytest.approx({x: raw[x] / total for x in "ABCD"}, abs=1e-6)
             assert score.soft_accuracy == pytest.approx(raw[item.gold_answer] / total, abs=1e-6)
             assert score.decision == score.decision_relative == max("ABCD", key=lambda x: raw[x])
             assert score.p_yes is None and score.relative_p_yes is None
             assert score.answer_mass == pytest.approx(total, rel=1e-6)
-    words = scores[worded.code]
-    assert {" True", " False"} <= set(words.token_ids) and " Yes" not in words.token_ids
+    words = scores[worded.code]  # a yes/no bank's item: 003 §4.1's setting, the words as written only
+    assert set(words.token_ids) == {" True", " False"} and words.answer_forms == "answers"
     p_true = sum(math.exp(v) for k, v in words.logprobs.items() if k.strip().lower() == "true")
     p_false = sum(math.exp(v) for k, v in words.logprobs.items() if k.strip().lower() == "false")
     assert words.p_yes == pytest.approx(p_true) and words.soft_accuracy == pytest.approx(p_false / (p_true + p_false))

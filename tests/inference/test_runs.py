@@ -85,7 +85,7 @@ def test_a_run_killed_mid_way_resumes_without_recomputing(study, tiny_model, mon
         scorer.score = lambda reqs: (scored.extend(r.key for r in reqs), real_score(reqs))[1]
         return scorer
 
-    monkeypatch.setitem(scorers.REGISTRY, "hf", counting)
+    monkeypatch.setitem(scorers.REGISTRY.entries, "hf", counting)
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
     run.refresh_from_db()
     assert run.items_done == 10 == ModelScore.objects.filter(run=run).count()

@@ -38,7 +38,7 @@ def test_a_form_is_dropped_for_every_answer_at_once():
 
 
 def test_variants_can_be_switched_off_and_unscorable_answers_are_refused():
-    assert list(plan_variants(AnswerSet.yes_no(sum_variants=False), continuation).yes) == [" Yes"]
+    assert list(plan_variants(AnswerSet.yes_no(forms="answers"), continuation).yes) == [" Yes"]
     with pytest.raises(ValueError, match="cannot be scored"):
         plan_variants(AnswerSet.yes_no(" Yes", " Yes"), continuation)
     with pytest.raises(ValueError, match="no tokens"):

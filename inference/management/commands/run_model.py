@@ -1,6 +1,6 @@
 """python manage.py run_model STUDY --model NAME_OR_PATH [--gguf-file F] [--batch-size B] [--device D]
-                                  [--dtype …] [--prompt-format …] [--answers YES NO] [--no-variants]
-                                  [--decision-rule …] [--limit N] [--kind …] [--queue] [--run ID]
+                                  [--dtype …] [--prompt-format …] [--answers YES NO] [--answer-forms …]
+                                  [--no-variants] [--decision-rule …] [--limit N] [--kind …] [--queue] [--run ID]
 
 Scores a study's items with a model configuration. An option that differs from the named
 configuration gives another configuration (an existing one with exactly those options, else a new
@@ -16,7 +16,11 @@ from tqdm import tqdm
 
 from experiments.selectors import study_by_slug
 from inference import selectors, services
-from inference.models import DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunStatus
+from inference.probes import probed_designs
+from inference.models import (
+    AnswerForms, DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunStatus, paper_decision_label,
+    paper_forms_label,
+)
 
 
 class Command(BaseCommand):
@@ -35,10 +39,13 @@ class Command(BaseCommand):
                             help="default: the configuration's (raw for a new one)")
         parser.add_argument("--answers", nargs=2, metavar=("YES", "NO"), default=None,
                             help="the answers scored (default: ' Yes' ' No' raw, 'Yes' 'No' chat)")
-        parser.add_argument("--no-variants", action="store_true",
-                            help="score only the answers as given, not their other surface forms")
+        parser.add_argument("--answer-forms", choices=AnswerForms.values, default=None,
+                            help="which surface forms of the answers are summed (default: the configuration's; "
+                                 f"paper for a new one: {paper_forms_label()}; answers: the answers only; cases: "
+                                 "as given, lower and UPPER; all: every case with and without a leading space)")
+        parser.add_argument("--no-variants", action="store_true", help="the same as --answer-forms answers")
         parser.add_argument("--decision-rule", choices=DecisionRule.values, default=None,
-                            help="default: the configuration's (paper: the rule of the item's paper)")
+                            help=f"default: the configuration's (paper for a new one: {paper_decision_label()})")
         parser.add_argument("--kind", choices=[RunKind.ITEMS, RunKind.MULTIPLE_CHOICE], default=None,
                             help="default: multiple_choice when every item of the study is, else items")
         parser.add_argument("--limit", type=int, default=None,
@@ -47,7 +54,8 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument("--knowledge-probe", action="store_true",
-                            help="run 000 §4.1's knowledge probe on the study's rulebreakers cities/instances instead")
+                            help="run 000 §4.1's knowledge probe instead, on the cities/instances of the study's items "
+                                 f"of {probed_designs()}")
 
     def handle(self, *args, study, model, gguf_file, batch_size, device, limit, queue, run, no_progress,
                knowledge_probe, kind, **options):
@@ -100,6 +108,15 @@ class Command(BaseCommand):
                 f"soft accuracy={score.soft_accuracy:.3f} perplexity={score.perplexity:.2f} (gold {score.item.gold_answer})"
             )
 
+    @staticmethod
+    def _forms(options) -> str | None:
+        forms = options.get("answer_forms")
+        if options.get("no_variants"):
+            if forms not in (None, AnswerForms.ANSWERS):
+                raise CommandError(f"--no-variants means --answer-forms answers, not {forms}.")
+            return AnswerForms.ANSWERS
+        return forms
+
     def _existing(self, run_id: int) -> ModelRun:
         run = ModelRun.objects.select_related("study", "language_model").filter(pk=run_id).first()
         if run is None:
@@ -122,7 +139,7 @@ class Command(BaseCommand):
         language_model, created = services.language_model_resolve(
             name_or_path=model, gguf_file=gguf_file, dtype=options.get("dtype"),
             prompt_format=options.get("prompt_format"), answer_yes=answers[0], answer_no=answers[1],
-            sum_variants=False if options.get("no_variants") else None, decision_rule=options.get("decision_rule"),
+            answer_forms=self._forms(options), decision_rule=options.get("decision_rule"),
         )
         if created:
             self.stdout.write(self.style.WARNING(
