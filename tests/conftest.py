@@ -76,8 +76,25 @@ def expect_db() -> str | None:
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "client", "admin_client", "live_server", "django_user_model"}
 
 
+# The longest tests (scripts/test.sh prints the slowest with --durations): started first, so that on
+# several workers the last test handed out is a short one and no worker waits on another's long tail.
+# Only the order changes; the tests are independent of it.
+SLOW_FIRST = (
+    "tests/analysis/test_power.py", "tests/inference/test_answer_words.py", "tests/inference/test_mc_scoring.py",
+    "tests/inference/test_smollm2.py", "tests/e2e/test_admin_study.py", "tests/inference/test_hf_scorer.py",
+    "tests/experiments/participation/test_save_rulebook.py", "tests/analysis/test_reproduce.py",
+    "tests/analysis/test_mixed.py", "tests/analysis/test_embedded_report.py", "tests/inference/test_embedded_worker.py",
+)
+
+
+def _slow_rank(item) -> int:
+    path = str(item.path)
+    return next((rank for rank, slow in enumerate(SLOW_FIRST) if path.endswith(slow)), len(SLOW_FIRST))
+
+
 def pytest_collection_modifyitems(items):
     """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL."""
+    items.sort(key=_slow_rank)  # stable: collection order otherwise
     for item in items:
         if "/tests/integration/" in str(item.path):
             item.add_marker(pytest.mark.postgres_only)
