@@ -29,6 +29,31 @@ def _hypothesis_profiles() -> None:
 _hypothesis_profiles()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    """pytest-xdist (`-n N`, scripts/test.sh): each worker gets a folder of its own under var/ —
+    DUET_VAR_DIR=<var>/workers/gw0, … — so its secret key, static files, the embedded broker's queue
+    and any file a test writes there never meet another worker's. The environment is set before the
+    worker imports the settings (execnet applies a spec's env first). The embedded model, unpacked
+    once for the suite, stays shared: each worker's models/ is a link to <var>/models. Test
+    databases are per worker already (pytest-django suffixes their names with _gw0, …)."""
+    from studyserver.env import VAR_DIR
+
+    models = VAR_DIR / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    for spec in specs:
+        folder = VAR_DIR / "workers" / spec.id
+        folder.mkdir(parents=True, exist_ok=True)
+        link = folder / "models"
+        if not link.is_symlink():
+            if link.exists():
+                import shutil
+
+                shutil.rmtree(link)
+            link.symlink_to(models, target_is_directory=True)
+        spec.env["DUET_VAR_DIR"] = str(folder)
+
+
 @pytest.fixture(autouse=True)
 def _empty_cache():
     """Every test starts with an empty cache, so rate-limit counters (and the refusals a process
@@ -51,11 +76,31 @@ def expect_db() -> str | None:
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "client", "admin_client", "live_server", "django_user_model"}
 
 
+# The longest tests (scripts/test.sh prints the slowest with --durations): started first, so that on
+# several workers the last test handed out is a short one and no worker waits on another's long tail.
+# Only the order changes; the tests are independent of it.
+SLOW_FIRST = (
+    "tests/analysis/test_power.py", "tests/inference/test_answer_words.py", "tests/inference/test_mc_scoring.py",
+    "tests/inference/test_smollm2.py", "tests/e2e/test_admin_study.py", "tests/inference/test_hf_scorer.py",
+    "tests/experiments/participation/test_save_rulebook.py", "tests/analysis/test_reproduce.py",
+    "tests/analysis/test_mixed.py", "tests/analysis/test_embedded_report.py", "tests/inference/test_embedded_worker.py",
+)
+
+
+def _slow_rank(item) -> int:
+    path = str(item.path)
+    return next((rank for rank, slow in enumerate(SLOW_FIRST) if path.endswith(slow)), len(SLOW_FIRST))
+
+
 def pytest_collection_modifyitems(items):
     """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL."""
+    items.sort(key=_slow_rank)  # stable: collection order otherwise
     for item in items:
         if "/tests/integration/" in str(item.path):
             item.add_marker(pytest.mark.postgres_only)
+            # one stack of servers (a session fixture) for all of them: one xdist worker runs them
+            # (scripts/test.sh passes --dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group("integration"))
         uses_db = item.get_closest_marker("django_db") is not None or bool(
             _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
         )

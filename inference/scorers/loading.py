@@ -164,15 +164,25 @@ def load(config: LoadConfig, *, cache_dir: Path, memory_limit_gb: float | None =
 def _save_dequantised(model, tokenizer, folder: Path) -> None:
     """Cache dequantised (float32) GGUF weights as safetensors so later loads skip dequantisation."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = folder.with_name(folder.name + ".partial")
+    # A folder of this process's own: two processes sharing var/models (two workers, or two test
+    # workers) may unpack the same model at once; the first complete copy wins, the other is dropped.
+    partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(partial, safe_serialization=True)
     tokenizer.save_pretrained(partial)
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)
+    if (folder / "config.json").exists():  # another process finished first
+        shutil.rmtree(partial, ignore_errors=True)
+        return
+    shutil.rmtree(folder, ignore_errors=True)  # an incomplete copy (no config.json)
+    try:
+        partial.rename(folder)
+    except OSError:  # another process's copy landed in between
+        shutil.rmtree(partial, ignore_errors=True)
+        if not (folder / "config.json").exists():
+            raise
 
 
 # Files whose bytes decide the numbers: weights, tokenizer, model and generation configuration.

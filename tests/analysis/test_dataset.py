@@ -103,7 +103,7 @@ def test_every_csv_reads_in_r_and_pandas_with_logical_columns_as_logical(report_
     files = sorted(book["file"].unique())
     script = tmp_path / "classes.R"
     script.write_text(R_CLASSES, encoding="utf-8")
-    ran = subprocess.run(["Rscript", str(script), str(folder), *files], capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(["Rscript", str(script), str(folder), *files], capture_output=True, text=True, timeout=900)
     assert ran.returncode == 0, ran.stderr[-3000:]
     from io import StringIO
 

@@ -27,7 +27,8 @@ assert dispatch.mode() == "embedded"
 with transaction.atomic():
     report = analysis.report_request(study=study)
     print("STATUS AT REQUEST", report.status)
-for _ in range(600):
+deadline = time.monotonic() + 900  # wide: a loaded machine is slow, not broken
+while time.monotonic() < deadline:
     report.refresh_from_db()
     if report.status in ("done", "failed"):
         break
@@ -41,7 +42,7 @@ print("R IN THIS PROCESS", "rpy2" in __import__("sys").modules)
 def test_embedded_default_builds_a_requested_report_in_its_own_process(r_stack, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "DUET_TASK_MODE")}
     env.update(DJANGO_SETTINGS_MODULE="studyserver.settings", DUET_VAR_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     out = done.stdout
     assert "STATUS AT REQUEST queued" in out, out + done.stderr
     assert "STATUS done 192 193" in out, out + done.stderr  # 1 run × 192 items; 8 × 24 trials + the preview's

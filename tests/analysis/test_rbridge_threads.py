@@ -30,6 +30,6 @@ def test_a_fit_from_another_thread_after_r_was_loaded_in_this_one():
 
     worker = threading.Thread(target=fit_elsewhere)
     worker.start()
-    worker.join(timeout=300)
+    worker.join(timeout=900)
     assert "error" not in outcome, repr(outcome.get("error"))
     assert len(outcome["means"]) == 2

@@ -43,12 +43,12 @@ def test_reproduce_r_and_reproduce_py_refit_every_model_of_the_report(report_fol
         encoding="utf-8")
 
     ran = subprocess.run(["Rscript", str(report_folder / "reproduce.R")], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=1200)
     assert ran.returncode == 0, ran.stderr[-3000:]
     _compare(report_folder, report_folder / "reproduced" / "R")
 
     ran = subprocess.run([sys.executable, str(report_folder / "reproduce.py")], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=1200)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "cannot fit glmer with nAGQ = 0" in ran.stdout  # the human-vs-model model: R through rpy2
     _compare(report_folder, report_folder / "reproduced" / "python")

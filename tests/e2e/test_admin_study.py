@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from analysis.models import Report, ReportStatus
 from experiments.models import Participant, Study, StudyStatus, Trial
 from experiments.participation.services import human_arm_ensure
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, _playwright, offline_guard, press_to_start
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, _playwright, offline_guard, press_to_start
 from tests.experiments.test_csv_import import GOOD, HEADER
 
 PASSWORD = "a-long-test-passphrase-7"
@@ -41,11 +41,11 @@ def test_a_researcher_takes_a_study_from_empty_to_open_in_the_admin(live_server,
     admin = f"{live_server.url}/admin"
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
         context = browser.new_context(viewport={"width": 1366, "height": 768})
         context.route("**/*", offline_guard(server, external))
         page = researcher = context.new_page()
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(PAGE_MS)
 
         # log in
         page.goto(f"{admin}/")
@@ -122,7 +122,7 @@ def test_a_researcher_takes_a_study_from_empty_to_open_in_the_admin(live_server,
         page.wait_for_selector("text=simulated participants")
         assert Participant.objects.filter(study=study, is_simulated=True).count() == 12
         action("build_pilot_report")
-        page.wait_for_selector(".messagelist", timeout=300_000)  # the report is fitted by R inside the request
+        page.wait_for_selector(".messagelist", timeout=900_000)  # the report is fitted by R inside the request
         report = Report.objects.get(study=study, pilot=True)
         assert report.status == ReportStatus.DONE, report.message
         page.goto(f"{admin}/analysis/report/{report.pk}/report.html")
@@ -145,7 +145,7 @@ def test_a_researcher_takes_a_study_from_empty_to_open_in_the_admin(live_server,
         person = browser.new_context(viewport={"width": 1280, "height": 800})
         person.route("**/*", offline_guard(server, external))
         page = person.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(PAGE_MS)
         page.goto(link.replace("{{%PROLIFIC_PID%}}", "adminwalk00000000000000a1").replace("{{%STUDY_ID%}}", "st")
                   .replace("{{%SESSION_ID%}}", "se1"))
         page.click("#agree")

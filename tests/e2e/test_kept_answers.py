@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
 
 
@@ -29,11 +29,11 @@ def test_an_answer_refused_by_a_transient_4xx_is_kept_and_delivered(live_server,
         return guard(route)
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.route("**/*", flaky)
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(PAGE_MS)
         page.goto(f"{live_server.url}/s/{study.slug}/?STUDY_ID=st&PROLIFIC_PID=kept000000000000000000a1&SESSION_ID=k1")
         page.click("#agree")
         page.click("#continue")

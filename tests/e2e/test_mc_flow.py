@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Item, Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
 from tests.experiments.participation.test_multiple_choice_trials import make_mc_study
 
 PRACTICE = [{"premises": ["Mia is painting a fence. Leo is washing a car."], "question": "Which is stated above?",
@@ -33,11 +33,11 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
 
     shown_options = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.route("**/*", guard)
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(PAGE_MS)
         console = []
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
 

@@ -21,6 +21,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--no-first-run", "--disable-sync"]
 COMPLETION = "https://app.prolific.com/submissions/complete?cc=C0MPLETE"
+# Waits with a wide margin: a loaded machine (CI, a suite run on every core) is slow, never wrong, and a
+# wait ends as soon as the page is there, so the margin costs nothing when all is well.
+PAGE_MS = 120_000  # any one step of a page (Playwright's default is 30 s)
+LAUNCH_MS = 180_000  # starting Chromium
 
 
 def _playwright():
@@ -77,11 +81,11 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
     guard = offline_guard(server, external)
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.route("**/*", guard)
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(PAGE_MS)
 
         page.goto(entry)
         assert "scientific research project" in page.inner_text("#consent-text")

@@ -13,7 +13,7 @@ import pytest
 
 from experiments.models import Participant, ParticipantStatus
 from experiments.participation.practice import default_for
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
 
 
@@ -31,11 +31,11 @@ def test_practice_start_screen_progress_and_the_decline_page_in_chromium(live_se
     external = []
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.route("**/*", offline_guard(server, external))
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(PAGE_MS)
 
         page.goto(link + "page0000000000000000000a1&SESSION_ID=se1")
         assert page.inner_text("#consent-duration").startswith("The study takes about ")

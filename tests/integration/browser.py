@@ -43,7 +43,7 @@ class Browser:
         url = path if path.startswith("http") else self.base + path
         req = urllib.request.Request(url, data=data, headers={"User-Agent": DESKTOP, **(headers or {})})
         try:
-            with self.opener.open(req, timeout=15) as response:
+            with self.opener.open(req, timeout=120) as response:  # wide: a loaded machine is slow, not broken
                 return Reply(response.status, response.read(), response.geturl())
         except urllib.error.HTTPError as error:
             return Reply(error.code, error.read(), url)

@@ -171,7 +171,7 @@ def stack(postgres_url, django_db_setup, tmp_path_factory):
 
 def subprocess_seed(stack: Stack, model_dir: Path) -> dict:
     done = subprocess.run([sys.executable, "-c", "import django, json\ndjango.setup()\n" + SEED, str(model_dir)],
-                          cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise ServerError(f"seeding failed:\n{done.stdout}\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -10,7 +10,7 @@ from tests.inference.tiny_models import direct_scores
 
 def test_a_queued_run_completes_on_the_worker_with_one_score_per_item(stack):
     run_id = stack.launch_run(batch_size=4, item_limit=12)
-    row = stack.wait_run(run_id, timeout=90)
+    row = stack.wait_run(run_id, timeout=600)
     assert row["status"] == "done", row
     assert row["items_done"] == row["items_total"] == 12
     scores = stack.scores(run_id)
@@ -38,7 +38,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_run_completes_keeping_finis
     total = stack.run_row(run_id)["items_total"]
     assert total == 240
     # wait until some chunks are committed, then crash the worker (kill -9, no chance to clean up)
-    row = stack.wait_run(run_id, timeout=90, until=lambda r: r["items_done"] >= 20 or r["status"] == "done")
+    row = stack.wait_run(run_id, timeout=600, until=lambda r: r["items_done"] >= 20 or r["status"] == "done")
     stack.worker.kill()
     time.sleep(1)  # let PostgreSQL notice the dead connection (an open chunk transaction rolls back)
     before = stack.scores(run_id)
@@ -48,7 +48,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_run_completes_keeping_finis
     assert stack.scores(run_id) == before  # nothing moves while no worker runs
     # a new worker gets the unacknowledged task back from Redis (visibility timeout) and resumes
     stack.start_worker()
-    row = stack.wait_run(run_id, timeout=120)
+    row = stack.wait_run(run_id, timeout=600)
     assert row["status"] == "done", row
     after = stack.scores(run_id)
     items = [item for _, item, _ in after]

@@ -55,7 +55,7 @@ def test_redis_down_the_participant_flow_goes_on_and_queued_runs_resume_when_it_
     worker_pid = stack.worker.proc.pid
     busy = stack.launch_run(batch_size=1, item_limit=None)
     busy_total = stack.run_row(busy)["items_total"]
-    stack.wait_run(busy, timeout=60, until=lambda r: r["items_done"] >= 10 or r["status"] == "done")
+    stack.wait_run(busy, timeout=600, until=lambda r: r["items_done"] >= 10 or r["status"] == "done")
     waiting = stack.launch_run(batch_size=4, item_limit=8)
     assert stack.run_row(waiting)["status"] == "queued"
     assert stack.run_row(busy)["status"] == "running", "the busy run ended too soon to hold the queue"
@@ -72,7 +72,7 @@ def test_redis_down_the_participant_flow_goes_on_and_queued_runs_resume_when_it_
     # Redis back on the same port: the same worker reconnects and both runs complete, each item once
     stack.redis.start()
     for run_id, total in ((busy, busy_total), (waiting, 8)):
-        row = stack.wait_run(run_id, timeout=90)
+        row = stack.wait_run(run_id, timeout=600)
         assert row["status"] == "done" and row["items_done"] == total, row
     # the busy task's acknowledgement may have been lost with the connection: Redis hands it out again
     # after the visibility timeout (4 s here), and the finished run takes no second score

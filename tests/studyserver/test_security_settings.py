@@ -22,7 +22,7 @@ def _env(tmp_path, extra: dict) -> dict:
 
 def _run(tmp_path, extra: dict, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *argv], cwd=ROOT, env=_env(tmp_path, extra), capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)
 
 
 def _settings(tmp_path, extra: dict, expression: str) -> str:

@@ -17,9 +17,9 @@ from django.core.management import CommandError, call_command
 from studyserver.env import BASE_DIR
 
 PILOT_SLUG = "modal-syllogisms-pilot"
-INTERPRETATIONS = 8  # × 24 forms × (real + nonsense mirror) = 384 items
+INTERPRETATIONS = 8  # × 24 forms × (real + nonsense mirror) = 384 items (manage.py demo --pilot-interpretations)
 ITEMS_PER_PARTICIPANT = 8  # at most one per interpretation (lists.py), so 8 of the 24 forms each
-BOTS = 30
+BOTS = 30  # manage.py demo --pilot-participants
 CONFIGURATIONS = ([], ["--prompt-format", "chat"])  # the embedded model's own configuration, and its chat template
 
 
@@ -27,9 +27,10 @@ def _manage(*args: str) -> bool:
     return subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], cwd=BASE_DIR).returncode == 0
 
 
-def pilot_demo(*, stdout, style):
+def pilot_demo(*, stdout, style, interpretations: int = INTERPRETATIONS, participants: int = BOTS):
     """Set up the pilot study, its model runs, its simulated pilot and its report; the built Report
-    (None when a step failed, said on stdout)."""
+    (None when a step failed, said on stdout). `interpretations` is used when the pilot study is
+    made (a later call keeps its items), `participants` when its pilot is run."""
     from analysis.models import Report, ReportStatus
     from analysis.services import report_request
     from experiments import designs, services
@@ -44,12 +45,13 @@ def pilot_demo(*, stdout, style):
         study = services.study_create(
             slug=PILOT_SLUG, title="Modal syllogisms — PILOT (simulated participants, two model configurations)",
             design="modal-syllogisms",
-            description="A pilot of paper 003's design to show every section of the report: 8 interpretations with "
-                        "their nonsense mirror, two configurations of the embedded model, simulated participants.")
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=INTERPRETATIONS, seed=0,
+            description=f"A pilot of paper 003's design to show every section of the report: {interpretations} "
+                        "interpretations with their nonsense mirror, two configurations of the embedded model, "
+                        "simulated participants.")
+        designs.items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0,
                                nonsense=True)
         arm = human_arm_ensure(study=study)
-        arm.items_per_participant = ITEMS_PER_PARTICIPANT
+        arm.items_per_participant = min(ITEMS_PER_PARTICIPANT, interpretations)
         arm.save(update_fields=["items_per_participant"])
     model = language_model_embedded_default()
     if ModelRun.objects.filter(study=study, status=RunStatus.DONE).count() < len(CONFIGURATIONS):
@@ -60,7 +62,7 @@ def pilot_demo(*, stdout, style):
                 return None
     if not Pilot.objects.filter(study=study, status="done").exists():
         try:
-            call_command("simulate_participants", study.slug, "--n", str(BOTS), "--seed", "0", stdout=stdout)
+            call_command("simulate_participants", study.slug, "--n", str(participants), "--seed", "0", stdout=stdout)
         except CommandError as error:
             stdout.write(style.WARNING(f"Pilot: the simulated participants did not finish ({error}). No pilot report."))
             return None

@@ -11,7 +11,7 @@ import secrets
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from experiments import designs, services
 from experiments.models import Study
@@ -24,10 +24,28 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--addrport", default="127.0.0.1:8000")
-        parser.add_argument("--interpretations", type=int, default=1000)
+        from inference.demo import DEMO_ITEMS
+
+        from ._pilot_demo import BOTS, INTERPRETATIONS
+
+        parser.add_argument("--interpretations", type=int, default=1000,
+                            help="the demo study's interpretations of the 24 forms (default 1000)")
+        parser.add_argument("--model-items", type=int, default=DEMO_ITEMS,
+                            help=f"how many of its items the embedded model scores (default {DEMO_ITEMS})")
+        parser.add_argument("--pilot-interpretations", type=int, default=INTERPRETATIONS,
+                            help=f"the pilot study's interpretations, each with its nonsense mirror (default "
+                                 f"{INTERPRETATIONS}; used when the pilot study is made)")
+        parser.add_argument("--pilot-participants", type=int, default=BOTS,
+                            help=f"simulated participants in the pilot (default {BOTS})")
         parser.add_argument("--no-serve", action="store_true", help="set up and print, but do not serve")
 
-    def handle(self, *args, addrport, interpretations, no_serve, **options):
+    def handle(self, *args, addrport, interpretations, model_items, pilot_interpretations, pilot_participants,
+               no_serve, **options):
+        for name, value in (("--interpretations", interpretations), ("--model-items", model_items),
+                            ("--pilot-interpretations", pilot_interpretations),
+                            ("--pilot-participants", pilot_participants)):
+            if value < 1:
+                raise CommandError(f"{name} must be at least 1, not {value}.")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         study = Study.objects.filter(slug=DEMO_SLUG).first()
@@ -46,10 +64,11 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
         from inference.demo import demo_model_scores  # the model arm: SmolLM2 over a demo subset
 
-        demo_model_scores(study=study, stdout=self.stdout, style=self.style)
+        demo_model_scores(study=study, stdout=self.stdout, style=self.style, limit=model_items)
         from ._pilot_demo import pilot_demo  # the first report: a pilot showing every section
 
-        pilot_report = pilot_demo(stdout=self.stdout, style=self.style)
+        pilot_report = pilot_demo(stdout=self.stdout, style=self.style, interpretations=pilot_interpretations,
+                                  participants=pilot_participants)
         password = secrets.token_urlsafe(12)
         user_model = get_user_model()
         user, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})

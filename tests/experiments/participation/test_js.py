@@ -19,7 +19,7 @@ def test_front_end_modules_pass_their_node_tests():
         pytest.skip("node is not installed")
     assert len(JS_TESTS) >= 5  # timing, keyboard, sender, device, choice (four-option trials), …
     result = subprocess.run(
-        [node, "--test", "--test-reporter=tap", *map(str, JS_TESTS)], capture_output=True, text=True, timeout=120,
+        [node, "--test", "--test-reporter=tap", *map(str, JS_TESTS)], capture_output=True, text=True, timeout=600,
         cwd=Path(__file__).resolve().parents[3],
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
