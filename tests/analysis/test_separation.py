@@ -147,3 +147,28 @@ def test_no_separation_no_change(r_stack):
     trials, _ = prep.apply_exclusions(simulate.trials(n_participants=12, n_trials=24, seed=0))
     section = mixed.eq6(trials)
     assert section.fitted.method == "ml" and not any("Separation" in c for c in section.cautions)
+
+
+def test_the_reproduce_scripts_refit_the_separated_model_with_blme(r_stack, frames, tmp_path):
+    """reproduce.R and reproduce.py refit a separated model the way the report did (bglmer, same
+    prior), so the report stays reproducible."""
+    import subprocess
+    import sys
+
+    from analysis import reproduce
+    from analysis.report import _write_data
+
+    trials, scores = frames
+    section = mixed.agents(trials, scores)
+    _write_data(section.data, tmp_path / "data" / "model_frames", section.key)
+    reproduce.write_scripts([section], tmp_path)
+    assert "blme::bglmer" in (tmp_path / "reproduce.R").read_text(encoding="utf-8")
+    ours = section.tables["coefficients"].set_index("term")["Estimate"]
+    for command, folder in (("Rscript", "R"), (sys.executable, "python")):
+        ran = subprocess.run([command, str(tmp_path / f"reproduce.{'R' if folder == 'R' else 'py'}")], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        theirs = pd.read_csv(tmp_path / "reproduced" / folder / "agents_coefficients.csv").set_index("term")["Estimate"]
+        assert list(theirs.index) == list(ours.index)
+        assert (theirs - ours).abs().max() < TOLERANCE, folder
+    assert "fitted this model by bglmer (separation)" in ran.stdout
