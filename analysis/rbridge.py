@@ -198,6 +198,7 @@ class Fit:
     method: str = "ml"  # "ml", or a separation-safe fit: "bglmer" (GLMM) or "brglm" (no random effects)
     separation: list[SeparatedCell] = field(default_factory=list)  # the cells that called for it
     ml_se_max: float | None = None  # an ML fit's largest SE when that (not a cell) called for the safe fit
+    ml_error: str | None = None  # or the error the ML fit stopped with
 
     @property
     def converged(self) -> bool:
@@ -248,8 +249,14 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
     with r_session() as r:
         frame = to_r(r, data)
         cells = _separation_r(r, formula, frame) if family == "binomial" else []
-        chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=bool(cells))
-        if family == "binomial" and not cells and "SE" in chosen.coefs:
+        try:
+            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=bool(cells))
+        except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
+            if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells:
+                raise
+            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
+            chosen.ml_error = " ".join(str(error).split())
+        if family == "binomial" and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
             se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
             if (se > SE_LIMIT).any():  # separation that no single cell shows
                 chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)

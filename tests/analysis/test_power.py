@@ -161,7 +161,7 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     call_command("estimate_sample_size", study.slug, "--sizes", "4", "8", "--nsim", "10", "--real-only",
                  "--out", str(tmp_path))
     out = capsys.readouterr().out
-    assert "8 pilot participants, models lm-1, lm-2; 20 simulated studies." in out
+    assert "8 pilot participants, models lm-1, lm-2; 20 simulated studies" in out
     assert "modality box, lm-1 - human:" in out
     curve = pd.read_csv(tmp_path / "power_curve.csv")
     assert set(curve["n"]) == {4, 8} and set(curve["nsim"]) == {10} and curve["power"].between(0, 1).all()
@@ -188,6 +188,8 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert f"Sample size by simulation (power analysis {analysis.pk})" in html and "10 simulated studies per size" in html
+    assert "With 2 model configurations (lm-1, lm-2) the p-values are Holm-adjusted" in html
+    assert "LOWER bound of the Wilson 95% interval" in html and "Refits: " in html and "simulated studies failed" in html
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
     assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}
 
@@ -202,3 +204,58 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     call_command("analyze", study.slug, "--runs", str(run_ids[0]), "--out", str(tmp_path / "one-run"))
     one = (tmp_path / "one-run" / "report.html").read_text(encoding="utf-8")
     assert f"WARNING: this power analysis used model runs {used}, this report uses #{run_ids[0]}" in one
+
+
+@pytest.mark.django_db
+def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothing_queued(make_study, admin_client,
+                                                                                            monkeypatch):
+    """Issue 26 item 6: sizes 1000000 2000000 × nsim 10000 (or 5,000 sizes) was queued. nsim × the sizes'
+    sum is bounded by DUET_POWER_MAX_SIMULATED (default 200,000) in the service, the form and the command."""
+    from django.core.management import CommandError, call_command
+
+    from analysis.models import PowerAnalysis
+    from analysis.power_plan import PowerPlan, check_budget
+    from analysis.power_services import power_request
+    from studyserver.env import SettingsError, power_max_simulated
+
+    study = make_study(models=1, participants=2)
+    assert power_max_simulated() == 200_000
+    check_budget(PowerPlan())  # the default plan: 31,000
+    with pytest.raises(ValueError, match=r"asks for 30,000,000,000 simulated participants .* at most 200,000 "
+                                         r"\(DUET_POWER_MAX_SIMULATED\)"):
+        power_request(study=study, plan=PowerPlan(sizes=(1_000_000, 2_000_000), nsim=10_000), run=False)
+    with pytest.raises(ValueError, match="at most 200,000"):
+        power_request(study=study, plan=PowerPlan(sizes=tuple(range(2, 5002)), nsim=10), run=False)
+    with pytest.raises(CommandError, match="at most 200,000"):
+        call_command("estimate_sample_size", study.slug, "--sizes", "100000", "--nsim", "10")
+    page = admin_client.post("/admin/experiments/study/", {
+        "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes",
+        "sizes": "1000000 2000000", "nsim": "10000", "alpha": "0.05", "target": "0.8", "seed": "0"})
+    assert b"at most 200,000" in page.content and b"DUET_POWER_MAX_SIMULATED" in page.content
+    assert PowerAnalysis.objects.count() == 0
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")
+    with pytest.raises(ValueError, match="asks for 1,500 simulated participants"):
+        power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
+    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 20
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
+    with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
+        power_max_simulated()
+
+
+def test_a_model_always_right_or_always_wrong_is_simulated_with_the_separation_safe_fit(r_stack):
+    """A model answering "yes" to everything (100 % on valid forms, 0 % on invalid ones) separates the
+    pilot and every simulated study: each refit is blme::bglmer, as the report's, and the contrasts stay
+    finite on the probability scale (a logit Wald test would be lost to Hauck-Donner)."""
+    from analysis import prep, simulate
+    from analysis.sections import StudyFrames
+
+    scores = simulate.always_yes(simulate.scores(n_models=1, n_interpretations=4, seed=3))
+    trials, _ = prep.apply_exclusions(simulate.trials(n_participants=6, n_trials=24, seed=3))
+    pilot = power.pilot_frame(StudyFrames(scores=scores, kept=trials))
+    result = power.estimate(pilot, power.PowerPlan(sizes=(4,), nsim=10, seed=2))
+    assert result.pilot["method"] == "bglmer" and len(result.pilot["separated_cells"]) == 6
+    curve = result.curve
+    assert (curve["safe_fits"] == 10).all() and (curve["failed"] == 0).all()
+    by_argform = curve[curve["factor"] == "argform"].set_index("level")
+    assert by_argform.loc["AD", "power"] > 0.5  # never right on AD vs people right about half the time
+    assert curve["power"].between(0, 1).all()

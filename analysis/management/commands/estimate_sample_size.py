@@ -36,8 +36,8 @@ class Command(BaseCommand):
                              target=options["target"], seed=options["seed"])
         except ValueError as error:
             raise CommandError(str(error)) from error
-        analysis = power_request(study=study, plan=plan, pilot=not options["real_only"], run=False)
         try:
+            analysis = power_request(study=study, plan=plan, pilot=not options["real_only"], run=False)
             analysis = power_execute(analysis_id=analysis.pk)
         except ValueError as error:
             raise CommandError(str(error)) from error
