@@ -199,6 +199,7 @@ class Fit:
     separation: list[SeparatedCell] = field(default_factory=list)  # the cells that called for it
     ml_se_max: float | None = None  # an ML fit's largest SE when that (not a cell) called for the safe fit
     ml_error: str | None = None  # or the error the ML fit stopped with
+    perfectly_predicted: int = 0  # answers a combination of fixed effects predicts perfectly (no cell shows it)
 
     @property
     def converged(self) -> bool:
@@ -232,6 +233,33 @@ def _separation_r(r, formula: str, frame) -> list[SeparatedCell]:
     return [c for c in cells if not any(other.covers(c) for other in cells)]
 
 
+def _lp_separation_r(r, formula: str, frame) -> int:
+    """How many answers some direction of the fixed effects predicts perfectly: 0 when the fixed part
+    does not separate the answers. The linear program of Konis (2007): with s = 2y − 1 and A = s·X,
+    separation (complete or quasi-complete) is a β with Aβ ≥ 0 and Aβ ≠ 0; maximise Σ Aβ over
+    −1 ≤ β ≤ 1 (rows with equal (x, y) merged and weighted). Catches what no single cell shows (an
+    additive model's "staircase", a covariate that splits the answers)."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    result = call("duet_model_matrix", formula, frame)
+    if result is r.ro.NULL or result is r.ro.rinterface.NULL:
+        return 0
+    table = to_pandas(r, result)
+    y = table.pop(".y").to_numpy(dtype=float)
+    if not np.isin(y, (0.0, 1.0)).all():
+        return 0
+    a = table.to_numpy(dtype=float) * (2 * y - 1)[:, None]
+    rows, counts = np.unique(a, axis=0, return_counts=True)
+    scale = np.maximum(np.abs(rows).max(axis=0), 1e-12)  # columns on one scale: the tolerance means the same
+    rows = rows / scale
+    found = linprog(-(counts @ rows), A_ub=-rows, b_ub=np.zeros(len(rows)), bounds=[(-1, 1)] * rows.shape[1],
+                    method="highs")
+    if found.status != 0 or -found.fun <= 1e-7 * counts.sum():
+        return 0
+    return int(counts[rows @ found.x > 1e-7].sum())
+
+
 def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: bool = False) -> Fit:
     """Fit with bobyqa; on a convergence warning refit with Nelder_Mead and keep the better try.
 
@@ -249,10 +277,12 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
     with r_session() as r:
         frame = to_r(r, data)
         cells = _separation_r(r, formula, frame) if family == "binomial" else []
+        perfect = _lp_separation_r(r, formula, frame) if family == "binomial" and not cells else 0
+        cells_or_lp = bool(cells) or perfect > 0
         try:
-            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=bool(cells))
+            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=cells_or_lp)
         except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
-            if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells:
+            if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells_or_lp:
                 raise
             chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
             chosen.ml_error = " ".join(str(error).split())
@@ -262,6 +292,7 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
                 chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
                 chosen.ml_se_max = float(se.max())
         chosen.separation = cells
+        chosen.perfectly_predicted = perfect
         return chosen
 
 

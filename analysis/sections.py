@@ -200,6 +200,10 @@ def record_separation(section: Section, fit: rb.Fit, *, paper: str = "", fast: b
         found = (f"Separation: {len(cells)} cell{'s' if len(cells) != 1 else ''} of the fixed effects "
                  f"{'have' if len(cells) != 1 else 'has'} every answer the same ({shown}"
                  f"{f'; and {more} more' if more > 0 else ''}).")
+    elif fit.perfectly_predicted:
+        found = (f"Separation: a combination of the fixed effects predicts {fit.perfectly_predicted} answers perfectly "
+                 "although no single cell is all 0 or all 1 (a linear-programming check of the fixed effects' design, "
+                 "Konis 2007).")
     elif fit.ml_error:
         found = (f"Separation: the maximum-likelihood fit stopped with an error ({fit.ml_error}), the mark of answers "
                  "that some combination of the fixed effects predicts perfectly although no single cell is all 0 or all 1.")

@@ -241,3 +241,15 @@ duet_coefs <- function(m, family) {
   rownames(out) <- NULL
   out
 }
+
+# The fixed part's model matrix and 0/1 response (for the linear-programming check of separation in
+# analysis/rbridge.py); NULL for a cbind() response.
+duet_model_matrix <- function(formula, data) {
+  f <- lme4::nobars(as.formula(formula))
+  if (length(f) < 3 || !is.name(f[[2]])) return(NULL)
+  X <- stats::model.matrix(f, data)
+  out <- as.data.frame(X)
+  names(out) <- sprintf("x%d", seq_len(ncol(X)))
+  out$.y <- as.numeric(data[[as.character(f[[2]])]])[as.integer(rownames(X))]
+  out
+}

@@ -70,16 +70,17 @@ BRGLM = {
     "agentsim-model-1:argformAC": (-5.7788901229, 2.1807402635),
     "agentsim-model-1:argformDA": (-6.7110963103, 2.1712741485),
 }
-# bobyqa stops within its own tolerance: the same bglmer fit run in two R sessions (this test's and
-# Rscript GOLDEN_R) lands up to ~4e-5 apart in the SEs, ~3e-6 in the estimates.
+# The same bglmer fit in two R sessions (this test's and Rscript GOLDEN_R) can land on two points of
+# its flat optimum: ~3e-6 apart in the estimates, up to ~1.1e-4 in the SEs (its numerical Hessian);
+# a tighter bobyqa (rhoend 1e-9) does not close the gap, the Laplace objective itself differs in its
+# last bits between sessions. Estimates to 1e-4, SEs to 1e-3 relative.
 TOLERANCE = 1e-4
+SE_RELATIVE = 1e-3
 
 
 def yes_to_everything() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Six simulated people (24 trials each) and one model whose decision is "yes" on every item."""
-    scores = simulate.scores(n_models=1, n_interpretations=4, seed=3)
-    scores["decision"] = "yes"
-    scores["correct"] = (scores["gold"] == "yes").astype(int)
+    scores = simulate.always_yes(simulate.scores(n_models=1, n_interpretations=4, seed=3))
     trials, _ = prep.apply_exclusions(simulate.trials(n_participants=6, n_trials=24, seed=3))
     return trials, scores
 
@@ -94,7 +95,7 @@ def _matches(table: pd.DataFrame, golden: dict, key: str, estimate: str, se: str
     assert sorted(table.index) == sorted(golden), table.index
     for name, (value, error) in golden.items():
         assert table.loc[name, estimate] == pytest.approx(value, abs=TOLERANCE), name
-        assert table.loc[name, se] == pytest.approx(error, abs=TOLERANCE), name
+        assert table.loc[name, se] == pytest.approx(error, rel=SE_RELATIVE), name
 
 
 def test_a_model_answering_yes_to_everything_is_named_and_fitted_finitely_by_blme(r_stack, frames):
@@ -172,3 +173,27 @@ def test_the_reproduce_scripts_refit_the_separated_model_with_blme(r_stack, fram
         assert list(theirs.index) == list(ours.index)
         assert (theirs - ours).abs().max() < TOLERANCE, folder
     assert "fitted this model by bglmer (separation)" in ran.stdout
+
+
+def test_separation_no_single_cell_shows_is_found_by_linear_programming(r_stack):
+    """An additive model's "staircase": (a0, b0) always wrong, (a1, b1) always right, the other two cells
+    half and half. No cell of a term (a, b) is all 0 or all 1, yet β = (−1, 1, 1) predicts half the answers
+    perfectly: glmer gives ±19.6 with SEs of 86 (under the SE limit of 100). The LP check finds it and the
+    model is fitted by bglmer."""
+    rows = []
+    for i in range(240):
+        a, b = i % 2, (i // 2) % 2
+        correct = 0 if (a, b) == (0, 0) else 1 if (a, b) == (1, 1) else (i // 4) % 2
+        rows.append({"correct": correct, "a": f"a{a}", "b": f"b{b}", "person": f"P{i % 12}"})
+    data = pd.DataFrame(rows)
+    fit = r_stack.fit("correct ~ a + b + (1 | person)", data, family="binomial")
+    assert fit.method == "bglmer" and fit.separation == [] and fit.perfectly_predicted == 120
+    assert fit.coefs["SE"].max() < 5 and fit.coefs["Estimate"].abs().max() < 10
+    spec = ModelSpec(key="staircase", title="A staircase", formula="correct ~ a + b + (1 | person)",
+                     frame=lambda frames: data, columns=("correct", "a", "b", "person"), group="person",
+                     needs="answers", factors=("a", "b"), family="binomial")
+    section = fit_spec(spec, StudyFrames(scores=pd.DataFrame()))
+    assert "a combination of the fixed effects predicts 120 answers perfectly" in " ".join(section.cautions)
+    # the same data without the staircase (one answer in each extreme cell flipped): maximum likelihood
+    data.loc[0, "correct"], data.loc[3, "correct"] = 1, 0
+    assert r_stack.fit("correct ~ a + b + (1 | person)", data, family="binomial").method == "ml"
