@@ -237,7 +237,7 @@ def _lp_separation_r(r, formula: str, frame) -> int:
     """How many answers some direction of the fixed effects predicts perfectly: 0 when the fixed part
     does not separate the answers. The linear program of Konis (2007): with s = 2y − 1 and A = s·X,
     separation (complete or quasi-complete) is a β with Aβ ≥ 0 and Aβ ≠ 0; maximise Σ Aβ over
-    −1 ≤ β ≤ 1 (rows with equal (x, y) merged and weighted). Catches what no single cell shows (an
+    −1 ≤ β ≤ 1 (rows with equal (x, y) merged in R and weighted). Catches what no single cell shows (an
     additive model's "staircase", a covariate that splits the answers)."""
     import numpy as np
     from scipy.optimize import linprog
@@ -246,11 +246,8 @@ def _lp_separation_r(r, formula: str, frame) -> int:
     if result is r.ro.NULL or result is r.ro.rinterface.NULL:
         return 0
     table = to_pandas(r, result)
-    y = table.pop(".y").to_numpy(dtype=float)
-    if not np.isin(y, (0.0, 1.0)).all():
-        return 0
-    a = table.to_numpy(dtype=float) * (2 * y - 1)[:, None]
-    rows, counts = np.unique(a, axis=0, return_counts=True)
+    counts = table.pop(".n").to_numpy(dtype=float)
+    rows = table.to_numpy(dtype=float)
     scale = np.maximum(np.abs(rows).max(axis=0), 1e-12)  # columns on one scale: the tolerance means the same
     rows = rows / scale
     found = linprog(-(counts @ rows), A_ub=-rows, b_ub=np.zeros(len(rows)), bounds=[(-1, 1)] * rows.shape[1],

@@ -153,7 +153,7 @@ DUET_PRIOR_SD <- c(10, 2.5)
 # method = "safe" (separation), blme::bglmer with DUET_PRIOR_SD on the fixed effects (by Laplace:
 # blme cannot put a prior on fixed effects estimated inside PIRLS); without random effects, glm or,
 # with method = "safe", brglm2's bias-reduced fit (Firth-type, type "AS_mean"), which stays finite.
-duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml") {
+duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml", start = NULL) {
   mixed <- !is.null(lme4::findbars(f))
   if (is.character(family) && family == "gaussian") {
     lmerTest::lmer(f, data = data, REML = TRUE, control = lmerControl(optimizer = optimizer))
@@ -163,7 +163,7 @@ duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml") {
     stats::glm(f, data = data, family = family)
   } else if (method == "safe") {
     blme::bglmer(f, data = data, family = family, nAGQ = 1L, control = glmerControl(optimizer = optimizer),
-                 fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL)
+                 fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
   } else {
     lme4::glmer(f, data = data, family = family, nAGQ = nagq, control = glmerControl(optimizer = optimizer))
   }
@@ -242,14 +242,23 @@ duet_coefs <- function(m, family) {
   out
 }
 
-# The fixed part's model matrix and 0/1 response (for the linear-programming check of separation in
-# analysis/rbridge.py); NULL for a cbind() response.
+# The rows of the fixed part's model matrix signed by the answer, A = (2y - 1) * X, each distinct row
+# once with its count `.n` (for the linear-programming check of separation in analysis/rbridge.py;
+# a factors-only design has a handful); NULL for a cbind() or non-0/1 response.
 duet_model_matrix <- function(formula, data) {
   f <- lme4::nobars(as.formula(formula))
   if (length(f) < 3 || !is.name(f[[2]])) return(NULL)
   X <- stats::model.matrix(f, data)
-  out <- as.data.frame(X)
-  names(out) <- sprintf("x%d", seq_len(ncol(X)))
-  out$.y <- as.numeric(data[[as.character(f[[2]])]])[as.integer(rownames(X))]
+  y <- as.numeric(data[[as.character(f[[2]])]])[as.integer(rownames(X))]
+  if (!all(y %in% c(0, 1))) return(NULL)
+  A <- X * (2 * y - 1)
+  # a row's key: its projection on the square roots of the first primes (linearly independent over the
+  # rationals, so distinct rows of small integers never share one); pasting the rows is 50 times slower
+  primes <- Filter(function(k) k < 4 || all(k %% 2:floor(sqrt(k)) != 0), 2:(20 * ncol(A) + 20))[seq_len(ncol(A))]
+  key <- as.vector(A %*% sqrt(primes))
+  first <- !duplicated(key)
+  out <- as.data.frame(A[first, , drop = FALSE])
+  names(out) <- sprintf("x%d", seq_len(ncol(A)))
+  out$.n <- tabulate(match(key, key[first]), nbins = sum(first))
   out
 }
