@@ -262,9 +262,11 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
 
     lmerTest::lmer (REML) for gaussian, lme4::glmer otherwise (glm for a binomial formula without
     random effects); `fast=True` (binomial only) fits glmer with nAGQ = 0, for models with many
-    fixed effects. A binomial model is checked for separation first (`separation`): with a fixed-
-    effect cell at 0 % or 100 %, or an ML fit with a coefficient's SE over SE_LIMIT, it is fitted
-    by a method that stays finite (SAFE_METHODS: blme::bglmer, or brglm2 without random effects).
+    fixed effects. A binomial model is checked for separation first: a fixed-effect cell at 0 % or
+    100 % (`separation`), else a linear-programming check of the fixed effects' design
+    (`_lp_separation_r`); with either, or when the ML fit stops with an error or gives a coefficient
+    an SE over SE_LIMIT, it is fitted by a method that stays finite (SAFE_METHODS: blme::bglmer, or
+    brglm2 without random effects).
     Every warning and message of every attempt is kept, tagged with its optimizer (the report shows
     them); nothing is silenced.
     """

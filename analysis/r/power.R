@@ -27,7 +27,8 @@ duet_power_design <- function(data, n) {
 # One simulated study, tested as the report tests it (analysis/mixed.py AGENTS, duet_vs_reference):
 # the refit is checked for separation (duet_separation; a model always right or always wrong in
 # some cell) and then fitted by the report's own rule: maximum likelihood (glmer, nagq), or
-# blme::bglmer when a cell separates or an ML coefficient's SE passes se_limit. Each model is
+# blme::bglmer when a cell separates or an ML coefficient's SE passes se_limit (the report's
+# linear-programming check for separations no cell shows is not repeated per study). Each model is
 # compared with the humans on the probability scale (emmeans regrid, trt.vs.ctrl), Holm-adjusted
 # across the models within each modality and each argument form. Nothing is suppressed: a refit
 # that stops with an error is "failed" (its p-values NA), one whose notes match `pattern` (lme4's
