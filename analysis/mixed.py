@@ -174,12 +174,6 @@ def affirmation_refit(section: Section, fit: rb.Fit, frame: pd.DataFrame) -> Non
             "theorem-vs-base contrast compares an invalid form with a valid one, not two valid forms.")
 
 
-def boundary_note(section: Section, fit: rb.Fit, frame: pd.DataFrame) -> None:
-    rates = frame.groupby("agent", observed=True)["correct"].mean()
-    if rates.isin([0.0, 1.0]).any():
-        section.notes.append("Some agent is always or never correct: its estimates sit on the boundary.")
-
-
 # ------------------------------------------------------------------------------------- the specs
 
 EQ4 = ModelSpec(
@@ -208,7 +202,7 @@ EQ6 = ModelSpec(
     formula="correct ~ modality + argform + rt_z + (1 + rt_z | participant)",
     frame=valid_syllogism_trials, columns=("correct", "modality", "argform", "rt_z", "participant"),
     group="participant", needs="kept valid modal-syllogism trials", family="binomial",
-    lrt=("modality", "argform", "rt_z"), emmeans=BY_FACTOR, hypotheses=TABLE2,
+    lrt=("modality", "argform", "rt_z"), emmeans=BY_FACTOR, hypotheses=TABLE2, paper="003",
     notes=("RT enters as rt_z: log(RT in ms), z-scored over the kept trials. Marginal means are on the "
            "probability scale; hypotheses on the logit scale.",),
     unit=("one kept trial; a participant's trials are one cluster (random intercept and RT slope by "
@@ -244,15 +238,15 @@ AGENTS = ModelSpec(
     emmeans=(("emmeans_agent", "~ agent"), ("emmeans_agent_by_modality", "~ agent | modality"),
              ("emmeans_agent_by_argform", "~ agent | argform")),
     versus=(("model_vs_human_by_modality", "agent", "modality"), ("model_vs_human_by_argform", "agent", "argform")),
-    notes=("Fitted with nAGQ = 0 (fixed effects inside PIRLS): with one fixed effect per agent × level the Laplace "
-           "fit takes minutes; estimates differ little at this size.",
+    notes=("Fitted with nAGQ = 0 (fixed effects inside PIRLS; unless separation calls for the safe fit above): with "
+           "one fixed effect per agent × level the Laplace fit takes minutes; estimates differ little at this size.",
            "Contrasts are differences in probability correct (model − human), Holm-adjusted within each modality / "
            "argument form."),
-    extra=boundary_note,
     unit=("one answer: a person's answer to an item, or a model's decision on it. Answers are clustered by "
           "respondent (a random intercept per participant; each model configuration is one more level) and by "
           "interpretation (a random intercept per interpretation, crossed with respondents)."),
     designs=SYLLOGISM_DESIGNS,
+    paper="003",  # an agent always right or always wrong: fit_spec says so and fits it with blme (issue 25)
 )
 # In the report's order; AGENTS, the longest fit, runs in a second process where one is worth it.
 SPECS = (EQ4, EQ5, EQ6, NECESSITATION, DISTRIBUTION, AGENTS)

@@ -16,7 +16,9 @@ from .models import PowerAnalysis, ReportStatus
 
 
 class PowerForm(forms.Form):
-    sizes = forms.CharField(initial="10 20 40 80 160", help_text="Numbers of participants to try, e.g. 10 20 40 80.")
+    sizes = forms.CharField(initial="10 20 40 80 160", max_length=500,
+                            help_text="Numbers of participants to try, e.g. 10 20 40 80. Simulated studies per size × the "
+                                      "sizes' sum may be at most DUET_POWER_MAX_SIMULATED (default 200,000).")
     nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size")
     alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05)
     target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power")
@@ -25,7 +27,7 @@ class PowerForm(forms.Form):
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
     def clean(self):
-        from .power_plan import PowerPlan, sizes_from_text
+        from .power_plan import PowerPlan, check_budget, sizes_from_text
 
         data = super().clean()
         if self.errors:
@@ -33,6 +35,7 @@ class PowerForm(forms.Form):
         try:
             data["plan"] = PowerPlan(sizes=tuple(sizes_from_text(data["sizes"])), nsim=data["nsim"], alpha=data["alpha"],
                                      target=data["target"], seed=data["seed"])
+            check_budget(data["plan"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
         return data
@@ -85,8 +88,8 @@ class PowerAnalysisAdmin(admin.ModelAdmin):
             (r["factor"], r["level"], r["contrast"],
              r["needed"] if r["needed"] is not None else f"more than {r['max_n']}", f"{r['power_at_max']:.2f}")
             for r in obj.needed))
-        return format_html("<table><tr><th>factor</th><th>level</th><th>contrast</th><th>needed for power {}</th>"
-                           "<th>power at the largest size</th></tr>{}</table>", target, rows)
+        return format_html("<table><tr><th>factor</th><th>level</th><th>contrast</th><th>needed for power {} (lower "
+                           "95% Monte-Carlo bound)</th><th>power at the largest size</th></tr>{}</table>", target, rows)
 
     @admin.display(description="power curve")
     def curve_plot(self, obj):

@@ -14,6 +14,11 @@ class PowerPlan:
     target: float = 0.8
     seed: int = 0
 
+    @property
+    def simulated(self) -> int:
+        """Simulated participants the plan asks for: nsim studies at each size (what its run time grows with)."""
+        return self.nsim * sum(self.sizes)
+
     def __post_init__(self) -> None:
         problems = []
         if not self.sizes or any((not isinstance(n, int)) or n < 2 for n in self.sizes):
@@ -34,3 +39,17 @@ def sizes_from_text(text: str) -> Sequence[int]:
     except ValueError:
         raise ValueError(f"sizes must be whole numbers separated by spaces or commas (got {text!r})") from None
     return tuple(sorted(set(values)))
+
+
+def check_budget(plan: PowerPlan, limit: int | None = None) -> None:
+    """Refuse a plan asking for more simulated participants than the limit (DUET_POWER_MAX_SIMULATED):
+    issue 26, a request of sizes 1000000 2000000 × nsim 10000, or 5,000 sizes, was queued."""
+    if limit is None:
+        from studyserver import env
+
+        limit = env.power_max_simulated()
+    if plan.simulated > limit:
+        raise ValueError(
+            f"This power analysis asks for {plan.simulated:,} simulated participants (nsim {plan.nsim} × the sizes' "
+            f"sum {sum(plan.sizes):,}); one request may ask for at most {limit:,} (DUET_POWER_MAX_SIMULATED). Use fewer "
+            "or smaller sizes, or fewer simulated studies per size.")

@@ -10,16 +10,19 @@ from django.utils import timezone
 from studyserver import dispatch
 
 from .models import PowerAnalysis, ReportStatus
-from .power_plan import PowerPlan
+from .power_plan import PowerPlan, check_budget
 
 PROGRESS_EVERY = 5  # simulated studies between progress writes
 
 
 def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = True) -> PowerAnalysis:
-    """Record a power analysis and send it to the workers. Refused (experiments.study_jobs.StudyBusy, a
-    ValueError) while the study has another power analysis or pilot queued or running."""
+    """Record a power analysis and send it to the workers. A plan over the size limit
+    (power_plan.check_budget) is refused with a ValueError and nothing is written; so is a request while
+    the study has another power analysis or pilot queued or running (experiments.study_jobs.StudyBusy,
+    a ValueError)."""
     from experiments.study_jobs import study_job_claim
 
+    check_budget(plan)
     with transaction.atomic():
         study_job_claim(study=study)
         analysis = PowerAnalysis.objects.create(study=study, plan=asdict(plan), pilot=pilot,
@@ -69,7 +72,7 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
                        "exclusions": _records(removed) if removed is not None else []},
         curve_png=plots.power_curve(result.curve, plan.target).png,
         message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
-                f"{analysis.total} simulated studies.")
+                f"{analysis.total} simulated studies{_refits(result.curve)}.")
     analysis.refresh_from_db()
     return analysis
 
@@ -77,3 +80,12 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
 def _records(frame) -> list[dict]:
     """JSON-safe rows (numpy numbers as plain numbers, missing values as null)."""
     return json.loads(frame.to_json(orient="records"))
+
+
+def _refits(curve) -> str:
+    """', 2 refits failed, 1 did not converge' (each simulated study once), or nothing when all went well."""
+    first = curve.drop_duplicates("n")
+    failed, stalled = int(first["failed"].sum()), int(first["not_converged"].sum())
+    parts = [f"{failed} refit{'s' if failed != 1 else ''} failed" if failed else "",
+             f"{stalled} did not converge" if stalled else ""]
+    return "".join(f", {p}" for p in parts if p)

@@ -142,6 +142,45 @@ def call(name: str, *args, **kwargs):
         return r.ro.globalenv[name](*args, **kwargs)
 
 
+# A coefficient whose standard error passes this (on the logit scale: a 95% interval wider than
+# ±196) is not estimated at all: the mark of separation, never printed as a number (issue 25).
+SE_LIMIT = 100.0
+# The separation-safe fits (R's duet_model, analysis/r/helpers.R): what the report and the
+# reproduce scripts say about them.
+PRIOR_SD = (10.0, 2.5)
+SAFE_METHODS = {
+    "bglmer": ("blme::bglmer with weakly informative normal priors on the fixed effects (Chung et al. 2013's "
+               f"blme; sd {PRIOR_SD[0]:g} on the intercept, {PRIOR_SD[1]:g} on every other coefficient, on the "
+               "logit scale; random-effect variances unpenalised, as lme4 estimates them), fitted by Laplace "
+               "(nAGQ = 1)"),
+    "brglm": "bias-reduced logistic regression (brglm2::brglmFit, type AS_mean: Firth's penalty)",
+}
+
+
+@dataclass(frozen=True)
+class SeparatedCell:
+    """A cell of the fixed effects whose answers are all 0 or all 1 (R's duet_separation)."""
+
+    term: str
+    factors: tuple[str, ...]
+    levels: tuple[str, ...]
+    n: int
+    ones: int
+
+    def covers(self, other: "SeparatedCell") -> bool:
+        """This cell holds `other` (its factors are a subset, at the same levels) and says it first."""
+        mine = dict(zip(self.factors, self.levels))
+        theirs = dict(zip(other.factors, other.levels))
+        return self != other and all(theirs.get(k) == v for k, v in mine.items())
+
+    def words(self, response: str) -> str:
+        where = ", ".join(f"{factor} {level}" for factor, level in zip(self.factors, self.levels))
+        what = "correct" if response == "correct" else f"with {response} = 1"
+        if self.ones == self.n:
+            return f"{where}: all {self.n} answers {what}"
+        return f"{where}: none of {self.n} answers {what}"
+
+
 @dataclass
 class Fit:
     """A fitted mixed model: the coefficient table, the R object, and what happened."""
@@ -156,38 +195,117 @@ class Fit:
     variances: pd.DataFrame  # random-effect variances and SDs: group, Name, Var, Std
     warnings: list[str] = field(default_factory=list)
     attempts: list[str] = field(default_factory=list)
+    method: str = "ml"  # "ml", or a separation-safe fit: "bglmer" (GLMM) or "brglm" (no random effects)
+    separation: list[SeparatedCell] = field(default_factory=list)  # the cells that called for it
+    ml_se_max: float | None = None  # an ML fit's largest SE when that (not a cell) called for the safe fit
+    ml_error: str | None = None  # or the error the ML fit stopped with
+    perfectly_predicted: int = 0  # answers a combination of fixed effects predicts perfectly (no cell shows it)
 
     @property
     def converged(self) -> bool:
         return not _convergence_problems(self.warnings)
+
+    @property
+    def separated(self) -> bool:
+        return self.method != "ml"
+
+    @property
+    def nagq(self) -> int:
+        return 1 if self.method == "bglmer" else 0 if "nAGQ = 0" in self.family else 1
 
 
 def _convergence_problems(messages: list[str]) -> list[str]:
     return [m for m in messages if any(word in m.lower() for word in _CONVERGENCE_WORDS)]
 
 
+def separation(formula: str, data: pd.DataFrame) -> list[SeparatedCell]:
+    """The cells of the formula's fixed effects (every combination of the levels of a factors-only
+    term) whose answers are all 0 or all 1, each once: a cell inside a listed one is left out (an
+    agent always right is not listed again per modality)."""
+    with r_session() as r:
+        return _separation_r(r, formula, to_r(r, _factors_for_r(data)))
+
+
+def _separation_r(r, formula: str, frame) -> list[SeparatedCell]:
+    table = to_pandas(r, call("duet_separation", formula, frame))
+    cells = [SeparatedCell(term=row.term, factors=tuple(row.vars.split("\r")), levels=tuple(row.values.split("\r")),
+                           n=int(row.n), ones=int(row.ones)) for row in table.itertuples()]
+    return [c for c in cells if not any(other.covers(c) for other in cells)]
+
+
+def _lp_separation_r(r, formula: str, frame) -> int:
+    """How many answers some direction of the fixed effects predicts perfectly: 0 when the fixed part
+    does not separate the answers. The linear program of Konis (2007): with s = 2y − 1 and A = s·X,
+    separation (complete or quasi-complete) is a β with Aβ ≥ 0 and Aβ ≠ 0; maximise Σ Aβ over
+    −1 ≤ β ≤ 1 (rows with equal (x, y) merged in R and weighted). Catches what no single cell shows (an
+    additive model's "staircase", a covariate that splits the answers)."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    result = call("duet_model_matrix", formula, frame)
+    if result is r.ro.NULL or result is r.ro.rinterface.NULL:
+        return 0
+    table = to_pandas(r, result)
+    counts = table.pop(".n").to_numpy(dtype=float)
+    rows = table.to_numpy(dtype=float)
+    scale = np.maximum(np.abs(rows).max(axis=0), 1e-12)  # columns on one scale: the tolerance means the same
+    rows = rows / scale
+    found = linprog(-(counts @ rows), A_ub=-rows, b_ub=np.zeros(len(rows)), bounds=[(-1, 1)] * rows.shape[1],
+                    method="highs")
+    if found.status != 0 or -found.fun <= 1e-7 * counts.sum():
+        return 0
+    return int(counts[rows @ found.x > 1e-7].sum())
+
+
 def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: bool = False) -> Fit:
     """Fit with bobyqa; on a convergence warning refit with Nelder_Mead and keep the better try.
 
-    lmerTest::lmer (REML) for gaussian, lme4::glmer otherwise; `fast=True` (binomial only) fits
-    glmer with nAGQ = 0, for models with many fixed effects. Every warning and message of every
-    attempt is kept, tagged with its optimizer (the report shows them); nothing is silenced.
+    lmerTest::lmer (REML) for gaussian, lme4::glmer otherwise (glm for a binomial formula without
+    random effects); `fast=True` (binomial only) fits glmer with nAGQ = 0, for models with many
+    fixed effects. A binomial model is checked for separation first: a fixed-effect cell at 0 % or
+    100 % (`separation`), else a linear-programming check of the fixed effects' design
+    (`_lp_separation_r`); with either, or when the ML fit stops with an error or gives a coefficient
+    an SE over SE_LIMIT, it is fitted by a method that stays finite (SAFE_METHODS: blme::bglmer, or
+    brglm2 without random effects).
+    Every warning and message of every attempt is kept, tagged with its optimizer (the report shows
+    them); nothing is silenced.
     """
     if fast and family != "binomial":
         raise ValueError("fast=True (nAGQ = 0) is for binomial models only")
     data = _factors_for_r(data)
     with r_session() as r:
         frame = to_r(r, data)
-        tries: list[Fit] = []
-        for optimizer in OPTIMIZERS:
-            result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=len(data))
-            tries.append(result)
-            if result.converged:
-                break
-        chosen = next((t for t in tries if t.converged), tries[-1])
-        chosen.attempts = [t.optimizer for t in tries]
-        chosen.warnings = [w for t in tries for w in t.warnings]
+        cells = _separation_r(r, formula, frame) if family == "binomial" else []
+        perfect = _lp_separation_r(r, formula, frame) if family == "binomial" and not cells else 0
+        cells_or_lp = bool(cells) or perfect > 0
+        try:
+            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=cells_or_lp)
+        except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
+            if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells_or_lp:
+                raise
+            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
+            chosen.ml_error = " ".join(str(error).split())
+        if family == "binomial" and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
+            se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
+            if (se > SE_LIMIT).any():  # separation that no single cell shows
+                chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
+                chosen.ml_se_max = float(se.max())
+        chosen.separation = cells
+        chosen.perfectly_predicted = perfect
         return chosen
+
+
+def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, safe: bool) -> Fit:
+    tries: list[Fit] = []
+    for optimizer in OPTIMIZERS:
+        result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=n_obs, safe=safe)
+        tries.append(result)
+        if result.converged or not result.groups:  # a glm has no optimizer to change
+            break
+    chosen = next((t for t in tries if t.converged), tries[-1])
+    chosen.attempts = [t.optimizer for t in tries]
+    chosen.warnings = [w for t in tries for w in t.warnings]
+    return chosen
 
 
 def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
@@ -199,19 +317,22 @@ def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
     return data
 
 
-def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int) -> Fit:
-    result = call("duet_fit", formula, frame, family, optimizer, nagq)
+def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int, safe: bool = False) -> Fit:
+    result = call("duet_fit", formula, frame, family, optimizer, nagq, "safe" if safe else "ml")
     parts = dict(zip(result.names, result))
     groups = parts["groups"]
     coefs = to_pandas(r, parts["coefs"])
     if "P-val" in coefs:
         coefs["Sig"] = coefs["P-val"].map(_stars)
+    mixed = len(groups) > 0
+    method = ("bglmer" if mixed else "brglm") if safe else "ml"
+    label = f"{family} (nAGQ = 0)" if (mixed and not safe and not nagq) else family
+    optimizer = optimizer if mixed else "glm"  # a glm has no optimizer to choose
     return Fit(
-        formula=formula, family=family if nagq else f"{family} (nAGQ = 0)", coefs=coefs,
-        model=parts["model"], optimizer=optimizer, n_obs=n_obs,
-        groups={str(k): int(v) for k, v in zip(groups.names, groups)},
+        formula=formula, family=label, coefs=coefs, model=parts["model"], optimizer=optimizer, n_obs=n_obs,
+        groups={str(k): int(v) for k, v in zip(groups.names, groups)} if mixed else {},
         variances=to_pandas(r, parts["variances"]),
-        warnings=[f"[{optimizer}] {m}" for m in parts["messages"]],
+        warnings=[f"[{optimizer}] {m}" for m in parts["messages"]], method=method,
     )
 
 
@@ -284,6 +405,8 @@ def random_effects(fit_: Fit) -> pd.DataFrame:
 def r2(fit_: Fit) -> dict[str, float]:
     """Nakagawa's marginal and conditional R², and whether they leave out the random effects (their
     variances could not be estimated: performance's 'Random effect variances not available')."""
+    if not fit_.groups:  # no random effects (glm): Nakagawa's R² is for mixed models
+        return {}
     with r_session():
         values = list(call("duet_r2", fit_.model))
         return {"marginal": float(values[0]), "conditional": float(values[1]),

@@ -49,6 +49,10 @@ def _r_script(sections: list[Section]) -> str:
         "# Run it from anywhere: Rscript reproduce.R. Needs R with lme4 and lmerTest. It prints each model's",
         "# fixed effects and likelihood-ratio chi-squares and writes them to reproduced/R/.",
         "suppressPackageStartupMessages({library(lme4); library(lmerTest)})",
+        "# A model with separation (a cell of the fixed effects all 0 or all 1) is refitted as the report fitted it:",
+        "# blme::bglmer with normal(0, sd) priors on the fixed effects (sd 10 on the intercept, 2.5 on the others),",
+        "# or brglm2's bias-reduced glm when it has no random effects (the report's section says which).",
+        "prior_sd <- c(10, 2.5)",
         "here <- local({ f <- grep('^--file=', commandArgs(FALSE), value = TRUE)",
         "  if (length(f)) dirname(normalizePath(sub('^--file=', '', f[1]))) else getwd() })",
         "out <- file.path(here, 'reproduced', 'R'); dir.create(out, recursive = TRUE, showWarnings = FALSE)",
@@ -57,19 +61,29 @@ def _r_script(sections: list[Section]) -> str:
         "  for (f in names(levels)) d[[f]] <- factor(d[[f]], levels = levels[[f]])  # the first level is the reference",
         "  d",
         "}",
-        "fit <- function(formula, d, family, nagq, optimizer, reml = TRUE) {",
+        "fit <- function(formula, d, family, nagq, optimizer, reml = TRUE, method = 'ml') {",
+        "  mixed <- !is.null(lme4::findbars(formula))",
         "  if (family == 'gaussian') {",
         "    lmerTest::lmer(formula, data = d, REML = reml, control = lmerControl(optimizer = optimizer))",
+        "  } else if (method == 'bglmer') {",
+        "    blme::bglmer(formula, data = d, family = family, nAGQ = 1L, control = glmerControl(optimizer = optimizer),",
+        "                 fixef.prior = normal(sd = prior_sd), cov.prior = NULL)",
+        "  } else if (method == 'brglm') {",
+        "    glm(formula, data = d, family = family, method = brglm2::brglmFit, type = 'AS_mean')",
+        "  } else if (!mixed) {",
+        "    glm(formula, data = d, family = family)",
         "  } else {",
         "    lme4::glmer(formula, data = d, family = family, nAGQ = nagq, control = glmerControl(optimizer = optimizer))",
         "  }",
         "}",
         "# Likelihood-ratio test of each term: the model without it against the full model, both by maximum",
-        "# likelihood (a linear mixed model is refitted by ML; a GLMM is already an ML fit).",
-        "lrt <- function(m, formula, d, family, nagq, optimizer, terms, optimizers) {",
+        "# likelihood (a linear mixed model is refitted by ML; a GLMM is already an ML fit), or both by the",
+        "# separation-safe method the model used.",
+        "lrt <- function(m, formula, d, family, nagq, optimizer, terms, optimizers, method = 'ml') {",
         "  full <- if (family == 'gaussian') fit(formula, d, family, nagq, optimizer, reml = FALSE) else m",
         "  rows <- lapply(seq_along(terms), function(i) {",
-        "    reduced <- fit(update(formula, as.formula(paste('. ~ . -', terms[i]))), d, family, nagq, optimizers[i], reml = FALSE)",
+        "    reduced <- fit(update(formula, as.formula(paste('. ~ . -', terms[i]))), d, family, nagq, optimizers[i],",
+        "                   reml = FALSE, method = method)",
         "    chisq <- as.numeric(2 * (logLik(full) - logLik(reduced)))",
         "    df <- attr(logLik(full), 'df') - attr(logLik(reduced), 'df')",
         "    data.frame(term = terms[i], chisq = chisq, df = df, p_value = pchisq(chisq, df, lower.tail = FALSE))",
@@ -90,14 +104,16 @@ def _r_script(sections: list[Section]) -> str:
             f"# ---- {section.key}: {section.title}",
             f"d <- frame({_r_string(section.key)}, {_r_levels(f.levels)})",
             f"formula <- as.formula({_r_string(f.formula)})",
-            f"m <- fit(formula, d, {_r_string(f.family)}, {f.nagq}L, {_r_string(f.optimizer)})",
+            f"m <- fit(formula, d, {_r_string(f.family)}, {f.nagq}L, {_r_string(f.optimizer)}, "
+            f"method = {_r_string(f.method)})",
             f"report({_r_string(section.key)}, m)",
         ]
         if f.lrt_terms:
             terms = ", ".join(_r_string(t) for t in f.lrt_terms)
             optimizers = ", ".join(_r_string(f.lrt_optimizers.get(t, f.optimizer)) for t in f.lrt_terms)
             lines += [
-                f"lr <- lrt(m, formula, d, {_r_string(f.family)}, {f.nagq}L, {_r_string(f.optimizer)}, c({terms}), c({optimizers}))",
+                f"lr <- lrt(m, formula, d, {_r_string(f.family)}, {f.nagq}L, {_r_string(f.optimizer)}, c({terms}), "
+                f"c({optimizers}), method = {_r_string(f.method)})",
                 f"write.csv(lr, file.path(out, {_r_string(section.key + '_lrt.csv')}), row.names = FALSE); print(lr)",
             ]
     return "\n".join(lines) + "\n"
@@ -106,6 +122,7 @@ def _r_script(sections: list[Section]) -> str:
 def _py_script(sections: list[Section]) -> str:
     models = [{"key": s.key, "title": s.title, "formula": s.fitted.formula, "family": s.fitted.family,
                "nagq": s.fitted.nagq, "optimizer": s.fitted.optimizer, "levels": s.fitted.levels,
+               "method": s.fitted.method,
                "lrt": [[t, s.fitted.lrt_optimizers.get(t, s.fitted.optimizer)] for t in s.fitted.lrt_terms]}
               for s in sections]
     return f'''"""Refit every model of this Duet report from its model frame (data/model_frames/) with pymer4.
@@ -157,7 +174,8 @@ def pymer4_fit(spec, data, formula, reml):
 
 
 def r_glmer_nagq(spec, data, formula, optimizer):
-    """glmer with nAGQ (pymer4 0.8.2 has no such argument): R through rpy2."""
+    """glmer with nAGQ (pymer4 0.8.2 has no such argument), or the separation-safe fit the report used
+    (blme::bglmer, brglm2): R through rpy2."""
     import rpy2.robjects as ro
     from rpy2.robjects import pandas2ri
     from rpy2.robjects.conversion import localconverter
@@ -166,8 +184,14 @@ def r_glmer_nagq(spec, data, formula, optimizer):
     ro.r("suppressPackageStartupMessages(library(lme4))")
     with localconverter(ro.default_converter + pandas2ri.converter):
         ro.globalenv["d"] = ro.conversion.get_conversion().py2rpy(data)
-    ro.r(f"m <- lme4::glmer({{formula}}, data = d, family = {{spec['family']}}, nAGQ = {{spec['nagq']}}, "
-         f"control = glmerControl(optimizer = '{{optimizer}}'))")
+    if spec["method"] == "bglmer":
+        ro.r(f"prior_sd <- c(10, 2.5); m <- blme::bglmer({{formula}}, data = d, family = {{spec['family']}}, nAGQ = 1L, "
+             f"control = glmerControl(optimizer = '{{optimizer}}'), fixef.prior = normal(sd = prior_sd), cov.prior = NULL)")
+    elif spec["method"] == "brglm":
+        ro.r(f"m <- glm({{formula}}, data = d, family = {{spec['family']}}, method = brglm2::brglmFit, type = 'AS_mean')")
+    else:
+        ro.r(f"m <- lme4::glmer({{formula}}, data = d, family = {{spec['family']}}, nAGQ = {{spec['nagq']}}, "
+             f"control = glmerControl(optimizer = '{{optimizer}}'))")
     co = ro.r("summary(m)$coefficients")
     names = list(ro.r("rownames(summary(m)$coefficients)"))
     table = pd.DataFrame({{"term": names, "Estimate": list(co.rx(True, 1)), "SE": list(co.rx(True, 2))}})
@@ -179,9 +203,13 @@ def main():
     for spec in MODELS:
         data = frame(spec["key"])
         print(f"\\n== {{spec['key']}}: {{spec['title']}} ==")
-        if spec["family"] != "gaussian" and spec["nagq"] != 1:
-            print(f"pymer4 0.8.2 cannot fit glmer with nAGQ = {{spec['nagq']}}: this model is refitted with R's glmer "
-                  "through rpy2.")
+        if spec["family"] != "gaussian" and (spec["nagq"] != 1 or spec["method"] != "ml"):
+            if spec["method"] != "ml":
+                print(f"The report fitted this model by {{spec['method']}} (separation), which pymer4 cannot: it is "
+                      "refitted the same way in R through rpy2.")
+            else:
+                print(f"pymer4 0.8.2 cannot fit glmer with nAGQ = {{spec['nagq']}}: this model is refitted with R's "
+                      "glmer through rpy2.")
             table, full_ll = r_glmer_nagq(spec, data, spec["formula"], spec["optimizer"])
             rows = []
             for term, optimizer in spec["lrt"]:

@@ -52,6 +52,7 @@ class FittedModel:
     levels: dict[str, list[str]]  # factor → its levels in order (the first is the reference)
     lrt_terms: tuple[str, ...] = ()
     lrt_optimizers: dict[str, str] = field(default_factory=dict)  # term → the optimizer its reduced model used
+    method: str = "ml"  # "ml", or the separation-safe fit (rbridge.SAFE_METHODS): "bglmer" or "brglm"
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class ModelSpec:
     extra: Callable[[Section, rb.Fit, pd.DataFrame], None] | None = None  # the section's own additions
     unit: str = ""  # the sampling unit, said in the section (Section.unit)
     designs: tuple[str, ...] = ()  # the designs it is an analysis of (empty: any); other studies leave it out
+    paper: str = ""  # the paper whose model this is ("003"): a separation-safe fit is a departure from it
 
 
 def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
@@ -104,7 +106,7 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
         return section
     data = frame[list(spec.columns)]
     fit = rb.fit(spec.formula, data, family=spec.family, fast=spec.fast)
-    record_fit(section, fit, data)
+    record_fit(section, fit, data, paper=spec.paper, fast=spec.fast)
     if spec.lrt:
         record_lrt(section, fit, list(spec.lrt))
     response = spec.family == "binomial"
@@ -124,7 +126,8 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
         spec.extra(section, fit, frame)
     lrt = section.tables.get("lrt")
     section.fitted = FittedModel(
-        formula=spec.formula, family=spec.family, nagq=0 if spec.fast else 1, optimizer=fit.optimizer,
+        formula=spec.formula, family=spec.family, nagq=fit.nagq if spec.family == "binomial" else 1,
+        optimizer=fit.optimizer, method=fit.method,
         levels={c: [str(v) for v in data[c].cat.categories] for c in data.columns
                 if isinstance(data[c].dtype, pd.CategoricalDtype)},
         lrt_terms=tuple(spec.lrt),
@@ -153,13 +156,18 @@ def levels_missing(frame: pd.DataFrame, factors: list[str]) -> str:
 FEW_LEVELS = 5
 
 
-def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
+def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame, *, paper: str = "", fast: bool = False) -> None:
     section.data = data
     section.n_obs = fit.n_obs
     section.warnings += fit.warnings
     if len(fit.attempts) > 1:
         section.notes.append(f"Optimizers tried: {', '.join(fit.attempts)}; kept {fit.optimizer}.")
-    section.tables["coefficients"] = fit.coefs
+    record_separation(section, fit, paper=paper, fast=fast)
+    section.tables["coefficients"] = unestimated_blanked(fit.coefs)
+    if "note" in section.tables["coefficients"]:
+        section.cautions.append(
+            f"Coefficients with a standard error over {rb.SE_LIMIT:g} are not estimated: their numbers are left out "
+            "of the table (see its note column) rather than printed as if they meant something.")
     section.tables["random_variances"] = fit.variances
     r2 = rb.r2(fit)
     section.stats.update({f"r2_{k}": v for k, v in r2.items() if k != "random_effects_omitted"})
@@ -177,6 +185,67 @@ def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame) -> None:
             "R² leaves out the random effects: performance::r2_nakagawa could not estimate their variances (it said "
             "\"Random effect variances not available\"), which happens when the fit is singular — a variance "
             "estimated at zero, common with few groups. Both R² values shown are then the fixed effects' alone.")
+
+
+SEPARATION_CELLS_SHOWN = 8
+
+
+def record_separation(section: Section, fit: rb.Fit, *, paper: str = "", fast: bool = False) -> None:
+    """Say in plain words which cells separate the answers and how the model was fitted instead."""
+    if not fit.separated:
+        return
+    response = fit.formula.split("~", 1)[0].strip()
+    if fit.separation:
+        cells = [c.words(response) for c in fit.separation]
+        shown = "; ".join(cells[:SEPARATION_CELLS_SHOWN])
+        more = len(cells) - SEPARATION_CELLS_SHOWN
+        found = (f"Separation: {len(cells)} cell{'s' if len(cells) != 1 else ''} of the fixed effects "
+                 f"{'have' if len(cells) != 1 else 'has'} every answer the same ({shown}"
+                 f"{f'; and {more} more' if more > 0 else ''}).")
+    elif fit.perfectly_predicted:
+        found = (f"Separation: a combination of the fixed effects predicts {fit.perfectly_predicted} answers perfectly "
+                 "although no single cell is all 0 or all 1 (a linear-programming check of the fixed effects' design, "
+                 "Konis 2007).")
+    elif fit.ml_error:
+        found = (f"Separation: the maximum-likelihood fit stopped with an error ({fit.ml_error}), the mark of answers "
+                 "that some combination of the fixed effects predicts perfectly although no single cell is all 0 or all 1.")
+    else:
+        found = (f"Separation: the maximum-likelihood fit gave a coefficient a standard error of {fit.ml_se_max:,.0f} "
+                 f"(over {rb.SE_LIMIT:g}), the mark of answers that some combination of the fixed effects predicts "
+                 "perfectly although no single cell is all 0 or all 1.")
+    section.cautions.append(
+        f"{found} Maximum likelihood puts such coefficients at plus or minus infinity (lme4 reports estimates of "
+        "±20 or more with standard errors in the thousands and intervals of [0, 1]), so this model is fitted by "
+        f"{rb.SAFE_METHODS[fit.method]}, which keeps every estimate finite. The coefficients, marginal means and "
+        "contrasts of this section come from that fit; where the data cannot bound a coefficient it is shrunk "
+        "toward zero on the logit scale, so a cell at 0 % or 100 % shows as close to, not at, 0 or 1.")
+    section.stats["separated_cells"] = len(fit.separation)
+    laplace = (" by Laplace (nAGQ = 1) where this report otherwise uses nAGQ = 0, since blme cannot put a prior on "
+               "fixed effects estimated inside PIRLS;" if fast and fit.method == "bglmer" else "")
+    section.notes.append(
+        f"{f'Departure from paper {paper}: the paper fits this model by maximum likelihood. ' if paper else ''}"
+        f"Because of the separation above, this model is fitted by {fit.method} instead of maximum likelihood,"
+        f"{laplace} likelihood-ratio tests, where shown, compare fits by the same method.")
+
+
+def unestimated_blanked(coefs: pd.DataFrame) -> pd.DataFrame:
+    """Coefficients whose SE passes rbridge.SE_LIMIT keep their row, term and SE but lose every number
+    read as an estimate (estimate, intervals, odds ratio, probability, statistic, p-value), with the
+    reason in a note column."""
+    if "SE" not in coefs:
+        return coefs
+    bad = pd.to_numeric(coefs["SE"], errors="coerce") > rb.SE_LIMIT
+    if not bad.any():
+        return coefs
+    coefs = coefs.copy()
+    numbers = [c for c in coefs.columns if c not in ("term", "SE", "Sig") and pd.api.types.is_numeric_dtype(coefs[c])]
+    coefs.loc[bad, numbers] = float("nan")
+    if "Sig" in coefs:
+        coefs.loc[bad, "Sig"] = ""
+    coefs["note"] = ""
+    coefs.loc[bad, "note"] = [f"not estimated: SE {se:,.0f} > {rb.SE_LIMIT:g} (separation)" for se in
+                              pd.to_numeric(coefs.loc[bad, "SE"])]
+    return coefs
 
 
 def record_lrt(section: Section, fit: rb.Fit, terms: list[str]) -> None:

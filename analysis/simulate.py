@@ -136,3 +136,12 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
         if column not in out:
             out[column] = False if column in booleans and column != "template_valid" else None
     return out[list(TRIAL_COLUMNS)]
+
+
+def always_yes(scores: pd.DataFrame) -> pd.DataFrame:
+    """The scores of a model that answers "yes" to every item: right on every valid form, wrong on
+    every invalid one (separation, issue 25)."""
+    scores = scores.copy()
+    scores["decision"] = "yes"
+    scores["correct"] = (scores["gold"] == "yes").astype(int)
+    return scores

@@ -205,6 +205,21 @@ def analysis_processes() -> int | None:
     return int(text)
 
 
+POWER_MAX_SIMULATED_DEFAULT = 200_000
+
+
+def power_max_simulated() -> int:
+    """DUET_POWER_MAX_SIMULATED (default 200,000): the most simulated participants one power analysis
+    may ask for, nsim × the sum of its sizes (the default plan, 10 20 40 80 160 × 100, is 31,000); a
+    larger request is refused with a message (analysis/power_plan.py)."""
+    text = os.environ.get("DUET_POWER_MAX_SIMULATED", "").strip()
+    if not text:
+        return POWER_MAX_SIMULATED_DEFAULT
+    if not text.isdigit() or int(text) < 1:
+        raise SettingsError(f"DUET_POWER_MAX_SIMULATED must be a whole number ≥ 1, not '{text}'.")
+    return int(text)
+
+
 def login_throttle():
     """(failures, cool-off) for admin logins: DUET_LOGIN_FAILURE_LIMIT (default 5) failed attempts lock
     the client address or the user name out for DUET_LOGIN_COOLOFF_MINUTES (default 15)."""

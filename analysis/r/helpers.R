@@ -18,6 +18,7 @@ duet_capture <- function(expr) {
 
 # What lme4 recorded about the optimisation (convergence checks, singular fits, optimizer warnings).
 duet_optinfo <- function(m) {
+  if (!isS4(m)) return(if (isTRUE(m$converged)) character(0) else "the glm iterations failed to converge")
   found <- c(as.character(unlist(m@optinfo$warnings)), as.character(unlist(m@optinfo$conv$lme4$messages)))
   gsub("\\s+", " ", trimws(found))
 }
@@ -38,30 +39,43 @@ duet_try <- function(fitter, optimizers, pattern) {
   chosen
 }
 
+# How a model was fitted: "safe" (blme::bglmer or brglm2's bias reduction) or "ml".
+duet_method <- function(m) {
+  if (inherits(m, "bglmerMod") || (!isS4(m) && identical(m$method, "brglmFit"))) "safe" else "ml"
+}
+
 # Likelihood-ratio test of the full model against the model without each fixed-effect term (both
-# fitted by maximum likelihood; random effects kept). Each refit tries the optimizers in turn like
-# the main fit; the warnings and messages of every refit come back in the `warnings` column.
+# fitted by maximum likelihood, or both by the separation-safe method the full model used; random
+# effects kept). Each refit tries the optimizers in turn like the main fit; the warnings and
+# messages of every refit come back in the `warnings` column.
 duet_lrt <- function(m, terms, optimizers, pattern) {
-  fr <- m@frame
-  f <- formula(m)
   glmm <- inherits(m, "glmerMod")
-  refit <- function(form) function(optimizer) {
-    if (glmm) {
-      lme4::glmer(form, data = fr, family = family(m), nAGQ = m@devcomp$dims[["nAGQ"]],
-                  control = glmerControl(optimizer = optimizer))
-    } else {
-      lme4::lmer(form, data = fr, REML = FALSE, control = lmerControl(optimizer = optimizer))
+  method <- duet_method(m)
+  if (!isS4(m)) {  # glm or brglm2: one fit, no optimizer choice
+    fr <- m$data
+    family_ <- family(m)
+    refit <- function(form) function(optimizer) duet_model(form, fr, family_, optimizer, 1L, method)
+    f <- formula(m)
+  } else {
+    fr <- m@frame
+    f <- formula(m)
+    refit <- function(form) function(optimizer) {
+      if (glmm) {
+        duet_model(form, fr, family(m), optimizer, m@devcomp$dims[["nAGQ"]], method)
+      } else {
+        lme4::lmer(form, data = fr, REML = FALSE, control = lmerControl(optimizer = optimizer))
+      }
     }
   }
   full_notes <- character(0)
   full <- m
-  if (!glmm) {
+  if (isS4(m) && !glmm) {
     got <- duet_try(refit(f), optimizers, pattern)
     full <- got$model
     if (length(got$all_notes)) full_notes <- paste("full model refitted by ML", got$all_notes)
   }
   rows <- lapply(terms, function(term) {
-    got <- duet_try(refit(update(f, as.formula(paste(". ~ . -", term)))), optimizers, pattern)
+    got <- duet_try(refit(update(f, as.formula(paste(". ~ . -", term)))), if (isS4(m)) optimizers else "glm", pattern)
     reduced <- got$model
     l1 <- logLik(full); l0 <- logLik(reduced)
     chisq <- as.numeric(2 * (l1 - l0)); df <- attr(l1, "df") - attr(l0, "df")
@@ -119,7 +133,7 @@ duet_r2 <- function(m) {
 }
 
 duet_versions <- function() {
-  pk <- c("lme4", "lmerTest", "emmeans", "performance", "pbkrtest", "Matrix")
+  pk <- c("lme4", "lmerTest", "emmeans", "performance", "pbkrtest", "Matrix", "blme", "brglm2")
   c(R = R.version.string, sapply(pk, function(p) as.character(utils::packageVersion(p))))
 }
 
@@ -129,31 +143,88 @@ duet_pairs <- function(m, spec, adjust) {
   as.data.frame(summary(pairs(emm, reverse = TRUE), infer = c(TRUE, TRUE), adjust = adjust))
 }
 
-# Fit one mixed model: lmerTest::lmer (REML) for "gaussian", lme4::glmer otherwise (nagq = 0 puts the
-# fixed effects inside PIRLS, for models with many of them). Returns the model and its summary pieces
-# in the layout pymer4 0.8.2 used: coefficients with Wald 95% CIs (plus odds ratios and probabilities
-# for binomial), group sizes, random-effect variances, and every warning and message R raised.
-duet_fit <- function(formula, data, family, optimizer, nagq = 1L) {
+# The weakly informative prior of a separation-safe GLMM: normal(0, 10^2) on the intercept and
+# normal(0, 2.5^2) on every other fixed effect (blme's normal prior; Gelman et al. 2008's scales),
+# random-effect variances left as lme4 estimates them (cov.prior = NULL).
+DUET_PRIOR_SD <- c(10, 2.5)
+
+# Fit one model. "gaussian": lmerTest::lmer (REML). Otherwise, with random effects, lme4::glmer
+# (nagq = 0 puts the fixed effects inside PIRLS, for models with many of them) or, with
+# method = "safe" (separation), blme::bglmer with DUET_PRIOR_SD on the fixed effects (by Laplace:
+# blme cannot put a prior on fixed effects estimated inside PIRLS); without random effects, glm or,
+# with method = "safe", brglm2's bias-reduced fit (Firth-type, type "AS_mean"), which stays finite.
+duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml", start = NULL) {
+  mixed <- !is.null(lme4::findbars(f))
+  if (is.character(family) && family == "gaussian") {
+    lmerTest::lmer(f, data = data, REML = TRUE, control = lmerControl(optimizer = optimizer))
+  } else if (!mixed && method == "safe") {
+    stats::glm(f, data = data, family = family, method = brglm2::brglmFit, type = "AS_mean")
+  } else if (!mixed) {
+    stats::glm(f, data = data, family = family)
+  } else if (method == "safe") {
+    blme::bglmer(f, data = data, family = family, nAGQ = 1L, control = glmerControl(optimizer = optimizer),
+                 fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
+  } else {
+    lme4::glmer(f, data = data, family = family, nAGQ = nagq, control = glmerControl(optimizer = optimizer))
+  }
+}
+
+# Cells of the fixed effects where every answer is the same (complete or quasi-complete separation):
+# for each term of the formula's fixed part made of factors only, every combination of its factors'
+# levels present in the data whose response is all 0 or all 1. Each such cell's indicator lies in
+# the span of the model matrix (treatment coding, a hierarchical formula), so maximum likelihood
+# sends a coefficient to infinity. One row per cell: term, the factors, their levels ("\r" between),
+# the answers in the cell and how many have response 1.
+duet_separation <- function(formula, data) {
+  f <- lme4::nobars(as.formula(formula))
+  out <- data.frame(term = character(0), vars = character(0), values = character(0), n = integer(0),
+                    ones = integer(0))
+  if (length(f) < 3 || !is.name(f[[2]])) return(out)  # a cbind() response: not checked by cells
+  y <- as.numeric(data[[as.character(f[[2]])]])
+  for (term in attr(terms(f), "term.labels")) {
+    vars <- all.vars(as.formula(paste("~", term)))
+    if (!all(vapply(vars, function(v) is.factor(data[[v]]) || is.character(data[[v]]) || is.logical(data[[v]]),
+                    logical(1)))) next  # a numeric covariate: no cells
+    cells <- interaction(lapply(vars, function(v) as.character(data[[v]])), drop = TRUE, sep = "\r")
+    n <- tapply(y, cells, length)
+    ones <- tapply(y, cells, sum)
+    bad <- names(n)[!is.na(n) & (ones == 0 | ones == n)]
+    if (length(bad)) {
+      out <- rbind(out, data.frame(term = term, vars = paste(vars, collapse = "\r"), values = bad,
+                                   n = as.integer(n[bad]), ones = as.integer(ones[bad])))
+    }
+  }
+  rownames(out) <- NULL
+  out
+}
+
+# Fit one model (duet_model) and return it with its summary pieces in the layout pymer4 0.8.2 used:
+# coefficients with Wald 95% CIs (plus odds ratios and probabilities for binomial), group sizes,
+# random-effect variances, and every warning and message R raised.
+duet_fit <- function(formula, data, family, optimizer, nagq = 1L, method = "ml") {
   f <- as.formula(formula)
-  got <- duet_capture(
-    if (family == "gaussian") {
-      lmerTest::lmer(f, data = data, REML = TRUE, control = lmerControl(optimizer = optimizer))
-    } else {
-      lme4::glmer(f, data = data, family = family, nAGQ = nagq, control = glmerControl(optimizer = optimizer))
-    })
+  got <- duet_capture(duet_model(f, data, family, optimizer, nagq, method))
   m <- got$value
   table <- duet_capture(duet_coefs(m, family))
-  vc <- as.data.frame(lme4::VarCorr(m))
-  vc <- vc[is.na(vc$var2), ]
-  variances <- data.frame(group = vc$grp, Name = ifelse(is.na(vc$var1), "", vc$var1), Var = vc$vcov,
-                          Std = vc$sdcor)
-  list(model = m, coefs = table$value, messages = unique(c(got$notes, duet_optinfo(m), table$notes)),
-       groups = sapply(lme4::ngrps(m), as.integer), variances = variances)
+  if (isS4(m)) {
+    vc <- as.data.frame(lme4::VarCorr(m))
+    vc <- vc[is.na(vc$var2), ]
+    variances <- data.frame(group = vc$grp, Name = ifelse(is.na(vc$var1), "", vc$var1), Var = vc$vcov,
+                            Std = vc$sdcor)
+    groups <- sapply(lme4::ngrps(m), as.integer)
+    optinfo <- duet_optinfo(m)
+  } else {  # glm: no random effects
+    variances <- data.frame(group = character(0), Name = character(0), Var = numeric(0), Std = numeric(0))
+    groups <- integer(0)
+    optinfo <- if (isTRUE(m$converged)) character(0) else "the glm iterations failed to converge"
+  }
+  list(model = m, coefs = table$value, messages = unique(c(got$notes, optinfo, table$notes)),
+       groups = groups, variances = variances)
 }
 
 duet_coefs <- function(m, family) {
   co <- summary(m)$coefficients
-  ci <- confint(m, method = "Wald", parm = "beta_")
+  ci <- if (isS4(m)) confint(m, method = "Wald", parm = "beta_") else stats::confint.default(m)
   names <- c(Estimate = "Estimate", `Std. Error` = "SE", df = "DF", `t value` = "T-stat",
              `z value` = "Z-stat", `Pr(>|t|)` = "P-val", `Pr(>|z|)` = "P-val")
   out <- data.frame(term = rownames(co), Estimate = co[, "Estimate"], `2.5_ci` = ci[, 1],
@@ -168,5 +239,26 @@ duet_coefs <- function(m, family) {
   rest <- setdiff(colnames(co), c("Estimate", "Std. Error"))
   for (column in rest) out[[names[[column]]]] <- co[, column]
   rownames(out) <- NULL
+  out
+}
+
+# The rows of the fixed part's model matrix signed by the answer, A = (2y - 1) * X, each distinct row
+# once with its count `.n` (for the linear-programming check of separation in analysis/rbridge.py;
+# a factors-only design has a handful); NULL for a cbind() or non-0/1 response.
+duet_model_matrix <- function(formula, data) {
+  f <- lme4::nobars(as.formula(formula))
+  if (length(f) < 3 || !is.name(f[[2]])) return(NULL)
+  X <- stats::model.matrix(f, data)
+  y <- as.numeric(data[[as.character(f[[2]])]])[as.integer(rownames(X))]
+  if (!all(y %in% c(0, 1))) return(NULL)
+  A <- X * (2 * y - 1)
+  # a row's key: its projection on the square roots of the first primes (linearly independent over the
+  # rationals, so distinct rows of small integers never share one); pasting the rows is 50 times slower
+  primes <- Filter(function(k) k < 4 || all(k %% 2:floor(sqrt(k)) != 0), 2:(20 * ncol(A) + 20))[seq_len(ncol(A))]
+  key <- as.vector(A %*% sqrt(primes))
+  first <- !duplicated(key)
+  out <- as.data.frame(A[first, , drop = FALSE])
+  names(out) <- sprintf("x%d", seq_len(ncol(A)))
+  out$.n <- tabulate(match(key, key[first]), nbins = sum(first))
   out
 }

@@ -1,6 +1,8 @@
 """Sample size by simulation (analysis/power.py) against an independent simulation with a known
-effect: data drawn in Python from known parameters, fitted and tested in R, give the true power;
-the estimate from lme4's simulate (told the same parameters) must agree within Monte-Carlo error."""
+effect: data drawn in Python from known parameters, fitted and tested in R with the report's test
+(two models each minus the humans on the probability scale, Holm-adjusted across the two within each
+modality), give the true power; the estimate from lme4's simulate (told the same parameters) must
+agree within Monte-Carlo error."""
 from __future__ import annotations
 
 import math
@@ -12,95 +14,131 @@ import pytest
 from analysis import power
 
 MODALITIES, ARGFORMS = ["none", "box", "dia"], ["DS", "MP", "MT"]
-BETA = {"(Intercept)": 0.8, "agentm1": 0.6, "modalitybox": -0.3, "modalitydia": 0.2, "argformMP": 0.4,
-        "argformMT": -0.2, "agentm1:modalitybox": 0.0, "agentm1:modalitydia": 0.0, "agentm1:argformMP": 0.0,
-        "agentm1:argformMT": 0.0}
+MODELS = ("m1", "m2")
+BETA = {"(Intercept)": 0.8, "agentm1": 0.6, "agentm2": -0.5, "modalitybox": -0.3, "modalitydia": 0.2,
+        "argformMP": 0.4, "argformMT": -0.2,
+        **{f"agent{m}:{term}": 0.0 for m in MODELS for term in ("modalitybox", "modalitydia", "argformMP", "argformMT")}}
 SD = {"respondent.(Intercept)": 0.5, "interpretation.(Intercept)": 0.3}
 
 
 def generate(people: int, seed: int, trials: int = 18) -> pd.DataFrame:
-    """One study from the known model: a language model answers all 144 items once (the same answers
-    in every study), each person a random 18; logit = fixed effects + respondent effect +
+    """One study from the known model: two language models answer all 144 items once each (the same
+    answers in every study), each person a random 18; logit = fixed effects + respondent effect +
     interpretation effect."""
     items = [(f"I{i}", m, a) for i in range(16) for m in MODALITIES for a in ARGFORMS]
 
     def answer(agent, respondent_effect, item):
         interpretation, modality, argform = item
         x = BETA["(Intercept)"] + BETA.get(f"modality{modality}", 0.0) + BETA.get(f"argform{argform}", 0.0)
-        if agent == "m1":
-            x += BETA["agentm1"] + BETA.get(f"agentm1:modality{modality}", 0.0) + BETA.get(f"agentm1:argform{argform}", 0.0)
+        if agent != "human":
+            x += (BETA[f"agent{agent}"] + BETA.get(f"agent{agent}:modality{modality}", 0.0)
+                  + BETA.get(f"agent{agent}:argform{argform}", 0.0))
         return int(rng.random() < 1 / (1 + math.exp(-(x + respondent_effect + shift[interpretation]))))
 
     # the language model's answers are its own: the same in every study (drawn once, seed 0)
     rng = random.Random(0)
     shift = {f"I{i}": rng.gauss(0, SD["interpretation.(Intercept)"]) for i in range(16)}
-    u = rng.gauss(0, SD["respondent.(Intercept)"])
-    rows = [("m1", "m1", *item, answer("m1", u, item)) for item in items]
+    rows = []
+    for model in MODELS:
+        u = rng.gauss(0, SD["respondent.(Intercept)"])
+        rows += [(model, model, *item, answer(model, u, item)) for item in items]
     rng = random.Random(seed)  # the people, and the interpretations' effects on them, anew in each study
     shift = {f"I{i}": rng.gauss(0, SD["interpretation.(Intercept)"]) for i in range(16)}
     for k in range(people):
         u = rng.gauss(0, SD["respondent.(Intercept)"])
         rows += [("human", f"P{k}", *item, answer("human", u, item)) for item in rng.sample(items, trials)]
     frame = pd.DataFrame(rows, columns=list(power.COLUMNS))
-    frame["agent"] = pd.Categorical(frame["agent"], ["human", "m1"])
+    frame["agent"] = pd.Categorical(frame["agent"], ["human", *MODELS])
     frame["modality"] = pd.Categorical(frame["modality"], MODALITIES)
     frame["argform"] = pd.Categorical(frame["argform"], ARGFORMS)
     return frame
 
 
+# The report's test written out independently: glmer, each model minus the humans in probability
+# (emmeans regridded to the response scale), Holm across the models within each modality by p.adjust.
 REFERENCE_R = """
 duet_test_reference <- function(d) {
   fit <- suppressWarnings(suppressMessages(lme4::glmer(
     correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation), data = d,
     family = binomial, nAGQ = 0, control = glmerControl(optimizer = "bobyqa"))))
-  s <- summary(emmeans::contrast(emmeans::emmeans(fit, ~ agent | modality), method = "trt.vs.ctrl", ref = 1),
-               adjust = "none")
-  data.frame(level = as.character(s$modality), p_value = s$p.value)
+  s <- as.data.frame(emmeans::contrast(emmeans::regrid(emmeans::emmeans(fit, ~ agent | modality)),
+                                       method = "trt.vs.ctrl", ref = 1, adjust = "none"))
+  s$p_holm <- ave(s$p.value, s$modality, FUN = function(p) p.adjust(p, method = "holm"))
+  data.frame(level = as.character(s$modality), contrast = as.character(s$contrast), p_value = s$p_holm)
 }
 """
 
 
-def true_power(people: int, nsim: int, alpha: float, rbridge) -> dict[str, float]:
-    """Rejections per modality over nsim studies drawn in Python from the known parameters."""
-    hits = {m: 0 for m in MODALITIES}
+def true_power(people: int, nsim: int, alpha: float, rbridge) -> dict[tuple[str, str], float]:
+    """Rejections per modality and model over nsim studies drawn in Python from the known parameters."""
+    hits = {(m, f"{model} - human"): 0 for m in MODALITIES for model in MODELS}
     with rbridge.r_session() as r:
         if "duet_test_reference" not in r.ro.globalenv:
             r.ro.r(REFERENCE_R)
         for k in range(nsim):
             frame = rbridge._factors_for_r(generate(people, seed=10_000 + k))
             result = rbridge.to_pandas(r, rbridge.call("duet_test_reference", rbridge.to_r(r, frame)))
-            for level, p in zip(result["level"], result["p_value"]):
-                hits[level] += p < alpha
-    return {m: hits[m] / nsim for m in MODALITIES}
+            for level, contrast, p in zip(result["level"], result["contrast"], result["p_value"]):
+                hits[(level, contrast)] += p < alpha
+    return {key: count / nsim for key, count in hits.items()}
 
 
 def test_the_estimated_power_agrees_with_an_independent_simulation_of_a_known_effect(r_stack):
-    people, nsim = 20, 60
+    people, nsim = 20, 50
     pilot = generate(people, seed=1)
     result = power.estimate(pilot, power.PowerPlan(sizes=(people,), nsim=nsim, seed=4),
                             truth={"beta": BETA, "theta": SD})
-    estimated = result.curve[result.curve["factor"] == "modality"].set_index("level")
+    assert result.pilot["method"] == "ml"  # no cell separates: the report's own glmer throughout
+    estimated = result.curve[result.curve["factor"] == "modality"].set_index(["level", "contrast"])
+    assert (estimated["failed"] == 0).all() and (estimated["nsim"] == nsim).all()
     truth = true_power(people, nsim, 0.05, r_stack)
-    for modality in MODALITIES:
-        p_est, p_true = estimated.loc[modality, "power"], truth[modality]
+    assert set(estimated.index) == set(truth)
+    for key, p_true in truth.items():
+        p_est = estimated.loc[key, "power"]
         pooled = (p_est + p_true) / 2
         margin = 3.29 * math.sqrt(max(pooled * (1 - pooled), 0.01) * 2 / nsim)  # 99.9% two-sample bound
-        assert abs(p_est - p_true) <= margin, (modality, p_est, p_true, margin)
-        assert estimated.loc[modality, "low"] <= p_est <= estimated.loc[modality, "high"]
-    assert 0.15 < sum(truth.values()) / 3 < 0.95  # a known effect the design detects some of the time, not always
+        assert abs(p_est - p_true) <= margin, (key, p_est, p_true, margin)
+        assert estimated.loc[key, "low"] <= p_est <= estimated.loc[key, "high"]
+    assert 0.15 < sum(truth.values()) / len(truth) < 0.95  # known effects detected some of the time, not always
+
+
+def test_the_simulated_test_is_the_reports_holm_adjusted_probability_contrast(r_stack):
+    """One simulated study by power.R, unadjusted and Holm-adjusted: Holm across the two models within
+    each modality and argument form (p.adjust), estimates on the probability scale (between -1 and 1)."""
+    from analysis import rbridge as rb
+    from analysis.mixed import AGENTS
+
+    pilot = generate(12, seed=5)
+    fit = rb.fit(AGENTS.formula, pilot, family="binomial", fast=True)
+    with rb.r_session() as r:
+        if "duet_power_once" not in r.ro.globalenv:
+            r.ro.r(f"source('{power.POWER_R.as_posix()}')")
+        data = rb.to_r(r, rb._factors_for_r(pilot))
+        runs = {adjust: rb.to_pandas(r, rb.call("duet_power_once", fit.model, data, 12, 7, r.ro.NULL, 0, "converge",
+                                                 rb.SE_LIMIT, adjust)) for adjust in ("none", "holm")}
+    raw, holm = runs["none"], runs["holm"]
+    assert list(raw["contrast"]) == list(holm["contrast"]) and set(raw["contrast"]) == {"m1 - human", "m2 - human"}
+    assert (raw["status"] == "ok").all() and raw["estimate"].between(-1, 1).all()
+    for _, part in raw.groupby(["factor", "level"]):
+        p = sorted(part["p_value"])
+        expected = sorted([min(1.0, 2 * p[0]), min(1.0, max(2 * p[0], p[1]))])  # Holm with two tests
+        got = sorted(holm.loc[part.index, "p_value"])
+        assert got == pytest.approx(expected, rel=1e-9)
 
 
 def test_power_grows_with_the_sample_and_the_number_needed_is_the_first_size_reaching_the_target(r_stack):
     pilot = generate(12, seed=2)
     result = power.estimate(pilot, power.PowerPlan(sizes=(6, 60), nsim=20, seed=1, target=0.5),
                             truth={"beta": BETA, "theta": SD})
-    curve = result.curve[result.curve["factor"] == "modality"].pivot(index="level", columns="n", values="power")
+    curve = result.curve[result.curve["factor"] == "modality"].pivot(index=["level", "contrast"], columns="n", values="power")
     assert (curve[60] >= curve[6]).all() and curve[60].mean() > curve[6].mean()
     for row in result.needed.itertuples():
-        part = result.curve[(result.curve["factor"] == row.factor) & (result.curve["level"] == row.level)]
-        reached = sorted(part.loc[part["power"] >= 0.5, "n"])
+        part = result.curve[(result.curve["factor"] == row.factor) & (result.curve["level"] == row.level)
+                            & (result.curve["contrast"] == row.contrast)]
+        reached = sorted(part.loc[part["low"] >= 0.5, "n"])  # the Monte-Carlo interval's lower bound, not the estimate
         assert row.needed == (reached[0] if reached else None)
-    assert result.pilot == {"participants": 12, "trials": 12 * 18, "models": ["m1"]}
+    assert {k: result.pilot[k] for k in ("participants", "trials", "models")} == {
+        "participants": 12, "trials": 12 * 18, "models": ["m1", "m2"]}
 
 
 def test_bad_plans_and_truths_are_refused_with_a_reason(r_stack):
@@ -120,13 +158,14 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     from analysis.models import PowerAnalysis, ReportStatus
 
     study = make_study(models=2, participants=8)
-    call_command("estimate_sample_size", study.slug, "--sizes", "4", "8", "--nsim", "10", "--real-only",
+    # one size here (the fake models separate, so every refit is blme's Laplace fit); two in the admin below
+    call_command("estimate_sample_size", study.slug, "--sizes", "4", "--nsim", "10", "--real-only",
                  "--out", str(tmp_path))
     out = capsys.readouterr().out
-    assert "8 pilot participants, models lm-1, lm-2; 20 simulated studies." in out
+    assert "8 pilot participants, models lm-1, lm-2; 10 simulated studies" in out
     assert "modality box, lm-1 - human:" in out
     curve = pd.read_csv(tmp_path / "power_curve.csv")
-    assert set(curve["n"]) == {4, 8} and set(curve["nsim"]) == {10} and curve["power"].between(0, 1).all()
+    assert set(curve["n"]) == {4} and set(curve["nsim"]) == {10} and curve["power"].between(0, 1).all()
     assert (tmp_path / "power_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(CommandError, match="nsim must be between 10 and 10000"):
         call_command("estimate_sample_size", study.slug, "--nsim", "2")
@@ -150,6 +189,8 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert f"Sample size by simulation (power analysis {analysis.pk})" in html and "10 simulated studies per size" in html
+    assert "With 2 model configurations (lm-1, lm-2) the p-values are Holm-adjusted" in html
+    assert "LOWER bound of the Wilson 95% interval" in html and "Refits: " in html and "simulated studies failed" in html
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
     assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}
 
@@ -164,3 +205,58 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     call_command("analyze", study.slug, "--runs", str(run_ids[0]), "--out", str(tmp_path / "one-run"))
     one = (tmp_path / "one-run" / "report.html").read_text(encoding="utf-8")
     assert f"WARNING: this power analysis used model runs {used}, this report uses #{run_ids[0]}" in one
+
+
+@pytest.mark.django_db
+def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothing_queued(make_study, admin_client,
+                                                                                            monkeypatch):
+    """Issue 26 item 6: sizes 1000000 2000000 × nsim 10000 (or 5,000 sizes) was queued. nsim × the sizes'
+    sum is bounded by DUET_POWER_MAX_SIMULATED (default 200,000) in the service, the form and the command."""
+    from django.core.management import CommandError, call_command
+
+    from analysis.models import PowerAnalysis
+    from analysis.power_plan import PowerPlan, check_budget
+    from analysis.power_services import power_request
+    from studyserver.env import SettingsError, power_max_simulated
+
+    study = make_study(models=1, participants=2)
+    assert power_max_simulated() == 200_000
+    check_budget(PowerPlan())  # the default plan: 31,000
+    with pytest.raises(ValueError, match=r"asks for 30,000,000,000 simulated participants .* at most 200,000 "
+                                         r"\(DUET_POWER_MAX_SIMULATED\)"):
+        power_request(study=study, plan=PowerPlan(sizes=(1_000_000, 2_000_000), nsim=10_000), run=False)
+    with pytest.raises(ValueError, match="at most 200,000"):
+        power_request(study=study, plan=PowerPlan(sizes=tuple(range(2, 5002)), nsim=10), run=False)
+    with pytest.raises(CommandError, match="at most 200,000"):
+        call_command("estimate_sample_size", study.slug, "--sizes", "100000", "--nsim", "10")
+    page = admin_client.post("/admin/experiments/study/", {
+        "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes",
+        "sizes": "1000000 2000000", "nsim": "10000", "alpha": "0.05", "target": "0.8", "seed": "0"})
+    assert b"at most 200,000" in page.content and b"DUET_POWER_MAX_SIMULATED" in page.content
+    assert PowerAnalysis.objects.count() == 0
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")
+    with pytest.raises(ValueError, match="asks for 1,500 simulated participants"):
+        power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
+    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 20
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
+    with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
+        power_max_simulated()
+
+
+def test_a_model_always_right_or_always_wrong_is_simulated_with_the_separation_safe_fit(r_stack):
+    """A model answering "yes" to everything (100 % on valid forms, 0 % on invalid ones) separates the
+    pilot and every simulated study: each refit is blme::bglmer, as the report's, and the contrasts stay
+    finite on the probability scale (a logit Wald test would be lost to Hauck-Donner)."""
+    from analysis import prep, simulate
+    from analysis.sections import StudyFrames
+
+    scores = simulate.always_yes(simulate.scores(n_models=1, n_interpretations=4, seed=3))
+    trials, _ = prep.apply_exclusions(simulate.trials(n_participants=6, n_trials=24, seed=3))
+    pilot = power.pilot_frame(StudyFrames(scores=scores, kept=trials))
+    result = power.estimate(pilot, power.PowerPlan(sizes=(4,), nsim=10, seed=2))
+    assert result.pilot["method"] == "bglmer" and len(result.pilot["separated_cells"]) == 6
+    curve = result.curve
+    assert (curve["safe_fits"] == 10).all() and (curve["failed"] == 0).all()
+    by_argform = curve[curve["factor"] == "argform"].set_index("level")
+    assert by_argform.loc["AD", "power"] > 0.5  # never right on AD vs people right about half the time
+    assert curve["power"].between(0, 1).all()

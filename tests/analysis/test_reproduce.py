@@ -20,12 +20,21 @@ def report_folder(r_stack, make_study, tmp_path):
     return tmp_path / "report"
 
 
+def _tolerance(folder, key) -> float:
+    """1e-6; 1e-4 for a model the report fitted by blme::bglmer (separation: the fake models answer one
+    way on whole cells): its Laplace fit optimises every fixed effect with bobyqa, whose stopping rule
+    leaves two R sessions up to ~1e-5 apart."""
+    script = (folder / "reproduce.R").read_text(encoding="utf-8")
+    block = script.split(f"# ---- {key}:", 1)[1].split("# ---- ", 1)[0]
+    return 1e-4 if 'method = "bglmer"' in block else 1e-6
+
+
 def _compare(folder, reproduced):
     for key in MODELS:
         ours = pd.read_csv(folder / "tables" / f"{key}_coefficients.csv").set_index("term")["Estimate"]
         theirs = pd.read_csv(reproduced / f"{key}_coefficients.csv").set_index("term")["Estimate"]
         assert list(theirs.index) == list(ours.index), key
-        assert (theirs - ours).abs().max() < 1e-6, key
+        assert (theirs - ours).abs().max() < _tolerance(folder, key), key
         lrt = folder / "tables" / f"{key}_lrt.csv"
         if lrt.exists():
             ours = pd.read_csv(lrt).set_index("term")["chisq"]
@@ -50,5 +59,10 @@ def test_reproduce_r_and_reproduce_py_refit_every_model_of_the_report(report_fol
     ran = subprocess.run([sys.executable, str(report_folder / "reproduce.py")], cwd=tmp_path, capture_output=True,
                          text=True, timeout=1200)
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "cannot fit glmer with nAGQ = 0" in ran.stdout  # the human-vs-model model: R through rpy2
+    # the human-vs-model model goes to R through rpy2: fitted with nAGQ = 0, or by bglmer where the fake models'
+    # answers separate (the report said which)
+    if _tolerance(report_folder, "agents") > 1e-6:
+        assert "fitted this model by bglmer (separation)" in ran.stdout
+    else:
+        assert "cannot fit glmer with nAGQ = 0" in ran.stdout
     _compare(report_folder, report_folder / "reproduced" / "python")

@@ -38,9 +38,6 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         try:
             analysis = power_request(study=study, plan=plan, pilot=not options["real_only"], run=False)
-        except ValueError as error:  # StudyBusy: another pilot or power analysis of the study is under way
-            raise CommandError(str(error)) from error
-        try:
             analysis = power_execute(analysis_id=analysis.pk)
         except ValueError as error:
             raise CommandError(str(error)) from error
