@@ -29,6 +29,31 @@ def _hypothesis_profiles() -> None:
 _hypothesis_profiles()
 
 
+# Tests that share an expensive fixture wider than one test (a module's or the session's) and must
+# therefore run on one xdist worker, in order: nodeid prefix → group. With `--dist loadgroup`
+# (scripts/test.sh) each group is one unit of work, handed out before the single tests. (xdist's own
+# xdist_group marker does not work with pytest 9: it renames nodeids through an attribute pytest no
+# longer reads, so the groups are told to the scheduler here, by path.)
+SHARED_FIXTURE_GROUPS = {
+    "tests/integration/": "integration",  # one stack of real servers (a session fixture)
+    "tests/studyserver/test_demo.py": "demo",  # one run of the demo (a module fixture)
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None  # xdist's own scheduler
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((group for prefix, group in SHARED_FIXTURE_GROUPS.items() if nodeid.startswith(prefix)),
+                        nodeid)
+
+    return SharedFixtureGroups(config, log)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs):
     """pytest-xdist (`-n N`, scripts/test.sh): each worker gets a folder of its own under var/ —
@@ -98,9 +123,6 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "/tests/integration/" in str(item.path):
             item.add_marker(pytest.mark.postgres_only)
-            # one stack of servers (a session fixture) for all of them: one xdist worker runs them
-            # (scripts/test.sh passes --dist loadgroup)
-            item.add_marker(pytest.mark.xdist_group("integration"))
         uses_db = item.get_closest_marker("django_db") is not None or bool(
             _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
         )

@@ -6,8 +6,9 @@ The demo runs here as the README runs it — in its own process, on a fresh SQLi
 once (the model runs and the report in processes of their own, as in the demo) — but at a small size
 (SMALL), so the suite does not spend a quarter of an hour on it. The first test checks that
 scripts/run.sh runs the very command tested here, and that without the size options it has the sizes
-the README states. The module's tests share one run of the demo (xdist_group keeps them on one
-worker); the last one starts the demo a second time and checks that every step done is skipped."""
+the README states. The module's tests share one run of the demo (on several xdist workers,
+tests/conftest.py's SHARED_FIXTURE_GROUPS keeps them on one); the last one starts the demo a second
+time and checks that every step done is skipped."""
 from __future__ import annotations
 
 import os
@@ -21,8 +22,6 @@ from pathlib import Path
 import pytest
 
 from studyserver.env import BASE_DIR, VAR_DIR
-
-pytestmark = pytest.mark.xdist_group("demo")
 
 SECTIONS = ("eq4", "eq5", "eq6", "sequents", "agents")
 # The command scripts/run.sh runs (checked below), with the demo's size options set small.
