@@ -27,6 +27,22 @@ hyp <- function(m, factor, lows, highs) {
   summary(contrast(emm, method = L), infer = TRUE, side = ">", adjust = "holm")
 }
 report <- function(m) { s <- summary(m); ci <- confint(m, method = "Wald"); r2 <- r2_nakagawa(m); list(s, ci, r2) }
+# The separation checks the report runs before every binomial fit (issue 25): each factor term's cells at
+# 0 % or 100 %, and the fixed effects' signed design rows merged for the linear program (the LP itself runs
+# in scipy on the report's side, a few ms)
+separation_check <- function(f, d) {
+  fixed <- lme4::nobars(f); y <- as.numeric(d[[all.vars(fixed)[1]]])
+  cells <- lapply(attr(terms(fixed), "term.labels"), function(term) {
+    vars <- all.vars(as.formula(paste("~", term)))
+    if (!all(vapply(vars, function(v) is.factor(d[[v]]) || is.character(d[[v]]), logical(1)))) return(NULL)
+    key <- interaction(lapply(vars, function(v) as.character(d[[v]])), drop = TRUE)
+    ones <- tapply(y, key, sum); n <- tapply(y, key, length); names(n)[ones == 0 | ones == n]
+  })
+  A <- model.matrix(fixed, d) * (2 * y - 1)
+  primes <- Filter(function(k) k < 4 || all(k %% 2:floor(sqrt(k)) != 0), 2:(20 * ncol(A) + 20))[seq_len(ncol(A))]
+  key <- as.vector(A %*% sqrt(primes))
+  list(cells, A[!duplicated(key), , drop = FALSE])
+}
 t0 <- proc.time()
 laps <- numeric(0)
 lap <- function(name) { laps[name] <<- (proc.time() - t0)[["elapsed"]] - sum(laps) }
@@ -41,12 +57,14 @@ m5 <- lmerTest::lmer(rel_p_yes ~ modality + argform + perplexity_z + (1 + perple
 out5 <- list(report(m5), emmeans(m5, ~modality), emmeans(m5, ~argform))
 lap("eq5")
 d <- load_frame("eq6")
+sep6 <- separation_check(correct ~ modality + argform + rt_z + (1 + rt_z | participant), d)
 m6 <- glmer(correct ~ modality + argform + rt_z + (1 + rt_z | participant), d, family = binomial, control = glmerControl(optimizer = "bobyqa"))
 out6 <- list(report(m6), lrt(m6, d, c("modality", "argform", "rt_z"), TRUE), emmeans(m6, ~modality, type = "response"),
              emmeans(m6, ~argform, type = "response"), hyp(m6, "modality", c("none", "box", "box"), c("dia", "none", "dia")),
              hyp(m6, "argform", c("DS", "MT", "MT"), c("MP", "MP", "DS")))
 lap("eq6")
 d <- load_frame("agents")
+sepa <- separation_check(correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation), d)
 ma <- glmer(correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation), d, family = binomial, nAGQ = 0,
             control = glmerControl(optimizer = "bobyqa"))
 outa <- list(summary(ma), r2_nakagawa(ma), emmeans(ma, ~agent, type = "response"), emmeans(ma, ~agent | modality, type = "response"),

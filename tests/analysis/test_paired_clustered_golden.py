@@ -44,9 +44,10 @@ def build_study():
     call_command("perturb_items", "golden-rb", "names")
     study = Study.objects.get(slug="golden-rb")
     for name in MODELS:
-        # the relative rule (p(Yes) vs p(No)): the fake's top token is a space, never an answer
+        # the relative rule (p(Yes) vs p(No)): the fake's top token is a space, never an answer; every answer
+        # form summed, as configurations did when tests/data/paired_clustered was made (before answer_forms)
         lm = LanguageModel.objects.create(name=name, source=f"/fake/{name}", backend="fake", device="cpu",
-                                          decision_rule="relative")
+                                          decision_rule="relative", answer_forms="all")
         run = services.model_run_create(study=study, language_model=lm, batch_size=64)
         assert run_model_task.apply(args=[run.pk]).get() == "done"
     return study, frames.scores_frame(study), paired_frames.inputs(study)
@@ -269,7 +270,7 @@ def build_dual_sided(tmp_path):
     study.settings = {**(study.settings or {}), "factors": ["domain"]}
     study.save(update_fields=["settings"])
     lm = LanguageModel.objects.create(name="fake-a", source="/fake/fake-a", backend="fake", device="cpu",
-                                      decision_rule="relative")
+                                      decision_rule="relative", answer_forms="all")
     run = services.model_run_create(study=study, language_model=lm, batch_size=64)
     assert run_model_task.apply(args=[run.pk]).get() == "done"
     return frames.scores_frame(study), paired_frames.inputs(study)
