@@ -144,7 +144,9 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
 
     curve, needed_rows = pd.DataFrame(analysis.curve), pd.DataFrame(analysis.needed)
     plan, pilot = analysis.plan, analysis.pilot_summary
-    section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})")
+    section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})", unit=(
+        "a simulated study: power is a share of the simulated studies per size (Wilson Monte-Carlo interval over "
+        "them); within each, the report's own test, with answers clustered by participant and by interpretation"))
     section.tables["needed"], section.tables["curve"] = needed_rows, curve
     section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
     section.n_obs = int(pilot.get("trials", 0))
