@@ -43,6 +43,21 @@ def _r_levels(levels: dict[str, list[str]]) -> str:
     return f"list({', '.join(parts)})"
 
 
+# bglmer as the report fits it (analysis/r/helpers.R duet_bglmer): from lme4's default start, and where
+# PIRLS stops there, with the fixed effects starting from brglm2's bias-reduced estimates.
+BGLMER_R = (
+    "bglmer_fit <- function(formula, d, family, optimizer) {",
+    "  fit <- function(start) blme::bglmer(formula, data = d, family = family, nAGQ = 1L,",
+    "    control = glmerControl(optimizer = optimizer), fixef.prior = normal(sd = prior_sd), cov.prior = NULL, start = start)",
+    "  tryCatch(fit(NULL), error = function(e) {",
+    "    b <- coef(glm(lme4::nobars(formula), data = d, family = family, method = brglm2::brglmFit, type = 'AS_mean'))",
+    "    fit(list(fixef = b[!is.na(b)]))",
+    "  })",
+    "}",
+)
+BGLMER_PY = "prior_sd <- c(10, 2.5)\n" + "\n".join(BGLMER_R)
+
+
 def _r_script(sections: list[Section]) -> str:
     lines = [
         "# Refit every model of this Duet report from its model frame (data/model_frames/) with lme4/lmerTest.",
@@ -61,13 +76,13 @@ def _r_script(sections: list[Section]) -> str:
         "  for (f in names(levels)) d[[f]] <- factor(d[[f]], levels = levels[[f]])  # the first level is the reference",
         "  d",
         "}",
+        *BGLMER_R,
         "fit <- function(formula, d, family, nagq, optimizer, reml = TRUE, method = 'ml') {",
         "  mixed <- !is.null(lme4::findbars(formula))",
         "  if (family == 'gaussian') {",
         "    lmerTest::lmer(formula, data = d, REML = reml, control = lmerControl(optimizer = optimizer))",
         "  } else if (method == 'bglmer') {",
-        "    blme::bglmer(formula, data = d, family = family, nAGQ = 1L, control = glmerControl(optimizer = optimizer),",
-        "                 fixef.prior = normal(sd = prior_sd), cov.prior = NULL)",
+        "    bglmer_fit(formula, d, family, optimizer)",
         "  } else if (method == 'brglm') {",
         "    glm(formula, data = d, family = family, method = brglm2::brglmFit, type = 'AS_mean')",
         "  } else if (!mixed) {",
@@ -185,8 +200,8 @@ def r_glmer_nagq(spec, data, formula, optimizer):
     with localconverter(ro.default_converter + pandas2ri.converter):
         ro.globalenv["d"] = ro.conversion.get_conversion().py2rpy(data)
     if spec["method"] == "bglmer":
-        ro.r(f"prior_sd <- c(10, 2.5); m <- blme::bglmer({{formula}}, data = d, family = {{spec['family']}}, nAGQ = 1L, "
-             f"control = glmerControl(optimizer = '{{optimizer}}'), fixef.prior = normal(sd = prior_sd), cov.prior = NULL)")
+        ro.r({BGLMER_PY!r})
+        ro.r(f"m <- bglmer_fit({{formula}}, d, {{spec['family']}}, '{{optimizer}}')")
     elif spec["method"] == "brglm":
         ro.r(f"m <- glm({{formula}}, data = d, family = {{spec['family']}}, method = brglm2::brglmFit, type = 'AS_mean')")
     else:

@@ -153,6 +153,24 @@ DUET_PRIOR_SD <- c(10, 2.5)
 # method = "safe" (separation), blme::bglmer with DUET_PRIOR_SD on the fixed effects (by Laplace:
 # blme cannot put a prior on fixed effects estimated inside PIRLS); without random effects, glm or,
 # with method = "safe", brglm2's bias-reduced fit (Firth-type, type "AS_mean"), which stays finite.
+# blme::bglmer with DUET_PRIOR_SD on the fixed effects. From lme4's default start PIRLS can fail on a
+# separated design ("Downdated VtV is not positive definite", seen on the demo's pilot); then the fit
+# starts its fixed effects from brglm2's bias-reduced fit of the fixed part (finite under separation),
+# and says so in a message the report shows. The same rule is in the reproduce scripts.
+duet_bglmer <- function(f, data, family, optimizer, start = NULL) {
+  fit <- function(start) blme::bglmer(f, data = data, family = family, nAGQ = 1L,
+                                      control = glmerControl(optimizer = optimizer),
+                                      fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
+  if (!is.null(start)) return(fit(start))
+  tryCatch(fit(NULL), error = function(e) {
+    b <- stats::coef(stats::glm(lme4::nobars(f), data = data, family = family, method = brglm2::brglmFit,
+                                type = "AS_mean"))
+    message("bglmer stopped from lme4's default start (", conditionMessage(e), "); refitted with the fixed ",
+            "effects starting from brglm2's bias-reduced estimates")
+    fit(list(fixef = b[!is.na(b)]))
+  })
+}
+
 duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml", start = NULL) {
   mixed <- !is.null(lme4::findbars(f))
   if (is.character(family) && family == "gaussian") {
@@ -162,8 +180,7 @@ duet_model <- function(f, data, family, optimizer, nagq = 1L, method = "ml", sta
   } else if (!mixed) {
     stats::glm(f, data = data, family = family)
   } else if (method == "safe") {
-    blme::bglmer(f, data = data, family = family, nAGQ = 1L, control = glmerControl(optimizer = optimizer),
-                 fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
+    duet_bglmer(f, data, family, optimizer, start)
   } else {
     lme4::glmer(f, data = data, family = family, nAGQ = nagq, control = glmerControl(optimizer = optimizer))
   }

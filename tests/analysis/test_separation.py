@@ -6,6 +6,8 @@ and contrasts from that fit. Golden values: GOLDEN_R below, run by R on the sect
 frame (section.data written as CSV), values pasted."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -197,3 +199,40 @@ def test_separation_no_single_cell_shows_is_found_by_linear_programming(r_stack)
     # the same data without the staircase (one answer in each extreme cell flipped): maximum likelihood
     data.loc[0, "correct"], data.loc[3, "correct"] = 1, 0
     assert r_stack.fit("correct ~ a + b + (1 | person)", data, family="binomial").method == "ml"
+
+
+DEMO_PILOT = Path(__file__).resolve().parents[1] / "data" / "separation_demo_pilot" / "agents.csv"
+
+
+def test_blme_stopping_from_its_default_start_is_refitted_from_brglm2s_estimates(r_stack, tmp_path):
+    """The demo pilot's frame (tests/data/separation_demo_pilot): bglmer from lme4's default start stops
+    ("Downdated VtV is not positive definite"), which left the section out of the demo's report. The fit
+    now starts the fixed effects from brglm2's estimates, says so, and the reproduce scripts do the same."""
+    import subprocess
+    import sys
+
+    from analysis import reproduce
+    from analysis.report import _write_data
+
+    data = pd.read_csv(DEMO_PILOT)
+    for column, levels in (("agent", ["human", *sorted(set(data["agent"]) - {"human"})]),
+                           ("modality", ["none", "box", "dia"]), ("argform", ["DS", "MP", "MT", "AD", "AC", "DA"])):
+        data[column] = pd.Categorical(data[column], categories=[v for v in levels if v in set(data[column])])
+    for column in ("respondent", "interpretation"):
+        data[column] = data[column].astype(str)
+    spec = ModelSpec(**{**mixed.AGENTS.__dict__, "frame": lambda frames: data, "precheck": None})
+    section = fit_spec(spec, StudyFrames(scores=pd.DataFrame()))
+    assert not section.absent, section.absent
+    assert section.fitted.method == "bglmer"
+    assert any("brglm2's bias-reduced estimates" in w for w in section.warnings), section.warnings
+    coefs = section.tables["coefficients"]
+    assert pd.to_numeric(coefs["Estimate"]).abs().max() < 20 and pd.to_numeric(coefs["SE"]).max() < 100
+    _write_data(section.data, tmp_path / "data" / "model_frames", section.key)
+    reproduce.write_scripts([section], tmp_path)
+    ours = coefs.set_index("term")["Estimate"]
+    for command, folder in (("Rscript", "R"), (sys.executable, "python")):
+        ran = subprocess.run([command, str(tmp_path / f"reproduce.{'R' if folder == 'R' else 'py'}")], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        theirs = pd.read_csv(tmp_path / "reproduced" / folder / "agents_coefficients.csv").set_index("term")["Estimate"]
+        assert (theirs - ours).abs().max() < TOLERANCE, folder
