@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import rules
+from .factors import SETTING, normalise
 
 ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes"]
 PROBE_COLUMNS = ["model", "run_id", "probe_key", "target", "p_target", "top_token", "known"]
@@ -68,15 +69,13 @@ def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
-                        factors=_factors((study.settings or {}).get("factors")))
+                        factors=_factors((study.settings or {}).get(SETTING)))
 
 
 def _factors(value) -> list[str]:
-    """study.settings["factors"]: a column name or a list of them (none: the tables are overall only)."""
-    if not value:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"study setting factors must be a list of column names, not {value!r}")
-    return list(value)
+    """study.settings["factors"] read as analysis.factors reads it (a column name or a list of them; none:
+    the tables are overall only)."""
+    try:
+        return normalise(value)
+    except ValueError:
+        raise ValueError(f"study setting factors must be a list of column names, not {value!r}") from None
