@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import services, settings_editor
-from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
+from .models import HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial
 from .participation import admin_views as participation_admin
 from .participation import attention
 from .participation import consent, launch
@@ -149,7 +149,7 @@ class StudyAdmin(admin.ModelAdmin):
         count = obj.items.count()
         locked = obj.has_responses()
         links = "" if locked else format_html(
-            ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a CSV bank…</a>',
+            ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a bank (CSV, JSON, Parquet)…</a>',
             reverse("admin:experiments_study_generate", args=[obj.pk]),
             reverse("admin:experiments_study_upload", args=[obj.pk]))
         return format_html('{} item{}{}{}', count, "" if count == 1 else "s",
@@ -189,7 +189,10 @@ class StudyAdmin(admin.ModelAdmin):
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
-                     lambda request, pk: items_views.upload_view(self, request, pk)), name="experiments_study_upload")]
+                     lambda request, pk: items_views.upload_view(self, request, pk)), name="experiments_study_upload"),
+                 path("bank-template/<str:name>.csv", self.admin_site.admin_view(
+                     lambda request, name: items_views.template_view(self, request, name)),
+                     name="experiments_study_template")]
         return extra + super().get_urls()
 
     def trials_csv(self, request, pk):
@@ -456,3 +459,13 @@ class TrialAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 from .participation import pilot_admin  # noqa: E402,F401  (the pilot action and the pilots list)
+
+
+@admin.register(MappingPreset)
+class MappingPresetAdmin(admin.ModelAdmin):
+    """Named mappings of a file's columns onto a design's fields (saved from the upload page)."""
+
+    list_display = ("name", "design", "updated_at")
+    list_filter = ("design",)
+    search_fields = ("name", "note")
+    fields = ("name", "design", "mapping", "note")

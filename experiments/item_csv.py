@@ -14,6 +14,7 @@ Import columns (header row required, UTF-8, comma-separated; names are case-inse
 | prompt | no | the full model prompt; built from premises and question with 003's format when absent |
 | modality | no | none / box / dia (or ∅ / □ / ◇) |
 | argument_form, form_id, condition | no | labels used by the analyses; condition defaults to "real" |
+| pair_id, pair_role | no | both or neither: the item's pair and its role in it (rulebreaker / non-rulebreaker, original / flipped); a bank whose rows carry them is stored in its paired design (experiments/designs/csv_bank.py) |
 
 Every other column is kept as a descriptive attribute of the item, under its name as written (`entityA`
 stays `entityA`; the columns above are matched in any case).
@@ -34,12 +35,14 @@ from .logic.parser import ParseError, parse_sequent
 
 REQUIRED = ("item_id", "premise_1", "question")
 KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modality",
-         "argument_form", "form_id", "condition", "template_valid", "consequence"}
+         "argument_form", "form_id", "condition", "template_valid", "consequence", "pair_id", "pair_role"}
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
 MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
 # The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
-MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300}
+MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300, "pair_id": 120}
+# The roles a bank's pair_role may give (logic/pairs.py): each names its paired design.
+PAIR_ROLES = ("rulebreaker", "non-rulebreaker", "original", "flipped")
 # The checker's budget for a whole file (each row has logic.checker.MAX_NODES): past it, the rows
 # left are refused as too complex, so a file of hard forms costs seconds, not hours. A form decided
 # once in the file costs nothing the next time; 20,000 distinct forms of 003's size need 480,000.
@@ -75,6 +78,8 @@ class ImportedRow:
     attributes: dict = field(default_factory=dict)
     consequence: str = ""  # the relation the checker keyed logical_form by ("" without one)
     gold_other: str = ""  # the checker's answer under the other relation
+    pair_id: str = ""
+    pair_role: str = ""
 
 
 def _question_clause(question: str) -> str:
@@ -174,6 +179,11 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
         fail("modality", f"'{modality}' is not one of none, box, dia (∅, □, ◇)")
     if "logical_form" not in too_long and len(logical_form) > MAX_LENGTH["logical_form"]:
         fail("logical_form", f"is longer than {MAX_LENGTH['logical_form']} characters (as stored, in Unicode)")
+    pair_id, pair_role = record.get("pair_id", ""), record.get("pair_role", "").lower()
+    if pair_role and pair_role not in PAIR_ROLES:
+        fail("pair_role", f"'{record.get('pair_role')}' is not one of {', '.join(PAIR_ROLES)}")
+    if bool(pair_id) != bool(pair_role):
+        fail("pair_role" if pair_id else "pair_id", "give both pair_id and pair_role, or neither")
     if len(errors) > before:
         return None
     gold = checked or stated
@@ -195,6 +205,8 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
         attributes={k: v for k, v in record.items() if k not in KNOWN and not PREMISE.match(k)},
         consequence=relation.value if checked is not None else "",
         gold_other=other,
+        pair_id=pair_id,
+        pair_role=pair_role,
     )
 
 

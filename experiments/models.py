@@ -421,3 +421,4 @@ class Trial(models.Model):
 
 from .participation.arm import HumanArm  # noqa: E402,F401  (the human-arm settings of a study)
 from .participation.pilot import Pilot  # noqa: E402,F401  (simulated pilots)
+from .designs.presets import MappingPreset  # noqa: E402,F401  (named column mappings of uploads)

@@ -8,7 +8,7 @@ from ..logic import dual_sided, rulebreakers
 from ..logic import generate as gen
 from ..logic.designs import DESIGNS
 from ..models import LogicSystem
-from . import csv_bank, modal, multiple_choice, paired, perturbations
+from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations
 from .registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, register,
 )
@@ -108,6 +108,7 @@ register(Design(
                              f"and flipped × {len(report.variants)} template(s); participants see "
                              f"'{report.study.settings.get(paired.HUMAN_VARIANT)}')."),
     options=(Option("templates", list, [1, 2, 3, 4, 5], "Table 9's templates to use (default 1 2 3 4 5)", item=int),),
+    columns=bank_columns.DUAL_SIDED_COLUMNS, examples=bank_columns.DUAL_SIDED_EXAMPLES,
     perturb=perturbations.perturb_dual_sided_items,
     factors=("pair_role",),  # original vs flipped conclusion (004 §3)
     scoring=Scoring(
@@ -127,6 +128,7 @@ register(Design(
     make=multiple_choice.items_import_multiple_choice, describe=lambda report: report.summary(),
     preview=multiple_choice.items_preview_multiple_choice,
     answers=multiple_choice.mc.LETTERS,
+    columns=bank_columns.MULTIPLE_CHOICE_COLUMNS, examples=bank_columns.MULTIPLE_CHOICE_EXAMPLES,
     scoring=Scoring(
         decision_source="001 reads the letter the model answers with ('Answer: <A/B/C/D>', §3); Duet takes the "
                         "likeliest of the four letters",
@@ -142,7 +144,9 @@ register(Design(
     options=(Option("factors", list, [], "the bank's factor columns (names of its columns, e.g. modality or a "
                     "descriptive column): Table 1 and the humans-vs-models model are by these"),),
     describe=lambda report: (f"Imported {report.items} items into '{report.study.slug}' ({report.disagreements} "
-                             "where the checker disagrees with the stated gold answer)."),
+                             "where the checker disagrees with the stated gold answer)"
+                             + (f": {report.pairs} pairs of the '{report.design}' design." if report.pairs else ".")),
+    columns=bank_columns.YES_NO_COLUMNS, examples=bank_columns.YES_NO_EXAMPLES,
     scoring=Scoring(decision_source="no paper: 003 §4.1's rule, the likelier of p(Yes | s) and p(No | s)",
                     forms_source="no paper: 003 §4.1's tokens Yes and No only"),
     validity=VALID_IS_GOLD,

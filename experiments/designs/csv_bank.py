@@ -1,6 +1,11 @@
 """The yes/no CSV bank: items imported from a researcher's CSV (experiments/item_csv.py), every row
 validated before any is written.
 
+A bank whose rows carry pair_id and pair_role (rulebreaker / non-rulebreaker, or original / flipped)
+goes into its paired design (rulebreakers, dual-sided) through paired.py, with the checks of that
+design (each pair has both roles once, gold answers agree with the roles): each row is one pair
+member with one prompt, stored as the prompt variant "bank", which participants then see.
+
 The file is parsed and checked (the model checker included) before the write's transaction begins:
 on SQLite a transaction takes the write lock when it starts (studyserver/env.py), so only the
 inserts, in batches of BULK_BATCH, hold it (issue 26 item 5). The transaction checks again that the
@@ -32,6 +37,8 @@ class ImportReport:
     study: Study
     items: int
     disagreements: int
+    design: str = DESIGN  # the design the items were stored in (a paired one for a bank with pairs)
+    pairs: int = 0
 
 
 def _plan(study: Study, data) -> tuple[list[ImportedRow], list[Item], frozenset[str]]:
@@ -58,10 +65,38 @@ def _check_factors(items: list[Item], factors: list[str] | None) -> list[str]:
         raise ValidationError(str(error)) from None
 
 
+BANK_VARIANT = "bank"  # the prompt variant of a paired bank's items (its own wording, one per row)
+
+
+def _paired(rows: list[ImportedRow]) -> list | None:
+    """The rows as pair members (logic.pairs.PairedItem) when they carry pairs; None when none does;
+    CsvImportError naming each row without one when only some do."""
+    with_pairs = [row for row in rows if row.pair_id]
+    if not with_pairs:
+        return None
+    if len(with_pairs) != len(rows):
+        raise CsvImportError([RowError(row.row, "pair_id", "is empty, but other rows have pairs: give every row "
+                                       "its pair_id and pair_role, or none") for row in rows if not row.pair_id])
+    from ..logic.pairs import PairedItem, PromptVariant, pair_kind_of
+
+    return [PairedItem(
+        code=row.item_id, design=pair_kind_of(row.pair_role), pair_id=row.pair_id, role=row.pair_role,
+        form_id=row.form_id, rule=row.argument_form, premises=row.premises, conclusion="",
+        gold_answer=row.gold_answer, question=row.question, prompt=row.prompt, condition=row.condition,
+        variants=(PromptVariant(BANK_VARIANT, row.question, "Yes", "No", row.prompt),),
+        attributes={**row.attributes, **({"logical_form": row.logical_form} if row.logical_form else {})},
+    ) for row in rows]
+
+
 def items_preview_csv(*, study: Study, data, rows: int = 10, factors: list[str] | None = None) -> Preview:
     """What items_import_csv would write, without writing (the same checks, the factor names included)."""
-    _, items, _ = _plan(study, data)
+    parsed, items, _ = _plan(study, data)
     _check_factors(items, factors)
+    paired = _paired(parsed)
+    if paired is not None:
+        from .paired import paired_items_preview
+
+        return paired_items_preview(study=study, items=paired, rows=rows)
     return Preview(count=len(items), items=items[:rows])
 
 
@@ -71,6 +106,9 @@ def items_import_csv(*, study: Study, data, factors: list[str] | None = None) ->
     study's settings; a wrong name writes nothing."""
     rows, items, existing = _plan(study, data)  # outside the transaction: no write lock while checking
     checked = _check_factors(items, factors)
+    paired = _paired(rows)
+    if paired is not None:
+        return _import_pairs(study, paired, checked, rows)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         refuse_if_locked(study)
@@ -96,6 +134,24 @@ def items_import_csv(*, study: Study, data, factors: list[str] | None = None) ->
         if len(fields) > 1:
             study.save(update_fields=fields)
     return ImportReport(study=study, items=len(items), disagreements=sum(r.checker_disagrees for r in rows))
+
+
+def _import_pairs(study: Study, paired: list, factors: list[str], rows: list[ImportedRow]) -> ImportReport:
+    from .paired import paired_items_store
+
+    with transaction.atomic():
+        report = paired_items_store(study=study, items=paired, variants=[BANK_VARIANT])
+        study = report.study
+        if factors:
+            from analysis.factors import SETTING, validate
+
+            try:
+                study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}
+            except ValueError as error:
+                raise ValidationError(str(error)) from None
+            study.save(update_fields=["settings", "updated_at"])
+    return ImportReport(study=study, items=report.items, disagreements=sum(r.checker_disagrees for r in rows),
+                        design=report.design, pairs=report.pairs)
 
 
 def _item_from_row(study: Study, row: ImportedRow) -> Item:

@@ -73,6 +73,20 @@ class Option:
 
 
 @dataclass(frozen=True)
+class BankColumn:
+    """One column of an imported design's bank: the field a researcher maps a file's column onto in
+    the admin (designs/bank_mapping.py), the template's header and docs/designs.md's table.
+    `many`: a field filled from several columns in order (premise_1, premise_2, …), or from one
+    column holding a list."""
+
+    name: str
+    required: bool
+    help: str
+    aliases: tuple[str, ...] = ()  # other names a file's column may have for it (matched in any case)
+    many: bool = False
+
+
+@dataclass(frozen=True)
 class Preview:
     """What an import would write, found without writing: how many items, and the first of them
     (unsaved Item instances, in the order the write would create them)."""
@@ -106,6 +120,10 @@ class Design:
                 "consequence relation"  # what its items' gold answer is
     # (item attributes, aliases) -> a knowledge probe (000 §4.1) for the item, or None; None: the design has none
     knowledge_probe: Callable | None = None
+    # IMPORT: the bank's columns (the mapping's fields) and two valid example rows ({column: value};
+    # a `many` column's value is a list): the downloadable template is the header and these rows.
+    columns: tuple[BankColumn, ...] = ()
+    examples: tuple[dict, ...] = ()
 
     def __post_init__(self):
         if self.validity not in VALIDITY:
@@ -134,6 +152,9 @@ UNREGISTERED_SCORING = Scoring(decision_source="no design: 003 §4.1's rule, the
 def register(design: Design) -> Design:
     if design.source == IMPORT and design.preview is None:
         raise ValueError(f"imported design {design.name!r} declares no preview (the admin shows one before writing)")
+    if design.source == IMPORT and not (design.columns and len(design.examples) == 2):
+        raise ValueError(f"imported design {design.name!r} declares no bank columns or not two example rows "
+                         "(its template and the admin's mapping are made from them)")
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 

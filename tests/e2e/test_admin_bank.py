@@ -62,7 +62,7 @@ def test_a_csv_bank_gets_its_factor_analysis_through_the_admin(live_server, monk
         change = f"{admin}/experiments/study/{study.pk}/change/"
 
         # upload it, naming its factor column: a preview, then the write
-        page.click("text=Upload a CSV bank…")
+        page.click("text=Upload a bank (CSV, JSON, Parquet)…")
         page.set_input_files("#id_o-csv_file", str(bank))
         page.fill("#id_o-factors", "difficulty")
         page.click("input[value='Check and preview']")

@@ -73,7 +73,7 @@ def test_a_researcher_takes_a_study_from_empty_to_open_in_the_admin(live_server,
         assert study.items.count() == 144
 
         # upload a CSV bank with one bad row: its row and column named, nothing written
-        page.click("text=Upload a CSV bank…")
+        page.click("text=Upload a bank (CSV, JSON, Parquet)…")
         page.set_input_files("#id_o-csv_file", str(bad))
         page.click("input[value='Check and preview']")
         errors = page.inner_text("#import-errors")

@@ -39,7 +39,7 @@ def _upload(client, study, text, follow=False, **extra):
 def test_the_study_page_links_to_generate_and_upload(researcher):
     study = StudyFactory(design="modal-syllogisms")
     page = researcher.get(reverse("admin:experiments_study_change", args=[study.pk])).content.decode()
-    assert "0 items" in page and "Generate items…" in page and "Upload a CSV bank…" in page
+    assert "0 items" in page and "Generate items…" in page and "Upload a bank (CSV, JSON, Parquet)…" in page
 
 
 def test_a_design_is_generated_from_the_admin_with_its_own_options(researcher):
@@ -78,7 +78,7 @@ def test_a_study_with_responses_offers_no_item_changes_and_refuses_them(research
     _upload(researcher, study, HEADER + GOOD, write="yes")
     TrialFactory(participant__study=study, item=study.items.first())
     page = researcher.get(reverse("admin:experiments_study_change", args=[study.pk])).content.decode()
-    assert "(locked: the study has responses)" in page and "Upload a CSV bank…" not in page
+    assert "(locked: the study has responses)" in page and "Upload a bank (CSV, JSON, Parquet)…" not in page
     refused = _upload(researcher, study, HEADER.replace("a1", "b1") + GOOD.replace("a1", "b1").replace("a2", "b2"))
     assert "already has responses" in refused.content.decode() and study.items.count() == 2
 
