@@ -120,3 +120,23 @@ def columns_markdown(designs) -> str:
             lines.append(f"| {name} | {'yes' if column.required else 'no'} | {column.help} | {also} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+BEGIN, END = "<!-- bank columns: begin (generated from the registry) -->", "<!-- bank columns: end -->"
+
+
+def docs_section() -> str:
+    from .registry import imported
+
+    return f"{BEGIN}\n{columns_markdown([d for d in imported() if d.columns])}{END}"
+
+
+def write_docs(path: str = "docs/designs.md") -> None:
+    """Rewrite docs/designs.md's table of bank columns from the registry:
+    `.venv/bin/python manage.py shell -c "from experiments.designs.bank_columns import write_docs; write_docs()"`."""
+    from pathlib import Path
+
+    text = Path(path).read_text(encoding="utf-8")
+    before, rest = text.split(BEGIN, 1)
+    _, after = rest.split(END, 1)
+    Path(path).write_text(before + docs_section() + after, encoding="utf-8")
