@@ -32,6 +32,7 @@ from . import bank_columns, bank_files, registry, uploads
 from .presets import MappingPreset, preset_save, presets_for
 
 PREVIEW_ROWS = 10
+FACTORS = "bank_factors"  # the upload form's factors field for a design without a factors option
 
 
 def _field(option: registry.Option) -> forms.Field:
@@ -59,6 +60,10 @@ def options_form(design: registry.Design, data=None, files=None, *, upload: bool
             label="File", required=False,
             help_text="CSV (UTF-8, header row), JSON (a list of objects, or JSON lines) or Parquet; its columns are "
                       "mapped onto the design's next"), **fields}
+        if "factors" not in fields:  # every bank may name its factor columns (analysis/factors.py)
+            fields[FACTORS] = forms.CharField(
+                required=False, label="factors", help_text="the bank's factor columns (its descriptive columns, or "
+                "pair_role, …; separate with spaces): the report's tables and models are by these")
     form_class = type(f"{design.name.title().replace('-', '')}Options", (forms.Form,), fields)
     return form_class(data, files, prefix="o")
 
@@ -190,6 +195,14 @@ def known_source(design, table):  # (mapping, "the known source NAME") or None; 
     return None
 
 
+def _store_factors(study: Study, factors: list[str]) -> None:
+    from analysis.factors import SETTING, validate
+
+    study.refresh_from_db(fields=["settings"])
+    study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}
+    study.save(update_fields=["settings", "updated_at"])
+
+
 def upload_view(model_admin, request, pk):
     """Upload a bank (CSV, JSON, Parquet): its columns mapped onto the design's, then a preview
     (every check, nothing written), then the write."""
@@ -260,6 +273,14 @@ def upload_view(model_admin, request, pk):
     if write and "previewed" in request.POST and request.POST["previewed"] != shown["previewed"]:
         write = False
         notes.append("The mapping changed since the preview: check this preview, then write.")
+    factors = form.cleaned_data.get(FACTORS) or ""
+    if factors:  # checked against the file's descriptive columns and the study's items before anything is written
+        from analysis.factors import attribute_keys, check
+
+        try:
+            factors = check(factors, set(mapped.kept) | attribute_keys(study))
+        except ValueError as exc:
+            return refused([str(exc)], token, shown)
     try:
         values = _values(design, form.cleaned_data)
         if not write:
@@ -268,6 +289,8 @@ def upload_view(model_admin, request, pk):
                          preview={"count": preview.count, "rows": preview.items, "kept": mapped.kept,
                                   "dropped": mapped.dropped})
         report = design.make(study=study, data=io.BytesIO(mapped.csv), **values)
+        if factors:
+            _store_factors(study, factors)
     except CsvImportError as exc:
         return refused([mapped.explain(e) for e in exc.errors[:50]]
                        + ([f"… and {len(exc.errors) - 50} more"] if len(exc.errors) > 50 else []), token, shown)

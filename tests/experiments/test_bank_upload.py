@@ -368,3 +368,28 @@ def test_a_pair_with_a_wrong_gold_answer_or_a_missing_member_writes_nothing():
     with pytest.raises(CsvImportError, match="row 4, column 'pair_id': is empty, but other rows have pairs"):
         designs.items_import_csv(study=study, data=mixed.encode())
     assert not study.items.exists() and Study.objects.get(pk=study.pk).design == "csv-import"
+
+
+# --- factor columns, for any design -------------------------------------------------------------------
+
+RULES = [{"If": "Person X is a parent of Person Y", "Then": "Person Y is a child of Person X",
+          "Not then": "Person Y is not a child of Person X", "domain": "family"},
+         {"If": "Food Y contains Substance Z and Person X is allergic to Substance Z",
+          "Then": "Person X cannot eat Food Y", "Not then": "Person X can eat Food Y", "domain": "health"}]
+
+
+@pytest.mark.django_db
+def test_a_rule_bank_in_json_declares_its_factor_column_and_a_wrong_one_writes_nothing(researcher):
+    study = StudyFactory(design="dual-sided")
+    data = json.dumps(RULES).encode()
+    fields = {"design": "dual-sided", "mapped": "1", "m-premise": "If", "m-conclusion": "Then",
+              "m-flipped_conclusion": "Not then"}
+    before = _state(study)
+    wrong = _post(researcher, study, name="rules.json", data=data, **fields, **{"o-bank_factors": "topic"},
+                  write="w")
+    assert wrong.status_code == 400 and "no column named &#x27;topic&#x27;" in wrong.content.decode()
+    assert _state(study) == before
+    done = _post(researcher, study, upload=_token(wrong.content.decode()), **fields,
+                 **{"o-bank_factors": "domain"}, write="w", follow=True)
+    assert done.redirect_chain and study.items.count() == 2 * 2 * 5
+    assert Study.objects.get(pk=study.pk).settings["factors"] == ["domain"]
