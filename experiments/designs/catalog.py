@@ -66,9 +66,22 @@ for _name in sorted(DESIGNS):
 
 
 def _describe_rulebreakers(report) -> str:
-    return (f"Generated {report.pairs} pairs of '{report.design}' into '{report.study.slug}': {report.items} items "
+    made = f"Imported {report.pairs} pairs from {report.source}" if report.source else f"Generated {report.pairs} pairs"
+    return (f"{made} of '{report.design}' into '{report.study.slug}': {report.items} items "
             f"({len(report.variants)} prompt variant(s) each; participants see "
             f"'{report.study.settings.get(paired.HUMAN_VARIANT)}').")
+
+
+def _left_out(report) -> list[str]:
+    """A published format's rows left out of an import (skip_problems), one line each, by row id."""
+    problems = getattr(report, "left_out", ())
+    if not problems:
+        return []
+    return [f"{len(problems)} row(s) of the file were left out:", *(f"  {p}" for p in problems)]
+
+
+_VARIANTS = Option("variants", list, ["all"], "prompt variants to store: all (default) or ids such as follow/yes-no "
+                   "entail/true-false")
 
 
 register(Design(
@@ -81,10 +94,14 @@ register(Design(
         Option("entity_kinds", list, list(rulebreakers.ENTITY_KINDS), "geographical and/or categorical (default both)",
                choices=rulebreakers.ENTITY_KINDS),
         Option("names_per_combination", int, rulebreakers.NAMES_PER_COMBINATION, "names per rule × entity kind"),
-        Option("variants", list, ["all"], "prompt variants to store: all (default) or ids such as follow/yes-no "
-               "entail/true-false"),
+        _VARIANTS,
         Option("replace", bool, False, "regenerate a design the study already has"),
     ),
+    # RULEBREAKERS as its authors published it (experiments/designs/sources.py): pairs by id suffix,
+    # gold answers from the file's label, the design's ten phrasings.
+    formats=("rulebreakers-finegrained",),
+    importer=paired.rulebreakers_import, import_preview=paired.rulebreakers_import_preview,
+    import_options=(_VARIANTS,), warnings=_left_out,
     perturb=perturbations.perturb_rulebreaker_items,
     factors=("pair_role",),  # rulebreaker vs non-rulebreaker (000 §3)
     scoring=Scoring(
@@ -109,6 +126,7 @@ register(Design(
                              f"'{report.study.settings.get(paired.HUMAN_VARIANT)}')."),
     options=(Option("templates", list, [1, 2, 3, 4, 5], "Table 9's templates to use (default 1 2 3 4 5)", item=int),),
     columns=bank_columns.DUAL_SIDED_COLUMNS, examples=bank_columns.DUAL_SIDED_EXAMPLES,
+    formats=("ulogic-json",), warnings=_left_out,
     perturb=perturbations.perturb_dual_sided_items,
     factors=("pair_role",),  # original vs flipped conclusion (004 §3)
     scoring=Scoring(
@@ -127,6 +145,7 @@ register(Design(
     name=multiple_choice.DESIGN, title="Multiple choice, four options", paper="001", source=IMPORT,
     make=multiple_choice.items_import_multiple_choice, describe=lambda report: report.summary(),
     preview=multiple_choice.items_preview_multiple_choice,
+    formats=("logiqa-text",), warnings=_left_out,
     answers=multiple_choice.mc.LETTERS,
     columns=bank_columns.MULTIPLE_CHOICE_COLUMNS, examples=bank_columns.MULTIPLE_CHOICE_EXAMPLES,
     scoring=Scoring(

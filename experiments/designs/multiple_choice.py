@@ -15,7 +15,7 @@ from ..logic import multiple_choice as mc
 from ..models import Condition, Item, ItemKind, Study
 from ..item_limits import check_lengths
 from ..participation.arm import default_mc_attention_checks, default_mc_practice
-from . import registry
+from . import registry, sources
 from .registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
 
@@ -28,10 +28,13 @@ class McImportReport:
     questions: int
     items: int
     types: dict[str, int]
+    source: str = ""  # the published format read ('' for the bank)
+    left_out: tuple = ()  # sources.Problem of the rows left out (skip_problems)
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {t}" for t, n in sorted(self.types.items()))
-        return (f"Imported {self.questions} multiple-choice questions into '{self.study.slug}': {self.items} items "
+        return (f"Imported {self.questions} multiple-choice questions into '{self.study.slug}'"
+                f"{f' from {self.source}' if self.source else ''}: {self.items} items "
                 f"(each question in its four circular option orders; types: {kinds}).")
 
 
@@ -54,33 +57,73 @@ def _taken(study: Study) -> frozenset[str]:
     return existing | {code[: -len(".rot0")] for code in codes if code.endswith(mc.ROLES_SUFFIXES)}
 
 
-def _plan(study: Study, data) -> tuple[list[mc.Question], list[Item], frozenset[str]]:
-    """Every question parsed and checked, with its original-order item unsaved (reads only)."""
+_COLUMNS = {"form_id": "type", "argument_form": "type", "code": "id", "pair_id": "id"}
+
+
+def _published(study: Study, data, format: str, taken: frozenset[str], filename: str):
+    """The questions of a published format (sources.py), each checked as a bank row is, and every
+    problem (by the file's row id)."""
+    from ..item_limits import length_errors
+
+    rows, problems = sources.read_for(DESIGN, format, data, filename=filename)
+    problems, questions, seen = list(problems), [], set()
+    for row in rows:
+        question, errors = mc.parse_question_record(row.fields)
+        if question is not None and (question.question_id in taken or question.question_id in seen):
+            errors = [("id", f"'{question.question_id}' already exists in this "
+                             f"{'study' if question.question_id in taken else 'file'}")]
+        if question is not None and not errors:
+            errors = [(e.column, e.message) for e in length_errors([(0, _item(study, mc.Mutant(question, 0), None))],
+                                                                   _COLUMNS)]
+        problems += [sources.Problem(row.id, column, reason) for column, reason in errors]
+        if not errors:
+            seen.add(question.question_id)
+            questions.append(question)
+    if not questions:
+        raise sources.RowProblems(problems, importable=0)
+    return questions, problems
+
+
+def _plan(study: Study, data, format: str = sources.BANK, filename: str = ""):
+    """Every question parsed and checked, with its original-order item unsaved (reads only), and the
+    problems of a published format's rows."""
     refuse_if_locked(study)
     taken = _taken(study)
-    questions = mc.parse_mc_csv(data, existing_ids=taken)
+    problems = []
+    if format in (None, sources.BANK):
+        questions = mc.parse_mc_csv(data, existing_ids=taken)
+    else:
+        questions, problems = _published(study, data, format, taken, filename)
     refuse_if_too_many(4 * len(questions))
     originals = [_item(study, mc.Mutant(q, 0), None) for q in questions]
-    check_lengths(((q.row, item) for q, item in zip(questions, originals)),
-                  {"form_id": "type", "argument_form": "type", "code": "id", "pair_id": "id"})
-    return questions, originals, taken
+    check_lengths(((q.row, item) for q, item in zip(questions, originals)), _COLUMNS)
+    return questions, originals, taken, problems
 
 
-def items_preview_multiple_choice(*, study: Study, data, rows: int = 10) -> Preview:
-    """What items_import_multiple_choice would write (the originals first), without writing."""
-    questions, originals, _ = _plan(study, data)
+def items_preview_multiple_choice(*, study: Study, data, rows: int = 10, format: str = sources.BANK,
+                                  filename: str = "") -> Preview:
+    """What items_import_multiple_choice would write (the originals first), without writing; a published
+    format's rows that would be left out are its problems."""
+    questions, originals, _, problems = _plan(study, data, format, filename)
     shown = originals[:rows]
     if len(shown) < rows:
         shown += [_item(study, m, None) for q in questions for m in mc.mutants(q)[1:]][: rows - len(shown)]
-    return Preview(count=4 * len(originals), items=shown)
+    return Preview(count=4 * len(originals), items=shown, problems=tuple(problems))
 
 
-def items_import_multiple_choice(*, study: Study, data) -> McImportReport:
+def items_import_multiple_choice(*, study: Study, data, format: str = sources.BANK, skip_problems: bool = False,
+                                 filename: str = "") -> McImportReport:
     """Validate every row first (outside the write's transaction); save all questions (four mutants
-    each) or none."""
-    questions, originals, taken = _plan(study, data)
+    each) or none. A published format (`format`, sources.py: logiqa-text) with rows it cannot read
+    refuses (sources.RowProblems, by row id) unless `skip_problems`: then the others are written and
+    the report's `left_out` lists them."""
+    questions, originals, taken, problems = _plan(study, data, format, filename)
+    left_out = sources.refuse_or_keep(problems, importable=len(questions), skip_problems=skip_problems)
     with transaction.atomic():
-        return _write(study, questions, originals, taken)
+        report = _write(study, questions, originals, taken)
+    if format in (None, sources.BANK):
+        return report
+    return McImportReport(**{**report.__dict__, "source": format, "left_out": left_out})
 
 
 def _write(study: Study, questions, originals, taken) -> McImportReport:

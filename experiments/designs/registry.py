@@ -93,6 +93,9 @@ class Preview:
 
     count: int
     items: list
+    # Rows of a published format that would be left out (sources.Problem: row id, column, reason); the
+    # write refuses while there are any, unless told to skip them (sources.RowProblems).
+    problems: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -124,10 +127,45 @@ class Design:
     # a `many` column's value is a list): the downloadable template is the header and these rows.
     columns: tuple[BankColumn, ...] = ()
     examples: tuple[dict, ...] = ()
+    # The published formats it reads (names of sources.Reader; issue 27), the first its default where
+    # it has no bank of its own (sources.BANK).
+    formats: tuple[str, ...] = ()
+    # Importing: (study=, data=, format=, skip_problems=, **import_options) -> report, and its preview
+    # (study=, data=, format=, rows=, **import_options) -> Preview. An IMPORT design's are make and
+    # preview (set here); a GENERATE design that also takes imports declares its own.
+    importer: Callable | None = None
+    import_preview: Callable | None = None
+    import_options: tuple[Option, ...] | None = None
 
     def __post_init__(self):
         if self.validity not in VALIDITY:
             raise ValueError(f"{self.name}: unknown validity {self.validity!r}; known: {', '.join(VALIDITY)}")
+        if self.source == IMPORT:
+            for name, value in (("importer", self.make), ("import_preview", self.preview),
+                                ("import_options", self.options)):
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, value)
+        elif self.import_options is None:
+            object.__setattr__(self, "import_options", ())
+
+    @property
+    def has_bank(self) -> bool:
+        """Whether it reads a CSV bank of its own columns (sources.BANK; docs/designs.md)."""
+        return self.source == IMPORT
+
+    @property
+    def default_format(self) -> str:
+        """The format an import reads when none is named: its bank, else its first published format."""
+        from .sources import BANK
+
+        return BANK if self.has_bank or not self.formats else self.formats[0]
+
+    @property
+    def import_formats(self) -> tuple[str, ...]:
+        """Every format an import may name: its bank (where it has one), then its published formats."""
+        from .sources import BANK
+
+        return ((BANK,) if self.has_bank else ()) + tuple(self.formats)
 
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""
@@ -155,6 +193,10 @@ def register(design: Design) -> Design:
     if design.source == IMPORT and not (design.columns and len(design.examples) == 2):
         raise ValueError(f"imported design {design.name!r} declares no bank columns or not two example rows "
                          "(its template and the admin's mapping are made from them)")
+    if (design.importer is None) != (design.import_preview is None):
+        raise ValueError(f"design {design.name!r} declares an importer without a preview, or a preview without one")
+    if design.formats and design.importer is None:
+        raise ValueError(f"design {design.name!r} declares published formats but no importer")
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 
@@ -209,7 +251,14 @@ def generated() -> list[Design]:
 
 
 def imported() -> list[Design]:
+    """The designs whose items only come from a file (source IMPORT)."""
     return [d for d in all_designs() if d.source == IMPORT]
+
+
+def importable() -> list[Design]:
+    """Every design that takes a file: the imported ones, and generated ones that also read published
+    formats (the rulebreakers design reads RULEBREAKERS' own file). Write with design.importer."""
+    return [d for d in all_designs() if d.importer is not None]
 
 
 def choices() -> list[tuple[str, str]]:

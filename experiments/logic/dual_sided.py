@@ -175,3 +175,13 @@ def dual_sided_items(rules: Sequence[DualSidedRule], *, templates: Sequence[int]
 def with_condition(rule: DualSidedRule, condition: str, **changes) -> DualSidedRule:
     """A perturbed copy of a real rule, linked to it by id."""
     return replace(rule, condition=condition, original_id=rule.rule_id, **changes)
+
+
+def parse_rule_record(record: dict[str, str], *, number: int) -> tuple[DualSidedRule | None, list[tuple[str, str]]]:
+    """One rule from a record keyed by the bank's columns (a published format's row mapped onto them,
+    experiments/designs/sources.py), checked as a bank row is: (the rule, []) or (None, [(column,
+    reason), …]). `number` gives the default rule id."""
+    errors: list[RowError] = []
+    record = {**{column: "" for column in REQUIRED}, **{k: ("" if v is None else str(v)) for k, v in record.items()}}
+    rule = _parse_row(0, record, number, errors)
+    return rule, [(e.column, e.message) for e in errors]

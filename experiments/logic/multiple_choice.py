@@ -219,3 +219,14 @@ def _parse_row(line, record, id_column, context_column, has_option_columns, erro
         options=tuple(options), gold_index=gold_index, qtype=qtype,
         attributes={k: v for k, v in record.items() if k not in KNOWN},
     )
+
+
+def parse_question_record(record: dict[str, str]) -> tuple[Question | None, list[tuple[str, str]]]:
+    """One question from a record keyed by the bank's columns id, context, question, option_a …
+    option_d, answer (a published format's row mapped onto them, experiments/designs/sources.py),
+    checked as a bank row is: (the question, []) or (None, [(column, reason), …])."""
+    errors: list[RowError] = []
+    wanted = ("id", "context", "question", *OPTION_COLUMNS, "answer")
+    record = {**{column: "" for column in wanted}, **{k: ("" if v is None else str(v)) for k, v in record.items()}}
+    question = _parse_row(0, record, "id", "context", True, errors)
+    return question, [(e.column, e.message) for e in errors]

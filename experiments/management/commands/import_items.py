@@ -1,14 +1,21 @@
 """python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG] [--factors COLUMN …]
 python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5]
 python manage.py import_items multiple-choice FILE.csv [STUDY | --study SLUG]
+python manage.py import_items KIND FILE STUDY --format NAME [--skip-problems]
+python manage.py import_items rulebreakers RULEBREAKERS_finegrained_format.csv STUDY
 
-KIND is any imported design of the registry (experiments/designs/catalog.py); "yes-no" names the
-yes/no bank (design csv-import).
+KIND is any design of the registry that takes a file (experiments/designs/catalog.py); "yes-no" names
+the yes/no bank (design csv-import).
 
 yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
 dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
 length and descriptive columns; see experiments/logic/dual_sided.py); each rule gives an original
 (gold yes) and a flipped (gold no) item under each chosen template of Table 9.
+--format names a published format the design reads (experiments/designs/sources.py: ulogic-json
+for dual-sided, logiqa-text for multiple-choice, rulebreakers-finegrained for rulebreakers, which
+reads no bank and takes it by default); "bank" names the design's own CSV columns (the default where
+it has them). Rows of a published format that cannot be read or transformed are listed by id and
+refuse the import; --skip-problems writes the others and lists those left out.
 Every error names its row and column; nothing is written when any row is wrong.
 """
 from __future__ import annotations
@@ -20,61 +27,108 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from experiments import designs, selectors, services
+from experiments.designs import sources
 from experiments.item_csv import CsvImportError
 from experiments.models import LogicSystem
 
 YES_NO = "yes-no"  # the yes/no bank's name on the command line
-KINDS = (YES_NO, *(d.name for d in designs.imported() if not d.generic))
+KINDS = (YES_NO, *(d.name for d in designs.importable() if not d.generic))
 
 
 def _design(kind: str) -> designs.Design:
     return designs.get("csv-import") if kind == YES_NO else designs.get(kind)
 
 
+def _known_kinds() -> str:
+    return ", ".join(KINDS)
+
+
+def _format(kind: str, design: designs.Design, named: str | None) -> str:
+    """The format to read: the one named (checked against the design's), else the design's default."""
+    if named is None:
+        return design.default_format
+    known = design.import_formats
+    if named in known:
+        return named
+    try:
+        other = sources.get(named).design
+    except ValueError:
+        every = ", ".join(r.name for r in sources.all_readers())
+        raise CommandError(f"Unknown format '{named}'. {kind} reads: {', '.join(known)}. "
+                           f"Every published format: {every}.") from None
+    raise CommandError(f"The format '{named}' reads into {other}, not {kind}; {kind} reads: {', '.join(known)}.")
+
+
 class Command(BaseCommand):
-    help = "Import a yes/no item bank or a dual-sided rule bank (seed 004) from CSV. All rows or none."
+    help = ("Import items from a file: a yes/no bank, a dual-sided rule bank (seed 004), a multiple-choice "
+            "bank, or a published dataset in its own format (--format). All rows or none.")
 
     def add_arguments(self, parser):
-        parser.add_argument("arguments", nargs="+", metavar="[KIND] FILE.csv [STUDY]",
-                            help=f"KIND is one of {', '.join(KINDS)} (default yes-no)")
+        parser.add_argument("arguments", nargs="+", metavar="[KIND] FILE [STUDY]",
+                            help=f"KIND is one of {_known_kinds()} (default yes-no)")
         parser.add_argument("--study", help="study slug (created if missing)")
         parser.add_argument("--title", help="title for a new study")
+        parser.add_argument("--format", dest="format_name", metavar="NAME",
+                            help="the file's format: 'bank' (the design's own CSV columns) or a published format "
+                                 f"({', '.join(r.name for r in sources.all_readers())}); default: the kind's")
+        parser.add_argument("--skip-problems", action="store_true",
+                            help="a published format: write the rows that can be read and list those left out")
         parser.add_argument("--system", choices=LogicSystem.values, default=LogicSystem.S5,
                             help="modal logic for rows with a logical_form (new study only; default S5)")
         parser.add_argument("--templates", nargs="+", type=int, default=[1, 2, 3, 4, 5], metavar="N",
                             help="dual-sided: Table 9's templates to use (default 1 2 3 4 5)")
+        parser.add_argument("--variants", nargs="+", default=None, metavar="ID",
+                            help="rulebreakers: the prompt variants to store (default all ten)")
         parser.add_argument("--factors", nargs="+", default=None, metavar="COLUMN",
                             help="yes-no: the bank's factor columns (e.g. modality, or a descriptive column); Table 1 "
                                  "and the humans-vs-models model are by these (stored in the study's settings)")
 
-    def handle(self, *args, arguments, study, title, system, templates, factors, **options):
-        kind, rest = ("yes-no", arguments)
+    def handle(self, *args, arguments, study, title, format_name, skip_problems, system, templates, variants,
+               factors, **options):
+        kind, rest = (YES_NO, arguments)
         if arguments[0] in KINDS:
             kind, rest = arguments[0], arguments[1:]
+        elif len(arguments) == 3 or (len(arguments) == 2 and not Path(arguments[0]).is_file()
+                                     and Path(arguments[1]).is_file()):
+            raise CommandError(f"Unknown kind '{arguments[0]}'; known kinds: {_known_kinds()}.")
         if not rest or len(rest) > 2:
-            raise CommandError("Usage: import_items [KIND] FILE.csv [STUDY] (or --study SLUG).")
-        csv = Path(rest[0])
+            raise CommandError("Usage: import_items [KIND] FILE [STUDY] (or --study SLUG).")
+        path = Path(rest[0])
         slug = rest[1] if len(rest) == 2 else study
         if not slug or (len(rest) == 2 and study and study != rest[1]):
-            raise CommandError("Name one study: import_items [KIND] FILE.csv STUDY (or --study SLUG).")
-        if not csv.is_file():
-            raise CommandError(f"{csv}: no such file")
+            raise CommandError("Name one study: import_items [KIND] FILE STUDY (or --study SLUG).")
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
         design = _design(kind)
-        declared = {o.name for o in design.options}
-        options = {"templates": templates} if "templates" in declared else {}
+        chosen = _format(kind, design, format_name)
+        published = chosen != sources.BANK
+        declared = {o.name for o in design.import_options}
+        values = {"templates": templates} if "templates" in declared else {}
+        if variants:
+            if "variants" not in declared:
+                raise CommandError(f"--variants is for the rulebreakers design, not {kind}.")
+            values["variants"] = variants
         if factors:
             if "factors" not in declared:
                 raise CommandError(f"--factors is for the yes-no bank; {kind} declares its own factors.")
-            options["factors"] = factors
+            values["factors"] = factors
+        if published:
+            values.update(format=chosen, skip_problems=skip_problems, filename=path.name)
+        elif skip_problems:
+            raise CommandError("--skip-problems is for a published format (--format); a bank imports all rows or none.")
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
                 target = selectors.study_by_slug(slug=slug)
                 if target is None:
                     target = services.study_create(slug=slug, title=title or slug, design=design.name,
                                                    logic_system=system)
-                report = design.make(study=target, data=csv.read_bytes(), **options)
+                report = design.importer(study=target, data=path.read_bytes(), **values)
         except CsvImportError as exc:
-            raise CommandError(f"{csv}: {exc}") from None
+            raise CommandError(f"{path}: {exc}") from None
+        except sources.RowProblems as exc:
+            raise CommandError(f"{path}: " + "\n  ".join(exc.messages)) from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         self.stdout.write(self.style.SUCCESS(design.describe(report)))
+        for line in design.warnings(report):
+            self.stdout.write(self.style.WARNING(line))
