@@ -1,0 +1,260 @@
+"""Uploading a bank in the admin (issue 27 part 2): any file, mapped, or a known published source.
+
+1. The researcher chooses a design and a file (CSV, JSON, JSON lines or Parquet; bank_files.py). The
+   file is kept on the server under a random token (uploads.py) until it is written.
+2. A known published source (sources.py: a reader the design declares, which reads the file) fills
+   the mapping in by itself: the reader's columns and what each fills are shown, and the reader
+   imports the file (its rows it cannot map are listed, by id, in the preview). Otherwise the
+   file's columns are mapped onto the design's bank columns (registry.BankColumn): from a chosen
+   preset (presets.py), else from the columns' names; the file's first rows are shown beside the
+   mapping, which the researcher can change and save as a named preset.
+3. The preview is the design's own: every check, nothing written, errors by the file's row and
+   column; "Write" imports with the mapping that was previewed (a changed mapping is previewed again).
+"""
+from __future__ import annotations
+
+import io
+import json
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from studyserver.uploads import describe_size, max_upload_bytes, too_large
+
+from ..item_csv import CsvImportError
+from ..models import ItemsLocked, Study
+from . import bank_columns, bank_files, registry, sources, uploads
+from .admin_views import FACTORS, PREVIEW_ROWS, _chosen, _page, _study, _values, options_form
+from .presets import MappingPreset, preset_save, presets_for
+
+MAP_MYSELF = sources.BANK  # the source choice "map the columns myself" (the design's own bank columns)
+
+
+def uploadable() -> list[registry.Design]:
+    """The designs a file can be uploaded into: those with bank columns or published formats."""
+    return [d for d in registry.importable() if d.columns or d.formats]
+
+
+def template_view(model_admin, request, name):
+    """A design's template: its header and two valid example rows (bank_columns.py), as a CSV file."""
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    design = next((d for d in registry.imported() if d.name == name and d.columns), None)
+    if design is None:
+        raise Http404(f"No design '{name}' takes an uploaded bank.")
+    response = HttpResponse(bank_columns.template_csv(design).encode("utf-8"), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{design.name}-template.csv"'
+    return response
+
+
+def known_source(design: registry.Design, data: bytes, filename: str, wanted: str = ""):
+    """(reader, reading) of the first published format the design declares that reads the file (at
+    least one row, no ReaderError) — or of `wanted`, named by the researcher; None when none does."""
+    readers = sources.for_design(design)
+    if wanted:
+        readers = [r for r in readers if r.name == wanted]
+    for reader in readers:
+        try:
+            reading = reader.read(data, filename=filename)
+        except sources.ReaderError:
+            continue
+        if reading.rows:
+            return reader, reading
+    return None
+
+
+def _posted_mapping(design: registry.Design, post) -> dict:
+    """The mapping form's fields (m-<field>): {field: column, or a list for a field of several columns}."""
+    out = {c.name: post.get(f"m-{c.name}", "").strip() for c in design.columns}
+    return bank_files.clean_mapping(design.columns, {k: v for k, v in out.items() if v})
+
+
+def _canonical(mapping: dict) -> str:
+    return json.dumps(mapping, sort_keys=True, ensure_ascii=False)
+
+
+def _shown(design, table, mapping: dict, *, source: str, fmt: str, reader=None, problems=()) -> dict:
+    fields = []
+    for column in design.columns if reader is None else ():
+        value = mapping.get(column.name)
+        fields.append({"name": column.name, "required": column.required, "help": column.help, "many": column.many,
+                       "value": ", ".join(value) if isinstance(value, list) else (value or "")})
+    return {
+        "fields": fields, "columns": table.columns if table else (), "first": table.first() if table else [],
+        "rows": len(table.rows) if table else None, "format": fmt,
+        "format_name": bank_files.FORMATS.get(fmt, fmt), "source": source,
+        "presets": presets_for(design.name) if reader is None else [],
+        "previewed": reader.name if reader is not None else _canonical(mapping),
+        "reader": reader, "reader_columns": list(reader.columns.items()) if reader is not None else [],
+        "readers": sources.for_design(design), "can_map": bool(design.columns), "map_myself": MAP_MYSELF,
+        "notes": [],
+    }
+
+
+def _initial_mapping(post, design, table) -> tuple[dict, str]:
+    """(the mapping to show, where it came from): a chosen preset; else the posted one; else the
+    columns named as the design's fields."""
+    preset_id = post.get("preset", "")
+    if "use_preset" in post and preset_id.isdigit():
+        preset = MappingPreset.objects.filter(pk=int(preset_id), design=design.name).first()
+        if preset is not None:
+            return bank_files.clean_mapping(design.columns, preset.mapping), f"the preset '{preset.name}'"
+    if post.get("mapped") == "1":
+        return _posted_mapping(design, post), "your choices"
+    return bank_files.suggest_mapping(design.columns, table.columns), "the columns' names"
+
+
+def _check_factors(form, study, kept) -> list[str]:
+    """The upload form's factor names checked against the file's descriptive columns and the study's
+    items (ValueError naming what there is)."""
+    factors = form.cleaned_data.get(FACTORS) or ""
+    if not factors:
+        return []
+    from analysis.factors import attribute_keys, check
+
+    return check(factors, set(kept) | attribute_keys(study))
+
+
+def _store_factors(study: Study, factors: list[str]) -> None:
+    from analysis.factors import SETTING, validate
+
+    study.refresh_from_db(fields=["settings"])
+    study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}
+    study.save(update_fields=["settings", "updated_at"])
+
+
+def upload_view(model_admin, request, pk):
+    """Upload a bank (CSV, JSON, Parquet) or a published file: mapped, previewed (every check, nothing
+    written), then written."""
+    study = _study(request, model_admin, pk)
+    design = _chosen(request, uploadable(), study.design if study.design else "csv-import")
+    if design is None:
+        design = registry.get("csv-import")
+    posted = request.method == "POST"
+    form = options_form(design, request.POST if posted else None, request.FILES if posted else None, upload=True)
+    page = dict(title=f"Upload {design.title} items into {study.slug}", design=design, form=form, kind="upload")
+    if not posted or not form.is_valid():
+        return _page(request, model_admin, study, **page)
+    post = request.POST
+
+    def refused(errors, token="", shown=None):
+        if token and shown is None:
+            uploads.upload_discard(user=request.user, study=study, token=token)
+        return _page(request, model_admin, study, **page, errors=errors, status=400, upload=token if shown else "",
+                     mapping=shown)
+
+    limit = max_upload_bytes()
+    if too_large(request, form.add_prefix("csv_file")):
+        return refused([f"The file is larger than {describe_size(limit)}; nothing of it was kept."])
+    upload = form.cleaned_data.get("csv_file")
+    token, fmt, filename = post.get("upload", ""), post.get("format", ""), post.get("filename", "")[:200]
+    wanted = post.get("source", "")
+    if upload:
+        try:
+            token = uploads.upload_keep(user=request.user, study=study, chunks=upload.chunks(), limit=limit)
+        except uploads.UploadTooLarge as exc:
+            return refused([str(exc)])
+        fmt, filename, wanted = "", upload.name[:200], ""
+    path = uploads.upload_path(user=request.user, study=study, token=token) if token else None
+    if path is None:
+        return refused(["The uploaded file is no longer kept on the server (it expired, or was uploaded "
+                        "elsewhere); choose it again." if token else "Choose a file to upload."])
+    data = path.read_bytes()
+    fmt = fmt if fmt in bank_files.FORMATS else bank_files.detect_format(filename, data[:64])
+    table, unreadable = None, []
+    try:
+        table = bank_files.read_table(data, format=fmt)
+    except bank_files.BankError as exc:
+        unreadable = exc.problems
+    known = None if wanted == MAP_MYSELF and design.columns else known_source(design, data, filename, wanted)
+    if known is not None:
+        return _from_source(request, model_admin, study, page, form, design, data, filename, token, fmt, table,
+                            known, refused)
+    if not design.columns:
+        names = ", ".join(r.name for r in sources.for_design(design))
+        return refused([f"The design '{design.name}' has no bank of its own, and the file is not in a format it "
+                        f"reads ({names}). A yes/no bank with pair_id and pair_role columns goes into it through "
+                        "the yes/no design (csv-import)."], token)
+    if table is None:
+        return refused(unreadable, token)
+    return _mapped(request, model_admin, study, page, form, design, table, token, fmt, filename, refused)
+
+
+def _from_source(request, model_admin, study, page, form, design, data, filename, token, fmt, table, known, refused):
+    """A known published source: its reader maps the file; the preview lists the rows it leaves out."""
+    reader, reading = known
+    shown = _shown(design, table, {}, source=f"the known source {reader.title} ({reader.name})", fmt=fmt,
+                   reader=reader)
+    shown["filename"] = filename
+    post = request.POST
+    kept = {k for row in reading.rows for k in row.fields}
+    try:
+        factors = _check_factors(form, study, kept | {"pair_role"})
+        values = {**_values(design, form.cleaned_data, upload=True), "format": reader.name, "filename": filename}
+        write = "write" in post and post.get("previewed") == reader.name
+        if not write:
+            preview = design.import_preview(study=study, data=io.BytesIO(data), rows=PREVIEW_ROWS, **values)
+            return _page(request, model_admin, study, **page, upload=token, mapping=shown,
+                         preview={"count": preview.count, "rows": preview.items,
+                                  "problems": [str(p) for p in preview.problems]})
+        report = design.importer(study=study, data=io.BytesIO(data), skip_problems=True, **values)
+        if factors:
+            _store_factors(study, factors)
+    except (ValidationError, ItemsLocked, ValueError) as exc:
+        return refused(exc.messages if isinstance(exc, ValidationError) else [str(exc)], token, shown)
+    return _written(request, study, design, report, token)
+
+
+def _written(request, study, design, report, token):
+    uploads.upload_discard(user=request.user, study=study, token=token)
+    messages.success(request, design.describe(report))
+    for line in design.warnings(report):
+        messages.warning(request, line)
+    return redirect(reverse("admin:experiments_study_change", args=[study.pk]))
+
+
+def _mapped(request, model_admin, study, page, form, design, table, token, fmt, filename, refused):
+    """A bank mapped onto the design's columns, through the design's own preview and import."""
+    post = request.POST
+    try:
+        mapping, source = _initial_mapping(post, design, table)
+    except ValueError as exc:
+        return refused([str(exc)], token, _shown(design, table, {}, source="nothing", fmt=fmt))
+    shown = _shown(design, table, mapping, source=source, fmt=fmt)
+    shown["filename"] = filename
+    name = post.get("preset_name", "").strip()
+    if name and "use_preset" not in post:
+        try:
+            preset = preset_save(name=name, design=design.name, mapping=mapping)
+        except ValidationError as exc:
+            return refused([f"The preset was not saved: {m}" for m in exc.messages], token, shown)
+        shown["notes"].append(f"Saved this mapping as the preset '{preset.name}'.")
+        shown["presets"] = presets_for(design.name)
+    try:
+        mapped = bank_files.apply_mapping(table, design.columns, mapping)
+    except bank_files.BankError as exc:
+        return refused(exc.problems, token, shown)
+    write = "write" in post and "use_preset" not in post
+    if write and "previewed" in post and post["previewed"] != shown["previewed"]:
+        write = False
+        shown["notes"].append("The mapping changed since the preview: check this preview, then write.")
+    try:
+        factors = _check_factors(form, study, mapped.kept)
+        values = _values(design, form.cleaned_data, upload=True)
+        if not write:
+            preview = design.preview(study=study, data=io.BytesIO(mapped.csv), rows=PREVIEW_ROWS, **values)
+            return _page(request, model_admin, study, **page, upload=token, mapping=shown,
+                         preview={"count": preview.count, "rows": preview.items, "kept": mapped.kept,
+                                  "dropped": mapped.dropped})
+        report = design.make(study=study, data=io.BytesIO(mapped.csv), **values)
+        if factors:
+            _store_factors(study, factors)
+    except CsvImportError as exc:
+        return refused([mapped.explain(e) for e in exc.errors[:50]]
+                       + ([f"… and {len(exc.errors) - 50} more"] if len(exc.errors) > 50 else []), token, shown)
+    except (ValidationError, ItemsLocked, ValueError) as exc:
+        return refused(exc.messages if isinstance(exc, ValidationError) else [str(exc)], token, shown)
+    return _written(request, study, design, report, token)
