@@ -394,3 +394,62 @@ def test_a_rule_bank_in_json_declares_its_factor_column_and_a_wrong_one_writes_n
                  **{"o-bank_factors": "domain"}, write="w", follow=True)
     assert done.redirect_chain and study.items.count() == 2 * 2 * 5
     assert Study.objects.get(pk=study.pk).settings["factors"] == ["domain"]
+
+
+# --- a known published source -------------------------------------------------------------------------
+
+# Two pairs in RULEBREAKERS' finegrained format (jasonchanly/rulebreakers: its columns as published),
+# written here by hand; the second pair's non-rulebreaker has a label 000 §3.4 refuses.
+RB_HEADER = ("id,rulebreaker_type,category,firstName,pronoun,verb,entityA,entityB,premise1,premise2,conclusion,label,"
+             "kc_gen_formatted_prompt,target_correct_conclusion,target_incorrect_conclusion\n")
+RB_ROWS = (
+    "RULEBREAKER_0000001_rb,mt,cities,Anna,she,lives in,France,Paris,"
+    "\"If Anna lives in Paris, then she lives in France.\",Anna does not live in France.,"
+    "Anna does not live in Paris.,False,,,\n"
+    "RULEBREAKER_0000001_nonrb,mt,cities,Anna,she,lives in,Spain,Paris,"
+    "\"If Anna lives in Paris, then she lives in Spain.\",Anna does not live in Spain.,"
+    "Anna does not live in Paris.,True,,,\n"
+    "RULEBREAKER_0000002_rb,mt,cities,Ben,he,works in,Japan,Tokyo,"
+    "\"If Ben works in Tokyo, then he works in Japan.\",Ben does not work in Japan.,"
+    "Ben does not work in Tokyo.,False,,,\n"
+    "RULEBREAKER_0000002_nonrb,mt,cities,Ben,he,works in,Italy,Tokyo,"
+    "\"If Ben works in Tokyo, then he works in Italy.\",Ben does not work in Italy.,"
+    "Ben does not work in Tokyo.,False,,,\n"
+)
+
+
+@pytest.mark.django_db
+def test_a_known_source_fills_the_mapping_in_and_its_preview_lists_the_rows_left_out(researcher):
+    study = StudyFactory(design="rulebreakers")
+    before = _state(study)
+    data = (RB_HEADER + RB_ROWS).encode()
+    page = _post(researcher, study, name="RULEBREAKERS_finegrained_format.csv", data=data,
+                 design="rulebreakers").content.decode()
+    assert ("Mapping filled in from the known source RULEBREAKERS, finegrained format (000) "
+            "(rulebreakers-finegrained)") in page
+    assert "<th>premise1</th><td>premise_1</td>" in page  # the reader's columns and what each fills
+    assert "Preview: 20 items would be written" in page  # one good pair × the design's ten phrasings
+    assert "If Anna lives in Paris, then she lives in France." in page and "<td>no</td>" in page
+    assert "RULEBREAKER_0000002_nonrb, label" in page and "left out if you write" in page
+    assert _state(study) == before
+    done = _post(researcher, study, upload=_token(page), design="rulebreakers", filename=_filename(page),
+                 previewed="rulebreakers-finegrained", write="Write these 20 items", follow=True).content.decode()
+    assert "row(s) of the file were left out" in done
+    items = Item.objects.filter(study=study)
+    assert items.count() == 20 and items.values("pair_id").distinct().count() == 1
+    assert all("RULEBREAKER_0000001" in pair for pair in items.values_list("pair_id", flat=True))
+    assert set(items.values_list("pair_role", flat=True)) == {"rulebreaker", "non-rulebreaker"}
+    assert set(items.filter(pair_role="rulebreaker").values_list("gold_answer", flat=True)) == {"no"}
+
+
+def _filename(page: str) -> str:
+    return page.split('name="filename" value="')[1].split('"')[0]
+
+
+@pytest.mark.django_db
+def test_a_file_the_rulebreakers_design_cannot_read_is_refused_with_what_it_reads(researcher):
+    study = StudyFactory(design="rulebreakers")
+    page = _post(researcher, study, name="bank.csv", data=FILES["bank.csv"], design="rulebreakers")
+    assert page.status_code == 400
+    assert "is not in a format it reads (rulebreakers-finegrained)" in page.content.decode()
+    assert not Item.objects.filter(study=study).exists()
