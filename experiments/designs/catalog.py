@@ -77,7 +77,8 @@ def _left_out(report) -> list[str]:
     problems = getattr(report, "left_out", ())
     if not problems:
         return []
-    return [f"{len(problems)} row(s) of the file were left out:", *(f"  {p}" for p in problems)]
+    rows = len({p.row for p in problems})
+    return [f"{rows} row(s) of the file were left out:", *(f"  {p}" for p in problems)]
 
 
 _VARIANTS = Option("variants", list, ["all"], "prompt variants to store: all (default) or ids such as follow/yes-no "

@@ -364,7 +364,8 @@ def _imported_member(row: sources.Row) -> PairedItem:
         attributes={
             "rule": f["rule"], "logical_form": rulebreakers.LOGICAL_FORMS[f["rule"]],
             "entity_kind": f["entity_kind"], "category": f["category"], "verb": f["verb"], "name": f["name"],
-            "pronoun": f["pronoun"], "part": f["part"], "whole": f["whole"], "true_whole": f["true_whole"],
+            "pronoun": f["pronoun"], "part": f["part"], "entity_b": f["entity_b"], "whole": f["whole"],
+            "true_whole": f["true_whole"],
             "source_id": row.id,
         },
     )

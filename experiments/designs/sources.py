@@ -87,7 +87,8 @@ class RowProblems(ValidationError):
 
     def __init__(self, problems: Sequence[Problem], *, importable: int, limit: int = 50):
         self.problems = tuple(problems)
-        head = (f"{len(self.problems)} row(s) of the file cannot be imported; nothing was written. Fix them, or "
+        head = (f"{len({p.row for p in self.problems})} row(s) of the file cannot be imported; nothing was written. "
+                "Fix them, or "
                 f"import the other {importable} row(s) and leave these out (import_items --skip-problems; in the "
                 "admin, confirm the preview):")
         lines = [str(p) for p in self.problems[:limit]]
@@ -193,7 +194,7 @@ RULEBREAKERS_COLUMNS = {
     "category": "entity_kind (cities → geographical, any other → categorical); kept as category",
     "firstName": "name", "pronoun": "pronoun", "verb": "verb",
     "entityA": "whole (the country or type in this member; the rulebreaker's is the true one: true_whole)",
-    "entityB": "part (the city or instance)",
+    "entityB": "part (the city or instance; an instance's article — a, an, the — dropped) and entity_b (as written)",
     "premise1": "premise_1", "premise2": "premise_2", "conclusion": "conclusion",
     "label": "gold_answer (True → yes, False → no; 000 §3.4: no for a rulebreaker, yes for its counterpart)",
     "kc_gen_formatted_prompt": "not read (the knowledge-check prompt of the authors' own runs)",
@@ -292,11 +293,12 @@ def _rulebreakers_fields(record: dict, role: str) -> tuple[dict, list[tuple[str,
     for column in ("firstName", "verb", "entityA", "entityB", "premise1", "premise2", "conclusion"):
         if not record[column]:
             bad.append((column, "is empty"))
+    kind = "geographical" if record["category"].lower() == "cities" else "categorical"
     fields = {
-        "role": role, "rule": rule,
-        "entity_kind": "geographical" if record["category"].lower() == "cities" else "categorical",
+        "role": role, "rule": rule, "entity_kind": kind,
         "category": record["category"], "name": record["firstName"], "pronoun": record["pronoun"],
-        "verb": record["verb"], "whole": record["entityA"], "part": record["entityB"],
+        "verb": record["verb"], "whole": record["entityA"], "entity_b": record["entityB"],
+        "part": record["entityB"] if kind == "geographical" else re.sub(r"^(a|an|the) ", "", record["entityB"]),
         "premise_1": record["premise1"], "premise_2": record["premise2"], "conclusion": record["conclusion"],
         "gold_answer": gold or "",
     }
@@ -455,9 +457,10 @@ def read_logiqa(text: str) -> Reading:
             end += 1
         block = [line.strip() for line in lines[i:end]]
         i = end
-        if len(block) != 6:
-            problems.append(Problem(row_id, "", f"has {len(block)} lines between blank lines (line {i - len(block) + 1} "
-                                                "on); a question has 6: answer, context, question, four options"))
+        if len(block) != 7:
+            problems.append(Problem(row_id, "", f"has {len(block)} lines between blank lines (from line "
+                                                f"{i - len(block) + 1}); a question has 7: its answer, context, "
+                                                "question and four options"))
             continue
         answer, context, question, *options = block
         bad = []
@@ -465,9 +468,9 @@ def read_logiqa(text: str) -> Reading:
             bad.append(("answer", f"'{answer}' is not one of a, b, c, d"))
         texts = []
         for letter, option in zip("ABCD", options):
-            if not re.match(rf"^{letter}\s*[.．]", option):
+            if not re.match(rf"^{letter}\s*[.．]", option, re.IGNORECASE):
                 bad.append((f"option_{letter.lower()}", f"does not start with '{letter}.'"))
-            texts.append(re.sub(rf"^{letter}\s*[.．]\s*", "", option))
+            texts.append(re.sub(rf"^{letter}\s*[.．]\s*", "", option, flags=re.IGNORECASE))
         if bad:
             problems += [Problem(row_id, column, reason) for column, reason in bad]
             continue
