@@ -453,3 +453,40 @@ def test_a_file_the_rulebreakers_design_cannot_read_is_refused_with_what_it_read
     assert page.status_code == 400
     assert "is not in a format it reads (rulebreakers-finegrained)" in page.content.decode()
     assert not Item.objects.filter(study=study).exists()
+
+
+# --- the published excerpts through the admin (tests/data/published; hand counts as tests/experiments/test_sources.py) ---
+
+PUBLISHED = ROOT / "tests" / "data" / "published"
+
+
+@pytest.mark.django_db
+def test_the_ulogic_excerpt_in_the_admin_derives_flipped_conclusions_and_lists_the_unflippable_rows(researcher):
+    from tests.experiments.test_sources import UNFLIPPABLE
+
+    study = StudyFactory(design="dual-sided")
+    data = (PUBLISHED / "ulogic" / "probing_subset_excerpt.json").read_bytes()
+    before = _state(study)
+    page = _post(researcher, study, name="probing_subset_excerpt.json", data=data, design="dual-sided").content.decode()
+    assert "known source ULogic rules, JSON (004) (ulogic-json)" in page
+    assert "Preview: 900 items would be written" in page  # 90 rules × original and flipped × 5 templates
+    assert "14 rows of the file cannot be imported" in page
+    assert all(f"ulogic-{n:04d}, v_rule" in page for n in UNFLIPPABLE)
+    assert _state(study) == before
+    done = _post(researcher, study, upload=_token(page), design="dual-sided", filename=_filename(page),
+                 previewed="ulogic-json", write="w", follow=True).content.decode()
+    assert "14 row(s) of the file were left out" in done
+    assert study.items.count() == 900
+
+
+@pytest.mark.django_db
+def test_the_logiqa_excerpt_in_the_admin_imports_into_multiple_choice(researcher):
+    study = StudyFactory(design="multiple-choice")
+    data = (PUBLISHED / "logiqa" / "Eval_excerpt.txt").read_bytes()
+    page = _post(researcher, study, name="Eval_excerpt.txt", data=data, design="multiple-choice").content.decode()
+    assert "known source" in page and "(logiqa-text)" in page
+    assert "Preview: 356 items would be written" in page and "logiqa-0028, option_c" in page
+    assert not study.items.exists()
+    done = _post(researcher, study, upload=_token(page), design="multiple-choice", filename=_filename(page),
+                 previewed="logiqa-text", write="w", follow=True).content.decode()
+    assert "Imported 89 multiple-choice questions" in done and study.items.count() == 356
