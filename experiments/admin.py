@@ -145,7 +145,8 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.display(description="items")
     def items_panel(self, obj):
         if obj is None or obj.pk is None:
-            return "Save the study first; then generate its items or upload a CSV bank here."
+            return ("Save the study first; then generate its items or upload a CSV bank here. Its human arm (lists, practice, "
+                    "attention checks, consent) is set up from its design when it is saved, and edited here then.")
         count = obj.items.count()
         locked = obj.has_responses()
         links = "" if locked else format_html(
@@ -160,6 +161,17 @@ class StudyAdmin(admin.ModelAdmin):
         return launch.launch_html(obj) if obj and obj.pk else "—"
     actions = ["open_studies", "pause_studies", "close_studies", "export_trials", "expire_silent_sessions"]
     inlines = [HumanArmInline]
+
+    def get_inline_instances(self, request, obj=None):
+        # The human arm is edited once the study exists: it is then made from the study's design
+        # (participation.human_arm_ensure: its practice set and catch items), exactly as a study
+        # made by a command gets it; the add page cannot know the design before it is chosen.
+        return [] if obj is None else super().get_inline_instances(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:
+            participation.human_arm_ensure(study=obj)
 
     def save_formset(self, request, form, formset, change):
         super().save_formset(request, form, formset, change)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..logic import dual_sided, rulebreakers
+from ..logic import dual_sided, rulebreakers, wording
 from ..logic import generate as gen
-from ..logic.designs import DESIGNS
+from ..logic import multiple_choice as mc
+from ..logic.formula import Atom, Not, Or
+from ..logic.modal_forms import DESIGNS, templates_for
+from ..logic.parser import Sequent
 from ..models import LogicSystem
-from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations
+from . import bank_columns, csv_bank, human_defaults, modal, multiple_choice, paired, perturbations
 from .registry import (
-    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, register,
+    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, Wording,
+    register,
 )
 
 # Paper 003's designs: generated from sampled interpretations, keyed by the model checker.
@@ -31,6 +35,27 @@ _MODAL_FACTORS = {"modal-syllogisms": ("modality", "argform"), "necessitation": 
                   "modal-distribution": ("modality", "argform")}
 _MODAL_TITLES = {"modal-syllogisms": "Modal syllogisms", "necessitation": "Necessitation (Appendix C.1)",
                  "modal-distribution": "Modal distribution (Appendix C.2)"}
+# The report sections that read each of 003's designs (analysis/mixed.py declares them by these keys).
+_MODAL_SECTIONS = {"modal-syllogisms": ("eq4", "eq5", "eq6", "agents"), "necessitation": ("necessitation",),
+                   "modal-distribution": ("distribution",)}
+_ONE_STATEMENT = {"necessitation"}  # Appendix C.1's items have one statement ({φ} ⊢ □φ, ◇φ, φ)
+
+
+def _template_forms(design: str):
+    def forms() -> tuple[str, ...]:
+        return tuple(Sequent(t.premises, t.conclusion).to_unicode() for t in templates_for(design))
+    return forms
+
+
+# 003 Appendix B.3: participants read the statements and "Can we infer that …?"; models get the
+# statements, "Question: Based on these statements, can we infer that …?" and the cue "Answer:".
+_EXAMPLE = {"p": wording.Proposition("Mia", "painting a fence"), "q": wording.Proposition("Leo", "washing a car")}
+_MODAL_WORDING = Wording(
+    participant=wording.question(Atom("q"), _EXAMPLE),
+    model=wording.prompt([Or(Atom("p"), Atom("q")), Not(Atom("p"))], Atom("q"), _EXAMPLE),
+    answer_cue=wording.PROMPT_TAIL,
+    source="003 Appendix B.3 (the model's prompt) and Table A1 (what participants read)",
+)
 
 
 def _generate_modal(design: str, *, study, paper_lexicon: bool = False, **options):
@@ -59,7 +84,13 @@ for _name in sorted(DESIGNS):
         make=partial(_generate_modal, _name), options=_MODAL_OPTIONS, describe=_describe_modal,
         warnings=_modal_warnings, perturb=partial(perturbations.perturb_interpretations, design=_name),
         factors=_MODAL_FACTORS.get(_name, ("modality", "argform")),
-        scoring=_MODAL_SCORING, validity=VALID_IS_GOLD,
+        scoring=_MODAL_SCORING, validity=VALID_IS_GOLD, wording=_MODAL_WORDING,
+        practice=(human_defaults.one_statement_practice if _name in _ONE_STATEMENT
+                  else human_defaults.two_statement_practice),
+        catch_items=(human_defaults.one_statement_checks if _name in _ONE_STATEMENT
+                     else human_defaults.two_statement_checks),
+        tested_forms=_template_forms(_name),
+        report_sections=_MODAL_SECTIONS.get(_name, ()),
         gold="the model checker's verdict on the item's sequent under the study's modal system and the item's "
              "consequence relation (yes exactly when it is valid, 003 §3.2)",
     ))
@@ -117,6 +148,20 @@ register(Design(
          "assume), yes for its non-rulebreaker; both share a valid form (MT or DS), so a rulebreaker is valid with "
          "gold answer no",
     knowledge_probe=paired.rulebreakers_probe,
+    wording=Wording(
+        participant=rulebreakers.participant_question("Liv did not catch any kind of bird.", rulebreakers.QUESTIONS[0][1]),
+        model=rulebreakers.prompt_text(
+            ["If Liv caught some kind of bird, then she did not catch a goose.", "Liv caught a goose."],
+            "Liv did not catch any kind of bird.", rulebreakers.QUESTIONS[1][1], rulebreakers.ANSWER_OPTIONS[0][1]),
+        answer_cue=rulebreakers.ANSWER_CUE,
+        source="000 §4.2 and Appendix G (five questions × two answer instructions; the chat template's assistant "
+               "turn, or the cue 'Answer:' in the raw format, follows); participants read the question alone",
+        instructions=tuple(option[1] for option in rulebreakers.ANSWER_OPTIONS),
+    ),
+    practice=human_defaults.rulebreakers_practice,
+    tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
+    pair_roles=rulebreakers.ROLES,
+    report_sections=("rulebreakers",),
 ))
 
 register(Design(
@@ -140,6 +185,18 @@ register(Design(
     ),
     validity=NO_FORM,
     gold="by the item's role (004 §3.1): yes for the original rule, no for its flipped conclusion",
+    wording=Wording(
+        participant=dual_sided.TEMPLATES[3][0],
+        model=dual_sided.dual_sided_items([dual_sided.DualSidedRule(
+            0, "example", "Person X is holding a cup and a pen", "Person X is holding a pen",
+            "Person X is not holding a pen")], templates=(3,))[0].prompt,
+        answer_cue=dual_sided.ANSWER_CUE,
+        source="004 Table 9's templates (participants read the template's question under the rule; models get the "
+               "template with the rule, then the cue 'Answer:' in the raw format)",
+    ),
+    practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
+    pair_roles=dual_sided.ROLES,
+    report_sections=("dual-sided",),
 ))
 
 register(Design(
@@ -156,6 +213,18 @@ register(Design(
     ),
     validity=NO_FORM,
     gold="the letter of the right option in this item's order of the options (001)",
+    wording=Wording(
+        participant="Which conclusion follows from the statements? (the bank's question, its four options A–D)",
+        model=mc.build_prompt("Mia is painting a fence and Leo is washing a car.",
+                              "Which conclusion follows from the statements?",
+                              ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
+                               "Sam is cooking dinner."]),
+        answer_cue=mc.ANSWER_CUE,
+        source="001 Appendix I (the instruction, the content, the question, the options, then 'Answer:')",
+        instructions=(mc.INSTRUCTION,),
+    ),
+    practice=human_defaults.multiple_choice_practice, catch_items=human_defaults.multiple_choice_checks,
+    report_sections=("multiple-choice",),
 ))
 
 register(Design(
@@ -172,4 +241,9 @@ register(Design(
     validity=VALID_IS_GOLD,
     gold="the model checker's verdict on the row's logical form under the study's system where the row gives one, "
          "else the bank's stated gold answer",
+    wording=Wording(
+        participant="the row's question (003's 'Can we infer that …?' where the row gives a conclusion)",
+        model=_MODAL_WORDING.model, answer_cue=wording.PROMPT_TAIL,
+        source="003 Appendix B.3's prompt, built from the row's premises and question where it gives no prompt",
+    ),
 ))

@@ -14,7 +14,6 @@ from django.db import transaction
 from ..logic import multiple_choice as mc
 from ..models import Condition, Item, ItemKind, Study
 from ..item_limits import check_lengths
-from ..participation.arm import default_mc_attention_checks, default_mc_practice
 from . import registry, sources
 from .registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
@@ -154,9 +153,16 @@ def _write(study: Study, questions, originals, taken) -> McImportReport:
 
 
 def _human_arm_defaults(study: Study) -> None:
-    """A study whose human arm is not set up yet gets four-option practice and attention checks."""
+    """A study whose human arm is not set up yet gets its design's practice and attention checks (the
+    four-option sets); one set up for a yes/no bank and never edited gets them too."""
     from ..participation.arm import HumanArm
+    from ..participation.services import human_arm_ensure
 
-    if not HumanArm.objects.filter(study=study).exists():
-        HumanArm.objects.create(study=study, practice=default_mc_practice(),
-                                attention_checks=default_mc_attention_checks())
+    arm = HumanArm.objects.filter(study=study).first()
+    if arm is None:
+        human_arm_ensure(study=study)
+        return
+    design = registry.get(DESIGN)
+    if arm.practice == registry.practice_for("") and arm.attention_checks == registry.catch_items_for(""):
+        arm.practice, arm.attention_checks = design.practice(), design.catch_items()
+        arm.save(update_fields=["practice", "attention_checks"])

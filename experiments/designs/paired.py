@@ -19,7 +19,7 @@ from django.db import transaction
 
 from ..item_limits import length_errors
 from ..logic import dual_sided, rulebreakers
-from ..logic.pairs import GOLD_BY_ROLE, PairedItem, PairingError, PromptVariant, link_pairs, perturbation_links
+from ..logic.pairs import PairedItem, PairingError, PromptVariant, gold_by_role, link_pairs, perturbation_links
 from ..logic.rulebreakers_data import alternative_cities, capitals
 from ..models import Item, Study
 from . import registry, sources
@@ -69,21 +69,13 @@ def choose_variants(available: Sequence[str], wanted: Sequence[str] | str | None
     return tuple(v for v in available if v in wanted)
 
 
-def _human_question(paired: PairedItem, variant: PromptVariant) -> str:
-    """What a participant reads under the premises: the question, with the conclusion when it
-    names "the Conclusion" without stating it (RULEBREAKERS' phrasings)."""
-    if "Conclusion" in variant.question and paired.conclusion not in " ".join(paired.premises):
-        return f"Conclusion: {paired.conclusion} {variant.question}"
-    return variant.question
-
-
 def _row(study: Study, paired: PairedItem, variant: PromptVariant, original_id: int | None) -> Item:
     attrs = dict(paired.attributes)
     return Item(
         study=study, code=item_code(paired.code, variant.variant_id), design=paired.design,
         form_id=paired.form_id, logical_form=str(attrs.get("logical_form", "")),
         gold_answer=paired.gold_answer, premises=list(paired.premises),
-        question=_human_question(paired, variant), prompt=variant.text, condition=paired.condition,
+        question=variant.question, prompt=variant.text, condition=paired.condition,
         original_id=original_id, pair_id=paired.pair_id, pair_role=paired.role,
         variant=variant.variant_id, answer_words=answer_words(variant),
         attributes={**attrs, "rule": paired.rule, "conclusion": paired.conclusion, "member": paired.code},
@@ -101,8 +93,9 @@ def _problems(study: Study, items: Sequence[PairedItem], chosen: Sequence[str]) 
         if item.code in seen:
             problems.append(f"item {item.code} appears twice")
         seen.add(item.code)
-        if GOLD_BY_ROLE.get(item.role) not in (None, item.gold_answer):
-            problems.append(f"item {item.code}: a '{item.role}' has gold answer {GOLD_BY_ROLE[item.role]!r}, "
+        gold = gold_by_role()
+        if gold.get(item.role) not in (None, item.gold_answer):
+            problems.append(f"item {item.code}: a '{item.role}' has gold answer {gold[item.role]!r}, "
                             f"not {item.gold_answer!r}")
         ids = [v.variant_id for v in item.variants]
         missing = [v for v in chosen if v not in ids]

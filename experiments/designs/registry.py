@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from studyserver.registry import Registry
 
+from . import human_defaults
+
 GENERATE, IMPORT = "generate", "import"
 
 # How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
@@ -54,6 +56,28 @@ class Scoring:
             raise ValueError(f"unknown decision rule {self.decision_rule!r}; known: {', '.join(DECISION_RULES)}")
         if self.answer_forms not in ANSWER_FORMS:
             raise ValueError(f"unknown answer forms {self.answer_forms!r}; known: {', '.join(ANSWER_FORMS)}")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The two texts of a design's items: what participants read, and what a model is sent. A model's
+    prompt ends in its answer cue, so that the next token is the answer (in the raw prompt format; the
+    chat format drops the cue, the assistant's turn follows). Participants never read the model's
+    answer instructions: they answer with the keys the instructions page names."""
+
+    participant: str  # the participants' question, as they read it (an example)
+    model: str  # the model's prompt in the raw format (an example)
+    answer_cue: str  # the prompt's last text: the next token is the answer
+    source: str  # where the wording comes from (the paper's section)
+    # The model prompt's answer instructions ("Answer Yes or No only."): never on a participant's page.
+    instructions: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not self.model.endswith(self.answer_cue):
+            raise ValueError(f"the model's prompt must end in its answer cue {self.answer_cue!r}: {self.model!r}")
+        shown = [text for text in (*self.instructions, "Answer Yes or No only") if text in self.participant]
+        if shown:
+            raise ValueError(f"participants must not read the model's answer instruction {shown[0]!r}")
 
 
 @dataclass(frozen=True)
@@ -136,6 +160,18 @@ class Design:
     importer: Callable | None = None
     import_preview: Callable | None = None
     import_options: tuple[Option, ...] | None = None
+    wording: Wording | None = None  # what participants read and what models are sent (required: register)
+    # The human arm's defaults for a new study (human_defaults.py): practice questions and catch items.
+    practice: Callable[[], list] = human_defaults.two_statement_practice
+    catch_items: Callable[[], list] = human_defaults.two_statement_checks
+    # The logical forms its items test, as sequents (practice must share none); None: its items carry them
+    # (a bank's rows), checked when the study opens.
+    tested_forms: Callable[[], tuple[str, ...]] | None = None
+    # Its linked pairs' roles (first, second) as logic/pairs.py judges them; () for an unpaired design.
+    pair_roles: tuple[str, ...] = ()
+    # The keys of the report sections its items are read by (analysis/sections.py and paired_report.py
+    # declare them; the report asks the registry which designs a section reads: designs_for_section).
+    report_sections: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.validity not in VALIDITY:
@@ -197,6 +233,8 @@ def register(design: Design) -> Design:
         raise ValueError(f"design {design.name!r} declares an importer without a preview, or a preview without one")
     if design.formats and design.importer is None:
         raise ValueError(f"design {design.name!r} declares published formats but no importer")
+    if design.wording is None:
+        raise ValueError(f"design {design.name!r} declares no wording (participants' question, the model's prompt)")
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 
@@ -209,6 +247,35 @@ def scoring(name: str) -> Scoring:
     """How a model's answer to an item of design `name` is read by default (its paper's way)."""
     found = _designs.get(name)
     return found.scoring if found is not None else UNREGISTERED_SCORING
+
+
+def practice_for(name: str) -> list:
+    """A fresh copy of the default practice questions of a study of design `name` (an unset or unknown
+    design practises like a yes/no bank)."""
+    found = _designs.get(name)
+    return (found.practice if found is not None else human_defaults.two_statement_practice)()
+
+
+def catch_items_for(name: str) -> list:
+    """A fresh copy of the default catch items (attention checks) of a study of design `name`."""
+    found = _designs.get(name)
+    return (found.catch_items if found is not None else human_defaults.two_statement_checks)()
+
+
+def tested_forms(name: str) -> tuple[str, ...] | None:
+    """The logical forms design `name` declares it tests (None: its items carry their own)."""
+    found = _designs.get(name)
+    return found.tested_forms() if found is not None and found.tested_forms is not None else None
+
+
+def pair_roles() -> dict[str, tuple[str, ...]]:
+    """Design name → its pair roles (first, second), for the paired designs."""
+    return {d.name: d.pair_roles for d in all_designs() if d.pair_roles}
+
+
+def designs_for_section(key: str) -> list[str]:
+    """The designs (names, sorted) whose items report section `key` reads."""
+    return [d.name for d in all_designs() if key in d.report_sections]
 
 
 def item_valid(name: str, gold: str | None) -> bool | None:

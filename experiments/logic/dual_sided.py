@@ -29,6 +29,8 @@ from .csv_table import CsvImportError, RowError, open_csv
 from .pairs import PairedItem, PromptVariant
 
 DESIGN = "dual-sided"
+ROLES = ("original", "flipped")  # the rule as stated, and with its conclusion negated
+GOLD = ("yes", "no")  # 004 §3.1
 REQUIRED = ("premise", "conclusion", "flipped_conclusion")
 KNOWN = {*REQUIRED, "rule_id"}
 RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -123,7 +125,14 @@ def _parse_row(line: int, record: dict[str, str], number: int, errors: list[RowE
     )
 
 
+# 004 reads the word a model generates after Table 9's prompt; the answer cue ends the raw prompt so
+# that the next token is that word (the chat format drops it: the assistant's turn follows).
+ANSWER_CUE = "Answer:"
+
+
 def _variant(number: int, premise: str, conclusion: str) -> PromptVariant:
+    """Table 9's template `number`: the participants' question (the template's question) and the
+    model's prompt (the template with the rule, then the answer cue)."""
     instruction, positive, negative = TEMPLATES[number]
     if number == 4:
         text = f"Premise: {premise}.\nConclusion: {conclusion}.\n{instruction}"
@@ -133,7 +142,7 @@ def _variant(number: int, premise: str, conclusion: str) -> PromptVariant:
     else:
         text = f"{instruction}\nInput rule: If {premise}, then {conclusion}."
         question = instruction
-    return PromptVariant(f"template-{number}", question, positive, negative, text)
+    return PromptVariant(f"template-{number}", question, positive, negative, f"{text}\n{ANSWER_CUE}")
 
 
 def check_templates(templates: Sequence[int]) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from . import wording
 from .checker import Consequence, System, entails
-from .designs import Template, templates_for
+from .modal_forms import Template, templates_for
 from .formula import to_unicode
 from .lexicon import nonsense_phrases, real_lexicon
 from .wording import Proposition

@@ -4,9 +4,12 @@ A pair has a kind and exactly two members, each with a role:
 
 | kind | roles (first, second) | judged together as |
 | --- | --- | --- |
-| rulebreakers | rulebreaker, non-rulebreaker | paired accuracy τ: "no" to the first and "yes" to the second (000 Eq. 1) |
-| dual-sided | original, flipped | the rule is right only if the original is affirmed and the flipped denied (004 §3.1) |
-| perturbation | original, perturbed | one matched pair of the 2×2 table (002) |
+| RULEBREAKERS (000) | rulebreaker, non-rulebreaker | paired accuracy τ: "no" to the first and "yes" to the second (000 Eq. 1) |
+| dual-sided rules (004) | original, flipped | the rule is right only if the original is affirmed and the flipped denied (004 §3.1) |
+| perturbation (002) | original, perturbed | one matched pair of the 2×2 table |
+
+A paired design's kind is its name, and its roles and their gold answers are its own (each design's
+generator declares DESIGN, ROLES and GOLD; the designs registry carries them as `pair_roles`).
 
 An item belongs to one design pair (its ``pair_id``); a perturbed item is also linked to its
 original (``original_code``), which makes a second pair of kind "perturbation".
@@ -16,12 +19,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-PAIR_ROLES: dict[str, tuple[str, str]] = {
-    "rulebreakers": ("rulebreaker", "non-rulebreaker"),
-    "dual-sided": ("original", "flipped"),
-    "perturbation": ("original", "perturbed"),
-}
-GOLD_BY_ROLE = {"rulebreaker": "no", "non-rulebreaker": "yes", "original": "yes", "flipped": "no"}
+PERTURBATION = "perturbation"  # the kind of an original ↔ perturbed link (002), not a design
+PERTURBATION_ROLES = ("original", "perturbed")
+
+
+def _paired_generators():
+    from . import dual_sided, rulebreakers  # imported when first asked: they import this module
+
+    return (rulebreakers, dual_sided)
+
+
+def pair_roles() -> dict[str, tuple[str, str]]:
+    """Pair kind → its roles (first, second): each paired design's, then the perturbation link's."""
+    return {**{g.DESIGN: g.ROLES for g in _paired_generators()}, PERTURBATION: PERTURBATION_ROLES}
+
+
+def gold_by_role() -> dict[str, str]:
+    """A pair member's gold answer by its role (the paired designs'; a perturbed item keeps its original's)."""
+    out: dict[str, str] = {}
+    for generator in _paired_generators():
+        out.update(zip(generator.ROLES, generator.GOLD))
+    return out
 
 
 class PairingError(ValueError):
@@ -30,7 +48,8 @@ class PairingError(ValueError):
 
 @dataclass(frozen=True)
 class PromptVariant:
-    """One phrasing of an item for models: the question, its two answer words, the full prompt."""
+    """One phrasing of an item: the participants' question (no answer instruction), its two answer
+    words, the model's full prompt (ending in its answer cue)."""
 
     variant_id: str
     question: str
@@ -78,16 +97,16 @@ class ItemPair:
 
     @property
     def roles(self) -> tuple[str, str]:
-        return PAIR_ROLES[self.kind]
+        return pair_roles()[self.kind]
 
 
 def pair_kind_of(role: str) -> str:
-    if role == "perturbed":
-        return "perturbation"
-    for kind, roles in PAIR_ROLES.items():
-        if role in roles and kind != "perturbation":
+    if role == PERTURBATION_ROLES[1]:
+        return PERTURBATION
+    for kind, roles in pair_roles().items():
+        if role in roles and kind != PERTURBATION:
             return kind
-    raise PairingError(f"unknown role {role!r}; expected one of {sorted(set(GOLD_BY_ROLE) | {'perturbed'})}")
+    raise PairingError(f"unknown role {role!r}; expected one of {sorted({*gold_by_role(), PERTURBATION_ROLES[1]})}")
 
 
 def link_pairs(items: Iterable[PairedItem]) -> tuple[ItemPair, ...]:
@@ -113,7 +132,7 @@ def link_pairs(items: Iterable[PairedItem]) -> tuple[ItemPair, ...]:
             problems.append(f"pair {pair_id}: mixes roles of kinds {sorted(kinds[pair_id])}")
             continue
         kind = next(iter(kinds[pair_id]))
-        first, second = PAIR_ROLES[kind]
+        first, second = pair_roles()[kind]
         for role in (first, second):
             codes = by_role.get(role, [])
             if len(codes) != 1:
@@ -146,7 +165,7 @@ def perturbation_links(originals: Iterable, perturbed: Iterable) -> tuple[ItemPa
             problems.append(f"original {original} is perturbed twice ({seen[original]}, {item.code})")
         else:
             seen[original] = item.code
-            pairs.append(ItemPair(f"perturbation:{item.code}", "perturbation", original, item.code))
+            pairs.append(ItemPair(f"{PERTURBATION}:{item.code}", PERTURBATION, original, item.code))
     if problems:
         raise PairingError("; ".join(problems))
     return tuple(pairs)

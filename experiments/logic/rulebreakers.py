@@ -25,6 +25,7 @@ DESIGN = "rulebreakers"
 RULES = ("MT", "DS")
 ENTITY_KINDS = ("geographical", "categorical")
 ROLES = ("rulebreaker", "non-rulebreaker")
+GOLD = ("no", "yes")  # §3.2: reject the rulebreaker's conclusion, accept its counterpart's
 NAMES_PER_COMBINATION = 5  # §3.1: five names and pronouns per entity pair + verb
 LOGICAL_FORMS = {"MT": "P → ¬Q, Q ⊢ ¬P", "DS": "P ∨ Q, ¬Q ⊢ P"}  # Table 1's premise-conclusion structures
 
@@ -134,17 +135,31 @@ def sentences(spec: RulebreakerSpec, whole: str) -> tuple[tuple[str, str], str]:
     return premises, conclusion
 
 
+# After Appendix G's user message the chat template opens the assistant's turn, so the model's next
+# token is its answer. A raw prompt has no turns: the answer cue stands in for them (the chat format
+# drops it again, inference/scorers/hf.py), so that in both formats the next token is the answer.
+ANSWER_CUE = "Answer:"
+
+
 def prompt_text(premises: Sequence[str], conclusion: str, question: str, answer: str) -> str:
-    """Appendix G's user message: premises, conclusion, question and answer instruction."""
-    return f"Premises: {' '.join(premises)}\nConclusion: {conclusion}\n{question} {answer}"
+    """Appendix G's user message (premises, conclusion, question and answer instruction), then the
+    answer cue on its own line."""
+    return f"Premises: {' '.join(premises)}\nConclusion: {conclusion}\n{question} {answer}\n{ANSWER_CUE}"
+
+
+def participant_question(conclusion: str, question: str) -> str:
+    """What a participant reads under the premises: the conclusion, then §4.2's question, without the
+    model's answer instruction (participants answer with the Yes/No keys)."""
+    return f"Conclusion: {conclusion} {question}"
 
 
 def phrasings(premises: Sequence[str], conclusion: str) -> tuple[PromptVariant, ...]:
-    """The ten prompt variants of §4.2, question-major ("follow/yes-no", "follow/true-false", …)."""
+    """The ten prompt variants of §4.2, question-major ("follow/yes-no", "follow/true-false", …); a
+    variant's question is the participants' (no answer instruction), its text the model's prompt."""
     out = []
     for qid, question in QUESTIONS:
         for aid, answer, positive, negative in ANSWER_OPTIONS:
-            out.append(PromptVariant(f"{qid}/{aid}", f"{question} {answer}", positive, negative,
+            out.append(PromptVariant(f"{qid}/{aid}", participant_question(conclusion, question), positive, negative,
                                      prompt_text(premises, conclusion, question, answer)))
     return tuple(out)
 

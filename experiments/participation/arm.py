@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from ..designs import human_defaults
 from . import practice as practice_defaults
 from .attention import AttentionRule
 from .consent import DEFAULT_CONSENT
@@ -25,50 +26,14 @@ class PairedPresentation(models.TextChoices):
 
 def default_practice() -> list[dict]:
     """Two warm-up questions with feedback, not recorded as trials: a new study's human arm takes its
-    design's own set (practice.default_for); this is the set of designs without one."""
-    return practice_defaults.default_for(practice_defaults.YES_NO_DEFAULT)
+    design's own set (its registry entry); this is the set of a study without a design yet."""
+    return human_defaults.two_statement_practice()
 
 
 def default_attention_checks() -> list[dict]:
-    """Catch items with an obvious answer (the answer is stated in a premise)."""
-    return [
-        {
-            "premises": ["Anna is reading a book.", "Tom is baking bread."],
-            "question": "Can we infer that Anna is reading a book?",
-            "answer": "yes",
-        },
-        {
-            "premises": ["Ben is washing a car.", "Eva is singing a song."],
-            "question": "Can we infer that Ben isn't washing a car?",
-            "answer": "no",
-        },
-    ]
-
-
-def one_statement_attention_checks() -> list[dict]:
-    """Catch items of one statement each, for designs whose items have one (necessitation, 003
-    Appendix C.1): the instructions then promise "a statement" and the checks keep that promise. Their
-    forms (p ∧ q ⊢ p, p ⊢ ¬p) are neither the design's ({φ} ⊢ □φ, ◇φ, φ) nor its practice's."""
-    return [
-        {
-            "premises": ["Anna is reading a book and Tom is baking bread."],
-            "question": "Can we infer that Anna is reading a book?",
-            "answer": "yes",
-        },
-        {
-            "premises": ["Ben is washing a car."],
-            "question": "Can we infer that Ben isn't washing a car?",
-            "answer": "no",
-        },
-    ]
-
-
-ONE_STATEMENT_DESIGNS = ("necessitation",)
-
-
-def default_attention_checks_for(design: str) -> list[dict]:
-    """A new study's catch items: one statement each where the design's items have one."""
-    return one_statement_attention_checks() if design in ONE_STATEMENT_DESIGNS else default_attention_checks()
+    """Catch items with an obvious answer (the answer is stated in a premise): a new study's human arm
+    takes its design's own (its registry entry); these are a study's without a design yet."""
+    return human_defaults.two_statement_checks()
 
 
 def _check_questions(value, label: str) -> None:
@@ -135,31 +100,6 @@ def mc_settings(study) -> McSettings:
     if not isinstance(all_mutants, bool):
         raise ValidationError(f'{MC_SETTINGS} "all_mutants" must be true or false.')
     return McSettings(keys=keys, all_mutants=all_mutants)
-
-
-def default_mc_practice() -> list[dict]:
-    """Two four-option warm-up questions with feedback (not recorded as trials)."""
-    return practice_defaults.default_for("multiple-choice")
-
-
-def default_mc_attention_checks() -> list[dict]:
-    """Four-option catch items whose answer is stated in the statements."""
-    return [
-        {
-            "premises": ["Anna is reading a book. Tom is baking bread."],
-            "question": "Which of these is stated above?",
-            "options": ["Anna is baking bread.", "Anna is reading a book.", "Tom is reading a book.",
-                        "Tom isn't baking bread."],
-            "answer": "B",
-        },
-        {
-            "premises": ["Ben is washing a car. Eva is singing a song."],
-            "question": "Which of these is stated above?",
-            "options": ["Ben is singing a song.", "Eva is washing a car.", "Eva is singing a song.",
-                        "Ben isn't washing a car."],
-            "answer": "C",
-        },
-    ]
 
 
 def validate_practice(value) -> None:

@@ -1,5 +1,5 @@
-"""Practice questions: each design's default set, and the rule that practice shares no logical form
-with the items the study tests.
+"""Practice questions: the rule that practice shares no logical form with the items the study tests
+(each design's default set is its registry entry's: experiments/designs/human_defaults.py).
 
 Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
 practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
@@ -15,21 +15,15 @@ practice question shares a form with one of its items (experiments/participation
 Practice stays a per-study option: HumanArm.practice is the list (empty = no practice), editable in
 the admin; researcher-written questions without a logical form are not checked.
 
-Pure Python: no Django imports; the designs' modules are imported only when a set is built.
+Pure Python: no Django imports; the designs registry is imported only when a set is asked for.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from itertools import permutations
-
-from studyserver.registry import Registry
 
 from ..logic.formula import Atom, Box, Dia, Formula, Not
 from ..logic.parser import ParseError, Sequent, parse_sequent
-
-YES_NO_DEFAULT = "modal-syllogisms"  # designs without an entry practise like 003's syllogisms
-
 
 # --------------------------------------------------------------------------- normal forms
 
@@ -99,166 +93,26 @@ def shared_forms(practice: Iterable[dict], tested: Iterable[str]) -> list[tuple[
     return shared
 
 
-# --------------------------------------------------------------------------- the registry
-
-
-@dataclass(frozen=True)
-class PracticeDefaults:
-    design: str
-    practice: Callable[[], list[dict]]
-    # The logical forms the design tests, as sequents; None when they come with the data (a CSV bank,
-    # a multiple-choice bank): then the study's own items say, when it opens.
-    tested_forms: Callable[[], tuple[str, ...]] | None
-
-
-PRACTICE: Registry[PracticeDefaults] = Registry("practice set for design")
-
-
-def register(*designs: str, tested_forms: Callable[[], tuple[str, ...]] | None = None):
-    """Register a design's default practice questions; a design registered twice raises."""
-    def wrap(build: Callable[[], list[dict]]):
-        for design in designs:
-            PRACTICE.add(design, PracticeDefaults(design, build, tested_forms))
-        return build
-    return wrap
-
-
-def defaults_for(design: str) -> PracticeDefaults:
-    return PRACTICE.get(design) or PRACTICE[YES_NO_DEFAULT]
+# --------------------------------------------------------------------------- the designs' sets
 
 
 def default_for(design: str) -> list[dict]:
-    """A fresh copy of the design's default practice questions (the human arm's initial value)."""
-    return defaults_for(design).practice()
+    """A fresh copy of the design's default practice questions (the human arm's initial value); each
+    design declares its set in the designs registry (experiments/designs/human_defaults.py)."""
+    from ..designs import registry
+
+    return registry.practice_for(design)
 
 
-# --------------------------------------------------------------------------- 003's designs
+def tested_forms(design: str) -> tuple[str, ...] | None:
+    """The forms the design declares it tests (None: its items carry their own, a bank's rows)."""
+    from ..designs import registry
 
-
-def _template_forms(design: str) -> Callable[[], tuple[str, ...]]:
-    def forms() -> tuple[str, ...]:
-        from ..logic.designs import templates_for
-
-        return tuple(Sequent(t.premises, t.conclusion).to_unicode() for t in templates_for(design))
-    return forms
-
-
-def _worded(sequent: str, meaning: dict, answer: str) -> dict:
-    """A practice question in 003's wording (Appendix B.2): one sentence per premise, then
-    "Can we infer that …?" — the wording functions the design's own items are written with."""
-    from ..logic import wording
-
-    parsed = parse_sequent(sequent)
-    return {
-        "premises": [wording.sentence(p, meaning) for p in parsed.premises],
-        "question": wording.question(parsed.conclusion, meaning),
-        "answer": answer,
-        "logical_form": parsed.to_unicode(),
-    }
-
-
-def _meaning() -> dict:
-    from ..logic.wording import Proposition
-
-    return {
-        "p": Proposition("Mia", "painting a fence"), "q": Proposition("Leo", "washing a car"),
-        "r": Proposition("Sam", "cooking dinner"), "s": Proposition("Kim", "reading a book"),
-    }
-
-
-@register("modal-syllogisms", tested_forms=_template_forms("modal-syllogisms"))
-def two_statement_practice() -> list[dict]:
-    """Two statements and a question, like the 24 syllogisms: conjunction elimination (Yes) and a
-    conclusion about someone the statements do not mention (No)."""
-    meaning = _meaning()
-    return [
-        _worded("p ∧ q, r ⊢ q", meaning, "yes"),
-        _worded("r, s ⊢ q", meaning, "no"),
-    ]
-
-
-register("modal-distribution", tested_forms=_template_forms("modal-distribution"))(two_statement_practice)
-register("csv-import")(two_statement_practice)  # a bank's forms are its rows': checked when the study opens
-
-
-@register("necessitation", tested_forms=_template_forms("necessitation"))
-def one_statement_practice() -> list[dict]:
-    """One statement and a question, like Appendix C.1's necessitation items ({φ} ⊢ □φ, ◇φ, φ)."""
-    meaning = _meaning()
-    return [
-        _worded("p ∧ q ⊢ q", meaning, "yes"),
-        _worded("r ∧ s ⊢ q", meaning, "no"),
-    ]
-
-
-# --------------------------------------------------------------------------- the paired designs
-
-
-def _rulebreaker_forms() -> tuple[str, ...]:
-    from ..logic.rulebreakers import LOGICAL_FORMS
-
-    return tuple(LOGICAL_FORMS.values())
-
-
-@register("rulebreakers", tested_forms=_rulebreaker_forms)
-def rulebreakers_practice() -> list[dict]:
-    """Seed 000's format (premises, then "Conclusion: … Does the Conclusion follow from the
-    Premises? Answer Yes or No only."), with neither modus tollens nor disjunctive syllogism and no
-    fact that clashes with what everyone knows."""
-    from ..logic.rulebreakers import ANSWER_OPTIONS, QUESTIONS
-
-    ask = f"{QUESTIONS[0][1]} {ANSWER_OPTIONS[0][1]}"
-    return [
-        {"premises": ["Anna has been to Lisbon and she is good at chess.", "Tom will be visiting Oslo."],
-         "question": f"Conclusion: Anna is good at chess. {ask}", "answer": "yes", "logical_form": "p ∧ q, r ⊢ q"},
-        {"premises": ["Anna has been to Lisbon.", "Tom will be visiting Oslo."],
-         "question": f"Conclusion: Anna owns a piano. {ask}", "answer": "no", "logical_form": "p, q ⊢ r"},
-    ]
-
-
-# Seed 004 probes a rule as stated (premise ⊢ conclusion, gold Yes) and with its conclusion negated
-# (premise ⊢ ¬conclusion, gold No); premise and conclusion are whole clauses, so as argument forms:
-DUAL_SIDED_FORMS = ("p ⊢ q", "p ⊢ ¬q")
-
-
-@register("dual-sided", tested_forms=lambda: DUAL_SIDED_FORMS)
-def dual_sided_practice() -> list[dict]:
-    """Seed 004's format (one "If …, then …." rule and Table 9's template-3 question), with rules
-    that hold or fail by their words alone, not by what one knows about the world."""
-    from ..logic.dual_sided import TEMPLATES
-
-    ask = TEMPLATES[3][0]
-    return [
-        {"premises": ["If Person X is holding a cup and a pen, then Person X is holding a pen."],
-         "question": ask, "answer": "yes", "logical_form": "p ∧ q ⊢ q"},
-        {"premises": ["If Person X is holding a cup and a pen, then Person X is not holding a pen."],
-         "question": ask, "answer": "no", "logical_form": "p ∧ q ⊢ ¬q"},
-    ]
-
-
-@register("multiple-choice")
-def multiple_choice_practice() -> list[dict]:
-    """Four-option questions (seed 001): the one conclusion that follows, by conjunction elimination
-    and by disjunction introduction (a bank's own forms are checked when the study opens)."""
-    return [
-        {
-            "premises": ["Mia is painting a fence and Leo is washing a car."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
-                        "Sam is cooking dinner."],
-            "answer": "B", "logical_form": "p ∧ q ⊢ q",
-        },
-        {
-            "premises": ["Sam is cooking dinner."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Sam isn't cooking dinner.", "Kim is reading a book.",
-                        "Sam is cooking dinner or Kim is reading a book.", "Kim isn't reading a book."],
-            "answer": "C", "logical_form": "p ⊢ p ∨ q",
-        },
-    ]
+    return registry.tested_forms(design)
 
 
 def all_tested_forms() -> frozenset[str]:
     """Every form some design declares that it tests (what a bank's practice is compared with too)."""
-    return frozenset().union(*(normal_forms(d.tested_forms()) for d in PRACTICE.values() if d.tested_forms))
+    from ..designs import registry
 
+    return frozenset().union(*(normal_forms(d.tested_forms()) for d in registry.all_designs() if d.tested_forms))

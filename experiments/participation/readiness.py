@@ -14,9 +14,7 @@ from . import consent, practice
 
 def practice_problem(study: Study, arm) -> str | None:
     tested = list(study.items.exclude(logical_form="").values_list("logical_form", flat=True).distinct())
-    declared = practice.defaults_for(study.design).tested_forms
-    if declared is not None:
-        tested += declared()
+    tested += practice.tested_forms(study.design) or ()
     shared = practice.shared_forms(arm.practice or [], tested)
     if not shared:
         return None

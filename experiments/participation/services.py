@@ -18,7 +18,7 @@ from ..models import (
     Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
 from . import choice, consent, flow, lists, paired, practice
-from .arm import PairedPresentation, default_attention_checks_for
+from .arm import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 
 class FlowError(Exception):
@@ -30,11 +30,13 @@ class FlowError(Exception):
 
 
 def human_arm_ensure(*, study: Study) -> HumanArm:
-    """The study's human arm; a new one practises on its design's default set (practice.py) and gets
-    its design's default catch items (one statement each where the design's items have one)."""
+    """The study's human arm; a new one gets its design's default practice set and catch items (the
+    design's registry entry), whoever makes it (a command, the admin, an import)."""
+    from ..designs import registry
+
     arm, _ = HumanArm.objects.get_or_create(study=study, defaults={
-        "practice": practice.default_for(study.design),
-        "attention_checks": default_attention_checks_for(study.design),
+        "practice": registry.practice_for(study.design),
+        "attention_checks": registry.catch_items_for(study.design),
     })
     return arm
 

@@ -43,9 +43,10 @@ def test_generate_rulebreakers_stores_one_item_per_member_and_variant(capsys):
         assert item.code == f"{item.attributes['member']}#{item.variant}"
         if item.variant.endswith("true-false"):
             assert item.answer_words == {"yes": "True", "no": "False"}
-            assert item.prompt.endswith("Answer True or False only.")
+            assert item.prompt.endswith("Answer True or False only.\nAnswer:")
         else:
-            assert item.answer_words == {} and item.prompt.endswith("Answer Yes or No only.")
+            assert item.answer_words == {} and item.prompt.endswith("Answer Yes or No only.\nAnswer:")
+        assert "Answer" not in item.question  # participants read the question, not the model's instruction
         # people read the premises, then the conclusion with the question
         assert item.question.startswith(f"Conclusion: {item.attributes['conclusion']} ")
     # the same pair in its two roles differs only in the country or type

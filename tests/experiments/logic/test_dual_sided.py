@@ -62,14 +62,14 @@ def test_the_five_templates_of_table_9():
     t1, t2, t3, t4, t5 = (v.text for v in flipped.variants)
     assert t1 == ("True or False? Please predict whether the input rule is very likely to be true.\n"
                   "Input rule: If Person X is allergic to Substance Z and Food Y contains Substance Z, "
-                  "then Person X can eat Food Y.")
+                  "then Person X can eat Food Y.\nAnswer:")
     assert t2.startswith("Right or Wrong? Please predict whether the input rule is valid and correct.\n")
     assert t3.startswith("Yes or No? Please predict whether the premise entails the conclusion.\n")
     assert t4 == ("Premise: Person X is allergic to Substance Z and Food Y contains Substance Z.\n"
                   "Conclusion: Person X can eat Food Y.\n"
-                  "Does premise entail conclusion? Please answer Yes or No.")
+                  "Does premise entail conclusion? Please answer Yes or No.\nAnswer:")
     assert t5 == ("Given the observations Person X is allergic to Substance Z and Food Y contains Substance Z, "
-                  "can we draw the conclusion Person X can eat Food Y? Please answer Yes or No.")
+                  "can we draw the conclusion Person X can eat Food Y? Please answer Yes or No.\nAnswer:")
     assert (original.prompt, original.question) == (original.variants[0].text, original.variants[0].question)
 
 

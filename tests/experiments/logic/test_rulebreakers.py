@@ -71,8 +71,9 @@ def test_appendix_g_prompt():
     assert entail.text == (
         "Premises: If Liv caught some kind of bird, then she did not catch a goose. Liv caught a goose.\n"
         "Conclusion: Liv did not catch any kind of bird.\n"
-        "Do the Premises entail the Conclusion? Answer Yes or No only."
+        "Do the Premises entail the Conclusion? Answer Yes or No only.\nAnswer:"
     )
+    assert entail.question == "Conclusion: Liv did not catch any kind of bird. Do the Premises entail the Conclusion?"
 
 
 GEO_EXPECTED = {  # verb: (MT premise 1, DS premise 1, negated conclusion of MT)
@@ -146,13 +147,15 @@ def test_a_capital_with_a_full_stop_in_its_name_ends_one_sentence():
 def test_ten_phrasings_of_section_4_2():
     item, _ = render(spec("MT", "geographical", "is in", "Sweden", "Stockholm", "Norway"))
     assert len(item.variants) == 10 and len({v.text for v in item.variants}) == 10
-    questions = Counter(v.question.rsplit(" Answer ", 1)[0] for v in item.variants)
+    questions = Counter(v.question.split(f"{item.conclusion} ", 1)[1] for v in item.variants)
     assert questions == {q: 2 for _, q in rb.QUESTIONS}
     assert "Can the Conclusion be deduced from the Premises?" in questions
-    options = Counter((v.question.rsplit("? ", 1)[1], v.positive, v.negative) for v in item.variants)
-    assert options == {("Answer Yes or No only.", "Yes", "No"): 5, ("Answer True or False only.", "True", "False"): 5}
+    options = Counter((v.text.rsplit("? ", 1)[1], v.positive, v.negative) for v in item.variants)
+    assert options == {("Answer Yes or No only.\nAnswer:", "Yes", "No"): 5,
+                       ("Answer True or False only.\nAnswer:", "True", "False"): 5}
     assert (item.prompt, item.question) == (item.variants[0].text, item.variants[0].question)
-    assert item.variants[1].text.endswith("\nDoes the Conclusion follow from the Premises? Answer True or False only.")
+    assert item.variants[1].text.endswith("\nDoes the Conclusion follow from the Premises? Answer True or False only.\n"
+                                          "Answer:")
 
 
 # --------------------------------------------------------------------------- the generated design

@@ -6,9 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from experiments import designs, services
+from experiments.designs import registry
 from experiments.logic import dual_sided, rulebreakers
 from experiments.logic.checker import entails
-from experiments.logic.designs import DESIGNS, templates_for
+from experiments.logic.modal_forms import DESIGNS, templates_for
 from experiments.logic.parser import parse_sequent
 from experiments.designs.multiple_choice import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus
@@ -18,17 +19,18 @@ from experiments.participation.services import human_arm_ensure
 from tests.factories import ItemFactory, StudyFactory, review_consent
 
 EVERY_DESIGN = sorted({*DESIGNS, rulebreakers.DESIGN, dual_sided.DESIGN, MULTIPLE_CHOICE, "csv-import"})
+assert EVERY_DESIGN == [d.name for d in registry.all_designs()]
 MODUS_PONENS = {"premises": ["If Mia isn't painting a fence, then Leo is washing a car.", "Mia isn't painting a fence."],
                 "question": "Can we infer that Leo is washing a car?", "answer": "yes", "logical_form": "¬p → q, ¬p ⊢ q"}
 
 
 def test_every_design_has_a_default_practice_set():
-    assert set(EVERY_DESIGN) <= set(practice.PRACTICE)
+    assert all(registry.get(name).practice() for name in EVERY_DESIGN)
 
 
 @pytest.mark.parametrize("design", EVERY_DESIGN)
 def test_no_default_practice_question_shares_a_form_with_any_tested_item(design):
-    defaults = practice.PRACTICE[design]
+    defaults = registry.get(design)
     questions = defaults.practice()
     assert questions and all(q.get("logical_form") for q in questions)  # every default states its form
     tested = defaults.tested_forms() if defaults.tested_forms else ()
@@ -40,7 +42,7 @@ def test_no_default_practice_question_shares_a_form_with_any_tested_item(design)
 
 @pytest.mark.parametrize("design", sorted(DESIGNS))
 def test_the_tested_forms_are_the_designs_templates(design):
-    declared = practice.normal_forms(practice.PRACTICE[design].tested_forms())
+    declared = practice.normal_forms(registry.get(design).tested_forms())
     templates = templates_for(design)
     assert len(declared) == len({(t.premises, t.conclusion) for t in templates})
 
@@ -51,7 +53,7 @@ def test_modus_ponens_the_old_practice_form_counts_as_tested():
 
 @pytest.mark.parametrize("design", EVERY_DESIGN)
 def test_each_default_answer_is_the_checkers(design):
-    for question in practice.PRACTICE[design].practice():
+    for question in registry.get(design).practice():
         sequent = parse_sequent(question["logical_form"])
         for consequence in ("local", "global"):
             valid = entails(sequent.premises, sequent.conclusion, "K", consequence).valid
@@ -65,14 +67,14 @@ def test_each_default_answer_is_the_checkers(design):
     ("modal-syllogisms", 2), ("modal-distribution", 2), ("necessitation", 1), ("rulebreakers", 2), ("dual-sided", 1),
 ])
 def test_the_defaults_are_written_like_the_designs_items(design, statements):
-    questions = practice.PRACTICE[design].practice()
+    questions = registry.get(design).practice()
     assert all(len(q["premises"]) == statements for q in questions)
     if design in DESIGNS:
         assert {len(t.premises) for t in templates_for(design)} == {statements}
         assert all(q["question"].startswith("Can we infer that ") for q in questions)
     if design == "rulebreakers":
         assert all(q["question"].startswith("Conclusion: ") and q["question"].endswith(
-            "Does the Conclusion follow from the Premises? Answer Yes or No only.") for q in questions)
+            "Does the Conclusion follow from the Premises?") for q in questions)
     if design == "dual-sided":
         assert all(q["premises"][0].startswith("If ") and q["question"] == dual_sided.TEMPLATES[3][0] for q in questions)
     assert {q["answer"] for q in questions} == {"yes", "no"}  # one of each key

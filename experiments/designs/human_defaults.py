@@ -1,0 +1,175 @@
+"""What a new study's human arm starts with, per design (catalog.py names each design's sets): its
+practice questions and its catch items (attention checks). Pure Python: no Django imports.
+
+Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
+practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
+Table 1) — so the practice told participants the answer to a tested form. The defaults use forms no
+design tests: conjunction elimination ("p and q, so q?" → Yes), disjunction introduction, and an
+obvious non sequitur ("p, q, so r?" → No), written in the style of the design's own items (its
+wording functions, its participants' question, its number of statements). Every default practice
+question states its logical form (a sequent), so experiments/participation/practice.py can check
+that no practice question shares a form with the items a study tests.
+
+Catch items have an obvious answer (it is stated in a premise), one statement each where the
+design's items have one (the instructions then promise "a statement").
+"""
+from __future__ import annotations
+
+from ..logic.parser import parse_sequent
+
+
+def _worded(sequent: str, meaning: dict, answer: str) -> dict:
+    """A practice question in 003's wording (Appendix B.2): one sentence per premise, then
+    "Can we infer that …?" — the wording functions the design's own items are written with."""
+    from ..logic import wording
+
+    parsed = parse_sequent(sequent)
+    return {
+        "premises": [wording.sentence(p, meaning) for p in parsed.premises],
+        "question": wording.question(parsed.conclusion, meaning),
+        "answer": answer,
+        "logical_form": parsed.to_unicode(),
+    }
+
+
+def _meaning() -> dict:
+    from ..logic.wording import Proposition
+
+    return {
+        "p": Proposition("Mia", "painting a fence"), "q": Proposition("Leo", "washing a car"),
+        "r": Proposition("Sam", "cooking dinner"), "s": Proposition("Kim", "reading a book"),
+    }
+
+
+# --------------------------------------------------------------------------- practice
+
+
+def two_statement_practice() -> list[dict]:
+    """Two statements and a question, like the 24 syllogisms: conjunction elimination (Yes) and a
+    conclusion about someone the statements do not mention (No)."""
+    meaning = _meaning()
+    return [
+        _worded("p ∧ q, r ⊢ q", meaning, "yes"),
+        _worded("r, s ⊢ q", meaning, "no"),
+    ]
+
+
+def one_statement_practice() -> list[dict]:
+    """One statement and a question, like Appendix C.1's necessitation items ({φ} ⊢ □φ, ◇φ, φ)."""
+    meaning = _meaning()
+    return [
+        _worded("p ∧ q ⊢ q", meaning, "yes"),
+        _worded("r ∧ s ⊢ q", meaning, "no"),
+    ]
+
+
+def rulebreakers_practice() -> list[dict]:
+    """Seed 000's format as participants read it (premises, then "Conclusion: … Does the Conclusion
+    follow from the Premises?"), with neither modus tollens nor disjunctive syllogism and no fact that
+    clashes with what everyone knows."""
+    from ..logic.rulebreakers import QUESTIONS
+
+    ask = QUESTIONS[0][1]
+    return [
+        {"premises": ["Anna has been to Lisbon and she is good at chess.", "Tom will be visiting Oslo."],
+         "question": f"Conclusion: Anna is good at chess. {ask}", "answer": "yes", "logical_form": "p ∧ q, r ⊢ q"},
+        {"premises": ["Anna has been to Lisbon.", "Tom will be visiting Oslo."],
+         "question": f"Conclusion: Anna owns a piano. {ask}", "answer": "no", "logical_form": "p, q ⊢ r"},
+    ]
+
+
+# Seed 004 probes a rule as stated (premise ⊢ conclusion, gold Yes) and with its conclusion negated
+# (premise ⊢ ¬conclusion, gold No); premise and conclusion are whole clauses, so as argument forms:
+DUAL_SIDED_FORMS = ("p ⊢ q", "p ⊢ ¬q")
+
+
+def dual_sided_practice() -> list[dict]:
+    """Seed 004's format (one "If …, then …." rule and Table 9's template-3 question), with rules
+    that hold or fail by their words alone, not by what one knows about the world."""
+    from ..logic.dual_sided import TEMPLATES
+
+    ask = TEMPLATES[3][0]
+    return [
+        {"premises": ["If Person X is holding a cup and a pen, then Person X is holding a pen."],
+         "question": ask, "answer": "yes", "logical_form": "p ∧ q ⊢ q"},
+        {"premises": ["If Person X is holding a cup and a pen, then Person X is not holding a pen."],
+         "question": ask, "answer": "no", "logical_form": "p ∧ q ⊢ ¬q"},
+    ]
+
+
+def multiple_choice_practice() -> list[dict]:
+    """Four-option questions (seed 001): the one conclusion that follows, by conjunction elimination
+    and by disjunction introduction (a bank's own forms are checked when the study opens)."""
+    return [
+        {
+            "premises": ["Mia is painting a fence and Leo is washing a car."],
+            "question": "Which conclusion follows from the statements?",
+            "options": ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
+                        "Sam is cooking dinner."],
+            "answer": "B", "logical_form": "p ∧ q ⊢ q",
+        },
+        {
+            "premises": ["Sam is cooking dinner."],
+            "question": "Which conclusion follows from the statements?",
+            "options": ["Sam isn't cooking dinner.", "Kim is reading a book.",
+                        "Sam is cooking dinner or Kim is reading a book.", "Kim isn't reading a book."],
+            "answer": "C", "logical_form": "p ⊢ p ∨ q",
+        },
+    ]
+
+
+# --------------------------------------------------------------------------- catch items
+
+
+def two_statement_checks() -> list[dict]:
+    """Catch items with an obvious answer (the answer is stated in a premise)."""
+    return [
+        {
+            "premises": ["Anna is reading a book.", "Tom is baking bread."],
+            "question": "Can we infer that Anna is reading a book?",
+            "answer": "yes",
+        },
+        {
+            "premises": ["Ben is washing a car.", "Eva is singing a song."],
+            "question": "Can we infer that Ben isn't washing a car?",
+            "answer": "no",
+        },
+    ]
+
+
+def one_statement_checks() -> list[dict]:
+    """Catch items of one statement each, for designs whose items have one (003 Appendix C.1): the
+    instructions then promise "a statement" and the checks keep that promise. Their forms (p ∧ q ⊢ p,
+    p ⊢ ¬p) are neither the design's ({φ} ⊢ □φ, ◇φ, φ) nor its practice's."""
+    return [
+        {
+            "premises": ["Anna is reading a book and Tom is baking bread."],
+            "question": "Can we infer that Anna is reading a book?",
+            "answer": "yes",
+        },
+        {
+            "premises": ["Ben is washing a car."],
+            "question": "Can we infer that Ben isn't washing a car?",
+            "answer": "no",
+        },
+    ]
+
+
+def multiple_choice_checks() -> list[dict]:
+    """Four-option catch items whose answer is stated in the statements."""
+    return [
+        {
+            "premises": ["Anna is reading a book. Tom is baking bread."],
+            "question": "Which of these is stated above?",
+            "options": ["Anna is baking bread.", "Anna is reading a book.", "Tom is reading a book.",
+                        "Tom isn't baking bread."],
+            "answer": "B",
+        },
+        {
+            "premises": ["Ben is washing a car. Eva is singing a song."],
+            "question": "Which of these is stated above?",
+            "options": ["Ben is singing a song.", "Eva is washing a car.", "Eva is singing a song.",
+                        "Ben isn't washing a car."],
+            "answer": "C",
+        },
+    ]
