@@ -490,3 +490,15 @@ def test_the_logiqa_excerpt_in_the_admin_imports_into_multiple_choice(researcher
     done = _post(researcher, study, upload=_token(page), design="multiple-choice", filename=_filename(page),
                  previewed="logiqa-text", write="w", follow=True).content.decode()
     assert "Imported 89 multiple-choice questions" in done and study.items.count() == 356
+
+
+@pytest.mark.django_db
+def test_a_mapping_naming_a_column_the_file_lacks_is_refused_in_the_admin_and_nothing_is_written(researcher):
+    study = StudyFactory(design="csv-import")
+    before = _state(study)
+    fields = {"mapped": "1", **{f"m-{k}": ", ".join(v) if isinstance(v, list) else v for k, v in MAPPING.items()},
+              "m-question": "Question"}
+    page = _post(researcher, study, name="bank.csv", data=FILES["bank.csv"], **fields, write="w")
+    assert page.status_code == 400
+    assert "field &#x27;question&#x27;: the file has no column &#x27;Question&#x27;" in page.content.decode()
+    assert _state(study) == before
