@@ -8,7 +8,7 @@ from ..logic import dual_sided, rulebreakers
 from ..logic import generate as gen
 from ..logic.designs import DESIGNS
 from ..models import LogicSystem
-from . import csv_bank, modal, multiple_choice, paired, perturbations
+from . import csv_bank, modal, multiple_choice, paired, perturbations, published
 from .registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, register,
 )
@@ -98,10 +98,10 @@ register(Design(
         _VARIANTS,
         Option("replace", bool, False, "regenerate a design the study already has"),
     ),
-    # RULEBREAKERS as its authors published it (experiments/designs/sources.py): pairs by id suffix,
+    # RULEBREAKERS as its authors published it (experiments/designs/sources/): pairs by id suffix,
     # gold answers from the file's label, the design's ten phrasings.
     formats=("rulebreakers-finegrained",),
-    importer=paired.rulebreakers_import, import_preview=paired.rulebreakers_import_preview,
+    importer=published.rulebreakers_import, import_preview=published.rulebreakers_import_preview,
     import_options=(_VARIANTS,), warnings=_left_out,
     perturb=perturbations.perturb_rulebreaker_items,
     factors=("pair_role",),  # rulebreaker vs non-rulebreaker (000 §3)
