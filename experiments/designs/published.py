@@ -51,7 +51,12 @@ def _rulebreakers_items(study: Study, data, format: str, filename: str, variants
     items = tuple(_imported_member(row) for row in rows)
     # an import's bound counts the Item rows it writes: members × the chosen phrasings (the whole published
     # file, 25,600 members, fits with one or two phrasings; all ten want it split, pairs kept together)
-    refuse_if_too_many(len(items) * len(choose_variants([v.variant_id for v in items[0].variants], variants)))
+    chosen = choose_variants([v.variant_id for v in items[0].variants], variants)
+    try:
+        refuse_if_too_many(len(items) * len(chosen))
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.messages[0]} Or store fewer phrasings: {len(items):,} pair members × "
+                              f"{len(chosen)} phrasing(s); --variants follow/yes-no stores one each.") from None
     return items, list(problems)
 
 
