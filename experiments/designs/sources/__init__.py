@@ -29,8 +29,9 @@ returns ``registry.Preview`` with ``problems`` (Problem, …). With problems, th
 other rows are written and the report's ``left_out`` lists the problems (the admin shows the
 preview's problems and passes skip_problems=True when the researcher confirms).
 
-The readers themselves are pure Python (no Django), one module each (rulebreakers.py, ulogic.py,
-logiqa.py); their formats, sources and transformations are listed in docs/designs.md ("Published formats").
+The readers are one module each (rulebreakers.py, ulogic.py, logiqa.py), plain Python over text (no
+models, no database; only RowProblems and read_for speak Django's ValidationError); their formats,
+sources and transformations are listed in docs/designs.md ("Published formats").
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The LogiQA reader (multiple choice): the text files of lgw863/LogiQA-dataset as published. Pure Python."""
+"""The LogiQA reader (multiple choice): the text files of lgw863/LogiQA-dataset as published."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""The RULEBREAKERS reader (seed 000): RULEBREAKERS_finegrained_format.csv as published. Pure Python."""
+"""The RULEBREAKERS reader (seed 000): RULEBREAKERS_finegrained_format.csv as published."""
 from __future__ import annotations
 
 import csv

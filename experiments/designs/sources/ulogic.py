@@ -1,4 +1,4 @@
-"""The ULogic reader (seed 004): Data/probing_subset.json as published, flipped conclusions derived. Pure Python."""
+"""The ULogic reader (seed 004): Data/probing_subset.json as published, flipped conclusions derived."""
 from __future__ import annotations
 
 import json
