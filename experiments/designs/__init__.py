@@ -1,6 +1,7 @@
 """Designs: how a study's items are made. registry.py holds the registry, catalog.py declares every
 design in it; modal.py (paper 003), paired.py (seeds 000 and 004), multiple_choice.py (seed 001) and
-csv_bank.py make the items, sources.py reads published datasets in their own formats, perturbations.py copies them with other tokens (seed 002), storage.py is
+csv_bank.py make the items, sources/ reads published datasets in their own formats and published.py
+imports RULEBREAKERS as published, perturbations.py copies them with other tokens (seed 002), storage.py is
 what they share.
 
     from experiments import designs

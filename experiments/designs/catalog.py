@@ -11,7 +11,7 @@ from ..logic.formula import Atom, Not, Or
 from ..logic.modal_forms import DESIGNS, templates_for
 from ..logic.parser import Sequent
 from ..models import LogicSystem
-from . import bank_columns, csv_bank, human_defaults, modal, multiple_choice, paired, perturbations
+from . import bank_columns, csv_bank, human_defaults, modal, multiple_choice, paired, perturbations, published
 from .registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, Wording,
     register,
@@ -129,10 +129,10 @@ register(Design(
         _VARIANTS,
         Option("replace", bool, False, "regenerate a design the study already has"),
     ),
-    # RULEBREAKERS as its authors published it (experiments/designs/sources.py): pairs by id suffix,
+    # RULEBREAKERS as its authors published it (experiments/designs/sources/): pairs by id suffix,
     # gold answers from the file's label, the design's ten phrasings.
     formats=("rulebreakers-finegrained",),
-    importer=paired.rulebreakers_import, import_preview=paired.rulebreakers_import_preview,
+    importer=published.rulebreakers_import, import_preview=published.rulebreakers_import_preview,
     import_options=(_VARIANTS,), warnings=_left_out,
     perturb=perturbations.perturb_rulebreaker_items,
     factors=("pair_role",),  # rulebreaker vs non-rulebreaker (000 §3)

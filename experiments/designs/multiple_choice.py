@@ -60,7 +60,7 @@ _COLUMNS = {"form_id": "type", "argument_form": "type", "code": "id", "pair_id":
 
 
 def _published(study: Study, data, format: str, taken: frozenset[str], filename: str):
-    """The questions of a published format (sources.py), each checked as a bank row is, and every
+    """The questions of a published format (sources/), each checked as a bank row is, and every
     problem (by the file's row id)."""
     from ..item_limits import length_errors
 
@@ -113,7 +113,7 @@ def items_preview_multiple_choice(*, study: Study, data, rows: int = 10, format:
 def items_import_multiple_choice(*, study: Study, data, format: str = sources.BANK, skip_problems: bool = False,
                                  filename: str = "") -> McImportReport:
     """Validate every row first (outside the write's transaction); save all questions (four mutants
-    each) or none. A published format (`format`, sources.py: logiqa-text) with rows it cannot read
+    each) or none. A published format (`format`, sources/: logiqa-text) with rows it cannot read
     refuses (sources.RowProblems, by row id) unless `skip_problems`: then the others are written and
     the report's `left_out` lists them."""
     questions, originals, taken, problems = _plan(study, data, format, filename)

@@ -278,7 +278,7 @@ def rulebreakers_generate(
 
 
 def _published_rules(study: Study, data, format: str, existing: frozenset[str], filename: str):
-    """The rules of a published format (sources.py) checked as bank rows are, and every problem."""
+    """The rules of a published format (sources/) checked as bank rows are, and every problem."""
     rows, problems = sources.read_for(dual_sided.DESIGN, format, data, filename=filename)
     problems, rules = list(problems), []
     for number, row in enumerate(rows, 1):
@@ -326,7 +326,7 @@ def dual_sided_import(*, study: Study, data, templates: Sequence[int] = (1, 2, 3
 
     Row errors raise logic.csv_table.CsvImportError (every error names its row and column). The file
     is parsed before the write's transaction begins (no write lock while parsing). A published format
-    (`format`, sources.py: ulogic-json) is read by its reader, which derives the flipped conclusions;
+    (`format`, sources/: ulogic-json) is read by its reader, which derives the flipped conclusions;
     its rows that cannot be read or flipped refuse the import (sources.RowProblems, by row id) unless
     `skip_problems`, which writes the others and lists these in the report's `left_out`."""
     items, chosen, problems = _dual_sided_items(study, data, templates, format, filename)
@@ -338,67 +338,6 @@ def dual_sided_import(*, study: Study, data, templates: Sequence[int] = (1, 2, 3
     if format in (None, sources.BANK):
         return report
     return PairedReport(**{**report.__dict__, "source": format, "left_out": left_out})
-
-
-# ------------------------------------------------------------------ RULEBREAKERS as published (000)
-
-
-def _imported_member(row: sources.Row) -> PairedItem:
-    """A pair member from a published RULEBREAKERS row (sources.read_rulebreakers): the file's premises
-    and conclusion, under the design's ten phrasings (000 §4.2) as for generated pairs."""
-    f = row.fields
-    premises = (f["premise_1"], f["premise_2"])
-    variants = rulebreakers.phrasings(premises, f["conclusion"])
-    pair = f"{rulebreakers.DESIGN}:real:{f['pair']}"
-    return PairedItem(
-        code=f"{pair}:{f['role']}", design=rulebreakers.DESIGN, pair_id=pair, role=f["role"],
-        form_id=f"{f['rule']}.{f['entity_kind']}", rule=f["rule"], premises=premises, conclusion=f["conclusion"],
-        gold_answer=f["gold_answer"], question=variants[0].question, prompt=variants[0].text, variants=variants,
-        attributes={
-            "rule": f["rule"], "logical_form": rulebreakers.LOGICAL_FORMS[f["rule"]],
-            "entity_kind": f["entity_kind"], "category": f["category"], "verb": f["verb"], "name": f["name"],
-            "pronoun": f["pronoun"], "part": f["part"], "entity_b": f["entity_b"], "whole": f["whole"],
-            "true_whole": f["true_whole"],
-            "source_id": row.id,
-        },
-    )
-
-
-DEFAULT_RULEBREAKERS_FORMAT = "rulebreakers-finegrained"
-
-
-def _rulebreakers_items(study: Study, data, format: str, filename: str):
-    refuse_if_locked(study)
-    rows, problems = sources.read_for(rulebreakers.DESIGN, format or DEFAULT_RULEBREAKERS_FORMAT, data,
-                                      filename=filename)
-    if not rows:
-        raise sources.RowProblems(problems, importable=0) if problems else ValidationError("The file has no rows.")
-    items = tuple(_imported_member(row) for row in rows)
-    refuse_if_too_many(len(items) * len(rulebreakers.QUESTIONS) * len(rulebreakers.ANSWER_OPTIONS))
-    return items, list(problems)
-
-
-def rulebreakers_import_preview(*, study: Study, data, format: str = DEFAULT_RULEBREAKERS_FORMAT,
-                                variants: Sequence[str] | str | None = "all", rows: int = 10,
-                                filename: str = "") -> Preview:
-    """What rulebreakers_import would write, without writing; the rows it would leave out as problems."""
-    items, problems = _rulebreakers_items(study, data, format, filename)
-    preview = paired_items_preview(study=study, items=items, variants=variants, rows=rows)
-    return Preview(count=preview.count, items=preview.items, problems=tuple(problems))
-
-
-def rulebreakers_import(*, study: Study, data, format: str = DEFAULT_RULEBREAKERS_FORMAT,
-                        variants: Sequence[str] | str | None = "all", skip_problems: bool = False,
-                        filename: str = "") -> PairedReport:
-    """Seed 000's published pairs (sources.py: rulebreakers-finegrained) into the design: each pair a
-    rulebreaker (gold no) and its non-rulebreaker (gold yes), from the file's label (000 §3.4), under
-    the chosen phrasings. Rows with a problem refuse the import (sources.RowProblems, by id) unless
-    `skip_problems`: then their pairs are left out whole and listed in the report's `left_out`."""
-    items, problems = _rulebreakers_items(study, data, format, filename)
-    left_out = sources.refuse_or_keep(problems, importable=len(items), skip_problems=skip_problems)
-    with transaction.atomic():
-        report = paired_items_store(study=study, items=items, variants=variants)
-    return PairedReport(**{**report.__dict__, "source": format or DEFAULT_RULEBREAKERS_FORMAT, "left_out": left_out})
 
 
 def _record(study: Study, design: str, options: dict) -> None:

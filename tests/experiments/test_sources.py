@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from hypothesis import given
+from hypothesis import strategies as st
+from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from experiments.designs import registry, sources
@@ -155,6 +158,31 @@ def test_import_items_rulebreakers_gives_every_pair_with_both_members_golds_and_
 
 
 @pytest.mark.django_db
+def test_the_import_bound_counts_the_phrasings_chosen_and_the_preview_lists_problems(monkeypatch):
+    from experiments import services
+    from experiments.designs import storage
+
+    monkeypatch.setattr(storage, "MAX_IMPORT_ITEMS", 100)
+    design = registry.get("rulebreakers")
+    study = services.study_create(slug="rb-bound", title="rb-bound", design="rulebreakers")
+    data = RULEBREAKERS.read_bytes()
+    with pytest.raises(ValidationError, match=r"This import would write 520 items; at most 100 .* Or store fewer "
+                                              r"phrasings: 52 pair members × 10 phrasing\(s\); --variants follow/yes-no"):
+        design.import_preview(study=study, data=data, format="rulebreakers-finegrained")
+    preview = design.import_preview(study=study, data=data, format="rulebreakers-finegrained",
+                                    variants=["follow/yes-no"], rows=3)
+    assert (preview.count, len(preview.items), preview.problems) == (52, 3, ())
+    cut = data.decode("utf-8").split("\nRULEBREAKER_0012799_rb,")[0] + "\n"  # the last pair's rulebreaker gone
+    preview = design.import_preview(study=study, data=cut, variants=["follow/yes-no"])
+    assert preview.count == 50 and [p.row for p in preview.problems] == ["RULEBREAKER_0012799_nonrb"]
+    with pytest.raises(sources.RowProblems):
+        design.importer(study=study, data=cut, variants=["follow/yes-no"])
+    assert study.items.count() == 0
+    report = design.importer(study=study, data=cut, variants=["follow/yes-no"], skip_problems=True)
+    assert (report.pairs, report.items, [p.row for p in report.left_out]) == (25, 50, ["RULEBREAKER_0012799_nonrb"])
+
+
+@pytest.mark.django_db
 def test_generation_still_works_beside_imports():
     call_command("generate_items", "rulebreakers", "rb-gen", "--pairs", "3", "--variants", "follow/yes-no")
     call_command("import_items", "rulebreakers", str(RULEBREAKERS), "rb-gen", "--variants", "follow/yes-no")
@@ -190,6 +218,20 @@ def test_negating_the_conclusions_modal_or_copula():
     assert sources.negate("Cannes is sunny")[0] == "Cannes is not sunny"  # whole words only
 
 
+CANONICAL = [w for w in sources.NEGATIONS if sources.NEGATIONS[sources.NEGATIONS[w]] == w]
+
+
+@given(subject=st.sampled_from(["Person X", "Organization X", "Plant Y", "Food X"]),
+       word=st.sampled_from(CANONICAL),
+       rest=st.lists(st.sampled_from(["eat", "Food Y", "visit", "Region Z", "allowed in", "a member of", "grow"]),
+                     min_size=1, max_size=4))
+def test_the_flip_is_undone_by_flipping_again(subject, word, rest):
+    conclusion = " ".join([subject, word, *rest])
+    flipped, how = sources.negate(conclusion)
+    assert flipped != conclusion and how.startswith(f"{word} → ")
+    assert sources.negate(flipped)[0] == conclusion
+
+
 def test_the_ulogic_excerpt_reads_with_flipped_conclusions_and_lists_the_rules_it_cannot_flip():
     rows, problems = sources.get("ulogic-json").read(ULOGIC.read_bytes(), filename=ULOGIC.name)
     assert len(json.loads(ULOGIC.read_text(encoding="utf-8"))) == 104
@@ -205,6 +247,8 @@ def test_the_ulogic_excerpt_reads_with_flipped_conclusions_and_lists_the_rules_i
         ("ulogic-0001", "Person X owns Animal Y", "Person X can feed Animal Y", "Person X cannot feed Animal Y")
     assert (first["domain"], first["length"], first["verified"], first["structure"]) == \
         ("affordance", "1", "true", "transitive")
+    for row in rows:  # the published conclusions, flipped twice, read as published
+        assert sources.negate(row.fields["flipped_conclusion"])[0] == row.fields["conclusion"]
 
 
 def test_a_ulogic_file_that_is_not_a_list_of_rules_is_refused():
