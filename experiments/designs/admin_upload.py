@@ -13,11 +13,13 @@
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -118,6 +120,12 @@ def _check_factors(form, study, kept) -> list[str]:
     return check(factors, set(kept) | attribute_keys(study))
 
 
+def _together(factors):
+    """With factors to store, the write and the factors in one transaction (a factor refused after the
+    write undoes it); without, the import's own transactions (its checks hold no write lock)."""
+    return transaction.atomic() if factors else contextlib.nullcontext()
+
+
 def _store_factors(study: Study, factors: list[str]) -> None:
     from analysis.factors import SETTING, validate
 
@@ -200,9 +208,10 @@ def _from_source(request, model_admin, study, page, form, design, data, filename
             return _page(request, model_admin, study, **page, upload=token, mapping=shown,
                          preview={"count": preview.count, "rows": preview.items,
                                   "problems": [str(p) for p in preview.problems]})
-        report = design.importer(study=study, data=io.BytesIO(data), skip_problems=True, **values)
-        if factors:
-            _store_factors(study, factors)
+        with _together(factors):
+            report = design.importer(study=study, data=io.BytesIO(data), skip_problems=True, **values)
+            if factors:
+                _store_factors(study, factors)
     except (ValidationError, ItemsLocked, ValueError) as exc:
         return refused(exc.messages if isinstance(exc, ValidationError) else [str(exc)], token, shown)
     return _written(request, study, design, report, token)
@@ -249,9 +258,10 @@ def _mapped(request, model_admin, study, page, form, design, table, token, fmt, 
             return _page(request, model_admin, study, **page, upload=token, mapping=shown,
                          preview={"count": preview.count, "rows": preview.items, "kept": mapped.kept,
                                   "dropped": mapped.dropped})
-        report = design.make(study=study, data=io.BytesIO(mapped.csv), **values)
-        if factors:
-            _store_factors(study, factors)
+        with _together(factors):
+            report = design.make(study=study, data=io.BytesIO(mapped.csv), **values)
+            if factors:
+                _store_factors(study, factors)
     except CsvImportError as exc:
         return refused([mapped.explain(e) for e in exc.errors[:50]]
                        + ([f"… and {len(exc.errors) - 50} more"] if len(exc.errors) > 50 else []), token, shown)

@@ -502,3 +502,21 @@ def test_a_mapping_naming_a_column_the_file_lacks_is_refused_in_the_admin_and_no
     assert page.status_code == 400
     assert "field &#x27;question&#x27;: the file has no column &#x27;Question&#x27;" in page.content.decode()
     assert _state(study) == before
+
+
+@pytest.mark.django_db
+def test_a_known_sources_factor_columns_are_checked_and_a_wrong_one_writes_nothing(researcher):
+    study = StudyFactory(design="dual-sided")
+    data = (PUBLISHED / "ulogic" / "probing_subset_excerpt.json").read_bytes()
+    page = _post(researcher, study, name="probing_subset_excerpt.json", data=data, design="dual-sided").content.decode()
+    token, filename = _token(page), _filename(page)
+    before = _state(study)
+    for wrong in ("topic", "premise"):  # not a column; a field of the design, not a descriptive column
+        refused = _post(researcher, study, upload=token, design="dual-sided", filename=filename,
+                        previewed="ulogic-json", write="w", **{"o-bank_factors": wrong})
+        assert refused.status_code == 400 and "no column named" in refused.content.decode(), wrong
+        assert _state(study) == before
+    done = _post(researcher, study, upload=token, design="dual-sided", filename=filename, previewed="ulogic-json",
+                 write="w", follow=True, **{"o-bank_factors": "domain"})
+    assert done.redirect_chain and study.items.count() == 900
+    assert Study.objects.get(pk=study.pk).settings["factors"] == ["domain"]
