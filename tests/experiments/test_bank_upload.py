@@ -430,6 +430,7 @@ def test_a_known_source_fills_the_mapping_in_and_its_preview_lists_the_rows_left
     assert "<th>premise1</th><td>premise_1</td>" in page  # the reader's columns and what each fills
     assert "Preview: 20 items would be written" in page  # one good pair × the design's ten phrasings
     assert "If Anna lives in Paris, then she lives in France." in page and "<td>no</td>" in page
+    assert "<td>P → ¬Q, Q ⊢ ¬P</td>" in page  # its logical form (000 Table 1: modus tollens)
     assert "RULEBREAKER_0000002_nonrb, label" in page and "left out if you write" in page
     assert _state(study) == before
     done = _post(researcher, study, upload=_token(page), design="rulebreakers", filename=_filename(page),
