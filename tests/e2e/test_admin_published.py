@@ -90,7 +90,7 @@ def test_a_published_rulebreakers_file_goes_from_upload_to_participants_in_the_a
         assert header[:6] == ["code", "design", "premises", "question", "gold answer", "logical form"], header
         cells = [td.inner_text() for td in page.locator("#import-preview tbody tr").first.locator("td").all()]
         premises, question, gold = cells[2].split("\n"), cells[3], cells[4]
-        assert len(premises) == 2 and question and gold in ("yes", "no"), cells
+        assert len(premises) == 2 and question and gold in ("yes", "no") and "⊢" in cells[5], cells
         assert not page.query_selector("#import-problems")  # every pair of the excerpt is whole
         assert not Item.objects.filter(study=study).exists()
         page.click(f"input[value='Write these {PAIRS * 2 * VARIANTS} items']")
