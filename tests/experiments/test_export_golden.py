@@ -2,7 +2,7 @@
 schema (issue 29 item 3): the admin's trial CSV (with and without Prolific IDs), the report's
 data/trials, scores and items as CSV and Parquet with its data-file codebook, the item bank CSV
 (generate_items --output), the analysis frames (trials, scores, multiple-choice runs, answer
-variants) and the simulator's frames. The fixture is one deterministic study (below) holding every
+variants; an empty study's too) and the simulator's frames. The fixture is one deterministic study (below) holding every
 kind of item the schema describes; tests/data/README.md says at which commit the files were made.
 
 To remake the files after a deliberate change of an export: DUET_WRITE_GOLDEN=1 and run this test,
@@ -119,6 +119,9 @@ def _exports(study: Study, folder: Path) -> dict[str, bytes]:
     out["frame_scores.txt"] = _frame_text(scores)
     out["frame_mc_runs.txt"] = _frame_text(frames.mc_runs_frame(study))
     out["frame_variants.txt"] = _frame_text(frames.variants_frame(sorted(set(scores["run_id"]))))
+    empty = Study.objects.create(slug="golden-empty", title="Empty", design="modal-syllogisms")
+    out["frame_empty_trials.txt"] = _frame_text(frames.trials_frame(empty))
+    out["frame_empty_scores.txt"] = _frame_text(frames.scores_frame(empty, []))
     out["simulated_scores.txt"] = _frame_text(simulate.scores(n_models=2, n_interpretations=1, seed=3))
     out["simulated_trials.txt"] = _frame_text(simulate.trials(n_participants=3, n_trials=24, seed=3))
     return out
