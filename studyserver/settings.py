@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "inference",
     "analysis",
     "studyserver",  # management commands only (run_task)
+    "demo",  # manage.py demo: above the apps it drives
     "axes",  # admin login throttling (issue 17 hole 4)
 ]
 
