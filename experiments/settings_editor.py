@@ -145,7 +145,7 @@ class StudySettingsFields(forms.Form):
         if not variants:
             field.disabled = True
         if study.pk:
-            from analysis.factors import declared_factors
+            from experiments.factors import declared_factors
 
             try:
                 now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
@@ -188,7 +188,7 @@ class StudySettingsFields(forms.Form):
         elif HUMAN_VARIANT in old:
             new[HUMAN_VARIANT] = old[HUMAN_VARIANT]  # a disabled field (no variants left) keeps what was chosen
         if (cleaned.get("factors") or "").strip():
-            from analysis.factors import validate
+            from experiments.factors import validate
 
             try:
                 new[FACTORS] = validate(study, cleaned["factors"]) if study.pk else None

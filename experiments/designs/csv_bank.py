@@ -49,7 +49,7 @@ def _check_factors(items: list[Item], factors: list[str] | None) -> list[str]:
     columns there are); [] when none were named."""
     if not factors:
         return []
-    from analysis.factors import check
+    from experiments.factors import check
 
     columns = {key for item in items for key in (item.attributes or {})}
     try:
@@ -83,7 +83,7 @@ def items_import_csv(*, study: Study, data, factors: list[str] | None = None) ->
         Item.objects.bulk_create(items, batch_size=BULK_BATCH)
         fields = ["updated_at"]
         if checked:
-            from analysis.factors import SETTING, validate
+            from experiments.factors import SETTING, validate
 
             try:  # against every item of the study (the bank may add to earlier ones)
                 study.settings = {**(study.settings or {}), SETTING: validate(study, checked)}
