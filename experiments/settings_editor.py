@@ -6,7 +6,7 @@
 - "paired_report": the paired sections' test options (seeds 000 and 002, experiments/report_rules.py);
 - "human_variant": the prompt variant participants see in a paired design;
 - "factors": the columns the study's items vary by, for Table 1 and the humans-vs-models model
-  (analysis/factors.py; empty: the designs' own);
+  (experiments/factors.py; empty: the designs' own);
 and what generation records ("lexicon", "paired_designs"), shown read-only and kept as it is.
 
 Each field is checked by the same code that reads the setting later (Exclusions, mc_settings,

@@ -67,7 +67,7 @@ def items_preview_csv(*, study: Study, data, rows: int = 10, factors: list[str] 
 
 def items_import_csv(*, study: Study, data, factors: list[str] | None = None) -> ImportReport:
     """Validate every row first; save all rows or none (an error names its row and column). `factors`:
-    the bank's factor columns, checked against its columns (analysis/factors.py) and stored in the
+    the bank's factor columns, checked against its columns (experiments/factors.py) and stored in the
     study's settings; a wrong name writes nothing."""
     rows, items, existing = _plan(study, data)  # outside the transaction: no write lock while checking
     checked = _check_factors(items, factors)
