@@ -74,7 +74,7 @@ def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
     formats = {pk: (config or {}).get("prompt_format") or fallback for pk, config, fallback in
                ModelRun.objects.filter(pk__in=list(run_ids)).values_list("pk", "configuration",
                                                                          "language_model__prompt_format")}
-    reader = schema.Rows(schema.SCORE, given={"prompt_format": lambda row: formats.get(row["run_id"])})
+    reader = schema.Rows(schema.SCORE, given={"prompt_format": (("run_id",), formats.get)})
     rows = ModelScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "item_id")
     frame = pd.DataFrame.from_records(list(reader.from_values(rows.values_list(*reader.lookups))),
                                       columns=list(SCORE_COLUMNS))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Any
 
 TYPES = ("string", "integer", "number", "boolean", "datetime")
@@ -33,17 +34,20 @@ class Column:
     allowed: tuple[str, ...] = ()  # the values the column may hold (blank always allowed where noted)
     # How the column is read: `source` is the database path from the table's row ("item__code" from a
     # Trial), its stored value passed through `convert` when given; `derive` computes the value from
-    # the row's other columns (a mapping of name → value) once every source is read. A column with
+    # the row's columns named in `uses` (called with their values, in that order). A column with
     # neither is given by the reader (`Rows(..., given=...)`): a value that depends on more than the row.
     source: str = ""
     convert: Callable[[Any], Any] | None = None
-    derive: Callable[[Mapping[str, Any]], Any] | None = None
+    derive: Callable[..., Any] | None = None
+    uses: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.type not in TYPES:
             raise ValueError(f"{self.name}: unknown type {self.type!r}")
         if self.source and self.derive:
             raise ValueError(f"{self.name}: a column is read from its source or derived, not both")
+        if bool(self.derive) != bool(self.uses):
+            raise ValueError(f"{self.name}: a derived column names the columns it uses, and only it does")
 
     def under(self, prefix: str) -> Column:
         """The column read through a relation (`item__` from a Trial or a ModelScore)."""
@@ -76,10 +80,18 @@ def pseudonym(participant_id: int) -> str:
     return f"P{participant_id}"
 
 
-def _valid(row: Mapping[str, Any]) -> bool | None:
-    from .designs.registry import item_valid  # each design's rule for `valid` (the registry, not here)
+def _valid(design: str, gold: str | None) -> bool | None:
+    """Each design's rule for `valid`, from the registry (looked up once: an import inside a function
+    costs more than the rule itself, once per row of an export)."""
+    rule = _VALID_RULE
+    if rule is None:
+        from .designs.registry import item_valid as rule
 
-    return item_valid(row["design"], row["gold"])
+        globals()["_VALID_RULE"] = rule
+    return rule(design, gold)
+
+
+_VALID_RULE: Callable[[str, str | None], bool | None] | None = None
 
 
 def _options(value) -> str:
@@ -106,12 +118,12 @@ ITEM = (  # sources from an Item
            allowed=("none", "box", "dia"), source="modality"),
     Column("modality_code", "string", "ASCII code of the modality (none = ∅ propositional, box = □ must, "
            "dia = ◇ may): the level names of the model tables", allowed=("none", "box", "dia"),
-           derive=lambda row: modality_code(row["modality"])),
+           derive=modality_code, uses=("modality",)),
     Column("argform", "string", "argument form, display label (∨⊢, →ᴸ⊢, →ᴿ⊢, ∨⊬, →ᴸ⊬, →ᴿ⊬; necessitation; "
            "base/theorem/spurious)", source="argument_form"),
     Column("argform_code", "string", "ASCII code of the argument form, the level names of the model tables: "
            + ", ".join(f"{code} = {label}" for label, code in ARGFORM_CODES.items() if code != label),
-           allowed=tuple(dict.fromkeys(ARGFORM_CODES.values())), derive=lambda row: argform_code(row["argform"])),
+           allowed=tuple(dict.fromkeys(ARGFORM_CODES.values())), derive=argform_code, uses=("argform",)),
     Column("condition", "string", "real or nonsense (the nonsense mirror)", allowed=("real", "nonsense"),
            source="condition"),
     Column("interpretation_id", "integer", "database id of the interpretation (what p and q mean); blank if none",
@@ -129,7 +141,7 @@ ITEM = (  # sources from an Item
            "consequence relation), which is not the same as gold: TRUE exactly when gold is yes for 003's designs and "
            "a CSV bank (gold is the checker's verdict), TRUE for every RULEBREAKERS item (its form, MT or DS, is "
            "valid; a rulebreaker's gold answer is still no); blank where the design has no logical form (dual-sided "
-           "rules, multiple choice, attention checks)", derive=_valid),
+           "rules, multiple choice, attention checks)", derive=_valid, uses=("design", "gold")),
     Column("consequence", "string", "the consequence relation that keyed gold (blank for items without a "
            "logical form)", allowed=("local", "global"), source="consequence"),
     Column("gold_other", "string", "the checker's answer under the other consequence relation (blank where "
@@ -221,7 +233,7 @@ SCORE = (
     Column("top_answer", "string", "the answer whose one-token variant is the most probable token over the "
            "vocabulary, else other", source="top_answer"),
     Column("correct", "integer", "1 when the decision matches the gold answer, else 0", allowed=("0", "1"),
-           derive=lambda row: int(row["decision"] == row["gold"])),
+           derive=lambda decision, gold: int(decision == gold), uses=("decision", "gold")),
     Column("perplexity", "number", "perplexity of the prompt under the model", source="perplexity"),
     Column("prompt_tokens", "integer", "number of prompt tokens", unit="tokens", source="prompt_tokens"),
     Column("answer_mass", "number", "p(Yes) + p(No): probability mass on the two answers", unit="probability",
@@ -242,10 +254,10 @@ ITEM_BANK = (
     Column("modality", "string", "the modality of the item's premises (blank for designs without one)",
            allowed=("none", "box", "dia"), source="modality"),
     Column("modality_code", "string", "ASCII code of the modality", allowed=("none", "box", "dia"),
-           derive=lambda row: modality_code(row["modality"])),
+           derive=modality_code, uses=("modality",)),
     Column("argument_form", "string", "argument form, display label", source="argument_form"),
     Column("argform_code", "string", "ASCII code of the argument form",
-           derive=lambda row: argform_code(row["argument_form"])),
+           derive=argform_code, uses=("argument_form",)),
     Column("logical_form", "string", "the sequent in symbols", source="logical_form"),
     Column("template_valid", "boolean", "the validity the template or the imported bank states (blank: none)",
            source="template_valid", convert=_upper),
@@ -289,13 +301,13 @@ def sources(columns: Iterable[Column]) -> tuple[str, ...]:
 
 class Rows:
     """Rows of `columns` from stored values: `from_values` reads a query's values_list(*rows.lookups),
-    `from_object` an instance (paths followed through its attributes; None past a missing relation).
-    `given`: name → function of the row, for a column whose value depends on more than its row
-    (a score's prompt format, by run) or read another way here (the Prolific ID instead of the
-    pseudonym); `extra`: paths read besides the columns' own, for `given` to use."""
+    `from_object` an instance (paths followed through its attributes; None past a missing relation),
+    `from_dict` values named by column. `given`: column name → (names, function), for a column whose
+    value depends on more than its row (a score's prompt format, by run) or is read another way here
+    (the Prolific ID instead of the pseudonym); the names are the row's columns or database paths."""
 
-    def __init__(self, columns: tuple[Column, ...], *, given: Mapping[str, Callable] | None = None,
-                 extra: tuple[str, ...] = ()):
+    def __init__(self, columns: tuple[Column, ...], *,
+                 given: Mapping[str, tuple[tuple[str, ...], Callable[..., Any]]] | None = None):
         given = dict(given or {})
         unknown = set(given) - {c.name for c in columns}
         if unknown:
@@ -303,23 +315,41 @@ class Rows:
         missing = [c.name for c in columns if not (c.source or c.derive) and c.name not in given]
         if missing:
             raise ValueError(f"no way to read {', '.join(missing)}: give it")
+        read = [c for c in columns if c.source and c.name not in given]
+        derived = [(k, *(given[c.name] if c.name in given else (c.uses, c.derive)))
+                   for k, c in enumerate(columns) if c.name in given or not c.source]
+        column_at = {c.name: k for k, c in enumerate(columns)}
+        read_names = {c.name for c in read}
+        extra = [u for _, uses, _ in derived for u in uses if u not in column_at]
+        wrong = [u for _, uses, _ in derived for u in uses if u in column_at and u not in read_names]
+        if wrong:
+            raise ValueError(f"a derivation uses {', '.join(wrong)}, which is not read from the database")
         self.columns = columns
         self.names = names(columns)
-        self.lookups = tuple(dict.fromkeys((*sources(c for c in columns if c.name not in given), *extra)))
+        self.lookups = tuple(dict.fromkeys((*sources(read), *extra)))
         position = {path: i for i, path in enumerate(self.lookups)}
-        self._read = [(c.name, position[c.source], c.convert) for c in columns
-                      if c.source and c.name not in given]
-        self._derive = [(c.name, given.get(c.name) or c.derive) for c in columns if c.name in given or not c.source]
-        self._extra = [(path, position[path]) for path in extra]
+        # One C-level pick of every column's stored value in column order (a derived column picks a
+        # placeholder it then replaces) and of the extra paths after them; then the conversions, then
+        # the derivations, each called with the values it uses.
+        width = len(columns)
+        extra_at = {path: width + i for i, path in enumerate(dict.fromkeys(extra))}
+        self._pick = itemgetter(*(position[c.source] if c.source and c.name not in given else 0 for c in columns),
+                                *(position[path] for path in extra_at), 0)  # (the 0: always a tuple)
+        self._width = width
+        self._convert = [(column_at[c.name], c.convert) for c in read if c.convert is not None]
+        self._derive = [(k, function, len(uses) == 1,
+                         itemgetter(*(column_at[u] if u in column_at else extra_at[u] for u in uses)))
+                        for k, uses, function in derived]
+        self._derive_named = [(columns[k].name, uses, function) for k, uses, function in derived]
 
     def row(self, values: tuple) -> tuple:
         """One row in the columns' order from one tuple of values_list(*self.lookups)."""
-        row: dict[str, Any] = {path: values[i] for path, i in self._extra}
-        for name, i, convert in self._read:
-            row[name] = values[i] if convert is None else convert(values[i])
-        for name, derive in self._derive:
-            row[name] = derive(row)
-        return tuple(row[name] for name in self.names)
+        out = list(self._pick(values))
+        for k, convert in self._convert:
+            out[k] = convert(out[k])
+        for k, function, single, pick in self._derive:
+            out[k] = function(pick(out)) if single else function(*pick(out))
+        return tuple(out[:self._width])
 
     def from_values(self, values: Iterable[tuple]) -> Iterator[tuple]:
         return map(self.row, values)
@@ -331,9 +361,9 @@ class Rows:
         """A row from values named by column (a simulated item): missing sourced columns are blank,
         derived ones are derived."""
         row = {c.name: values.get(c.name) for c in self.columns}
-        for name, derive in self._derive:
+        for name, uses, function in self._derive_named:
             if name not in values:
-                row[name] = derive(row)
+                row[name] = function(*[row[u] for u in uses])
         return tuple(row[name] for name in self.names)
 
 

@@ -94,8 +94,7 @@ def study_progress(*, study: Study) -> Progress:
 
 EXPORT_COLUMNS = schema.names(schema.TRIAL)  # the report's data/trials.csv has exactly these columns
 _ROWS = schema.Rows(schema.TRIAL)  # how each column is read from a Trial: experiments/schema.py
-_ROWS_WITH_PROLIFIC_IDS = schema.Rows(schema.TRIAL, extra=("participant__prolific_pid",),
-                                      given={"participant": lambda row: row["participant__prolific_pid"]})
+_ROWS_WITH_PROLIFIC_IDS = schema.Rows(schema.TRIAL, given={"participant": (("participant__prolific_pid",), str)})
 
 
 def trials_for_export(*, study: Study, include_simulated: bool = False, include_preview: bool = False

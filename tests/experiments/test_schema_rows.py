@@ -16,9 +16,13 @@ def test_every_column_of_every_table_says_how_it_is_read():
     with pytest.raises(ValueError, match="no way to read prompt_format: give it"):
         schema.Rows(schema.SCORE)
     with pytest.raises(ValueError, match="no such column: nope"):
-        schema.Rows(schema.TRIAL, given={"nope": lambda row: 1})
+        schema.Rows(schema.TRIAL, given={"nope": (("study",), str)})
     with pytest.raises(ValueError, match="read from its source or derived, not both"):
-        schema.Column("x", "string", "x", source="a", derive=lambda row: 1)
+        schema.Column("x", "string", "x", source="a", derive=str, uses=("b",))
+    with pytest.raises(ValueError, match="names the columns it uses"):
+        schema.Column("x", "string", "x", derive=str)
+    with pytest.raises(ValueError, match="uses modality_code, which is not read from the database"):
+        schema.Rows(schema.ITEM, given={"valid": (("modality_code",), str)})
 
 
 def test_a_trial_row_reads_through_the_item_and_derives_the_codes():
