@@ -46,6 +46,7 @@ def _items(n_interpretations: int) -> pd.DataFrame:
                     "form_id": f"{modality}.{rule}.{'valid' if gold == 'yes' else 'fallacy'}", "modality": modality, "argform": argform,
                     "condition": "real", "interpretation_id": interpretation + 1,
                     "original_item_id": pd.NA, "gold": gold, "logical_form": f"{modality} {argform}",
+                    "valid": gold == "yes",  # modal syllogisms: gold is the checker's verdict (no registry: no Django)
                 }))
     frame = pd.DataFrame.from_records(rows, columns=list(ITEM_COLUMNS))
     for column in ("interpretation_id", "original_item_id"):

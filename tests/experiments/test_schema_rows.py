@@ -46,3 +46,19 @@ def test_an_item_bank_row_reads_an_item_without_interpretation_or_original():
     assert row["modality_code"] == "dia" and row["argform_code"] == "DS"
     assert (row["template_valid"], row["checker_disagrees"], row["original_item_id"], row["q_predicate"]) == (
         "", "FALSE", "", "")
+
+
+def test_the_simulator_builds_its_rows_without_django():
+    """analysis.simulate (bench/analysis.py, the power tests) reads the schema but needs no settings."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from analysis import simulate; simulate.scores(n_models=1, n_interpretations=1); "
+            "simulate.trials(n_participants=2); sys.exit('django.apps' in sys.modules and "
+            "__import__('django.apps').apps.apps.ready)")
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
