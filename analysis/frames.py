@@ -3,12 +3,12 @@ analysis.paired_frames, the only analysis modules that read the database.
 
 One row per human trial (`trials_frame`) and one row per model score (`scores_frame`), each with
 the item's design factors joined in. Everything downstream is a function of these frames.
-The columns are declared once in experiments/schema.py (TRIAL, SCORE, ITEM): the admin's trial
-export and trials_frame read the same rows (experiments.participation.selectors.trial_records).
+The columns are declared once in experiments/schema.py (TRIAL, SCORE, ITEM), each with how it is
+read: the admin's trial export and trials_frame read the same rows
+(experiments.participation.selectors.trial_records), scores_frame reads schema.SCORE's.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from experiments import schema
@@ -16,27 +16,6 @@ from experiments import schema
 ITEM_COLUMNS = schema.descriptions(schema.ITEM)  # name → meaning; types, units and values: experiments/schema.py
 TRIAL_COLUMNS = schema.descriptions(schema.TRIAL)
 SCORE_COLUMNS = schema.descriptions(schema.SCORE)
-
-_ITEM_LOOKUPS = {
-    "item_id": "item_id", "item__code": "item_code", "item__design": "design",
-    "item__form_id": "form_id", "item__modality": "modality", "item__argument_form": "argform",
-    "item__condition": "condition", "item__interpretation_id": "interpretation_id",
-    "item__interpretation__index": "interpretation_index",
-    "item__original_id": "original_item_id", "item__gold_answer": "gold",
-    "item__logical_form": "logical_form", "item__pair_id": "pair_id", "item__pair_role": "pair_role",
-    "item__variant": "variant", "item__kind": "kind", "item__options": "options",
-    "item__consequence": "consequence", "item__gold_other": "gold_other", "item__template_valid": "template_valid",
-}
-
-
-def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
-    from experiments.designs.registry import item_valid
-
-    frame["valid"] = [item_valid(design, gold) for design, gold in zip(frame["design"], frame["gold"])]
-    frame["options"] = frame["options"].map(lambda v: " | ".join(v) if isinstance(v, list) else (v or ""))
-    frame["modality_code"] = frame["modality"].map(schema.modality_code).astype(object)
-    frame["argform_code"] = frame["argform"].map(schema.argform_code).astype(object)
-    return _typed(frame)
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -92,25 +71,21 @@ def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
         from . import runs
 
         run_ids = runs.used_ids(runs.select_runs(study))
-    lookups = {
-        "run__language_model__name": "model", "run_id": "run_id", "p_yes": "p_yes", "p_no": "p_no",
-        "soft_accuracy": "soft_acc", "relative_p_yes": "rel_p_yes", "decision": "decision",
-        "decision_rule": "decision_rule", "decision_relative": "decision_relative", "top_answer": "top_answer",
-        "perplexity": "perplexity", "prompt_tokens": "prompt_tokens", "answer_mass": "answer_mass",
-        "option_probs": "option_probs", **_ITEM_LOOKUPS,
-    }
-    rows = ModelScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "item_id")
-    frame = pd.DataFrame.from_records(list(rows.values_list(*lookups)), columns=list(lookups.values()))
-    frame = _finish_items(frame)
-    for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-    frame["correct"] = (frame["decision"] == frame["gold"]).astype(int)
     formats = {pk: (config or {}).get("prompt_format") or fallback for pk, config, fallback in
                ModelRun.objects.filter(pk__in=list(run_ids)).values_list("pk", "configuration",
                                                                          "language_model__prompt_format")}
-    frame["prompt_format"] = frame["run_id"].map(formats).astype(object)
+    reader = schema.Rows(schema.SCORE, given={"prompt_format": (("run_id",), formats.get)})
+    rows = ModelScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "item_id")
+    frame = pd.DataFrame.from_records(list(reader.from_values(rows.values_list(*reader.lookups))),
+                                      columns=list(SCORE_COLUMNS))
+    for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    for column in ("modality_code", "argform_code", "prompt_format"):
+        frame[column] = frame[column].astype(object)
+    frame["correct"] = frame["correct"].astype(int)
     for x in "ABCD":  # multiple choice (001): the letters' relative probabilities
-        frame[f"p_{x}"] = frame["option_probs"].map(lambda d, x=x: (d or {}).get(x, np.nan)).astype(float)
+        frame[f"p_{x}"] = frame[f"p_{x}"].astype(float)
+    _typed(frame)
     return frame[list(SCORE_COLUMNS)]
 
 

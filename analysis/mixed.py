@@ -11,6 +11,8 @@ from functools import partial
 
 import pandas as pd
 
+from studyserver.registry import Registry
+
 from . import metrics, prep
 from . import rbridge as rb
 from .sections import ModelSpec, Section, StudyFrames, fit_spec
@@ -248,8 +250,12 @@ AGENTS = ModelSpec(
     designs=SYLLOGISM_DESIGNS,
     paper="003",  # an agent always right or always wrong: fit_spec says so and fits it with blme (issue 25)
 )
-# In the report's order; AGENTS, the longest fit, runs in a second process where one is worth it.
-SPECS = (EQ4, EQ5, EQ6, NECESSITATION, DISTRIBUTION, AGENTS)
+# The report's model sections by key (studyserver.registry: a key declared twice raises), in the
+# report's order; AGENTS, the longest fit, runs in a second process where one is worth it.
+SECTIONS: Registry[ModelSpec] = Registry("report section")
+for _spec in (EQ4, EQ5, EQ6, NECESSITATION, DISTRIBUTION, AGENTS):
+    SECTIONS.add(_spec.key, _spec)
+SPECS = tuple(SECTIONS.values())
 
 
 # One call per analysis, for callers that hold the frames separately (tests, benchmarks).

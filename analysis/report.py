@@ -323,5 +323,5 @@ def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path) -> p
     _write_data(scores, data_dir, "scores")
     _write_data(items_frame(trials, scores), data_dir, "items")
     return pd.DataFrame(
-        [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file, columns in schema.TABLES.items()
-         for c in columns], columns=["file", "column", "type", "unit", "meaning"])
+        [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file in schema.REPORT_FILES
+         for c in schema.TABLES[file]], columns=["file", "column", "type", "unit", "meaning"])

@@ -20,6 +20,7 @@ FORMS = [  # (rule, argform label, gold): paper 003's 8 forms per modality (∨�
     ("orL", "∨⊬", "no"), ("orR", "∨⊬", "no"), ("toL", "→ᴸ⊬", "no"), ("toR", "→ᴿ⊬", "no"),
 ]
 MODALITIES = ("none", "box", "dia")
+_ITEM_ROWS = schema.Rows(schema.ITEM)
 
 
 @dataclass(frozen=True)
@@ -40,19 +41,14 @@ def _items(n_interpretations: int) -> pd.DataFrame:
         for modality in MODALITIES:
             for rule, argform, gold in FORMS:
                 item_id += 1
-                rows.append({
+                rows.append(_ITEM_ROWS.from_dict({  # the other columns derived as schema.ITEM declares, or blank
                     "item_id": item_id, "item_code": f"sim-{item_id}", "design": "modal-syllogisms",
                     "form_id": f"{modality}.{rule}.{'valid' if gold == 'yes' else 'fallacy'}", "modality": modality, "argform": argform,
                     "condition": "real", "interpretation_id": interpretation + 1,
-                    "original_item_id": pd.NA, "gold": gold, "valid": gold == "yes",
-                    "logical_form": f"{modality} {argform}",
-                })
-    frame = pd.DataFrame(rows)
-    frame["modality_code"] = frame["modality"].map(schema.modality_code)
-    frame["argform_code"] = frame["argform"].map(schema.argform_code)
-    for column in ITEM_COLUMNS:  # item columns of other designs (pairs, variants): blank here
-        if column not in frame:
-            frame[column] = None
+                    "original_item_id": pd.NA, "gold": gold, "logical_form": f"{modality} {argform}",
+                    "valid": gold == "yes",  # modal syllogisms: gold is the checker's verdict (no registry: no Django)
+                }))
+    frame = pd.DataFrame.from_records(rows, columns=list(ITEM_COLUMNS))
     for column in ("interpretation_id", "original_item_id"):
         frame[column] = frame[column].astype("Int64")
     return frame

@@ -11,6 +11,7 @@ COPY studyserver studyserver
 COPY experiments experiments
 COPY inference inference
 COPY analysis analysis
+COPY demo demo
 COPY templates templates
 COPY manage.py ./
 RUN pip install --upgrade "pip>=25.1" && pip install . "gunicorn>=22" \

@@ -38,7 +38,7 @@ KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modali
          "argument_form", "form_id", "condition", "template_valid", "consequence", "pair_id", "pair_role"}
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
-MODALITIES = {"none": "none", "∅": "none", "": "", "box": "box", "□": "box", "dia": "dia", "◇": "dia"}
+MODALITIES = {"": "", **schema.MODALITY_CODES}  # none / box / dia, or ∅ / □ / ◇
 # The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
 MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300, "pair_id": 120}
 # The roles a bank's pair_role may give (logic/pairs.py): each names its paired design.
@@ -225,16 +225,13 @@ def _decide(sequent, logic, relation, budget: _Budget) -> bool:
     return verdict.valid
 
 
-EXPORT_COLUMNS = (
-    "item_id", "design", "form_id", "modality", "modality_code", "argument_form", "argform_code", "logical_form",
-    "template_valid",
-    "gold_answer", "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "original_item_id",
-    "p_subject", "p_predicate", "q_subject", "q_predicate",
-)
+EXPORT_COLUMNS = schema.names(schema.ITEM_BANK)  # then premise_1 … premise_k, question, prompt
+_BANK_ROWS = schema.Rows(schema.ITEM_BANK)
 
 
 def write_items_csv(handle, items) -> int:
-    """Write Item instances (with interpretation and original selected); returns the count.
+    """Write Item instances (with interpretation and original selected); returns the count. The
+    columns are schema.ITEM_BANK's, each read from the item as declared there.
 
     The premise columns (premise_1 … premise_k) follow the longest item, then question and prompt,
     so an exported file can be imported again.
@@ -244,16 +241,8 @@ def write_items_csv(handle, items) -> int:
     writer = csv.writer(handle)
     writer.writerow([*EXPORT_COLUMNS, *(f"premise_{i + 1}" for i in range(width)), "question", "prompt"])
     for item in items:
-        interp = item.interpretation
         writer.writerow(csvsafe.row([
-            item.code, item.design, item.form_id, item.modality, schema.modality_code(item.modality),
-            item.argument_form, schema.argform_code(item.argument_form),  # ASCII codes beside the labels
-            item.logical_form, "" if item.template_valid is None else str(item.template_valid).upper(),
-            item.gold_answer, item.logic_system, item.consequence, item.gold_other,
-            str(item.checker_disagrees).upper(), item.condition,  # TRUE/FALSE: logical in R and pandas
-            item.original.code if item.original_id else "",
-            interp.p_subject if interp else "", interp.p_predicate if interp else "",
-            interp.q_subject if interp else "", interp.q_predicate if interp else "",
+            *_BANK_ROWS.from_object(item),
             *(list(item.premises) + [""] * (width - len(item.premises))),
             item.question, item.prompt,
         ]))

@@ -11,6 +11,11 @@ from django.db import models
 
 from studyserver.choices import StateChoices
 
+# The human arm's settings of a study, a model beside the rules it holds (it imports nothing from here).
+# The simulated pilot's model (participation/pilot.py) imports this module, so it is loaded by
+# ExperimentsConfig.import_models (apps.py) rather than from here: no import runs in a circle.
+from .participation.arm import HumanArm  # noqa: F401
+
 
 class Modality(models.TextChoices):
     NONE = "none", "∅"
@@ -417,8 +422,3 @@ class Trial(models.Model):
 
     def __str__(self) -> str:
         return f"trial {self.index} of {self.participant}"
-
-
-from .participation.arm import HumanArm  # noqa: E402,F401  (the human-arm settings of a study)
-from .participation.pilot import Pilot  # noqa: E402,F401  (simulated pilots)
-from .designs.presets import MappingPreset  # noqa: E402,F401  (named column mappings of uploads)

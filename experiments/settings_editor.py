@@ -1,12 +1,12 @@
 """The study's settings as form fields (issue 18 item 3), instead of a raw JSON box.
 
 `study.settings` holds what a researcher chooses for the analysis and for some designs:
-- "analysis_exclusions": which human data the report leaves out (analysis.rules.Exclusions);
+- "analysis_exclusions": which human data the report leaves out (experiments/report_rules.py: Exclusions);
 - "multiple_choice": the four-option keys and whether a list holds every circular mutant (seed 001);
-- "paired_report": the paired sections' test options (seeds 000 and 002, analysis.rules);
+- "paired_report": the paired sections' test options (seeds 000 and 002, experiments/report_rules.py);
 - "human_variant": the prompt variant participants see in a paired design;
 - "factors": the columns the study's items vary by, for Table 1 and the humans-vs-models model
-  (analysis/factors.py; empty: the designs' own);
+  (experiments/factors.py; empty: the designs' own);
 and what generation records ("lexicon", "paired_designs"), shown read-only and kept as it is.
 
 Each field is checked by the same code that reads the setting later (Exclusions, mc_settings,
@@ -23,6 +23,8 @@ from types import SimpleNamespace
 
 from django import forms
 from django.core.exceptions import ValidationError
+
+from .report_rules import ALTERNATIVES, Exclusions, exclusion_settings, paired_report_options
 
 EXCLUSIONS = "analysis_exclusions"
 MULTIPLE_CHOICE = "multiple_choice"
@@ -54,8 +56,6 @@ FIELDSETS = (
 
 
 def _exclusion_defaults() -> dict:
-    from analysis.rules import exclusion_settings
-
     return exclusion_settings({})
 
 
@@ -67,8 +67,6 @@ def _mid_sentence(error: Exception) -> str:
 
 def _stored(settings: dict) -> tuple[dict, list[str]]:
     """Each edited group as stored (defaults where absent or unreadable) and what could not be read."""
-    from analysis.rules import Exclusions, exclusion_settings, paired_report_options
-
     from .participation.arm import mc_settings
 
     values, problems = {}, []
@@ -137,8 +135,6 @@ class StudySettingsFields(forms.Form):
         required=False, label="Leave out pairs about facts a model does not know (000 §4.1)")
 
     def settings_initial(self, study) -> None:
-        from analysis.rules import ALTERNATIVES
-
         from .designs.paired import paired_variants
 
         self.fields["paired_alternative"].choices = [(a, a) for a in ALTERNATIVES]
@@ -149,7 +145,7 @@ class StudySettingsFields(forms.Form):
         if not variants:
             field.disabled = True
         if study.pk:
-            from analysis.factors import declared_factors
+            from experiments.factors import declared_factors
 
             try:
                 now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
@@ -166,8 +162,6 @@ class StudySettingsFields(forms.Form):
 
     def settings_clean(self, study, cleaned: dict) -> dict | None:
         """The study's new settings from the cleaned fields (None when a field has an error, added to it)."""
-        from analysis.rules import Exclusions, paired_report_options
-
         from .designs.paired import human_variant_problem
         from .participation.arm import mc_settings
 
@@ -194,7 +188,7 @@ class StudySettingsFields(forms.Form):
         elif HUMAN_VARIANT in old:
             new[HUMAN_VARIANT] = old[HUMAN_VARIANT]  # a disabled field (no variants left) keeps what was chosen
         if (cleaned.get("factors") or "").strip():
-            from analysis.factors import validate
+            from experiments.factors import validate
 
             try:
                 new[FACTORS] = validate(study, cleaned["factors"]) if study.pk else None

@@ -1,4 +1,5 @@
-"""Everything the settings read from the environment, in one place.
+"""Everything the project reads from the environment, in one place: settings.py and the rest call
+these functions and read no variable themselves (tests/test_layers.py checks).
 
 The embedded default needs no variable at all: SQLite under var/, background work in a process
 started on this machine (DUET_TASK_MODE=embedded), and a secret key generated into var/ on first
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 import environ
@@ -22,6 +24,93 @@ env = environ.Env(
     CSRF_TRUSTED_ORIGINS=(list, []),
     TIME_ZONE=(str, "UTC"),
 )
+
+
+def debug() -> bool:
+    """DEBUG (default false)."""
+    return env("DEBUG")
+
+
+def allowed_hosts() -> list[str]:
+    """ALLOWED_HOSTS, comma-separated (default 127.0.0.1,localhost)."""
+    return env("ALLOWED_HOSTS")
+
+
+def csrf_trusted_origins() -> list[str]:
+    """CSRF_TRUSTED_ORIGINS, comma-separated (default none)."""
+    return env("CSRF_TRUSTED_ORIGINS")
+
+
+def time_zone() -> str:
+    """TIME_ZONE (default UTC)."""
+    return env("TIME_ZONE")
+
+
+def secure_cookies(*, https: bool) -> bool:
+    """SECURE_COOKIES: session and CSRF cookies sent over HTTPS only (default: when DUET_HTTPS is set)."""
+    return env.bool("SECURE_COOKIES", default=https)
+
+
+@dataclass(frozen=True)
+class HttpsOptions:
+    ssl_redirect: bool
+    hsts_seconds: int
+    hsts_include_subdomains: bool
+    hsts_preload: bool
+    proxy_ssl_header: bool
+
+
+def https_options() -> HttpsOptions:
+    """Under DUET_HTTPS: DUET_SSL_REDIRECT, DUET_HSTS_SECONDS (default a year), DUET_HSTS_INCLUDE_SUBDOMAINS,
+    DUET_HSTS_PRELOAD and DUET_PROXY_SSL_HEADER (trust the proxy's X-Forwarded-Proto), each on by default."""
+    return HttpsOptions(
+        ssl_redirect=env.bool("DUET_SSL_REDIRECT", default=True),
+        hsts_seconds=env.int("DUET_HSTS_SECONDS", default=31_536_000),
+        hsts_include_subdomains=env.bool("DUET_HSTS_INCLUDE_SUBDOMAINS", default=True),
+        hsts_preload=env.bool("DUET_HSTS_PRELOAD", default=True),
+        proxy_ssl_header=env.bool("DUET_PROXY_SSL_HEADER", default=True),
+    )
+
+
+def csp() -> bool:
+    """DUET_CSP: send the Content-Security-Policy header (default true)."""
+    return env.bool("DUET_CSP", default=True)
+
+
+def max_upload_mb() -> int:
+    """DUET_MAX_UPLOAD_MB: the largest upload (a CSV bank) read, in MB (default 20)."""
+    return env.int("DUET_MAX_UPLOAD_MB", default=20)
+
+
+def upload_ttl_minutes() -> int:
+    """DUET_UPLOAD_TTL_MINUTES: how long a file kept between an import's preview and its write lives (default 120)."""
+    return env.int("DUET_UPLOAD_TTL_MINUTES", default=120)
+
+
+def trusted_proxies() -> int:
+    """DUET_TRUSTED_PROXIES: how many proxies in front of the server append to X-Forwarded-For (default 0)."""
+    return env.int("DUET_TRUSTED_PROXIES", default=0)
+
+
+def celery_redis_options() -> dict:
+    """A Redis broker's transport options: a task whose worker died unacknowledged goes back to the
+    queue after CELERY_VISIBILITY_TIMEOUT seconds (default 3600); workers look for such tasks every
+    CELERY_UNACKED_RESTORE_INTERVAL × CELERY_UNACKED_RESTORE_THROTTLE seconds (kombu's defaults, 10 × 10)."""
+    return {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    }
+
+
+def log_level() -> str:
+    """LOG_LEVEL (default INFO)."""
+    return env.str("LOG_LEVEL", default="INFO")
+
+
+def secret_key_given() -> str:
+    """SECRET_KEY as the environment gives it ("" when unset); for the log redaction's keyed hash."""
+    return os.environ.get("SECRET_KEY", "").strip()
 
 
 def _ensure_var_dir() -> Path:

@@ -14,15 +14,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import re
 import secrets
+
+from .env import secret_key_given
 
 # /s/<slug>/p/<token>… (experiments/participation/urls.py), anywhere in a text, with what follows it
 # up to the next space or quote
 _PARTICIPANT = re.compile(r"(/s/[^/\s?#\"']+/p/)([^/\s?#\"']+)")
 _QUERY = re.compile(r"\?[^\s\"']*")
-_KEY = (os.environ.get("SECRET_KEY", "").strip() or secrets.token_urlsafe(32)).encode()
+_KEY = (secret_key_given() or secrets.token_urlsafe(32)).encode()
 
 
 def token_pseudonym(token: str, *, key: bytes | None = None) -> str:

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from . import env as duet_env
-from .env import BASE_DIR, VAR_DIR, env
+from .env import BASE_DIR, VAR_DIR
 from .ratelimit import RateError as _RateError
 from .ratelimit import parse_rate as _parse_rate
 from .ratelimit import parse_share as _parse_share
 
 SECRET_KEY = duet_env.secret_key()
-DEBUG = env("DEBUG")
-ALLOWED_HOSTS = env("ALLOWED_HOSTS")
-CSRF_TRUSTED_ORIGINS = env("CSRF_TRUSTED_ORIGINS")
+DEBUG = duet_env.debug()
+ALLOWED_HOSTS = duet_env.allowed_hosts()
+CSRF_TRUSTED_ORIGINS = duet_env.csrf_trusted_origins()
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "inference",
     "analysis",
     "studyserver",  # management commands only (run_task)
+    "demo",  # manage.py demo: above the apps it drives
     "axes",  # admin login throttling (issue 17 hole 4)
 ]
 
@@ -84,7 +85,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = env("TIME_ZONE")
+TIME_ZONE = duet_env.time_zone()
 USE_I18N = True
 USE_TZ = True
 
@@ -106,23 +107,24 @@ X_FRAME_OPTIONS = "DENY"
 # DUET_HTTPS=true (served over HTTPS, usually behind a TLS-terminating proxy): secure cookies, HSTS,
 # plain HTTP redirected to HTTPS, and the proxy's X-Forwarded-Proto trusted (docs/production.md).
 HTTPS = duet_env.https()
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=HTTPS)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = duet_env.secure_cookies(https=HTTPS)
 if HTTPS:
-    SECURE_SSL_REDIRECT = env.bool("DUET_SSL_REDIRECT", default=True)
+    _https = duet_env.https_options()
+    SECURE_SSL_REDIRECT = _https.ssl_redirect
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container's health check speaks plain HTTP inside
-    SECURE_HSTS_SECONDS = env.int("DUET_HSTS_SECONDS", default=31_536_000)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DUET_HSTS_INCLUDE_SUBDOMAINS", default=True)
-    SECURE_HSTS_PRELOAD = env.bool("DUET_HSTS_PRELOAD", default=True)
-    if env.bool("DUET_PROXY_SSL_HEADER", default=True):
+    SECURE_HSTS_SECONDS = _https.hsts_seconds
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _https.hsts_include_subdomains
+    SECURE_HSTS_PRELOAD = _https.hsts_preload
+    if _https.proxy_ssl_header:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-DUET_CSP = env.bool("DUET_CSP", default=True)
+DUET_CSP = duet_env.csp()
 # Uploads (CSV banks): streamed to disk and refused past DUET_MAX_UPLOAD_MB while they are read
 # (studyserver/uploads.py); a file kept between an import's preview and its write lives under
 # var/uploads/ for DUET_UPLOAD_TTL_MINUTES (experiments/designs/uploads.py).
 FILE_UPLOAD_HANDLERS = ["studyserver.uploads.BoundedUploadHandler"]
-DUET_MAX_UPLOAD_BYTES = env.int("DUET_MAX_UPLOAD_MB", default=20) * 1024 * 1024
+DUET_MAX_UPLOAD_BYTES = duet_env.max_upload_mb() * 1024 * 1024
 DUET_UPLOAD_DIR = VAR_DIR / "uploads"
-DUET_UPLOAD_TTL_MINUTES = env.int("DUET_UPLOAD_TTL_MINUTES", default=120)
+DUET_UPLOAD_TTL_MINUTES = duet_env.upload_ttl_minutes()
 
 # The cache (rate-limit counters): CACHE_URL, Redis in production, local memory by default.
 CACHES = {"default": duet_env.cache()}
@@ -140,7 +142,7 @@ try:
 except _RateError as _error:
     raise duet_env.SettingsError(f"DUET_RATELIMIT_NEW_PARTICIPANT_SHARE: {_error}") from None
 # Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
-DUET_TRUSTED_PROXIES = env.int("DUET_TRUSTED_PROXIES", default=0)
+DUET_TRUSTED_PROXIES = duet_env.trusted_proxies()
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()
@@ -148,12 +150,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = duet_env.celery_filesystem_options()
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # A task whose worker died unacknowledged (kill -9, lost machine) goes back to the queue after this.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
-        # workers look for such tasks every interval × throttle seconds (kombu's defaults: 10 × 10)
-        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
-        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = duet_env.celery_redis_options()
 # Where background work runs (studyserver/dispatch.py, the one way into the workers): eager, embedded
 # (the default: a `manage.py run_task` process on this machine) or celery (queues on the broker above).
 DUET_TASK_MODE = duet_env.task_mode(broker_url=CELERY_BROKER_URL)
@@ -172,5 +169,5 @@ LOGGING = {
     # no session token or query string (Prolific ids) in any line: studyserver/logredact.py
     "filters": {"redact": {"()": "studyserver.logredact.RedactFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": duet_env.log_level()},
 }

@@ -56,7 +56,7 @@ def _check_factors(items: list[Item], factors: list[str] | None) -> list[str]:
     columns there are); [] when none were named."""
     if not factors:
         return []
-    from analysis.factors import check
+    from experiments.factors import check
 
     columns = {key for item in items for key in (item.attributes or {})}
     try:
@@ -102,7 +102,7 @@ def items_preview_csv(*, study: Study, data, rows: int = 10, factors: list[str] 
 
 def items_import_csv(*, study: Study, data, factors: list[str] | None = None) -> ImportReport:
     """Validate every row first; save all rows or none (an error names its row and column). `factors`:
-    the bank's factor columns, checked against its columns (analysis/factors.py) and stored in the
+    the bank's factor columns, checked against its columns (experiments/factors.py) and stored in the
     study's settings; a wrong name writes nothing."""
     rows, items, existing = _plan(study, data)  # outside the transaction: no write lock while checking
     checked = _check_factors(items, factors)
@@ -121,7 +121,7 @@ def items_import_csv(*, study: Study, data, factors: list[str] | None = None) ->
         Item.objects.bulk_create(items, batch_size=BULK_BATCH)
         fields = ["updated_at"]
         if checked:
-            from analysis.factors import SETTING, validate
+            from experiments.factors import SETTING, validate
 
             try:  # against every item of the study (the bank may add to earlier ones)
                 study.settings = {**(study.settings or {}), SETTING: validate(study, checked)}

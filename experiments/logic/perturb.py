@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..item_csv import CsvImportError, RowError
+from .csv_table import CsvImportError, RowError
 from . import dual_sided, generate, rulebreakers
 from .generate import InterpretationSpec
 from .rulebreakers import RulebreakerSpec

@@ -9,13 +9,10 @@ from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
 from . import attention
 from .. import schema
-from ..designs.registry import item_valid
 from ..models import Participant, ParticipantStatus, Study, Trial
 
 
-def pseudonym(participant_id: int) -> str:
-    """The participant's pseudonymous label, as the analysis names it (P<id>)."""
-    return f"P{participant_id}"
+pseudonym = schema.pseudonym  # the participant's pseudonymous label, as the analysis names it (P<id>)
 
 
 def participant_by_token(*, slug: str, token: str) -> Participant | None:
@@ -96,20 +93,8 @@ def study_progress(*, study: Study) -> Progress:
 
 
 EXPORT_COLUMNS = schema.names(schema.TRIAL)  # the report's data/trials.csv has exactly these columns
-
-# Trial → the columns read straight from the database (everything else is derived in `trial_records`).
-_LOOKUPS = (
-    "participant__study__slug", "participant_id", "participant__prolific_pid", "participant__status",
-    "participant__is_preview", "participant__is_simulated", "participant__attention_failures", "failed_attention",
-    "participant__key_mapping", "participant__list_number", "participant__list_seed", "index",
-    "item_id", "item__code", "item__design", "item__form_id", "item__modality", "item__argument_form",
-    "item__condition", "item__interpretation_id", "item__interpretation__index", "item__original_id",
-    "item__gold_answer", "item__consequence", "item__gold_other", "item__template_valid", "item__logical_form",
-    "item__pair_id", "item__pair_role", "item__variant", "item__kind", "item__options",
-    "is_attention_check", "key", "key_code", "answer", "correct", "timed_out", "rt_ms", "client_onset_ms",
-    "client_response_ms", "received_at", "focus_lost", "visibility_lost", "viewport_width", "viewport_height",
-    "user_agent",
-)
+_ROWS = schema.Rows(schema.TRIAL)  # how each column is read from a Trial: experiments/schema.py
+_ROWS_WITH_PROLIFIC_IDS = schema.Rows(schema.TRIAL, given={"participant": (("participant__prolific_pid",), str)})
 
 
 def trials_for_export(*, study: Study, include_simulated: bool = False, include_preview: bool = False
@@ -124,21 +109,9 @@ def trials_for_export(*, study: Study, include_simulated: bool = False, include_
 
 
 def trial_records(trials: QuerySet[Trial], *, prolific_ids: bool = False):
-    """One tuple per trial in schema.TRIAL's order, Python values (None where blank): the admin's
-    export writes them, analysis.frames.trials_frame reads them (one source for both).
-    prolific_ids=False names the participant by the analysis's pseudonymous label P<id>."""
-    for (slug, pid, prolific, status, preview, simulated, failures, failed, mapping, list_number, list_seed, index,
-         item_id, code, design, form_id, modality, argform, condition, interp_id, interp_index, original, gold,
-         consequence, gold_other, template_valid, logical_form, pair_id, pair_role, variant, kind, options,
-         attention_check, key, key_code, answer, correct, timed_out, rt_ms, onset, response, received, focus,
-         visibility, width, height, agent) in trials.values_list(*_LOOKUPS).iterator(chunk_size=2000):
-        yield (
-            slug, prolific if prolific_ids else pseudonym(pid), status, bool(preview), bool(simulated), failures,
-            bool(failed), mapping, list_number, list_seed, index,
-            item_id, code, design, form_id, modality, schema.modality_code(modality), argform,
-            schema.argform_code(argform), condition, interp_id, interp_index, original, gold, item_valid(design, gold),
-            consequence, gold_other, template_valid, logical_form, pair_id, pair_role, variant, kind,
-            " | ".join(options) if isinstance(options, list) else (options or ""),
-            bool(attention_check), key, key_code, answer, int(correct), bool(timed_out), rt_ms, onset, response,
-            received, bool(focus), bool(visibility), width, height, agent,
-        )
+    """One tuple per trial in schema.TRIAL's order, Python values (None where blank), each column
+    read as schema.TRIAL declares: the admin's export writes them, analysis.frames.trials_frame reads
+    them (one source for both). prolific_ids=False names the participant by the analysis's
+    pseudonymous label P<id>."""
+    rows = _ROWS_WITH_PROLIFIC_IDS if prolific_ids else _ROWS
+    return rows.from_values(trials.values_list(*rows.lookups).iterator(chunk_size=2000))

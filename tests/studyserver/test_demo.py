@@ -52,7 +52,7 @@ def demo(tmp_path_factory):
 
 
 def test_run_sh_runs_the_tested_command_and_its_defaults_are_the_readmes_sizes():
-    from experiments.management.commands.demo import Command
+    from demo.management.commands.demo import Command
 
     readme = (BASE_DIR / "README.md").read_text(encoding="utf-8")
     assert "\nbash scripts/run.sh\n" in readme

@@ -11,7 +11,7 @@ import sys
 
 from studyserver.env import BASE_DIR
 
-from . import selectors, services
+from inference import selectors, services
 
 DEMO_ITEMS = 48  # two interpretations × paper 003's 24 forms
 

@@ -2,7 +2,7 @@
 
 Migrates the database, generates the demo study from paper 003's design if it is missing, scores a
 subset with the embedded model, builds the first report — a pilot study with every section of the
-report (_pilot_demo.py) — prints a staff login for the admin, the participant link and the report's
+report (demo/pilot.py) — prints a staff login for the admin, the participant link and the report's
 address, and serves on 127.0.0.1:8000.
 """
 from __future__ import annotations
@@ -24,9 +24,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--addrport", default="127.0.0.1:8000")
-        from inference.demo import DEMO_ITEMS
-
-        from ._pilot_demo import BOTS, INTERPRETATIONS
+        from demo.model_arm import DEMO_ITEMS
+        from demo.pilot import BOTS, INTERPRETATIONS
 
         parser.add_argument("--interpretations", type=int, default=1000,
                             help="the demo study's interpretations of the 24 forms (default 1000)")
@@ -62,10 +61,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
             for line in report.disagreement_lines():
                 self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
-        from inference.demo import demo_model_scores  # the model arm: SmolLM2 over a demo subset
+        from demo.model_arm import demo_model_scores  # the model arm: SmolLM2 over a demo subset
 
         demo_model_scores(study=study, stdout=self.stdout, style=self.style, limit=model_items)
-        from ._pilot_demo import pilot_demo  # the first report: a pilot showing every section
+        from demo.pilot import pilot_demo  # the first report: a pilot showing every section
 
         pilot_report = pilot_demo(stdout=self.stdout, style=self.style, interpretations=pilot_interpretations,
                                   participants=pilot_participants)
