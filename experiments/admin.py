@@ -13,7 +13,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import services, settings_editor
-from .models import HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial
+from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
+from .designs.presets import MappingPreset
 from .participation import admin_views as participation_admin
 from .participation import attention
 from .participation import consent, launch

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from studyserver.registry import Registry
 
-from . import human_defaults
+from ..logic import human_defaults
 
 GENERATE, IMPORT = "generate", "import"
 
