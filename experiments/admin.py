@@ -195,16 +195,16 @@ class StudyAdmin(admin.ModelAdmin):
         return participation_admin.progress_html(obj) if obj.pk else "—"
 
     def get_urls(self):
-        from .designs import admin_views as items_views
+        from .designs import admin_upload, admin_views as items_views
 
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
-                     lambda request, pk: items_views.upload_view(self, request, pk)), name="experiments_study_upload"),
+                     lambda request, pk: admin_upload.upload_view(self, request, pk)), name="experiments_study_upload"),
                  path("bank-template/<str:name>.csv", self.admin_site.admin_view(
-                     lambda request, name: items_views.template_view(self, request, name)),
+                     lambda request, name: admin_upload.template_view(self, request, name)),
                      name="experiments_study_template")]
         return extra + super().get_urls()
 

@@ -35,11 +35,6 @@ from .presets import MappingPreset, preset_save, presets_for
 MAP_MYSELF = sources.BANK  # the source choice "map the columns myself" (the design's own bank columns)
 
 
-def uploadable() -> list[registry.Design]:
-    """The designs a file can be uploaded into: those with bank columns or published formats."""
-    return [d for d in registry.importable() if d.columns or d.formats]
-
-
 def template_view(model_admin, request, name):
     """A design's template: its header and two valid example rows (bank_columns.py), as a CSV file."""
     if not model_admin.has_view_permission(request):
@@ -115,7 +110,7 @@ def _check_factors(form, study, kept) -> list[str]:
     factors = form.cleaned_data.get(FACTORS) or ""
     if not factors:
         return []
-    from analysis.factors import attribute_keys, check
+    from ..factors import attribute_keys, check
 
     return check(factors, set(kept) | attribute_keys(study))
 
@@ -127,7 +122,7 @@ def _together(factors):
 
 
 def _store_factors(study: Study, factors: list[str]) -> None:
-    from analysis.factors import SETTING, validate
+    from ..factors import SETTING, validate
 
     study.refresh_from_db(fields=["settings"])
     study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}
@@ -138,7 +133,7 @@ def upload_view(model_admin, request, pk):
     """Upload a bank (CSV, JSON, Parquet) or a published file: mapped, previewed (every check, nothing
     written), then written."""
     study = _study(request, model_admin, pk)
-    design = _chosen(request, uploadable(), study.design if study.design else "csv-import")
+    design = _chosen(request, registry.uploadable(), study.design if study.design else "csv-import")
     if design is None:
         design = registry.get("csv-import")
     posted = request.method == "POST"

@@ -83,7 +83,7 @@ def _page(request, model_admin, study, *, title, design, form, kind, preview=Non
                          if design is not None and design.columns else ""),
         **model_admin.admin_site.each_context(request), "opts": Study._meta, "original": study, "title": title,
         "study": study, "design": design, "form": form, "kind": kind, "preview": preview, "errors": errors,
-        "upload": upload, "designs": registry.generated() if kind == "generate" else admin_upload.uploadable(),
+        "upload": upload, "designs": registry.generated() if kind == "generate" else registry.uploadable(),
         "preview_rows": PREVIEW_ROWS,
     }
     return TemplateResponse(request, "admin/experiments/study/items_form.html", context, status=status)
@@ -122,7 +122,3 @@ def generate_view(model_admin, request, pk):
     for line in design.warnings(report):
         messages.warning(request, line)
     return redirect(reverse("admin:experiments_study_change", args=[study.pk]))
-
-
-from . import admin_upload  # noqa: E402  (uploads: it reads this module's form helpers)
-from .admin_upload import template_view, uploadable, upload_view  # noqa: E402,F401

@@ -143,7 +143,7 @@ def _import_pairs(study: Study, paired: list, factors: list[str], rows: list[Imp
         report = paired_items_store(study=study, items=paired, variants=[BANK_VARIANT])
         study = report.study
         if factors:
-            from analysis.factors import SETTING, validate
+            from ..factors import SETTING, validate
 
             try:
                 study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}

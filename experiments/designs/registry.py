@@ -17,6 +17,7 @@ from studyserver.registry import Registry
 from ..logic import human_defaults
 
 GENERATE, IMPORT = "generate", "import"
+BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
 
 # How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
 RELATIVE, TOP_TOKEN = "relative", "top_token"
@@ -192,15 +193,11 @@ class Design:
     @property
     def default_format(self) -> str:
         """The format an import reads when none is named: its bank, else its first published format."""
-        from .sources import BANK
-
         return BANK if self.has_bank or not self.formats else self.formats[0]
 
     @property
     def import_formats(self) -> tuple[str, ...]:
         """Every format an import may name: its bank (where it has one), then its published formats."""
-        from .sources import BANK
-
         return ((BANK,) if self.has_bank else ()) + tuple(self.formats)
 
     def option_values(self, given: dict) -> dict:
@@ -315,6 +312,12 @@ def all_designs() -> list[Design]:
 
 def generated() -> list[Design]:
     return [d for d in all_designs() if d.source == GENERATE]
+
+
+def uploadable() -> list[Design]:
+    """The designs a file can be uploaded into (the admin's upload page): those with bank columns or
+    published formats."""
+    return [d for d in importable() if d.columns or d.formats]
 
 
 def imported() -> list[Design]:

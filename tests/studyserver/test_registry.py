@@ -1,5 +1,6 @@
 """One registry helper (studyserver/registry.py) serves every registry by name — designs, scorers,
-run-kind strategies, practice sets and report sections (issue 29 item 4) — and a name registered
+run-kind strategies, published-format readers and report sections (issue 29 item 4; practice sets
+are part of each design's registry entry since issue 29 item 2) — and a name registered
 twice raises instead of silently replacing the first (lm-evaluation-harness's registry does)."""
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from studyserver.registry import Registry
 def _registries():
     from analysis import mixed
     from experiments.designs import registry as designs
-    from experiments.participation import practice
+    from experiments.designs import sources
     from inference import scorers, strategies
 
     return {"design": designs._designs, "scorer": scorers.REGISTRY, "run kind": strategies.REGISTRY,
-            "practice set for design": practice.PRACTICE, "report section": mixed.SECTIONS}
+            "format": sources._readers, "report section": mixed.SECTIONS}
 
 
 def test_every_registry_is_the_one_helper_and_refuses_a_second_entry_of_a_name():

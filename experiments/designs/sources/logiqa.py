@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from . import Problem, Reader, Reading, Row, register
+from .base import Problem, Reader, Reading, Row, register
 
 LOGIQA_COLUMNS = {
     "line 1": "blank (separates questions)",

@@ -6,7 +6,7 @@ import io
 import re
 from collections.abc import Iterator, Sequence
 
-from . import Reader, ReaderError, Reading, Problem, Row, register
+from .base import Reader, ReaderError, Reading, Problem, Row, register
 
 RULEBREAKERS_ID = re.compile(r"^(?P<pair>\S+)_(?P<suffix>rb|nonrb)$")
 RULEBREAKERS_ROLES = {"rb": "rulebreaker", "nonrb": "non-rulebreaker"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 
-from . import Problem, Reader, ReaderError, Reading, Row, register
+from .base import Problem, Reader, ReaderError, Reading, Row, register
 
 # The declared transformation (004 §3.1: "we flip each rule by negating its conclusion"): the one
 # modal verb or copula of the conclusion is negated, or its negation removed. A conclusion with none
