@@ -11,7 +11,8 @@ from ..logic.formula import Atom, Not, Or
 from ..logic.modal_forms import DESIGNS, templates_for
 from ..logic.parser import Sequent
 from ..models import LogicSystem
-from . import csv_bank, human_defaults, modal, multiple_choice, paired, perturbations
+from ..logic import human_defaults
+from . import csv_bank, modal, multiple_choice, paired, perturbations
 from .registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, Wording,
     register,

@@ -1,5 +1,5 @@
 """Practice questions: the rule that practice shares no logical form with the items the study tests
-(each design's default set is its registry entry's: experiments/designs/human_defaults.py).
+(each design's default set is its registry entry's: experiments/logic/human_defaults.py).
 
 Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
 practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
@@ -98,7 +98,7 @@ def shared_forms(practice: Iterable[dict], tested: Iterable[str]) -> list[tuple[
 
 def default_for(design: str) -> list[dict]:
     """A fresh copy of the design's default practice questions (the human arm's initial value); each
-    design declares its set in the designs registry (experiments/designs/human_defaults.py)."""
+    design declares its set in the designs registry (experiments/logic/human_defaults.py)."""
     from ..designs import registry
 
     return registry.practice_for(design)

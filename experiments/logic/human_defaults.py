@@ -15,13 +15,13 @@ design's items have one (the instructions then promise "a statement").
 """
 from __future__ import annotations
 
-from ..logic.parser import parse_sequent
+from .parser import parse_sequent
 
 
 def _worded(sequent: str, meaning: dict, answer: str) -> dict:
     """A practice question in 003's wording (Appendix B.2): one sentence per premise, then
     "Can we infer that …?" — the wording functions the design's own items are written with."""
-    from ..logic import wording
+    from . import wording
 
     parsed = parse_sequent(sequent)
     return {
@@ -33,7 +33,7 @@ def _worded(sequent: str, meaning: dict, answer: str) -> dict:
 
 
 def _meaning() -> dict:
-    from ..logic.wording import Proposition
+    from .wording import Proposition
 
     return {
         "p": Proposition("Mia", "painting a fence"), "q": Proposition("Leo", "washing a car"),
@@ -67,7 +67,7 @@ def rulebreakers_practice() -> list[dict]:
     """Seed 000's format as participants read it (premises, then "Conclusion: … Does the Conclusion
     follow from the Premises?"), with neither modus tollens nor disjunctive syllogism and no fact that
     clashes with what everyone knows."""
-    from ..logic.rulebreakers import QUESTIONS
+    from .rulebreakers import QUESTIONS
 
     ask = QUESTIONS[0][1]
     return [
@@ -86,7 +86,7 @@ DUAL_SIDED_FORMS = ("p ⊢ q", "p ⊢ ¬q")
 def dual_sided_practice() -> list[dict]:
     """Seed 004's format (one "If …, then …." rule and Table 9's template-3 question), with rules
     that hold or fail by their words alone, not by what one knows about the world."""
-    from ..logic.dual_sided import TEMPLATES
+    from .dual_sided import TEMPLATES
 
     ask = TEMPLATES[3][0]
     return [
