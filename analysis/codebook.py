@@ -100,6 +100,8 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "scores": ("integer", "", "scores of the run in the report"),
     "mean_answer_mass": ("number", _P, "mean probability mass on the answers"),
     "decision_rules": ("string", "", "the decision rules of the run's scores"),
+    "other_share": ("number", _P, "share of the run's decisions that are 'other' (neither answer)"),
+    "other_by_rule": ("string", "", "per decision rule, the share of decisions that are 'other'"),
     "warning": ("string", "", "a warning about the configuration (blank when none)"),
     "confidence_real": ("number", _P, "mean confidence on the real items of the sequent"),
     "confidence_nonsense": ("number", _P, "mean confidence on the nonsense items of the sequent"),

@@ -99,13 +99,15 @@ def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: li
     parts.append(_table(runs, max_rows=200))
     parts.append("<h3>Configurations used</h3><p>How each used run asked and answered: prompt format, dtype, answers "
                  "and, per design, the variants whose probabilities were summed, mean p(Yes) + p(No) (the answer "
-                 "mass), and the decision rule each design's scores were decided by (relative: p(Yes) vs p(No), "
-                 "003 §4.1; top token: the most probable token over the whole vocabulary, 000 §4.2). Each says "
+                 "mass), the decision rule each design's scores were decided by (relative: p(Yes) vs p(No), "
+                 "003 §4.1; top token: the most probable token over the whole vocabulary, 000 §4.2), and per rule "
+                 "the share of decisions that are 'other' (neither answer; a warning above 10 %). Each says "
                  "whether it is the design's paper's setting (where the paper says so) or one the configuration set. "
                  "CSV: <code>tables/configurations.csv</code></p>")
     if warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-        parts.append(f"<p class='warn'>Answer mass below 0.5:</p><ul class='warn'>{items}</ul>")
+        parts.append(f"<p class='warn'>Answer mass below 0.5, or more than 10 % of the decisions 'other':</p>"
+                     f"<ul class='warn'>{items}</ul>")
     parts.append(_table(configurations.drop(columns=["warning"], errors="ignore"), max_rows=200)
                  if len(configurations) else "<p class='absent'>No scoring run used.</p>")
     return parts

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .prep import ARGFORM_CODES, MODALITIES
+from .prep import ARGFORM_CODES, MODALITIES, SYLLOGISMS
 
 BOOTSTRAP_SAMPLES = 2000
 
@@ -171,8 +171,8 @@ def analysed_rows(frame: pd.DataFrame) -> pd.DataFrame:
     otherwise every item but a nonsense mirror and the human arm's attention checks."""
     if not len(frame):
         return frame
-    if (frame["design"] == "modal-syllogisms").any():
-        return frame[(frame["design"] == "modal-syllogisms") & (frame["condition"] == "real")]
+    if (frame["design"] == SYLLOGISMS).any():
+        return frame[(frame["design"] == SYLLOGISMS) & (frame["condition"] == "real")]
     return frame[(frame["condition"] != "nonsense") & (frame["design"] != CATCH_ITEMS)]
 
 
@@ -191,7 +191,7 @@ def correlation(x, y) -> dict[str, float]:
 def sequent_means(scores: pd.DataFrame) -> pd.DataFrame:
     """Figure 4: per model and logical sequent (form), mean perplexity and mean confidence in the
     gold answer (soft accuracy), real and nonsense side by side (one row per model × form)."""
-    frame = scores[scores["design"] == "modal-syllogisms"]
+    frame = scores[scores["design"] == SYLLOGISMS]
     grouped = (frame.groupby(["model", "form_id", "modality", "argform", "condition"], observed=True)
                .agg(perplexity=("perplexity", "mean"), confidence=("soft_acc", "mean"), n=("soft_acc", "size"))
                .reset_index())

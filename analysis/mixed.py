@@ -12,6 +12,8 @@ from functools import partial
 import pandas as pd
 
 from studyserver.registry import Registry
+from experiments.logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
+from experiments.logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 
 from . import metrics, prep
 from . import rbridge as rb
@@ -49,11 +51,11 @@ def valid_syllogism_trials(frames: StudyFrames) -> pd.DataFrame:
 
 
 def necessitation_scores(frames: StudyFrames) -> pd.DataFrame:
-    return _design_scores(frames.scores, "necessitation")
+    return _design_scores(frames.scores, NECESSITATION_DESIGN)
 
 
 def distribution_scores(frames: StudyFrames) -> pd.DataFrame:
-    frame = _design_scores(frames.scores, "modal-distribution")
+    frame = _design_scores(frames.scores, DISTRIBUTION_DESIGN)
     if len(frame):
         frame = frame[frame["modality"].isin(["box", "dia"])]
         frame["modality"] = frame["modality"].cat.remove_unused_categories()
@@ -211,26 +213,26 @@ EQ6 = ModelSpec(
           "participant, as Eq. 6 writes it)."), designs=SYLLOGISM_DESIGNS,
 )
 NECESSITATION = ModelSpec(
-    key="necessitation", title="Appendix C.1: necessitation",
+    key=NECESSITATION_DESIGN, title="Appendix C.1: necessitation",
     formula="soft_acc ~ modality + perplexity_z + (1 + perplexity_z | model)",
     frame=necessitation_scores, columns=("soft_acc", "modality", "perplexity_z", "model"),
     group="model", needs="necessitation scores", factors=("modality",),
-    precheck=partial(has_design, "necessitation", "Appendix C.1"),
+    precheck=partial(has_design, NECESSITATION_DESIGN, "Appendix C.1"),
     emmeans=(("emmeans_modality", "~ modality"),), pairs=(("pairs_modality", "~ modality"),),
     extra=both_keys,
-    unit=MODEL_SCORES, designs=("necessitation",),
+    unit=MODEL_SCORES, designs=(NECESSITATION_DESIGN,),
 )
 DISTRIBUTION = ModelSpec(
     key="distribution", title="Appendix C.2: distribution of modalities",
     formula="soft_acc ~ modality * argform + perplexity_z + (1 + perplexity_z | model)",
     frame=distribution_scores, columns=("soft_acc", "rel_p_yes", "modality", "argform", "perplexity_z", "model"),
-    group="model", needs="modal-distribution scores", precheck=partial(has_design, "modal-distribution", "Appendix C.2"),
+    group="model", needs="modal-distribution scores", precheck=partial(has_design, DISTRIBUTION_DESIGN, "Appendix C.2"),
     emmeans=(("emmeans", "~ argform | modality"),),
     pairs=(("pairs_argform_by_modality", "~ argform | modality"), ("pairs_modality_by_argform", "~ modality | argform")),
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "
            "second table set refits with relative p(Yes).",),
     extra=affirmation_refit,
-    unit=MODEL_SCORES, designs=("modal-distribution",),
+    unit=MODEL_SCORES, designs=(DISTRIBUTION_DESIGN,),
 )
 AGENTS = ModelSpec(
     key="agents", title="Humans and models in one model",

@@ -35,15 +35,20 @@ COLUMNS = ["design", "comparison", "member_a", "member_b", "participants", "answ
 
 def member_answers(answers: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, tuple[str, str]]]:
     """(design, comparison, people's answers with a `member` column: the reference member first)."""
+    from experiments.designs import registry
+    from experiments.logic.pairs import gold_by_role
+
     people = answers[answers["respondent"] == HUMAN]
     out = []
-    rb = people[people["design"] == "rulebreakers"]
-    if len(rb):
-        out.append(("rulebreakers", "rulebreaker vs non-rulebreaker",
-                    rb.assign(member=rb["pair_role"]), ("non-rulebreaker", "rulebreaker")))
-    ds = people[people["design"] == "dual-sided"]
-    if len(ds):
-        out.append(("dual-sided", "flipped vs original", ds.assign(member=ds["pair_role"]), ("original", "flipped")))
+    gold = gold_by_role()
+    # each paired design's members (its registry entry), the member the paper expects a Yes to first;
+    # in the order of the papers (000's rulebreakers before 004's dual-sided rules)
+    for design in sorted((d for d in registry.all_designs() if d.pair_roles), key=lambda d: (d.paper, d.name)):
+        part = people[people["design"] == design.name]
+        if len(part):
+            reference, other = sorted(design.pair_roles, key=lambda role: gold.get(role) != "yes")
+            out.append((design.name, f"{other} vs {reference}", part.assign(member=part["pair_role"]),
+                        (reference, other)))
     perturbed = people[people["original_item_id"].notna()]
     originals = people[people["item_id"].isin(set(perturbed["original_item_id"].astype(int)))]
     for label in sorted(set(perturbed["condition"])):

@@ -97,11 +97,27 @@ def _order(frame: pd.DataFrame) -> pd.DataFrame:
     return keys.sort_values(["_h", "respondent", "_v", "_c"], kind="stable").drop(columns=["_h", "_v", "_c"])
 
 
-def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool) -> pd.DataFrame:
+# The report sections of the paired designs, by the key a design's registry entry names them with
+# (experiments/designs/catalog.py: `report_sections`); a section is keyed by its design's name.
+TAU_SECTION = "paired-accuracy-tau"  # 000: τ and Π⁺ over rulebreaker pairs
+DUAL_SIDED_SECTION = "dual-sided-accuracy"  # 004: a rule is right when both sides are
+
+
+def _design_for(section: str, design: str | None) -> tuple[str, tuple[str, ...]]:
+    """(design name, its pair roles) of a paired section: `design`, or the one design declaring it."""
+    from experiments.designs import registry
+
+    name = design or registry.designs_for_section(section)[0]
+    return name, registry.get(name).pair_roles
+
+
+def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown: bool,
+                      design: str | None = None) -> pd.DataFrame:
     """One row per answered pair: respondent, participant (order), variant, condition, subset, rb/nrb
     correctness and p⁺."""
-    data = answers[answers["design"] == "rulebreakers"]
-    joined = pair_up(data[data["pair_role"] == "rulebreaker"], data[data["pair_role"] == "non-rulebreaker"],
+    name, (breaker, counterpart) = _design_for(TAU_SECTION, design)
+    data = answers[answers["design"] == name]
+    joined = pair_up(data[data["pair_role"] == breaker], data[data["pair_role"] == counterpart],
                      ["respondent", "pair_id", "variant"])
     columns = ["respondent", "order", "variant", "condition", "pair_id", "subset", "rb_correct", "nrb_correct",
                "rb_yes", "nrb_yes", "rb_p", "nrb_p"]
@@ -209,11 +225,12 @@ RB_UNIT = ("a pair. Model rows: all phrasings (prompt variants) of one pair are 
            "person's pairs are one cluster (the same GEE clustered by participant, n = participants).")
 
 
-def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs) -> Section:
-    section = Section("rulebreakers", "RULEBREAKERS (000): paired accuracy τ and confidence in a positive answer Π⁺")
+def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs, design: str | None = None) -> Section:
+    name, _ = _design_for(TAU_SECTION, design)
+    section = Section(name, "RULEBREAKERS (000): paired accuracy τ and confidence in a positive answer Π⁺")
     section.unit = RB_UNIT
     drop = bool(inputs.options.get("drop_unknown_pairs"))
-    pairs = rulebreaker_pairs(answers, inputs.probes, drop)
+    pairs = rulebreaker_pairs(answers, inputs.probes, drop, name)
     if pairs.empty:
         section.absent = "needs answers (model scores or trials) to both members of rulebreaker pairs"
         return section
@@ -253,9 +270,10 @@ def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs) -> Section
 # --------------------------------------------------------------------------- dual-sided (004)
 
 
-def dual_sided_rules(answers: pd.DataFrame) -> pd.DataFrame:
-    data = answers[answers["design"] == "dual-sided"]
-    joined = pair_up(data[data["pair_role"] == "original"], data[data["pair_role"] == "flipped"],
+def dual_sided_rules(answers: pd.DataFrame, design: str | None = None) -> pd.DataFrame:
+    name, (original, flipped) = _design_for(DUAL_SIDED_SECTION, design)
+    data = answers[answers["design"] == name]
+    joined = pair_up(data[data["pair_role"] == original], data[data["pair_role"] == flipped],
                      ["respondent", "pair_id", "variant"])
     if joined.empty:
         return pd.DataFrame()
@@ -276,11 +294,12 @@ DS_UNIT = ("a rule (pair_id). Model rows: the templates (prompt variants) of one
            "participants).")
 
 
-def dual_sided_section(answers: pd.DataFrame, factors: list[str] | tuple[str, ...] = ()) -> Section:
+def dual_sided_section(answers: pd.DataFrame, factors: list[str] | tuple[str, ...] = (),
+                       design: str | None = None) -> Section:
     section = Section("dual_sided", "Dual-sided rules (004): a rule is right only if the original is affirmed "
                                     "and the flipped conclusion denied")
     section.unit = DS_UNIT
-    rules = dual_sided_rules(answers)
+    rules = dual_sided_rules(answers, design)
     if rules.empty:
         section.absent = "needs answers to both the original and the flipped item of some rules"
         return section
@@ -398,11 +417,15 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
         return []
     answers = responses(scores, trials, inputs.items)
     designs = set(inputs.items.loc[inputs.items["pair_id"] != "", "design"])
+    from experiments.designs import registry
+
     out = []
-    if "rulebreakers" in designs:
-        out.append(rulebreakers_section(answers, inputs))
-    if "dual-sided" in designs:
-        out.append(dual_sided_section(answers, inputs.factors))
+    for name in registry.designs_for_section(TAU_SECTION):
+        if name in designs:
+            out.append(rulebreakers_section(answers, inputs, name))
+    for name in registry.designs_for_section(DUAL_SIDED_SECTION):
+        if name in designs:
+            out.append(dual_sided_section(answers, inputs.factors, name))
     if inputs.items["original_item_id"].notna().any():
         out.append(perturbation_section(answers, inputs.options))
     people = paired_people.people_section(answers, inputs.presentation)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from experiments.logic.modal_forms import NECESSITATION_FORM, SYLLOGISMS  # 003's items (item data)
 from experiments.schema import ARGFORM_CODES  # argument forms → R-safe codes, declared once (exported as argform_code)
 
 from .rules import Exclusions
@@ -19,9 +20,8 @@ LABELS = {
     "none": "∅ (propositional)", "box": "□ (must)", "dia": "◇ (may)",
     "DS": "∨⊢ disjunctive syllogism", "MP": "→ᴸ⊢ modus ponens", "MT": "→ᴿ⊢ modus tollens",
     "AD": "∨⊬ affirming the disjunct", "AC": "→ᴸ⊬ affirming the consequent",
-    "DA": "→ᴿ⊬ denying the antecedent", "NEC": "necessitation",
+    "DA": "→ᴿ⊬ denying the antecedent", "NEC": NECESSITATION_FORM,
 }
-SYLLOGISMS = "modal-syllogisms"
 
 
 def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -278,6 +278,7 @@ RULE_TEXT = {
     ("top_token", "yes_no"): "top token over the whole vocabulary (000 §4.2)",
     ("top_token", "multiple_choice"): "top token over the whole vocabulary (000 §4.2)",
 }
+RULE_NAMES = {"relative": "relative", "top_token": "top token"}
 CONFIGURATION_COLUMNS = {
     "configuration": "the model configuration",
     "run_id": "the run used",
@@ -293,6 +294,9 @@ CONFIGURATION_COLUMNS = {
                         "next-token distribution the answers take",
     "decision_rules": "the decision rule each design's scores were decided by (ModelScore.decision_rule), and "
                       "whether that is the design's paper's rule or the configuration's own",
+    "other_share": "the share of the run's decisions that are 'other' (neither answer: under the top-token rule, "
+                   "the most probable token was none of the answers); a warning above 10 %",
+    "other_by_rule": "per decision rule, the share of decisions that are 'other' (how many of how many)",
     "warning": "",
 }
 
@@ -302,6 +306,34 @@ def _variant_text(variants: dict) -> str:
     keep a stored object's key order."""
     order = sorted(variants, key=lambda label: ({"yes": 0, "no": 1}.get(label, 2), label))
     return " | ".join(f"{label}: {', '.join(repr(t) for t in variants[label])}" for label in order)
+
+
+OTHER_WARNING = 0.10  # more 'other' decisions than this share, and a configuration's accuracy says little
+OTHER = "other"
+
+
+def other_by_rule(part) -> list[tuple[str, int, int]]:
+    """(decision rule, 'other' decisions, decisions) of a run's scores, by rule (sorted)."""
+    if not len(part) or "decision" not in part:
+        return []
+    rules = part["decision_rule"].fillna("relative")
+    return [(rule, int((group["decision"] == OTHER).sum()), len(group))
+            for rule, group in part.groupby(rules, sort=True)]
+
+
+def other_text(counts: list[tuple[str, int, int]]) -> str:
+    """'top token: 75.0 % other (30 of 40); relative: 0.0 % other (0 of 40)'."""
+    return "; ".join(f"{RULE_NAMES.get(rule, rule)}: {100 * other / n:.1f} % other ({other} of {n})"
+                     for rule, other, n in counts if n)
+
+
+def other_warning(counts: list[tuple[str, int, int]]) -> str:
+    over = [(rule, other, n) for rule, other, n in counts if n and other / n > OTHER_WARNING]
+    if not over:
+        return ""
+    return (f"{other_text(over)} of the decisions (over {OTHER_WARNING:.0%}): the model's most probable token is "
+            "mostly neither answer, so its accuracy counts those items as wrong; read its answer mass and its "
+            "relative decisions too")
 
 
 def mass_warning(mass: float, kind: str) -> str:
@@ -374,11 +406,17 @@ def configurations(runs: Iterable[Run], scores, variants):
                 for rule in sorted(set(group["decision_rule"].fillna("relative"))):
                     rules.append(f"{design}: {RULE_TEXT.get((rule, item_kind), rule)}, "
                                  f"{_rule_origin(r, design, rule)}")
+        others = other_by_rule(part)
+        warning = [mass_warning(mass, "multiple_choice" if r.kind == "multiple_choice" else "yes_no"),
+                   other_warning(others)]
         rows.append({
             "configuration": r.configuration, "run_id": r.run_id, "kind": r.kind, "prompt_format": r.prompt_format,
             "dtype": r.dtype, "answers": " / ".join(repr(a) for a in r.answers),
             "variants": _variants_by_design(r, variants) or "(none stored)", "scores": len(part),
             "mean_answer_mass": mass, "decision_rules": "; ".join(rules),
-            "warning": mass_warning(mass, "multiple_choice" if r.kind == "multiple_choice" else "yes_no"),
+            "other_share": (float((part["decision"] == OTHER).mean()) if len(part) and "decision" in part
+                            else float("nan")),
+            "other_by_rule": other_text(others),
+            "warning": "; ".join(w for w in warning if w),
         })
     return pd.DataFrame(rows, columns=list(CONFIGURATION_COLUMNS))

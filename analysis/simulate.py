@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import schema
+from experiments.logic.modal_forms import SYLLOGISMS
 
 from .frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 
@@ -42,7 +43,7 @@ def _items(n_interpretations: int) -> pd.DataFrame:
             for rule, argform, gold in FORMS:
                 item_id += 1
                 rows.append(_ITEM_ROWS.from_dict({  # the other columns derived as schema.ITEM declares, or blank
-                    "item_id": item_id, "item_code": f"sim-{item_id}", "design": "modal-syllogisms",
+                    "item_id": item_id, "item_code": f"sim-{item_id}", "design": SYLLOGISMS,
                     "form_id": f"{modality}.{rule}.{'valid' if gold == 'yes' else 'fallacy'}", "modality": modality, "argform": argform,
                     "condition": "real", "interpretation_id": interpretation + 1,
                     "original_item_id": pd.NA, "gold": gold, "logical_form": f"{modality} {argform}",

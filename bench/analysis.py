@@ -97,14 +97,15 @@ def main() -> None:
 
     from analysis.rprocess import processes_default
     from experiments import designs, services
+    from experiments.logic.modal_forms import SYLLOGISMS
 
     processes = processes_default()
 
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0)
     try:
-        study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design="modal-syllogisms")
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=args.interpretations, seed=0)
+        study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design=SYLLOGISMS)
+        designs.items_generate(study=study, design=SYLLOGISMS, interpretations=args.interpretations, seed=0)
         populate(study, models=args.models, participants=args.participants, trials_each=args.trials)
         n_scores = study.model_runs.all().values_list("scores", flat=True).count()
         print(f"study: {study.items.count()} items, {n_scores} model scores, "

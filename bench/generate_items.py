@@ -45,23 +45,24 @@ def main() -> None:
 
 def run(n: int, vendor: str) -> None:
     from experiments import designs, services
+    from experiments.logic.modal_forms import SYLLOGISMS
     from experiments.logic import generate as gen
     from experiments.models import Item, Study
 
     gen.verdicts.cache_clear()
     started = time.perf_counter()
     specs = gen.sample_interpretations(n, 0)
-    items = list(gen.generate("modal-syllogisms", specs))
+    items = list(gen.generate(SYLLOGISMS, specs))
     pure = time.perf_counter() - started
 
-    study = services.study_create(slug="bench", title="bench", design="modal-syllogisms")
+    study = services.study_create(slug="bench", title="bench", design=SYLLOGISMS)
     started = time.perf_counter()
-    report = designs.items_generate(study=study, design="modal-syllogisms", interpretations=n, seed=0)
+    report = designs.items_generate(study=study, design=SYLLOGISMS, interpretations=n, seed=0)
     bulk = time.perf_counter() - started
     assert report.items == len(items) == 24 * n
 
     sample = list(Item.objects.filter(study=study).order_by("id")[: max(1, len(items) // 10)])
-    other = services.study_create(slug="bench-rows", title="bench rows", design="modal-syllogisms")
+    other = services.study_create(slug="bench-rows", title="bench rows", design=SYLLOGISMS)
     started = time.perf_counter()
     for item in sample:
         item.pk = None

@@ -251,11 +251,12 @@ def postgres_server(arg: str | None) -> str:
 
 SEED = f"""
 from experiments import designs, services
+from experiments.logic.modal_forms import SYLLOGISMS
 from experiments.models import Study, StudyStatus
 from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure
-study = services.study_create(slug={SLUG!r}, title="Load bench", design="modal-syllogisms")
-designs.items_generate(study=study, design="modal-syllogisms", interpretations=INTERPRETATIONS, seed=0)
+study = services.study_create(slug={SLUG!r}, title="Load bench", design=SYLLOGISMS)
+designs.items_generate(study=study, design=SYLLOGISMS, interpretations=INTERPRETATIONS, seed=0)
 arm = human_arm_ensure(study=study)
 arm.items_per_participant, arm.target_sample_size, arm.completion_code = ITEMS, 100000, "BENCHDONE"
 arm.contact = "bench"

@@ -71,6 +71,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars from transformers
 import torch  # noqa: E402
 
 from experiments.logic import generate as gen  # noqa: E402
+from experiments.logic.modal_forms import SYLLOGISMS  # noqa: E402
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise  # noqa: E402
 from studyserver.env import VAR_DIR  # noqa: E402
 
@@ -82,7 +83,7 @@ CORPUS_ITEMS = 4800  # items of the same design the tokenizer is trained on: a v
 
 def prompts(count: int) -> list[str]:
     rows = -(-count // 24)
-    items = list(gen.generate("modal-syllogisms", gen.sample_interpretations(rows, 0), system="S5"))
+    items = list(gen.generate(SYLLOGISMS, gen.sample_interpretations(rows, 0), system="S5"))
     return [item.prompt for item in items[:count]]
 
 

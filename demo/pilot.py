@@ -14,6 +14,7 @@ import sys
 
 from django.core.management import CommandError, call_command
 
+from experiments.logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from studyserver.env import BASE_DIR
 
 PILOT_SLUG = "modal-syllogisms-pilot"
@@ -44,11 +45,11 @@ def pilot_demo(*, stdout, style, interpretations: int = INTERPRETATIONS, partici
     if study is None:
         study = services.study_create(
             slug=PILOT_SLUG, title="Modal syllogisms — PILOT (simulated participants, two model configurations)",
-            design="modal-syllogisms",
+            design=SYLLOGISMS,
             description=f"A pilot of paper 003's design to show every section of the report: {interpretations} "
                         "interpretations with their nonsense mirror, two configurations of the embedded model, "
                         "simulated participants.")
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0,
+        designs.items_generate(study=study, design=SYLLOGISMS, interpretations=interpretations, seed=0,
                                nonsense=True)
         arm = human_arm_ensure(study=study)
         arm.items_per_participant = min(ITEMS_PER_PARTICIPANT, interpretations)

@@ -279,7 +279,7 @@ class ItemAdmin(admin.ModelAdmin):
     responses), never a hand edit that lets them drift apart."""
 
     list_display = (
-        "code", "study", "design", "kind", "form_id", "modality_symbol", "argument_form", "gold_answer",
+        "code", "item_text", "gold_answer", "study", "design", "kind", "form_id", "modality_symbol", "argument_form",
         "consequence", "gold_other", "pair_id", "pair_role", "variant", "template_valid", "checker_disagrees",
         "condition",
     )
@@ -300,6 +300,14 @@ class ItemAdmin(admin.ModelAdmin):
     @admin.display(description="modality", ordering="modality")
     def modality_symbol(self, obj):
         return obj.get_modality_display() if obj.modality else "—"
+
+    @admin.display(description="text (premises, question)")
+    def item_text(self, obj):
+        """What a participant reads: the premises, one a line, then the question (and a four-option
+        item's options)."""
+        lines = [*obj.premises, obj.question or obj.prompt]
+        lines += [f"{letter}. {option}" for letter, option in zip("ABCD", obj.options or [])]
+        return format_html_join("", "<div>{}</div>", ((line,) for line in lines if line))
 
     @admin.display(description="premises")
     def premise_list(self, obj):

@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
 
+from .logic.modal_forms import NECESSITATION_FORM
+
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 
 
@@ -57,7 +59,7 @@ class Column:
 # Paper 003's argument forms → ASCII codes (valid forms first, then the fallacies); other designs' labels.
 ARGFORM_CODES = {
     "∨⊢": "DS", "→ᴸ⊢": "MP", "→ᴿ⊢": "MT", "∨⊬": "AD", "→ᴸ⊬": "AC", "→ᴿ⊬": "DA",
-    "necessitation": "NEC", "base": "base", "theorem": "theorem", "spurious": "spurious",
+    NECESSITATION_FORM: "NEC", "base": "base", "theorem": "theorem", "spurious": "spurious",
 }
 MODALITY_CODES = {"∅": "none", "□": "box", "◇": "dia", "none": "none", "box": "box", "dia": "dia"}
 MODALITY_LABELS = {"none": "∅", "box": "□", "dia": "◇"}

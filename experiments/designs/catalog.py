@@ -162,7 +162,7 @@ register(Design(
     practice=human_defaults.rulebreakers_practice,
     tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
     pair_roles=rulebreakers.ROLES,
-    report_sections=("rulebreakers",),
+    report_sections=("paired-accuracy-tau",),  # analysis/paired_report.py: τ and Π⁺ (000 Eq. 1–6)
 ))
 
 register(Design(
@@ -197,7 +197,7 @@ register(Design(
     ),
     practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
     pair_roles=dual_sided.ROLES,
-    report_sections=("dual-sided",),
+    report_sections=("dual-sided-accuracy",),  # analysis/paired_report.py: both sides right (004 §3.1)
 ))
 
 register(Design(

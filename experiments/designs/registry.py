@@ -3,9 +3,12 @@ be built from declares, in one place (catalog.py), how its items are made — ge
 options or imported from a CSV bank, both validated before anything is written — what answers its
 items take, how a perturbation (seed 002) copies them, how a result is said to the researcher,
 how a model's answer to its items is read (`Scoring`: the decision rule and the answer forms summed,
-each as the design's paper says) and what its items' `valid` and `gold` mean. The commands
-(generate_items, import_items, perturb_items), the admin, the model arm and the codebook read it;
-nothing else branches on a design's name.
+each as the design's paper says) and what its items' `valid` and `gold` mean; what participants read
+and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
+defaults (practice questions, catch items: experiments/logic/human_defaults.py), the logical forms it tests, its pair
+roles and the report sections that read it. The commands (generate_items, import_items,
+perturb_items), the admin, the human arm, the model arm, the report and the codebook read it; nothing
+else branches on a design's name (tests/experiments/test_design_names.py greps for one).
 """
 from __future__ import annotations
 

@@ -120,6 +120,16 @@ def multiple_choice_practice() -> list[dict]:
 
 # --------------------------------------------------------------------------- catch items
 
+CATCH_ANSWER_CUE = "Answer:"  # models score catch items too: their prompt ends in the cue, as every design's
+
+
+def catch_item_prompt(check: dict) -> str:
+    """The model's prompt of a catch item: its statements, its question, its options (A–D), then the
+    answer cue, so that the next token is the answer."""
+    options = [f"{letter}. {text}" for letter, text in zip("ABCD", check.get("options", []))]
+    return "\n".join([*check["premises"], check["question"], *options, CATCH_ANSWER_CUE])
+
+
 
 def two_statement_checks() -> list[dict]:
     """Catch items with an obvious answer (the answer is stated in a premise)."""

@@ -11,6 +11,11 @@ from .formula import Atom, Box, Dia, Formula, Implies, Not, Or
 
 P, Q = Atom("p"), Atom("q")
 
+# Paper 003's designs (their names in the designs registry, experiments/designs/catalog.py) and the
+# argument form of Appendix C.1's rules.
+SYLLOGISMS, NECESSITATION, DISTRIBUTION = "modal-syllogisms", "necessitation", "modal-distribution"
+NECESSITATION_FORM = "necessitation"
+
 MODALITIES = ("none", "box", "dia")
 MODALITY_SYMBOLS = {"none": "∅", "box": "□", "dia": "◇"}
 
@@ -87,7 +92,7 @@ def modal_syllogism_templates() -> tuple[Template, ...]:
                     continue
                 rows.append(
                     Template(
-                        design="modal-syllogisms",
+                        design=SYLLOGISMS,
                         form_id=f"{modality}.{_RULE_SLUG[rule]}.{'valid' if valid else 'fallacy'}",
                         modality=modality,
                         argument_form=group,
@@ -109,10 +114,10 @@ def necessitation_templates() -> tuple[Template, ...]:
     """
     return tuple(
         Template(
-            design="necessitation",
+            design=NECESSITATION,
             form_id=f"{modality}.necessitation",
             modality=modality,
-            argument_form="necessitation",
+            argument_form=NECESSITATION_FORM,
             rule="nec",
             premises=(P,),
             conclusion=modalise(modality, P),
@@ -140,7 +145,7 @@ def distribution_templates() -> tuple[Template, ...]:
     ]
     return tuple(
         Template(
-            design="modal-distribution",
+            design=DISTRIBUTION,
             form_id=f"{modality}.{form}",
             modality=modality,
             argument_form=form,
@@ -154,9 +159,9 @@ def distribution_templates() -> tuple[Template, ...]:
 
 
 DESIGNS = {
-    "modal-syllogisms": modal_syllogism_templates,
-    "necessitation": necessitation_templates,
-    "modal-distribution": distribution_templates,
+    SYLLOGISMS: modal_syllogism_templates,
+    NECESSITATION: necessitation_templates,
+    DISTRIBUTION: distribution_templates,
 }
 
 

@@ -31,7 +31,16 @@ class Check:
     label: str
     ok: bool
     required: bool
-    how: str = ""
+    how: str = ""  # where to fix it
+    reason: str = ""  # why it does not hold (readiness's own words), when it does not
+
+
+def _reason(problems: list[str], word: str, prefix: str = "") -> str:
+    """The readiness problem that mentions `word`, without `prefix` (its heading)."""
+    for problem in problems:
+        if word in problem:
+            return problem[len(prefix):] if prefix and problem.startswith(prefix) else problem
+    return ""
 
 
 def study_link(study: Study, arm) -> str:
@@ -48,18 +57,23 @@ def checklist(study: Study, arm) -> list[Check]:
         return any(word in p for p in problems)
 
     has_items = study.items.exists()
+    practice = _reason(problems, "Practice question")
+    lists = _reason(problems, "lists cannot be drawn", "Participants' lists cannot be drawn: ")
     walked = Participant.objects.filter(study=study, is_preview=True, status=ParticipantStatus.COMPLETED).exists()
     piloted = Participant.objects.filter(study=study, is_simulated=True).exists()
     pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
     return [
-        Check("items generated or imported", has_items, True, "Generate or import items first."),
-        Check("completion code set", bool(arm.completion_code.strip()), True, "Human arm › Prolific › Completion code."),
+        Check("items generated or imported", has_items, True, "the Items line above: Generate items… or Upload a CSV bank…",
+              "The study has no items yet."),
+        Check("completion code set", bool(arm.completion_code.strip()), True, "Human arm › Prolific › Completion code",
+              "No completion code: participants who finish could not be paid on Prolific."),
         Check("consent reviewed as it stands", consent.consent_problem(arm) is None, True,
-              "Human arm › Consent: name a contact, tick 'mark consent reviewed'."),
-        Check("practice shares no form with the items", not blocked("Practice question"), True,
-              "Human arm › Trials › Practice."),
-        Check(LISTS_DRAWN, has_items and not blocked("lists cannot be drawn"), True,
-              "Human arm › Lists: items per participant, paired presentation."),
+              "Human arm › Consent: name a contact, tick 'Consent reviewed'", consent.consent_problem(arm) or ""),
+        Check("practice shares no form with the items", not practice, True,
+              "Human arm › Trials › Practice questions", practice.split(": change them under")[0]),
+        Check(LISTS_DRAWN, has_items and not lists, True,
+              "Human arm › Lists (items per participant, paired presentation)",
+              lists or ("" if has_items else "There are no items to draw lists from.")),
         Check("preview walked to the end", walked, False, "Use 'Preview the participant flow' below and finish it."),
         Check("simulated pilot run", piloted, False, "Action 'Run a simulated pilot'."),
         Check("pilot report built", pilot_report, False, "Action 'Build a pilot report'."),
@@ -92,12 +106,32 @@ def launch_html(study: Study) -> str:
     scheme = lists_scheme(study=study, arm=arm) if drawn else "—"
     items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
         ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
-         "" if c.required else " (recommended)", "" if c.ok else format_html(" — {}", c.how)) for c in checks))
-    ready = all(c.ok for c in checks if c.required)
+         "" if c.required else " (recommended)", "" if c.ok else _missing(c)) for c in checks))
     return format_html(
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
         '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p></div>',
-        link, link, codes, timing, scheme, items,
-        "Ready to open." if ready else "Not ready to open: the items marked ✗ above (not 'recommended') must be done first.")
+        link, link, codes, timing, scheme, items, state_line(study, checks))
+
+
+def _missing(check: Check) -> str:
+    """' — <why it does not hold> — change it in <where>' (only where for a recommended step)."""
+    if check.required and check.reason:
+        return format_html(" — {} — change it in {}.", check.reason.rstrip("."), check.how)
+    return format_html(" — {}.", check.how) if not check.required else format_html(" — change it in {}.", check.how)
+
+
+def state_line(study: Study, checks: list[Check]) -> str:
+    """What the panel says of the study as a whole: its status, and for a draft whether it can open."""
+    from ..models import StudyStatus
+
+    if study.status == StudyStatus.OPEN:
+        return "Open: participants can take the study now (the action 'Pause' stops new entries)."
+    if study.status == StudyStatus.PAUSED:
+        return "Paused: no new participants (the action 'Open for participants' reopens it)."
+    if study.status == StudyStatus.CLOSED:
+        return "Closed: it takes no participants."
+    if all(c.ok for c in checks if c.required):
+        return "Ready to open."
+    return "Not ready to open: the items marked ✗ above (not 'recommended') must be done first."

@@ -18,6 +18,7 @@ from ..models import (
     Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
 from . import choice, consent, flow, lists, paired, practice
+from ..logic import human_defaults
 from .arm import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 
@@ -76,7 +77,7 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
             item = Item.objects.create(
                 study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
                 gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
-                prompt="\n".join([*check["premises"], check["question"], *check.get("options", [])]),
+                prompt=human_defaults.catch_item_prompt(check),
                 attributes={"attention_check": True}, **four,
             )
             existing[code] = item.pk

@@ -74,3 +74,21 @@ def test_items_filter_by_pair_role_and_variant(staff_client):
 def test_the_admin_offers_no_view_site_link_to_a_page_that_does_not_exist(staff_client):
     page = staff_client.get(reverse("admin:index")).content.decode()
     assert "View site" not in page and staff_client.get("/").status_code == 404
+
+
+def test_the_items_list_shows_each_items_text_and_gold_answer(staff_client):
+    """Issue 27: the researcher reads the items where they list them: premises, question, gold answer."""
+    import html
+
+    from django.core.management import call_command
+
+    call_command("generate_items", "rulebreakers", "rb-list", "--pairs", "1", "--seed", "0", "--variants",
+                 "follow/yes-no")
+    page = html.unescape(staff_client.get(reverse("admin:experiments_item_changelist")).content.decode())
+    assert "Text (premises, question)" in page
+    for item in Item.objects.filter(study__slug="rb-list"):
+        row = page.split(f">{item.code}<", 1)[1].split("</tr>", 1)[0]
+        for line in [*item.premises, item.question]:
+            assert f"<div>{line}</div>" in row
+        assert f"<td class=\"field-gold_answer\">{item.get_gold_answer_display()}</td>" in row
+        assert "Answer Yes or No only" not in row  # the participants' question, not the model's prompt

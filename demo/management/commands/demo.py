@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments import designs, services
+from experiments.logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
 
 DEMO_SLUG = "modal-syllogisms-demo"
@@ -52,11 +53,11 @@ class Command(BaseCommand):
             study = services.study_create(
                 slug=DEMO_SLUG,
                 title="Modal syllogisms (paper 003 demo)",
-                design="modal-syllogisms",
+                design=SYLLOGISMS,
                 description="24 logical forms × interpretations, gold answers from the S5 checker, nonsense mirror.",
             )
             report = designs.items_generate(
-                study=study, design="modal-syllogisms", interpretations=interpretations, seed=0, nonsense=True
+                study=study, design=SYLLOGISMS, interpretations=interpretations, seed=0, nonsense=True
             )
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
             for line in report.disagreement_lines():

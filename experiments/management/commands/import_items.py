@@ -36,7 +36,9 @@ KINDS = (YES_NO, *(d.name for d in designs.importable() if not d.generic))
 
 
 def _design(kind: str) -> designs.Design:
-    return designs.get("csv-import") if kind == YES_NO else designs.get(kind)
+    if kind == YES_NO:  # the generic yes/no bank (the registry's one generic design)
+        return next(d for d in designs.imported() if d.generic)
+    return designs.get(kind)
 
 
 def _known_kinds() -> str:

@@ -75,3 +75,52 @@ def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
     assert scheme.startswith(f"one column of {study.items.exclude(design=CATCH_ITEMS).count()} items")
     assert "no Latin square" in scheme and "designs: csv-import, modal-syllogisms" in scheme
     assert f"Lists: {scheme}." in html.unescape(launch.launch_html(study))
+
+
+
+def test_every_cross_gives_its_reason_and_where_to_fix_it():
+    """Issue 27: the reason of a ✗ is on the panel, not only on the refused opening."""
+    from experiments import designs
+    from tests.factories import StudyFactory
+
+    study = StudyFactory(design="modal-syllogisms")
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=8, seed=0)
+    arm = services.human_arm_ensure(study=study)
+    arm.practice = [*arm.practice, {"premises": ["If Mia isn't painting a fence, then Leo is washing a car.",
+                                                 "Mia isn't painting a fence."],
+                                    "question": "Can we infer that Leo is washing a car?", "answer": "yes",
+                                    "logical_form": "¬p → q, ¬p ⊢ q"}]
+    arm.completion_code = ""
+    arm.save()
+    panel = html.unescape(launch.launch_html(study))
+    crosses = [line for line in panel.split("<li") if "✗" in line]
+    assert len(crosses) == 7  # four required (lists, practice, consent, completion code), three recommended
+    assert ("✗ participants' lists can be drawn — Items per participant (24) exceeds the 8 interpretations"
+            in panel), panel
+    assert "— change it in Human arm › Lists (items per participant, paired presentation).</li>" in panel
+    assert ("✗ practice shares no form with the items — Practice question(s) #3 (¬p → q, ¬p ⊢ q) share a logical "
+            "form with the study's items, so the practice would teach the answer to a tested form — change it in "
+            "Human arm › Trials › Practice questions.") in panel
+    assert "✗ completion code set — No completion code" in panel and "change it in Human arm › Prolific" in panel
+    assert "✗ consent reviewed as it stands — " in panel and "change it in Human arm › Consent" in panel
+    for line in crosses:
+        if "(recommended)" not in line:
+            assert line.count(" — ") == 2 and "change it in" in line, line  # a reason, and where
+
+
+@pytest.mark.parametrize("status, said", [
+    ("open", "Open: participants can take the study now"), ("paused", "Paused: no new participants"),
+    ("closed", "Closed: it takes no participants."),
+])
+def test_an_open_study_says_it_is_open_not_ready_to_open(status, said):
+    from experiments import services as study_services
+    from tests.factories import review_consent
+
+    study = draft_study()
+    review_consent(study)
+    assert "Ready to open." in launch.launch_html(study)
+    study_services.study_transition(study=study, to="open")
+    if status != "open":
+        study_services.study_transition(study=study, to=status)
+    panel = launch.launch_html(study)
+    assert said in panel and "Ready to open" not in panel

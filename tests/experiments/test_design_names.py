@@ -1,0 +1,81 @@
+"""Designs own their facts (issue 29 part 2): no code outside experiments/designs/ branches on a
+design's name. `git grep` looks for every registered design's name as a quoted string anywhere in the
+repository but the registry's own package, the tests, the docs and the item data; the item data's
+generators may only define the name they stamp on their items (a constant such as DESIGN = "…")."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from experiments.designs import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTSIDE = [":!experiments/designs/", ":!tests/", ":!docs/", ":!*.md", ":!*/migrations/*",
+           ":!experiments/logic/rulebreakers_data/", ":!experiments/logic/lexicon/"]
+# The item data's generators: each may define the names of the designs it makes items of, nothing else.
+ITEM_DATA = {"experiments/logic/modal_forms.py", "experiments/logic/rulebreakers.py",
+             "experiments/logic/dual_sided.py", "experiments/logic/multiple_choice.py"}
+CONSTANT = re.compile(r"^[A-Z_][A-Z0-9_, ]* = ")
+
+
+def _git_grep(names: list[str], root: Path = ROOT, *, no_index: bool = False) -> list[str]:
+    if shutil.which("git") is None or not (no_index or (root / ".git").exists()):
+        pytest.fail("git and the repository are needed to search the code for design names")
+    pattern = "[\"'](" + "|".join(re.escape(n) for n in names) + ")[\"']"
+    command = ["git", "grep", *(["--no-index"] if no_index else []), "-n", "-E", pattern, "--", ".", *OUTSIDE]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 1), done.stderr  # 1: nothing found
+    return sorted(done.stdout.splitlines())
+
+
+def hits(names: list[str], root: Path = ROOT, *, no_index: bool = False) -> list[str]:
+    found = []
+    for line in _git_grep(names, root, no_index=no_index):
+        path, _, text = line.split(":", 2)
+        if path in ITEM_DATA and CONSTANT.match(text):
+            continue
+        found.append(line)
+    return found
+
+
+def test_no_code_outside_the_designs_registry_names_a_design():
+    names = [d.name for d in registry.all_designs()]
+    assert len(names) >= 7
+    assert hits(names) == []
+
+
+def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path):
+    """The search itself, on a tree made for it: a branch on a name is found; the registry's package,
+    the tests, the docs and a generator's constant are not."""
+    files = {
+        "analysis/report_part.py": 'if study.design == "rulebreakers":\n    pass\n',
+        "experiments/logic/rulebreakers.py": 'DESIGN = "rulebreakers"\nif x == "rulebreakers":\n    pass\n',
+        "experiments/designs/catalog.py": 'NAME = "rulebreakers"\n',
+        "tests/test_x.py": 'design="rulebreakers"\n',
+        "docs/designs.md": '"rulebreakers"\n',
+        "notes.py": "# rulebreakers, in words, is no branch\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    assert hits(["rulebreakers"], tmp_path, no_index=True) == [
+        'analysis/report_part.py:1:if study.design == "rulebreakers":',
+        'experiments/logic/rulebreakers.py:2:if x == "rulebreakers":',
+    ]
+
+
+def test_the_report_sections_a_design_declares_are_the_sections_that_read_it():
+    """Each design names its report sections (registry); the 003 sections name their designs too
+    (analysis/mixed.py): the two agree, and every paired design has a section that reads its pairs."""
+    from analysis import mixed, paired_report
+
+    for spec in mixed.SPECS:
+        if spec.designs:
+            assert registry.designs_for_section(spec.key) == sorted(spec.designs), spec.key
+    for design in registry.all_designs():
+        if design.pair_roles:
+            assert set(design.report_sections) & {paired_report.TAU_SECTION, paired_report.DUAL_SIDED_SECTION}
