@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .csv_table import CsvImportError, RowError, open_csv
-from .pairs import PairedItem, PromptVariant
+from .pairs import PairedItem, PromptVariant, register_kind
 
 DESIGN = "dual-sided"
 ROLES = ("original", "flipped")  # the rule as stated, and with its conclusion negated
 GOLD = ("yes", "no")  # 004 §3.1
+register_kind(DESIGN, ROLES, GOLD)
 REQUIRED = ("premise", "conclusion", "flipped_conclusion")
 KNOWN = {*REQUIRED, "rule_id"}
 RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

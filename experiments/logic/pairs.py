@@ -9,7 +9,8 @@ A pair has a kind and exactly two members, each with a role:
 | perturbation (002) | original, perturbed | one matched pair of the 2×2 table |
 
 A paired design's kind is its name, and its roles and their gold answers are its own (each design's
-generator declares DESIGN, ROLES and GOLD; the designs registry carries them as `pair_roles`).
+generator declares DESIGN, ROLES and GOLD and registers them here with `register_kind`; the designs
+registry carries them as `pair_roles`).
 
 An item belongs to one design pair (its ``pair_id``); a perturbed item is also linked to its
 original (``original_code``), which makes a second pair of kind "perturbation".
@@ -23,22 +24,32 @@ PERTURBATION = "perturbation"  # the kind of an original ↔ perturbed link (002
 PERTURBATION_ROLES = ("original", "perturbed")
 
 
-def _paired_generators():
-    from . import dual_sided, rulebreakers  # imported when first asked: they import this module
+# Pair kind → (roles, gold answers by role): each paired design's generator registers its own when it is
+# imported (register_kind), so this module imports none of them (no import circle).
+_KINDS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {}
 
-    return (rulebreakers, dual_sided)
+
+def register_kind(kind: str, roles: tuple[str, str], gold: tuple[str, str]) -> None:
+    """Declare a paired design's kind, its two roles and their gold answers; ValueError for a kind
+    registered twice or a role another kind uses."""
+    if kind in _KINDS or kind == PERTURBATION:
+        raise ValueError(f"pair kind {kind!r} is registered twice")
+    taken = {role for known, _ in _KINDS.values() for role in known} | {PERTURBATION_ROLES[1]}
+    if taken & set(roles):
+        raise ValueError(f"pair kind {kind!r}: roles {sorted(taken & set(roles))} belong to another kind")
+    _KINDS[kind] = (tuple(roles), tuple(gold))
 
 
 def pair_roles() -> dict[str, tuple[str, str]]:
     """Pair kind → its roles (first, second): each paired design's, then the perturbation link's."""
-    return {**{g.DESIGN: g.ROLES for g in _paired_generators()}, PERTURBATION: PERTURBATION_ROLES}
+    return {**{kind: roles for kind, (roles, _) in _KINDS.items()}, PERTURBATION: PERTURBATION_ROLES}
 
 
 def gold_by_role() -> dict[str, str]:
     """A pair member's gold answer by its role (the paired designs'; a perturbed item keeps its original's)."""
     out: dict[str, str] = {}
-    for generator in _paired_generators():
-        out.update(zip(generator.ROLES, generator.GOLD))
+    for roles, gold in _KINDS.values():
+        out.update(zip(roles, gold))
     return out
 
 

@@ -18,7 +18,7 @@ import random
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from .pairs import PairedItem, PromptVariant
+from .pairs import PairedItem, PromptVariant, register_kind
 from .rulebreakers_data import Category, GivenName, Place, alternative_cities, capitals, categories, given_names
 
 DESIGN = "rulebreakers"
@@ -26,6 +26,7 @@ RULES = ("MT", "DS")
 ENTITY_KINDS = ("geographical", "categorical")
 ROLES = ("rulebreaker", "non-rulebreaker")
 GOLD = ("no", "yes")  # §3.2: reject the rulebreaker's conclusion, accept its counterpart's
+register_kind(DESIGN, ROLES, GOLD)
 NAMES_PER_COMBINATION = 5  # §3.1: five names and pronouns per entity pair + verb
 LOGICAL_FORMS = {"MT": "P → ¬Q, Q ⊢ ¬P", "DS": "P ∨ Q, ¬Q ⊢ P"}  # Table 1's premise-conclusion structures
 
