@@ -10,6 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from studyserver import dispatch
+from studyserver.admin_display import structured
 from studyserver.admin_forms import form_or_page
 
 from .models import PowerAnalysis, ReportStatus
@@ -57,7 +58,7 @@ def estimate_sample_size(modeladmin, request, queryset):
             modeladmin.message_user(request, str(busy), level=messages.ERROR)
             continue
         modeladmin.message_user(request, f"Power analysis {analysis.pk} for {study.slug} queued ({dispatch.mode()}); "
-                                         "see Analyses → Power analyses.", level=messages.SUCCESS)
+                                         "see Analyses and reports → Power analyses.", level=messages.SUCCESS)
 
 
 _study_admin = admin.site._registry.get(Study)
@@ -69,8 +70,11 @@ if _study_admin is not None and estimate_sample_size not in (_study_admin.action
 class PowerAnalysisAdmin(admin.ModelAdmin):
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "status", "progress", "plan", "pilot", "pilot_summary", "message", "needed_table",
-                       "curve_plot", "created_at", "finished_at")
+    readonly_fields = ("study", "status", "progress", "plan_table", "pilot", "pilot_summary_table", "message",
+                       "needed_table", "curve_plot", "created_at", "finished_at")
+    plan_table = structured(PowerAnalysis, "plan", labels={"nsim": "simulated studies per size", "alpha": "α",
+                                                           "target": "target power"})
+    pilot_summary_table = structured(PowerAnalysis, "pilot_summary")
     exclude = ("curve", "needed", "done", "total", "curve_png")
 
     @admin.display(description="progress")

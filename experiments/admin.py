@@ -36,7 +36,7 @@ class StudyForm(settings_editor.StudySettingsFields, forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["slug", "title", "description", "design", "logic_system", "consequence"]
+        fields = ["slug", "title", "participant_title", "description", "design", "logic_system", "consequence"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -123,7 +123,7 @@ class StudyAdmin(admin.ModelAdmin):
                        "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
     fieldsets = (
-        (None, {"fields": ("slug", "title", "description", "design", "logic_system", "consequence", "status",
+        (None, {"fields": ("slug", "title", "participant_title", "description", "design", "logic_system", "consequence", "status",
                            "items_panel", "launch_panel", "participant_progress")}),
         *settings_editor.FIELDSETS,
         ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),

@@ -7,6 +7,9 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
+from studyserver import workers
+from studyserver.admin_display import structured
+
 from . import services
 from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
@@ -82,7 +85,9 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 class ModelRunForm(forms.ModelForm):
-    kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False,
+                             label=ModelRun._meta.get_field("kind").verbose_name,
+                             help_text=ModelRun._meta.get_field("kind").help_text)
 
     class Meta:
         model = ModelRun
@@ -111,7 +116,9 @@ class ModelRunAdmin(admin.ModelAdmin):
     list_select_related = ("study", "language_model")
     actions = ["cancel_runs", "retry_runs"]
     readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
-                       "configuration", "versions", "error", "created_at")
+                       "configuration_table", "versions_table", "error", "created_at")
+    configuration_table = structured(ModelRun, "configuration")
+    versions_table = structured(ModelRun, "versions")
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -121,8 +128,13 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return ["study", "language_model", "kind", "status", "progress", "partial", "scores_link", "batch_size",
-                "device", "item_limit", "queue", "started_at", "finished_at", "error", "configuration", "versions"]
+        return [name for name in ("study", "language_model", "kind", "status", "progress", "partial", "scores_link",
+                                  "batch_size", "device", "item_limit", "queue", "started_at", "finished_at", "error",
+                                  "configuration_table", "versions_table") if name != "queue" or workers.queues_shown()]
+
+    def get_list_display(self, request):  # the queue only where Celery workers take work from it
+        shown = super().get_list_display(request)
+        return shown if workers.queues_shown() else tuple(name for name in shown if name != "queue")
 
     @admin.display(description="progress")
     def progress(self, obj):

@@ -7,11 +7,18 @@ from dataclasses import asdict
 from django import forms
 from django.contrib import admin, messages
 from studyserver import dispatch
+from studyserver.admin_display import seconds, structured
+from studyserver.structured import number
 from studyserver.admin_forms import form_or_page
 
 from ..models import Study
 from ..study_jobs import StudyBusy
 from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
+
+
+# The bots' profile in the words of the pilot form below (BotProfile's fields)
+PROFILE_LABELS = {"accuracy": "accuracy", "attention_accuracy": "accuracy on the catch items",
+                  "rt_median_ms": "median response time (ms)", "rt_log_sd": "SD of log response time"}
 
 
 class PilotForm(forms.Form):
@@ -48,7 +55,7 @@ def run_pilot(modeladmin, request, queryset):
             modeladmin.message_user(request, str(busy), level=messages.ERROR)
             continue
         modeladmin.message_user(request, f"Pilot {pilot.pk} of {study.slug} queued ({dispatch.mode()}): "
-                                         f"{pilot.participants} simulated participants; see Experiments → Pilots.",
+                                         f"{pilot.participants} simulated participants; see Studies and items → Pilots.",
                                 level=messages.SUCCESS)
 
 
@@ -64,15 +71,19 @@ if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
 
 @admin.register(Pilot)
 class PilotAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds", "created_at", "profile_text")
+    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds_rounded", "created_at",
+                    "profile_text")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "participants", "profile", "seed", "status", "completed", "trials", "seconds", "message",
-                       "created_at", "finished_at")
+    readonly_fields = ("study", "participants", "profile_table", "seed", "status", "completed", "trials",
+                       "seconds_rounded", "message", "created_at", "finished_at")
+    profile_table = structured(Pilot, "profile", labels=PROFILE_LABELS)
+    exclude = ("profile",)  # shown as profile_table
+    seconds_rounded = seconds(Pilot, "seconds")
 
     @admin.display(description="profile")
     def profile_text(self, obj):
         known = asdict(BotProfile())
-        return ", ".join(f"{k} {obj.profile.get(k, v)}" for k, v in known.items())
+        return ", ".join(f"{PROFILE_LABELS.get(k, k)} {number(obj.profile.get(k, v))}" for k, v in known.items())
 
     def has_add_permission(self, request):
         return False  # pilots start from the study list's action
