@@ -321,8 +321,7 @@ class Item(models.Model):
     )
     answer_words = models.JSONField(
         default=dict, blank=True,
-        help_text='The words that mean yes and no in this phrasing, e.g. {"yes": "True", "no": "False"}; '
-        "empty for Yes/No.",
+        help_text="The words that mean yes and no in this phrasing, e.g. True and False; empty for Yes and No.",
     )
     options = models.JSONField(
         default=list, blank=True, help_text="Multiple choice: the four option texts, in this item's order (A–D)."

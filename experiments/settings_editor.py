@@ -18,7 +18,6 @@ mutants, the human variant) is fixed once the study has responses.
 from __future__ import annotations
 
 import dataclasses
-import json
 from types import SimpleNamespace
 
 from django import forms
@@ -224,8 +223,7 @@ class StudySettingsFields(forms.Form):
 
 
 def stored_settings_html(study) -> str:
-    """The settings as stored (JSON), with what generation recorded, for the study page."""
-    from django.utils.html import format_html
+    """The settings as stored, with what generation recorded, for the study page: tables, not JSON."""
+    from studyserver.structured import structured_html
 
-    text = json.dumps(study.settings or {}, indent=2, ensure_ascii=False, sort_keys=True)
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
+    return structured_html(dict(sorted((study.settings or {}).items())))

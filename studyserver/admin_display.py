@@ -25,7 +25,8 @@ def structured(model, field: str, *, labels: Mapping[str, str] | None = None):
         value = getattr(obj, field) if obj is not None else None
         help_text = model_field.help_text
         tables = structured_html(value, labels=labels)
-        return format_html('{}<div class="help">{}</div>', tables, help_text) if help_text else tables
+        # a span: the admin's CSS indents a div.help inside an aligned form by a label's width
+        return format_html('{}<div><span class="help">{}</span></div>', tables, help_text) if help_text else tables
 
     show.__name__ = f"{field}_table"
     return show
@@ -39,6 +40,20 @@ def seconds(model, field: str):
     def show(self, obj):
         value = getattr(obj, field) if obj is not None else None
         return EMPTY if value is None else number(value, unit="s")
+
+    show.__name__ = f"{field}_rounded"
+    return show
+
+
+def rounded(model, field: str):
+    """A ModelAdmin display method showing a number rounded as a person reads it (structured.number:
+    0.123456789 → 0.1235), sortable by the field."""
+    model_field = model._meta.get_field(field)
+
+    @admin.display(description=model_field.verbose_name, ordering=field)
+    def show(self, obj):
+        value = getattr(obj, field) if obj is not None else None
+        return EMPTY if value is None else number(value)
 
     show.__name__ = f"{field}_rounded"
     return show

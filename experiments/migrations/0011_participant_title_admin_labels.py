@@ -469,4 +469,9 @@ class Migration(migrations.Migration):
             name='visibility_lost',
             field=models.BooleanField(default=False, help_text='The page was hidden (another tab, minimised) during the trial.'),
         ),
+        migrations.AlterField(
+            model_name='item',
+            name='answer_words',
+            field=models.JSONField(blank=True, default=dict, help_text='The words that mean yes and no in this phrasing, e.g. True and False; empty for Yes and No.'),
+        ),
     ]

@@ -164,3 +164,76 @@ def test_the_queue_is_shown_only_where_celery_workers_answer(settings, admin_cli
     settings.DUET_TASK_MODE = "embedded"
     page = admin_client.get("/admin/inference/modelrun/").content.decode()
     assert "column-queue" not in page
+
+
+RAW_JSON_HTML = re.compile(r"\{\s*(&quot;|&#x27;|\")|\[\s*\{|\[\s*(&quot;|&#x27;)")
+
+
+@pytest.mark.django_db
+def test_no_change_page_shows_raw_json(admin_client, settings):
+    """Every page with a structured value: the run, its scores, an item, a participant, a pilot, a
+    report and a power analysis — tables and lists, never JSON text (the Chromium walk in
+    tests/e2e/test_admin_words.py does the same for finished jobs at 1366 px)."""
+    from analysis.power_plan import PowerPlan
+    from analysis.power_services import power_request
+    from analysis.services import report_request
+    from experiments import designs, services
+    from experiments.models import Item, Participant
+    from experiments.participation.pilot import Pilot, PilotStatus, pilot_create
+    from inference import services as inference
+
+    settings.DUET_TASK_MODE = "embedded"
+    study = services.study_create(slug="json-free", title="JSON free", design="modal-syllogisms")
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    item = Item.objects.filter(study=study).order_by("pk").first()  # before any response: items are then fixed
+    item.attributes, item.answer_words = {"source": "Table A1", "row": 3}, {"yes": "True", "no": "False"}
+    item.save()
+    model = inference.language_model_create(name="fake-json", source="test/fake-json", backend="fake")
+    run = inference.model_run_create(study=study, language_model=model, item_limit=3)
+    run = inference.model_run_execute(run_id=run.pk)
+    assert run.versions and run.configuration and run.scores.count() == 3
+    participant = Participant.objects.create(study=study, prolific_pid="a" * 24, key_mapping="f_yes",
+                                             plan=[item.pk])
+    pilot = pilot_create(study=study, participants=2, seed=1, run=False)
+    # as if it had run (one job per study at a time), with the seconds a run once stored unrounded
+    Pilot.objects.filter(pk=pilot.pk).update(status=PilotStatus.DONE, seconds=8.876871205000043)
+    report = report_request(study=study, send=False)
+    power = power_request(study=study, plan=PowerPlan(sizes=(4,), nsim=10), run=False)
+    pages = {
+        f"/admin/inference/modelrun/{run.pk}/change/": ("Configuration", "GGUF file", "Versions"),
+        f"/admin/inference/modelscore/{run.scores.first().pk}/change/": ("Log probabilities", "Token IDs"),
+        f"/admin/experiments/item/{item.pk}/change/": ("Table A1", "True"),
+        f"/admin/experiments/participant/{participant.pk}/change/": ("List (item ids)",),
+        f"/admin/experiments/pilot/{pilot.pk}/change/": ("median response time (ms)", "1,800", "8.9 s"),
+        f"/admin/analysis/report/{report.pk}/change/": ("Model runs asked for",),
+        f"/admin/analysis/poweranalysis/{power.pk}/change/": ("simulated studies per size", "target power"),
+    }
+    for url, words in pages.items():
+        page = admin_client.get(url)
+        assert page.status_code == 200, url
+        html = page.content.decode()
+        content = html.split('id="content"', 1)[1]
+        found = RAW_JSON_HTML.search(content)
+        assert found is None, f"{url}: {content[max(0, found.start() - 300):found.end() + 300]}"
+        for word in words:
+            assert word in content, (url, word)
+        assert "Queue" not in content and "Worker queue" not in content, url  # embedded: no workers, no queue
+
+
+@pytest.mark.django_db
+def test_lists_show_rounded_numbers(admin_client):
+    from experiments import designs, services
+    from inference import services as inference
+
+    study = services.study_create(slug="rounded", title="Rounded", design="modal-syllogisms")
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    model = inference.language_model_create(name="fake-rounded", source="test/fake-rounded", backend="fake")
+    run = inference.model_run_execute(run_id=inference.model_run_create(study=study, language_model=model,
+                                                                         item_limit=4).pk)
+    stored = list(run.scores.values_list("p_yes", flat=True))
+    assert any(len(repr(p)) > 8 for p in stored)  # the fake scorer's probabilities have many digits
+    html = admin_client.get("/admin/inference/modelscore/").content.decode()
+    shown = re.findall(r'<td class="field-p_yes_rounded">([^<]+)</td>', html)
+    # four significant digits: 0.2258, 0.009745
+    assert len(shown) == 4 and all(re.fullmatch(r"0\.0*[1-9]\d{0,3}", value) for value in shown), shown
+    assert sorted(float(v) for v in shown) == pytest.approx(sorted(stored), rel=1e-3)
