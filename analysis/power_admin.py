@@ -20,10 +20,13 @@ class PowerForm(forms.Form):
     sizes = forms.CharField(initial="10 20 40 80 160", max_length=500,
                             help_text="Numbers of participants to try, e.g. 10 20 40 80. Simulated studies per size × the "
                                       "sizes' sum may be at most DUET_POWER_MAX_SIMULATED (default 200,000).")
-    nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05)
-    target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power")
-    seed = forms.IntegerField(min_value=0, initial=0)
+    nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size",
+                              help_text="More gives a narrower Monte-Carlo interval and takes longer.")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="Significance level (α)",
+                             help_text="Each simulated study's test counts as a detection below this p-value.")
+    target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power",
+                              help_text="The share of simulated studies that should detect the difference.")
+    seed = forms.IntegerField(min_value=0, initial=0, help_text="The random seed (the same seed gives the same estimate).")
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 

@@ -29,9 +29,11 @@ class PilotForm(forms.Form):
     attention_accuracy = forms.FloatField(min_value=0, max_value=1, initial=BotProfile.attention_accuracy,
                                           help_text="Probability of a right answer on the catch items.")
     rt_median_ms = forms.FloatField(min_value=250, max_value=60_000, initial=BotProfile.rt_median_ms,
-                                    label="Median response time (ms)")
+                                    label="Median response time (ms)",
+                                    help_text="Half the bots' answers come faster than this, half slower.")
     rt_log_sd = forms.FloatField(min_value=0, max_value=2, initial=BotProfile.rt_log_sd,
-                                 label="SD of log response time")
+                                 label="SD of log response time",
+                                 help_text="How much the response times spread (0.4: most within ×0.45 to ×2.2 of the median).")
     seed = forms.IntegerField(required=False, min_value=0, help_text="Empty: a fresh seed, recorded on the pilot.")
 
     def profile(self) -> BotProfile:

@@ -237,3 +237,21 @@ def test_lists_show_rounded_numbers(admin_client):
     # four significant digits: 0.2258, 0.009745
     assert len(shown) == 4 and all(re.fullmatch(r"0\.0*[1-9]\d{0,3}", value) for value in shown), shown
     assert sorted(float(v) for v in shown) == pytest.approx(sorted(stored), rel=1e-3)
+
+
+def test_the_action_forms_speak_the_researchers_words_too():
+    """The forms the study actions ask first (a simulated pilot, a sample-size estimate)."""
+    from analysis.power_admin import PowerForm
+    from experiments.participation.pilot_admin import PilotForm
+
+    problems = []
+    for form in (PilotForm, PowerForm):
+        for name, field in form.base_fields.items():
+            label = str(field.label or capfirst(name.replace("_", " ")))
+            if label == _bare(name) and set(name.split("_")) & ABBREVIATIONS:
+                problems.append(f"{form.__name__}.{name}: label {label!r}")
+            if not str(field.help_text or "").strip() and name != "pilot":  # pilot's label is a sentence
+                problems.append(f"{form.__name__}.{name}: no help text")
+    assert not problems, problems
+    assert PowerForm.base_fields["alpha"].label == "Significance level (α)"  # once the bare "Alpha"
+
