@@ -16,6 +16,7 @@ from django.utils.html import format_html
 
 from experiments.models import Study
 from studyserver import dispatch
+from studyserver.admin_display import structured
 
 from . import runs, services
 from .models import Report, ReportStatus
@@ -50,7 +51,7 @@ def run_analysis(modeladmin, request, queryset):
         asked = report.runs_requested
         which = f"runs {', '.join(map(str, asked))}" if asked else "the default rule's runs"
         modeladmin.message_user(request, f"Report {report.pk} for {study.slug} queued ({dispatch.mode()}) over "
-                                         f"{which}; see Analyses → Reports.")
+                                         f"{which}; see Analyses and reports → Reports.")
 
 
 # The Study admin lives in experiments/; the analysis adds its action to it (apps load in order).
@@ -65,8 +66,11 @@ class ReportAdmin(admin.ModelAdmin):
     list_display = ["id", "study", "status", "files", "pilot", "created_at", "finished_at", "model_runs", "n_scores",
                     "n_trials"]
     list_filter = ["status", "pilot", "study"]
-    readonly_fields = ["study", "status", "pilot", "out_dir", "message", "runs_requested", "runs_used", "n_scores", "n_trials",
-                       "warnings", "created_at", "started_at", "finished_at", "files"]
+    readonly_fields = ["study", "status", "pilot", "out_dir", "message", "runs_requested_table", "runs_used_table",
+                       "n_scores", "n_trials", "warnings_table", "created_at", "started_at", "finished_at", "files"]
+    runs_requested_table = structured(Report, "runs_requested")
+    runs_used_table = structured(Report, "runs_used")
+    warnings_table = structured(Report, "warnings")
     actions = ["retry"]
 
     def has_add_permission(self, request):

@@ -114,5 +114,5 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, runs: pd.DataFrame | No
     if len(variation):
         section.notes.append("run_variation: coefficient of variation (SD with divisor n / mean × 100) of each "
                              "measure across every done, complete run of a configuration (001 Table 2; partial "
-                             "--limit runs never; 'What went in' marks these runs run_variation).")
+                             "(item-limited) runs never; 'What went in' marks these runs run_variation).")
     return [section]

@@ -25,23 +25,40 @@ class ReportStatus(StateChoices):
 
 
 class Report(models.Model):
-    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="reports")
+    study = models.ForeignKey(
+        "experiments.Study", on_delete=models.CASCADE, related_name="reports", help_text="The study analysed.",
+    )
     status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED,
                               editable=False)
-    out_dir = models.CharField(max_length=500, blank=True, editable=False)
-    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error when failed.")
-    n_scores = models.PositiveIntegerField(default=0, editable=False)
-    n_trials = models.PositiveIntegerField(default=0, editable=False)
-    warnings = models.JSONField(default=list, blank=True, editable=False)
+    out_dir = models.CharField(
+        max_length=500, blank=True, editable=False,
+        verbose_name="folder of its files",
+        help_text="Where report.html, its tables, plots and data are written on the server.",
+    )
+    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
+    n_scores = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="model scores read",
+        help_text="How many model scores went into the analyses.",
+    )
+    n_trials = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="human trials read",
+        help_text="How many participants' answers went into the analyses (after the exclusions).",
+    )
+    warnings = models.JSONField(
+        default=list, blank=True, editable=False,
+        help_text="What the analysis noticed and the reader should know (e.g. a model fit that needed a fallback).",
+    )
     runs_requested = models.JSONField(
         default=list, blank=True, editable=False,
-        help_text="The model runs asked for (ids; analyze --runs or the admin's choice); empty: the default rule "
-        "(each configuration's latest complete run; analysis/runs.py).",
+        help_text="The model runs asked for by id; empty: the default rule (each configuration's latest complete run).",
+        verbose_name="model runs asked for",
     )
     runs_used = models.JSONField(
         default=list, blank=True, editable=False,
-        help_text="The model runs whose scores the analyses read (ids), filled when the report is built; the "
-        "report's tables/runs.csv lists every run of the study with why it was used or not.",
+        help_text="The model runs whose scores the analyses read, filled when the report is built; the report's runs table says why each run of the study was used or not.",
+        verbose_name="model runs used",
     )
     pilot = models.BooleanField(
         default=False, editable=False,
@@ -62,20 +79,43 @@ class Report(models.Model):
 class PowerAnalysis(models.Model):
     """One sample-size estimate by simulation (analysis/power.py) for a study, with its progress."""
 
-    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="power_analyses")
-    plan = models.JSONField(default=dict, editable=False, help_text="sizes, nsim, alpha, target, seed (PowerPlan).")
+    study = models.ForeignKey(
+        "experiments.Study", on_delete=models.CASCADE, related_name="power_analyses",
+        help_text="The study whose pilot the simulations start from.",
+    )
+    plan = models.JSONField(default=dict, editable=False, help_text="The numbers of participants tried, simulated studies per size, α, target power and seed.")
     pilot = models.BooleanField(default=True, editable=False,
-                                help_text="Read the simulated pilots' bots as the pilot (with any real participants).")
+                                help_text="Read the simulated pilots' bots as the pilot (with any real participants).",
+        verbose_name="simulated pilots read",
+    )
     status = models.CharField(max_length=10, choices=ReportStatus.choices[:4], default=ReportStatus.QUEUED,
                               editable=False)
-    done = models.PositiveIntegerField(default=0, editable=False, help_text="Simulated studies fitted so far.")
-    total = models.PositiveIntegerField(default=0, editable=False)
-    curve = models.JSONField(default=list, blank=True, editable=False, help_text="Power per size and contrast.")
-    needed = models.JSONField(default=list, blank=True, editable=False, help_text="Participants needed per contrast.")
+    done = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Simulated studies fitted so far.", verbose_name="simulated studies done",
+    )
+    total = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="simulated studies in all",
+        help_text="Sizes × simulated studies per size.",
+    )
+    curve = models.JSONField(
+        default=list, blank=True, editable=False, help_text="Power per size and contrast.",
+        verbose_name="power curve (numbers)",
+    )
+    needed = models.JSONField(
+        default=list, blank=True, editable=False, help_text="Participants needed per contrast.",
+        verbose_name="participants needed (numbers)",
+    )
     curve_png = models.BinaryField(null=True, blank=True, editable=False,
-                                   help_text="The power curve, drawn by the worker (the web process has no matplotlib).")
-    pilot_summary = models.JSONField(default=dict, blank=True, editable=False)
-    message = models.TextField(blank=True, editable=False)
+                                   help_text="The power curve, drawn by the worker (the web process has no matplotlib).",
+        verbose_name="power curve (image)",
+    )
+    pilot_summary = models.JSONField(
+        default=dict, blank=True, editable=False,
+        verbose_name="what the pilot gave",
+        help_text="The pilot the simulations started from: its participants, the models, the fitted effects, the model runs and the exclusions.",
+    )
+    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)
 

@@ -24,7 +24,7 @@ def build_pilot_report(modeladmin, request, queryset):
             modeladmin.message_user(request, f"{study.slug}: {error}", level=messages.ERROR)
             continue
         modeladmin.message_user(request, f"Pilot report {report.pk} for {study.slug} queued ({dispatch.mode()}); "
-                                         "see Analyses → Reports.")
+                                         "see Analyses and reports → Reports.")
 
 
 _study_admin = admin.site._registry.get(Study)

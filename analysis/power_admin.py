@@ -10,6 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from studyserver import dispatch
+from studyserver.admin_display import structured
 from studyserver.admin_forms import form_or_page
 
 from .models import PowerAnalysis, ReportStatus
@@ -19,10 +20,13 @@ class PowerForm(forms.Form):
     sizes = forms.CharField(initial="10 20 40 80 160", max_length=500,
                             help_text="Numbers of participants to try, e.g. 10 20 40 80. Simulated studies per size × the "
                                       "sizes' sum may be at most DUET_POWER_MAX_SIMULATED (default 200,000).")
-    nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05)
-    target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power")
-    seed = forms.IntegerField(min_value=0, initial=0)
+    nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size",
+                              help_text="More gives a narrower Monte-Carlo interval and takes longer.")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="Significance level (α)",
+                             help_text="Each simulated study's test counts as a detection below this p-value.")
+    target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power",
+                              help_text="The share of simulated studies that should detect the difference.")
+    seed = forms.IntegerField(min_value=0, initial=0, help_text="The random seed (the same seed gives the same estimate).")
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
@@ -57,7 +61,7 @@ def estimate_sample_size(modeladmin, request, queryset):
             modeladmin.message_user(request, str(busy), level=messages.ERROR)
             continue
         modeladmin.message_user(request, f"Power analysis {analysis.pk} for {study.slug} queued ({dispatch.mode()}); "
-                                         "see Analyses → Power analyses.", level=messages.SUCCESS)
+                                         "see Analyses and reports → Power analyses.", level=messages.SUCCESS)
 
 
 _study_admin = admin.site._registry.get(Study)
@@ -69,8 +73,11 @@ if _study_admin is not None and estimate_sample_size not in (_study_admin.action
 class PowerAnalysisAdmin(admin.ModelAdmin):
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "status", "progress", "plan", "pilot", "pilot_summary", "message", "needed_table",
-                       "curve_plot", "created_at", "finished_at")
+    readonly_fields = ("study", "status", "progress", "plan_table", "pilot", "pilot_summary_table", "message",
+                       "needed_table", "curve_plot", "created_at", "finished_at")
+    plan_table = structured(PowerAnalysis, "plan", labels={"nsim": "simulated studies per size", "alpha": "α",
+                                                           "target": "target power"})
+    pilot_summary_table = structured(PowerAnalysis, "pilot_summary")
     exclude = ("curve", "needed", "done", "total", "curve_png")
 
     @admin.display(description="progress")

@@ -33,10 +33,11 @@ class RunSelectionError(ValueError):
 
 
 RULE = ("Default rule: per configuration and run kind, the latest run (by finish time, then id) that is done and "
-        "not partial; a partial run (--limit) is used only when asked for with --runs. Knowledge-probe runs follow "
+        "not partial; a partial run (one cut short by an item limit) is used only when asked for by its id. "
+        "Knowledge-probe runs follow "
         "the same rule (the rulebreakers section reads them). The multiple-choice run-variation table (001 Table 2) "
         "reads every done, complete run of each configuration in use.")
-EXPLICIT = ("Asked for with --runs {ids}: exactly these runs are analysed (knowledge probes and the run-variation "
+EXPLICIT = ("Asked for by id ({ids}): exactly these runs are analysed (knowledge probes and the run-variation "
             "table follow the default rule).")
 
 RUN_COLUMNS = {
@@ -46,7 +47,7 @@ RUN_COLUMNS = {
     "status": "the run's status (only done runs are read)",
     "items_done": "items (or probes) scored",
     "items_total": "items (or probes) the run was asked to score",
-    "partial": "True when --limit cut the run short of the study's items (a check run)",
+    "partial": "True when an item limit cut the run short of the study's items (a check run)",
     "prompt_format": "raw or chat (from the configuration stored with the run)",
     "dtype": "the weights' dtype (from the configuration stored with the run)",
     "created_at": "when the run was created (UTC)",
@@ -100,7 +101,7 @@ def _ids(ids: Iterable[int]) -> str:
 def _partial(facts: RunFacts, totals: Mapping[str, int]) -> str:
     total = totals.get(facts.kind)
     of = f" of {total}" if total else ""
-    return f"partial: --limit {facts.item_limit or facts.items_total}{of} items; pass it with --runs to use it"
+    return f"partial: an item limit of {facts.item_limit or facts.items_total}{of} items; ask for it by id to use it"
 
 
 def check_requested(facts: list[RunFacts], run_ids: Iterable[int], *, items: Mapping[int, Iterable[int]],
@@ -178,7 +179,7 @@ def _why(f: RunFacts, used: set[int], latest: dict, explicit: list[int] | None, 
             return ("knowledge probe: read by the rulebreakers section (000 §4.1); the latest complete probe run "
                     "of this configuration")
         if explicit is not None:
-            return "asked for with --runs" + (" (a partial run)" if f.partial else "")
+            return "asked for by id" + (" (a partial run)" if f.partial else "")
         return "the latest complete run of this configuration and kind"
     prefix = "knowledge probe, " if probe else ""
     if f.status != DONE:
@@ -186,7 +187,7 @@ def _why(f: RunFacts, used: set[int], latest: dict, explicit: list[int] | None, 
     if f.partial and (explicit is None or probe):
         return prefix + _partial(f, totals)
     if explicit is not None and not probe:
-        return f"not asked for (--runs {' '.join(map(str, explicit))})"
+        return f"not asked for (runs asked for: {' '.join(map(str, explicit))})"
     newer = latest.get((f.language_model_id, f.kind))
     return f"{prefix}an earlier complete run of the same configuration (run {newer.run_id} is used)"
 

@@ -21,6 +21,7 @@ from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
 from .participation.question_editor import QuestionListField
+from studyserver.admin_display import rounded, structured
 
 
 def _design_choices() -> list[tuple[str, str]]:
@@ -37,7 +38,7 @@ class StudyForm(settings_editor.StudySettingsFields, forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["slug", "title", "description", "design", "logic_system", "consequence"]
+        fields = ["slug", "title", "participant_title", "description", "design", "logic_system", "consequence"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -124,13 +125,13 @@ class StudyAdmin(admin.ModelAdmin):
                        "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
     fieldsets = (
-        (None, {"fields": ("slug", "title", "description", "design", "logic_system", "consequence", "status",
+        (None, {"fields": ("slug", "title", "participant_title", "description", "design", "logic_system", "consequence", "status",
                            "items_panel", "launch_panel", "participant_progress")}),
         *settings_editor.FIELDSETS,
         ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),
     )
 
-    @admin.display(description="settings (JSON)")
+    @admin.display(description="settings as stored")
     def stored_settings(self, obj):
         return settings_editor.stored_settings_html(obj) if obj and obj.pk else "—"
 
@@ -294,8 +295,13 @@ class ItemAdmin(admin.ModelAdmin):
     readonly_fields = (
         "study", "code", "design", "modality", "logical_form", "template_valid", "gold_answer",
         "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "interpretation", "original",
-        "premise_list", "kind", "options", "pair_id", "pair_role", "variant", "answer_words", "created_at",
+        "premise_list", "kind", "options_table", "pair_id", "pair_role", "variant", "answer_words_table",
+        "attributes_table", "created_at",
     )
+    exclude = ("premises", "attributes", "answer_words", "options")  # shown as premise_list and the tables
+    options_table = structured(Item, "options")
+    answer_words_table = structured(Item, "answer_words")
+    attributes_table = structured(Item, "attributes")
 
     @admin.display(description="modality", ordering="modality")
     def modality_symbol(self, obj):
@@ -359,7 +365,9 @@ class ParticipantAdmin(admin.ModelAdmin):
     list_filter = ("study", "status", FailedAttentionFilter, "key_mapping", "is_preview", "is_simulated")
     search_fields = ("prolific_pid",)
     list_select_related = ("study",)
-    exclude = ("token",)
+    exclude = ("token", "plan")
+    readonly_fields = ("plan_table",)
+    plan_table = structured(Participant, "plan")
     actions = ["exclude_participants", "erase_participants"]
     PROLIFIC_FIELDS = ("prolific_pid", "prolific_study_id", "prolific_session_id")
     # The filters the list accepts, as its list_filter writes them in its links (issue 26 item 2: any
@@ -463,12 +471,13 @@ class ParticipantAdmin(admin.ModelAdmin):
 @admin.register(Trial)
 class TrialAdmin(admin.ModelAdmin):
     list_display = (
-        "participant", "index", "item", "key", "key_code", "answer", "correct", "rt_ms", "timed_out",
+        "participant", "index", "item", "key", "key_code", "answer", "correct", "rt_ms_rounded", "timed_out",
         "is_attention_check", "focus_lost", "visibility_lost", "received_at",
     )
     list_filter = ("participant__study", "correct", "answer", "is_attention_check", "timed_out")
     list_select_related = ("participant", "participant__study", "item")
     raw_id_fields = ("participant", "item")  # never a select of every participant or item
+    rt_ms_rounded = rounded(Trial, "rt_ms")
     show_full_result_count = False
 
     def has_add_permission(self, request):

@@ -86,11 +86,24 @@ class ItemsLocked(ValidationError):
 
 
 class Study(models.Model):
-    slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    slug = models.SlugField(
+        max_length=80, unique=True,
+        verbose_name="short name",
+        help_text="Letters, digits and hyphens; it is the study's link (/s/<short name>/) and its files' names.",
+    )
+    title = models.CharField(
+        max_length=200,
+        verbose_name="internal title",
+        help_text="The study's name in the admin and the reports; participants see the participant-facing title.",
+    )
+    participant_title = models.CharField(
+        max_length=200, blank=True, verbose_name="participant-facing title",
+        help_text="The title participants see on the study's pages; empty: “A short reasoning study”. The internal "
+        "title is never shown to them.",
+    )
+    description = models.TextField(blank=True, help_text="Notes for the researchers; participants never see it.")
     design = models.CharField(
-        max_length=40, help_text="The design its items come from (modal-syllogisms, csv-import, …)."
+        max_length=40, help_text="What the study's items are made from: a design generated with its options or an item bank imported from CSV."
     )
     status = models.CharField(
         max_length=12, choices=StudyStatus.choices, default=StudyStatus.DRAFT, editable=False
@@ -104,8 +117,13 @@ class Study(models.Model):
     consequence = models.CharField(
         max_length=6, choices=ConsequenceKey.choices, default=ConsequenceKey.PAPER,
         help_text="The consequence relation that keys generated items; each item also stores the other's answer.",
+        verbose_name="consequence relation",
     )
-    settings = models.JSONField(default=dict, blank=True)
+    settings = models.JSONField(
+        default=dict, blank=True,
+        verbose_name="analysis settings",
+        help_text="The analysis settings as stored (edited in the fields above).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -119,6 +137,14 @@ class Study(models.Model):
             ("exclude_participant", "Can exclude participants from a study"),
             ("view_prolific_ids", "Can see participants' Prolific ids"),
         ]
+
+    NEUTRAL_TITLE = "A short reasoning study"
+
+    @property
+    def shown_title(self) -> str:
+        """The title participants see: the participant-facing title, else a neutral one (never the
+        internal title, which may name the hypothesis)."""
+        return self.participant_title.strip() or self.NEUTRAL_TITLE
 
     def __str__(self) -> str:
         return f"{self.title} ({self.slug})"
@@ -143,15 +169,39 @@ def responses_exist(studies) -> bool:
 class Interpretation(models.Model):
     """What p and q mean in one row of items: a subject and a verb phrase for each variable."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="interpretations")
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="interpretations",
+        help_text="The study the interpretation belongs to.",
+    )
     index = models.PositiveIntegerField(help_text="Position in the generated list (0-based).")
-    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.REAL)
-    p_subject = models.CharField(max_length=60)
-    p_predicate = models.CharField(max_length=120)
-    q_subject = models.CharField(max_length=60, blank=True)
-    q_predicate = models.CharField(max_length=120, blank=True)
+    condition = models.CharField(
+        max_length=12, choices=Condition.choices, default=Condition.REAL,
+        help_text="Real words, or the nonsense mirror of a real interpretation.",
+    )
+    p_subject = models.CharField(
+        max_length=60,
+        verbose_name="p: subject",
+        help_text="Who or what the first variable (p) is about.",
+    )
+    p_predicate = models.CharField(
+        max_length=120,
+        verbose_name="p: verb phrase",
+        help_text="What the first variable (p) says of its subject.",
+    )
+    q_subject = models.CharField(
+        max_length=60, blank=True,
+        verbose_name="q: subject",
+        help_text="Who or what the second variable (q) is about; empty when the form has no q.",
+    )
+    q_predicate = models.CharField(
+        max_length=120, blank=True,
+        verbose_name="q: verb phrase",
+        help_text="What the second variable (q) says of its subject.",
+    )
     original = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="mirrors"
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="mirrors",
+        verbose_name="mirrors",
+        help_text="For a nonsense interpretation, the real one it mirrors.",
     )
 
     class Meta:
@@ -187,42 +237,68 @@ class ItemQuerySet(models.QuerySet):
 
 
 class Item(models.Model):
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="items", help_text="The study the item belongs to.",
+    )
     code = models.CharField(
         max_length=160, help_text="Stable identifier within the study (design, condition, row, form)."
     )
-    design = models.CharField(max_length=40)
-    form_id = models.CharField(max_length=60, blank=True)
-    modality = models.CharField(max_length=4, choices=Modality.choices, blank=True)
-    argument_form = models.CharField(max_length=30, blank=True)
-    logical_form = models.CharField(max_length=300, blank=True)
+    design = models.CharField(max_length=40, help_text="The design that made the item (or csv-import).")
+    form_id = models.CharField(
+        max_length=60, blank=True,
+        verbose_name="form",
+        help_text="The logical form's identifier within its design (e.g. the row of 003's Table A1).",
+    )
+    modality = models.CharField(
+        max_length=4, choices=Modality.choices, blank=True,
+        help_text="The modal operator of the premises: none, necessarily (□) or possibly (◇).",
+    )
+    argument_form = models.CharField(
+        max_length=30, blank=True,
+        help_text="The argument form (e.g. disjunctive syllogism, modus ponens) or the bank's own label.",
+    )
+    logical_form = models.CharField(
+        max_length=300, blank=True, help_text="The sequent the checker reads, e.g. □(p ∨ q), ¬□p ⊢ □q.",
+    )
     template_valid = models.BooleanField(
         null=True, blank=True, help_text="The validity the template or CSV states (None when it states none)."
     )
-    kind = models.CharField(max_length=16, choices=ItemKind.choices, default=ItemKind.YES_NO)
+    kind = models.CharField(
+        max_length=16, choices=ItemKind.choices, default=ItemKind.YES_NO,
+        verbose_name="question kind",
+        help_text="A yes/no question or a multiple-choice question (options A–D).",
+    )
     gold_answer = models.CharField(
         max_length=3, choices=ANSWERS, help_text="yes/no for yes/no items; the option letter A–D for multiple choice."
     )
-    logic_system = models.CharField(max_length=2, choices=LogicSystem.choices, blank=True)
+    logic_system = models.CharField(
+        max_length=2, choices=LogicSystem.choices, blank=True,
+        help_text="The modal logic the gold answer was decided in.",
+    )
     consequence = models.CharField(
         max_length=6, blank=True, choices=ConsequenceKey.choices[1:],
         help_text="The consequence relation the gold answer was decided under (generated items).",
     )
     gold_other = models.CharField(
         max_length=3, blank=True, help_text="The checker's answer under the other consequence relation.",
+        verbose_name="gold answer under the other relation",
     )
     checker_disagrees = models.BooleanField(
         default=False,
         help_text="The model checker's answer differs from the template's stated validity; "
         "the gold answer is the checker's.",
     )
-    premises = models.JSONField(default=list)
-    question = models.TextField()
-    prompt = models.TextField()
-    interpretation = models.ForeignKey(
-        Interpretation, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+    premises = models.JSONField(default=list, help_text="The statements shown above the question, in order.")
+    question = models.TextField(help_text="The question participants answer.")
+    prompt = models.TextField(
+        verbose_name="model prompt",
+        help_text="The exact text a language model reads for this item.",
     )
-    condition = models.CharField(max_length=12, default=Condition.REAL)
+    interpretation = models.ForeignKey(
+        Interpretation, null=True, blank=True, on_delete=models.PROTECT, related_name="items",
+        help_text="What p and q mean in this item.",
+    )
+    condition = models.CharField(max_length=12, default=Condition.REAL, help_text="Real words or nonsense words.")
     original = models.ForeignKey(
         "self",
         null=True,
@@ -234,8 +310,15 @@ class Item(models.Model):
     # Linked items (issues 6 and 7): items sharing a pair id are judged together, each in its role —
     # rulebreaker / non-rulebreaker (000), original / flipped rule (004), original / perturbed (002),
     # the circular mutants of one multiple-choice question (001).
-    pair_id = models.CharField(max_length=120, blank=True, db_index=True)
-    pair_role = models.CharField(max_length=30, blank=True)
+    pair_id = models.CharField(
+        max_length=120, blank=True, db_index=True,
+        verbose_name="pair",
+        help_text="Paired designs: the pair this item is a member of.",
+    )
+    pair_role = models.CharField(
+        max_length=30, blank=True,
+        help_text="Paired designs: which member of the pair it is (e.g. original or flipped).",
+    )
     variant = models.CharField(
         max_length=40, blank=True,
         help_text="The prompt variant (phrasing) this item is written in; models are scored on every "
@@ -243,13 +326,16 @@ class Item(models.Model):
     )
     answer_words = models.JSONField(
         default=dict, blank=True,
-        help_text='The words that mean yes and no in this phrasing, e.g. {"yes": "True", "no": "False"}; '
-        "empty for Yes/No.",
+        help_text="The words that mean yes and no in this phrasing, e.g. True and False; empty for Yes and No.",
     )
     options = models.JSONField(
         default=list, blank=True, help_text="Multiple choice: the four option texts, in this item's order (A–D)."
     )
-    attributes = models.JSONField(default=dict, blank=True)
+    attributes = models.JSONField(
+        default=dict, blank=True,
+        verbose_name="other attributes",
+        help_text="The bank's or design's other columns for this item.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ItemQuerySet.as_manager()
@@ -332,33 +418,79 @@ class ParticipantStatus(StateChoices):
 class Participant(models.Model):
     """One pseudonymous Prolific session. Nothing beyond Prolific's IDs is stored."""
 
-    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
-    prolific_pid = models.CharField(max_length=64)
-    prolific_study_id = models.CharField(max_length=64, blank=True)
-    prolific_session_id = models.CharField(max_length=64, blank=True)
-    key_mapping = models.CharField(max_length=8, choices=KeyMapping.choices)
+    study = models.ForeignKey(
+        Study, on_delete=models.PROTECT, related_name="participants", help_text="The study taken.",
+    )
+    prolific_pid = models.CharField(
+        max_length=64,
+        verbose_name="Prolific participant ID",
+        help_text="The participant's pseudonymous Prolific ID (only users allowed to see Prolific IDs see it).",
+    )
+    prolific_study_id = models.CharField(
+        max_length=64, blank=True,
+        verbose_name="Prolific study ID",
+        help_text="The study's ID on Prolific, as the link gave it.",
+    )
+    prolific_session_id = models.CharField(
+        max_length=64, blank=True,
+        verbose_name="Prolific session ID",
+        help_text="The session's ID on Prolific, as the link gave it.",
+    )
+    key_mapping = models.CharField(
+        max_length=8, choices=KeyMapping.choices,
+        help_text="Which key means yes (F or J), counterbalanced across participants.",
+    )
     status = models.CharField(
         max_length=20, choices=ParticipantStatus.choices, default=ParticipantStatus.STARTED
     )
-    is_preview = models.BooleanField(default=False)
+    is_preview = models.BooleanField(
+        default=False,
+        verbose_name="staff preview",
+        help_text="A researcher's preview session: never data.",
+    )
     is_simulated = models.BooleanField(
         default=False, editable=False,
         help_text="A simulated pilot's bot (participation/pilot.py): never counted as data, left out of exports and "
         "of every report but a pilot report.",
+        verbose_name="simulated (pilot bot)",
     )
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The participant flow (experiments/participation/): an unguessable token names the session in
     # its URLs; the list is fixed at the start (Latin-square list number, shuffle seed, item ids).
     token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
-    list_number = models.PositiveIntegerField(null=True, blank=True)
-    list_seed = models.BigIntegerField(null=True, blank=True)
-    plan = models.JSONField(default=list, blank=True, help_text="Item ids in presentation order.")
-    consented_at = models.DateTimeField(null=True, blank=True)
-    instructions_done_at = models.DateTimeField(null=True, blank=True)
-    practice_done_at = models.DateTimeField(null=True, blank=True)
-    last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Heartbeat from the trial page.")
-    attention_failures = models.PositiveSmallIntegerField(default=0)
+    list_number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Which of the study's lists the participant got.",
+    )
+    list_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="The random seed the participant's list order was drawn with.",
+    )
+    plan = models.JSONField(
+        default=list, blank=True, help_text="Item ids in presentation order.", verbose_name="list (item ids)",
+    )
+    consented_at = models.DateTimeField(
+        null=True, blank=True,
+        verbose_name="consented",
+        help_text="When the participant gave consent (UTC).",
+    )
+    instructions_done_at = models.DateTimeField(
+        null=True, blank=True,
+        verbose_name="instructions read",
+        help_text="When the participant finished the instructions (UTC).",
+    )
+    practice_done_at = models.DateTimeField(
+        null=True, blank=True,
+        verbose_name="practice done",
+        help_text="When the participant finished the practice questions (UTC).",
+    )
+    last_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last heartbeat from the trial page (UTC).", verbose_name="last seen",
+    )
+    attention_failures = models.PositiveSmallIntegerField(
+        default=0,
+        verbose_name="wrong attention-check answers",
+        help_text="How many catch items the participant answered wrongly.",
+    )
 
     class Meta:
         constraints = [
@@ -385,29 +517,66 @@ class Trial(models.Model):
 
     # No index of its own: the unique (participant, index) constraint's index serves every lookup by
     # participant, and each answer saved would maintain a second one.
-    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="trials", db_index=False)
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="trials")
-    index = models.PositiveIntegerField()
+    participant = models.ForeignKey(
+        Participant, on_delete=models.PROTECT, related_name="trials", db_index=False, help_text="Whose answer it is.",
+    )
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="trials", help_text="The item answered.")
+    index = models.PositiveIntegerField(
+        verbose_name="position",
+        help_text="The trial's position in the participant's list (0-based).",
+    )
     key = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.key.")
     answer = models.CharField(
         max_length=3, choices=ANSWERS, blank=True,
         help_text="yes/no, or the option letter for multiple choice; blank when the time limit ran out."
     )
-    correct = models.BooleanField()
-    rt_ms = models.FloatField(help_text="Response time from stimulus onset, in milliseconds.")
-    received_at = models.DateTimeField(auto_now_add=True)
+    correct = models.BooleanField(help_text="The answer equals the item's gold answer.")
+    rt_ms = models.FloatField(
+        help_text="Response time from stimulus onset, in milliseconds.", verbose_name="response time (ms)",
+    )
+    received_at = models.DateTimeField(
+        auto_now_add=True,
+        verbose_name="received",
+        help_text="When the server stored the answer (UTC).",
+    )
     # What the browser sent besides the answer (experiments/participation/).
-    idempotency_key = models.CharField(max_length=64, blank=True)
+    idempotency_key = models.CharField(
+        max_length=64, blank=True,
+        verbose_name="resend key",
+        help_text="The browser's key for this answer, so an answer sent twice is stored once.",
+    )
     key_code = models.CharField(max_length=16, blank=True, help_text="The keydown event's e.code.")
-    timed_out = models.BooleanField(default=False)
-    is_attention_check = models.BooleanField(default=False)
-    client_onset_ms = models.FloatField(null=True, blank=True, help_text="Epoch ms, browser clock.")
-    client_response_ms = models.FloatField(null=True, blank=True, help_text="Epoch ms, browser clock.")
-    user_agent = models.CharField(max_length=400, blank=True)
-    viewport_width = models.PositiveIntegerField(null=True, blank=True)
-    viewport_height = models.PositiveIntegerField(null=True, blank=True)
-    focus_lost = models.BooleanField(default=False)
-    visibility_lost = models.BooleanField(default=False)
+    timed_out = models.BooleanField(default=False, help_text="The time limit ran out before an answer.")
+    is_attention_check = models.BooleanField(
+        default=False,
+        verbose_name="attention check",
+        help_text="The item was a catch item, not one of the study's items.",
+    )
+    client_onset_ms = models.FloatField(
+        null=True, blank=True, help_text="Epoch ms, browser clock.", verbose_name="shown at (browser clock, ms)",
+    )
+    client_response_ms = models.FloatField(
+        null=True, blank=True, help_text="Epoch ms, browser clock.", verbose_name="answered at (browser clock, ms)",
+    )
+    user_agent = models.CharField(
+        max_length=400, blank=True,
+        verbose_name="browser",
+        help_text="The browser's user-agent text.",
+    )
+    viewport_width = models.PositiveIntegerField(
+        null=True, blank=True,
+        verbose_name="window width (px)",
+        help_text="The browser window's width when answering.",
+    )
+    viewport_height = models.PositiveIntegerField(
+        null=True, blank=True,
+        verbose_name="window height (px)",
+        help_text="The browser window's height when answering.",
+    )
+    focus_lost = models.BooleanField(default=False, help_text="The window lost focus during the trial.")
+    visibility_lost = models.BooleanField(
+        default=False, help_text="The page was hidden (another tab, minimised) during the trial.",
+    )
 
     class Meta:
         constraints = [

@@ -13,11 +13,11 @@ from .models import Item, Study, StudyStatus
 
 def study_create(
     *, slug: str, title: str, design: str, logic_system: str = "S5", settings: dict | None = None,
-    description: str = "",
+    description: str = "", participant_title: str = "",
 ) -> Study:
     study = Study(
         slug=slug, title=title, design=design, logic_system=logic_system,
-        settings=settings or {}, description=description,
+        settings=settings or {}, description=description, participant_title=participant_title,
     )
     study.full_clean()
     study.save()

@@ -18,7 +18,6 @@ mutants, the human variant) is fixed once the study has responses.
 from __future__ import annotations
 
 import dataclasses
-import json
 from types import SimpleNamespace
 
 from django import forms
@@ -104,11 +103,13 @@ class StudySettingsFields(forms.Form):
         help_text="Column names separated by spaces: item fields (modality, argument_form, condition, form_id, "
                   "pair_role, variant) or a CSV bank's descriptive columns. Table 1 and the humans-vs-models model "
                   "are by these. Empty: the designs' own (003: modality and argument form).")
-    exclude_preview = forms.BooleanField(required=False, label="Leave out preview sessions")
+    exclude_preview = forms.BooleanField(required=False, label="Leave out preview sessions",
+                                         help_text="Researchers' previews of the participant pages are never data.")
     exclude_failed_attention = forms.BooleanField(
         required=False, label="Leave out participants who failed the attention checks",
         help_text="The failure rule itself is the human arm's (below: attention rule).")
-    exclude_incomplete = forms.BooleanField(required=False, label="Leave out sessions that were not completed")
+    exclude_incomplete = forms.BooleanField(required=False, label="Leave out sessions that were not completed",
+                                            help_text="Returned, timed-out or abandoned sessions' answers.")
     exclude_rt_min_ms = forms.FloatField(
         required=False, min_value=0, label="Leave out trials faster than (ms)",
         help_text="Empty: no floor. Default 200 ms.")
@@ -127,12 +128,14 @@ class StudySettingsFields(forms.Form):
     paired_alternative = forms.ChoiceField(
         label="Alternative of the matched-pair test",
         help_text="n12>n21: more pairs right only in the original than only in the perturbed version (002).")
-    paired_alpha = forms.FloatField(min_value=0.0001, max_value=0.5, label="Benjamini–Hochberg level across models")
+    paired_alpha = forms.FloatField(min_value=0.0001, max_value=0.5, label="Benjamini–Hochberg level across models",
+                                    help_text="The false-discovery rate the tests of several models are held to.")
     paired_exact_max = forms.IntegerField(
         min_value=0, label="Exact binomial test up to this many discordant pairs",
         help_text="McNemar's z test above.")
     paired_drop_unknown_pairs = forms.BooleanField(
-        required=False, label="Leave out pairs about facts a model does not know (000 §4.1)")
+        required=False, label="Leave out pairs about facts a model does not know (000 §4.1)",
+        help_text="Read from the study's knowledge-probe runs; without one, every pair stays in.")
 
     def settings_initial(self, study) -> None:
         from .designs.paired import paired_variants
@@ -214,8 +217,7 @@ class StudySettingsFields(forms.Form):
 
 
 def stored_settings_html(study) -> str:
-    """The settings as stored (JSON), with what generation recorded, for the study page."""
-    from django.utils.html import format_html
+    """The settings as stored, with what generation recorded, for the study page: tables, not JSON."""
+    from studyserver.structured import structured_html
 
-    text = json.dumps(study.settings or {}, indent=2, ensure_ascii=False, sort_keys=True)
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
+    return structured_html(dict(sorted((study.settings or {}).items())))

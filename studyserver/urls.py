@@ -2,12 +2,15 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .health import healthz
+from .landing import doc, landing
 
 admin.site.site_header = "Duet — studies, items and runs"
 admin.site.site_title = "Duet admin"
-admin.site.site_url = None  # no public site behind "View site" (participants arrive by their study link)
+admin.site.site_url = "/"  # "View site": the landing page (participants arrive by their study link)
 
 urlpatterns = [
+    path("", landing, name="landing"),  # links to the admin, the docs and the demo study
+    path("docs/<str:name>", doc, name="doc"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("s/", include("experiments.participation.urls")),  # the participant flow (issue 3)

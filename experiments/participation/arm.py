@@ -130,8 +130,13 @@ def validate_url_template(value: str) -> None:
 class HumanArm(models.Model):
     study = models.OneToOneField("experiments.Study", on_delete=models.CASCADE, related_name="human_arm")
     # Lists
-    items_per_participant = models.PositiveSmallIntegerField(default=24)
-    target_sample_size = models.PositiveIntegerField(default=100)
+    items_per_participant = models.PositiveSmallIntegerField(
+        default=24, help_text="How many of the study's items each participant answers (catch items come on top).",
+    )
+    target_sample_size = models.PositiveIntegerField(
+        default=100,
+        help_text="How many participants the study aims for (the launch panel and the pay estimate use it).",
+    )
     include_nonsense = models.BooleanField(
         default=False, help_text="Also draw nonsense-mirror items (as separate interpretations)."
     )
@@ -144,6 +149,7 @@ class HumanArm(models.Model):
     )
     paired_min_gap = models.PositiveSmallIntegerField(
         default=4, help_text="Within-participant pairs: the least number of trials between a pair's two members.",
+        verbose_name="least gap between a pair's members (trials)",
     )
     # Trials
     practice = models.JSONField(
@@ -160,19 +166,27 @@ class HumanArm(models.Model):
         default=1, validators=[MinValueValidator(1)],
         help_text="A participant has failed the attention checks after this many wrong answers to them. "
         "The study page's count, the participants list and the report's exclusions all use this number.",
+        verbose_name="failed after this many wrong catch answers",
     )
     attention_end_session = models.BooleanField(
         default=False,
         help_text="End the session as soon as the participant has failed (status 'failed attention check', "
         "the failed-attention code). Unticked, they go on to the end, get the completion code, and are "
         "still counted as failed and left out of the report.",
+        verbose_name="end the session when failed",
     )
-    blank_ms = models.PositiveIntegerField(default=500, help_text="Blank screen between trials (ms).")
+    blank_ms = models.PositiveIntegerField(
+        default=500, help_text="The blank screen between two questions, in milliseconds.",
+        verbose_name="blank between questions (ms)",
+    )
     time_limit_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Per-trial time limit (ms); empty = none."
+        null=True, blank=True, help_text="A question's time limit in milliseconds; empty = none.",
+        verbose_name="time limit per question (ms)",
     )
     # Texts
-    institution = models.CharField(max_length=200, default=DEFAULT_INSTITUTION)
+    institution = models.CharField(
+        max_length=200, default=DEFAULT_INSTITUTION, help_text="The institution named in the consent text.",
+    )
     consent_text = models.TextField(
         blank=True, help_text="Empty = the default wording (docs/participants.md); {institution} is replaced. "
         "The list of stored data, the expected duration and the contact are shown below it whatever it says.",
@@ -185,6 +199,7 @@ class HumanArm(models.Model):
     seconds_per_question = models.PositiveSmallIntegerField(
         default=12, help_text="Estimated time per question (reading, answering, the blank between questions), "
         "for the duration the consent page and the instructions state.",
+        verbose_name="seconds per question (estimate)",
     )
     consent_reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
     consent_reviewed_by = models.ForeignKey(
@@ -195,22 +210,61 @@ class HumanArm(models.Model):
         help_text="Fingerprint of the consent as reviewed (participation/consent.py: consent_digest).",
     )
     # Prolific
-    pid_param = models.CharField(max_length=40, default="PROLIFIC_PID")
-    study_param = models.CharField(max_length=40, default="STUDY_ID")
-    session_param = models.CharField(max_length=40, default="SESSION_ID")
-    completion_code = models.CharField(max_length=40, blank=True)
-    no_consent_code = models.CharField(max_length=40, blank=True)
-    failed_attention_code = models.CharField(max_length=40, blank=True)
-    incompatible_device_code = models.CharField(max_length=40, blank=True)
+    pid_param = models.CharField(
+        max_length=40, default="PROLIFIC_PID",
+        verbose_name="Prolific ID URL parameter",
+        help_text="The name of the study link's parameter that carries the participant's Prolific ID (Prolific's default: PROLIFIC_PID).",
+    )
+    study_param = models.CharField(
+        max_length=40, default="STUDY_ID",
+        verbose_name="study ID URL parameter",
+        help_text="The name of the study link's parameter that carries Prolific's study ID (default: STUDY_ID).",
+    )
+    session_param = models.CharField(
+        max_length=40, default="SESSION_ID",
+        verbose_name="session ID URL parameter",
+        help_text="The name of the study link's parameter that carries Prolific's session ID (default: SESSION_ID).",
+    )
+    completion_code = models.CharField(
+        max_length=40, blank=True,
+        help_text="The code Prolific gives for a completed study; shown at the end and sent back with the return link.",
+    )
+    no_consent_code = models.CharField(
+        max_length=40, blank=True,
+        verbose_name="code when consent is declined",
+        help_text="The Prolific code for a participant who declines consent; empty: they return the study without one.",
+    )
+    failed_attention_code = models.CharField(
+        max_length=40, blank=True,
+        verbose_name="code when the attention checks are failed",
+        help_text="The Prolific code for a participant whose session ends on failed attention checks.",
+    )
+    incompatible_device_code = models.CharField(
+        max_length=40, blank=True,
+        verbose_name="code for a phone or tablet",
+        help_text="The Prolific code for a participant who opens the study on a phone or tablet (no keyboard).",
+    )
     completion_url = models.CharField(
-        max_length=300, default=PROLIFIC_COMPLETION_URL, validators=[validate_url_template]
+        max_length=300, default=PROLIFIC_COMPLETION_URL, validators=[validate_url_template],
+        verbose_name="return-to-Prolific URL",
+        help_text="Where participants are sent at the end; {code} is replaced by their code.",
     )
     # Pay and housekeeping
-    prolific_min_hourly = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("6.00"))
-    pay_multiplier = models.DecimalField(max_digits=4, decimal_places=2, default=Decimal("1.50"))
-    currency = models.CharField(max_length=3, default="GBP")
+    prolific_min_hourly = models.DecimalField(
+        max_digits=6, decimal_places=2, default=Decimal("6.00"),
+        verbose_name="Prolific's minimum hourly pay",
+        help_text="Prolific's minimum pay per hour, in the currency below.",
+    )
+    pay_multiplier = models.DecimalField(
+        max_digits=4, decimal_places=2, default=Decimal("1.50"),
+        help_text="The hourly pay offered as a multiple of Prolific's minimum (1.5 = 50 % above it).",
+    )
+    currency = models.CharField(
+        max_length=3, default="GBP", help_text="The pay's three-letter currency code, e.g. GBP.",
+    )
     abandon_after_minutes = models.PositiveIntegerField(
-        default=90, help_text="In-progress sessions silent this long count as returned."
+        default=90, help_text="In-progress sessions silent this long count as returned.",
+        verbose_name="silent sessions count as returned after (minutes)",
     )
 
     class Meta:
@@ -228,6 +282,14 @@ class HumanArm(models.Model):
 
     def redirect_url(self, code: str) -> str:
         return self.completion_url.replace("{code}", code) if code and self.completion_url else ""
+
+    def prolific_home(self) -> str:
+        """The site of the completion URL (https://app.prolific.com/), for a participant with no code to
+        send back: there they return the study."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.completion_url or PROLIFIC_COMPLETION_URL)
+        return f"{parts.scheme}://{parts.netloc}/"
 
     def attention_rule(self) -> AttentionRule:
         return AttentionRule(fail_after=self.attention_fail_after, end_session=self.attention_end_session)

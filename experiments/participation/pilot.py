@@ -74,15 +74,37 @@ class PilotStatus(StateChoices):
 class Pilot(models.Model):
     """One simulated pilot of a study: what was asked for and what came of it."""
 
-    study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="pilots")
-    participants = models.PositiveSmallIntegerField(help_text="How many simulated participants take the study.")
-    profile = models.JSONField(default=dict, help_text="The bots' profile (participation/pilot.py: BotProfile).")
-    seed = models.BigIntegerField(default=0)
+    study = models.ForeignKey(
+        "experiments.Study", on_delete=models.CASCADE, related_name="pilots",
+        help_text="The study the simulated participants take.",
+    )
+    participants = models.PositiveSmallIntegerField(
+        help_text="How many simulated participants take the study.", verbose_name="simulated participants",
+    )
+    profile = models.JSONField(
+        default=dict, help_text="How the simulated participants answer: their accuracy on the items and the catch items, and their response times.",
+        verbose_name="bot profile",
+    )
+    seed = models.BigIntegerField(
+        default=0, help_text="The random seed the bots drew their answers with (the same seed gives the same pilot).",
+    )
     status = models.CharField(max_length=10, choices=PilotStatus.choices, default=PilotStatus.QUEUED, editable=False)
-    completed = models.PositiveIntegerField(default=0, editable=False)
-    trials = models.PositiveIntegerField(default=0, editable=False)
-    seconds = models.FloatField(null=True, blank=True, editable=False)
-    message = models.TextField(blank=True, editable=False)
+    completed = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="bots that completed",
+        help_text="Simulated participants that reached the end of the study.",
+    )
+    trials = models.PositiveIntegerField(
+        default=0, editable=False,
+        verbose_name="answers saved",
+        help_text="Answers the bots saved, through the participant pages.",
+    )
+    seconds = models.FloatField(
+        null=True, blank=True, editable=False,
+        verbose_name="time taken",
+        help_text="How long the pilot took, in seconds.",
+    )
+    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True, editable=False)
 

@@ -7,11 +7,18 @@ from dataclasses import asdict
 from django import forms
 from django.contrib import admin, messages
 from studyserver import dispatch
+from studyserver.admin_display import seconds, structured
+from studyserver.structured import number
 from studyserver.admin_forms import form_or_page
 
 from ..models import Study
 from ..study_jobs import StudyBusy
 from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
+
+
+# The bots' profile in the words of the pilot form below (BotProfile's fields)
+PROFILE_LABELS = {"accuracy": "accuracy", "attention_accuracy": "accuracy on the catch items",
+                  "rt_median_ms": "median response time (ms)", "rt_log_sd": "SD of log response time"}
 
 
 class PilotForm(forms.Form):
@@ -22,9 +29,11 @@ class PilotForm(forms.Form):
     attention_accuracy = forms.FloatField(min_value=0, max_value=1, initial=BotProfile.attention_accuracy,
                                           help_text="Probability of a right answer on the catch items.")
     rt_median_ms = forms.FloatField(min_value=250, max_value=60_000, initial=BotProfile.rt_median_ms,
-                                    label="Median response time (ms)")
+                                    label="Median response time (ms)",
+                                    help_text="Half the bots' answers come faster than this, half slower.")
     rt_log_sd = forms.FloatField(min_value=0, max_value=2, initial=BotProfile.rt_log_sd,
-                                 label="SD of log response time")
+                                 label="SD of log response time",
+                                 help_text="How much the response times spread (0.4: most within ×0.45 to ×2.2 of the median).")
     seed = forms.IntegerField(required=False, min_value=0, help_text="Empty: a fresh seed, recorded on the pilot.")
 
     def profile(self) -> BotProfile:
@@ -48,7 +57,7 @@ def run_pilot(modeladmin, request, queryset):
             modeladmin.message_user(request, str(busy), level=messages.ERROR)
             continue
         modeladmin.message_user(request, f"Pilot {pilot.pk} of {study.slug} queued ({dispatch.mode()}): "
-                                         f"{pilot.participants} simulated participants; see Experiments → Pilots.",
+                                         f"{pilot.participants} simulated participants; see Studies and items → Pilots.",
                                 level=messages.SUCCESS)
 
 
@@ -64,15 +73,19 @@ if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
 
 @admin.register(Pilot)
 class PilotAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds", "created_at", "profile_text")
+    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds_rounded", "created_at",
+                    "profile_text")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "participants", "profile", "seed", "status", "completed", "trials", "seconds", "message",
-                       "created_at", "finished_at")
+    readonly_fields = ("study", "participants", "profile_table", "seed", "status", "completed", "trials",
+                       "seconds_rounded", "message", "created_at", "finished_at")
+    profile_table = structured(Pilot, "profile", labels=PROFILE_LABELS)
+    exclude = ("profile",)  # shown as profile_table
+    seconds_rounded = seconds(Pilot, "seconds")
 
     @admin.display(description="profile")
     def profile_text(self, obj):
         known = asdict(BotProfile())
-        return ", ".join(f"{k} {obj.profile.get(k, v)}" for k, v in known.items())
+        return ", ".join(f"{PROFILE_LABELS.get(k, k)} {number(obj.profile.get(k, v))}" for k, v in known.items())
 
     def has_add_permission(self, request):
         return False  # pilots start from the study list's action

@@ -109,7 +109,10 @@ def incompatible(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
     arm = services.human_arm_ensure(study=study)
     code = arm.incompatible_device_code
-    return _page(request, "participant/incompatible.html", {"study": study, "code": code, "redirect": arm.redirect_url(code)})
+    # as the completion page: Prolific's return link with the code; without a code, Prolific itself
+    # (where the participant chooses "Return"), never a dead end
+    return _page(request, "participant/incompatible.html", {"study": study, "code": code,
+                                                             "redirect": arm.redirect_url(code) or arm.prolific_home()})
 
 
 def _known(kwargs: dict) -> bool:

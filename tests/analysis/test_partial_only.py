@@ -93,10 +93,10 @@ def test_only_a_partial_run_gives_a_report_that_names_it(design, tmp_path, monke
     call_command("analyze", slug, "--out", str(out))
     printed = capsys.readouterr().out
     assert "model runs used: none" in printed
-    assert f"no complete model run is used; left out: {run.pk} (partial: --limit 5 of " in printed
+    assert f"no complete model run is used; left out: {run.pk} (partial: an item limit of 5 of " in printed
     html = (out / "report.html").read_text(encoding="utf-8")
     assert f"run {run.pk}" in html.lower() or f">{run.pk}<" in html
     table = pd.read_csv(out / "tables" / "runs.csv")
     left = table[table["run_id"] == run.pk].iloc[0]
-    assert not left["used"] and left["why"].startswith("partial: --limit 5 of ")
-    assert "No complete model run is used" in html and f"run {run.pk} (partial: --limit 5 of" in html
+    assert not left["used"] and left["why"].startswith("partial: an item limit of 5 of ")
+    assert "No complete model run is used" in html and f"run {run.pk} (partial: an item limit of 5 of" in html

@@ -37,10 +37,10 @@ def test_default_rule_the_latest_complete_run_per_configuration_and_kind():
     by_id = {r.run_id: r for r in chosen}
     assert runs.used_ids(chosen) == [2, 5, 6] and runs.used_ids(chosen, kinds=[runs.PROBE]) == [7]
     assert by_id[1].why == "an earlier complete run of the same configuration (run 2 is used)"
-    assert by_id[3].why == "partial: --limit 8 of 96 items; pass it with --runs to use it"
+    assert by_id[3].why == "partial: an item limit of 8 of 96 items; ask for it by id to use it"
     assert by_id[4].why == "status failed"
     assert by_id[7].why.startswith("knowledge probe: read by the rulebreakers section (000 §4.1)")
-    assert by_id[8].why == "knowledge probe, partial: --limit 8 of 40 items; pass it with --runs to use it"
+    assert by_id[8].why == "knowledge probe, partial: an item limit of 8 of 40 items; ask for it by id to use it"
     assert [r.run_id for r in chosen] == list(range(1, 9)) and not any(r.run_variation for r in chosen)
 
 
@@ -61,7 +61,7 @@ def test_explicit_runs_are_exactly_those_and_bad_ones_are_refused_by_name():
     chosen = runs.choose(all_runs, [2, 3, 3])
     assert runs.used_ids(chosen) == [2, 3]
     by_id = {r.run_id: r for r in chosen}
-    assert by_id[2].why == "asked for with --runs (a partial run)" and by_id[1].why == "not asked for (--runs 2 3)"
+    assert by_id[2].why == "asked for by id (a partial run)" and by_id[1].why == "not asked for (runs asked for: 2 3)"
     assert by_id[5].used  # probes keep the default rule
     with pytest.raises(ValueError) as refused:
         runs.choose(all_runs, [4, 5, 99])
@@ -181,7 +181,7 @@ def test_a_check_run_after_a_full_run_leaves_table_1_unchanged(study_with_check_
     overall = table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")].set_index("respondent")["n"]
     assert overall.to_dict() == {"lm-1": 96, "lm-2": 96}
     why = {r.run_id: r.why for r in chosen}
-    assert why[check.pk] == "partial: --limit 8 of 192 items; pass it with --runs to use it"
+    assert why[check.pk] == "partial: an item limit of 8 of 192 items; ask for it by id to use it"
     assert why[failed.pk] == "status failed"
     new_columns = scores[["decision_rule", "decision_relative", "top_answer", "prompt_format"]]
     assert set(new_columns["prompt_format"]) == {"raw"} and set(new_columns["decision_rule"]) == {"relative"}
@@ -204,11 +204,11 @@ def test_the_report_names_the_runs_it_used_and_why_the_others_were_not(
     table = pd.read_csv(f"{report.out_dir}/tables/runs.csv").set_index("run_id")
     assert list(table.index) == sorted([*full.values(), check.pk, failed.pk])
     assert table.loc[check.pk, "used"] == False and table.loc[check.pk, "partial"] == True  # noqa: E712
-    assert table.loc[check.pk, "why"].startswith("partial: --limit 8 of 192 items")
+    assert table.loc[check.pk, "why"].startswith("partial: an item limit of 8 of 192 items")
     table1 = pd.read_csv(f"{report.out_dir}/tables/table1_accuracy.csv")
     assert list(table1[(table1["factor"] == "overall") & (table1["measure"] == "soft accuracy")]["n"]) == [96, 96]
     html = (tmp_path / "reports" / study.slug / str(report.pk) / "report.html").read_text(encoding="utf-8")
-    assert "2 of 4 run(s) used" in html and "pass it with --runs to use it" in html and "Default rule:" in html
+    assert "2 of 4 run(s) used" in html and "ask for it by id to use it" in html and "Default rule:" in html
     assert "relative: p(Yes) vs p(No) (003 §4.1)" in html and "Configurations used" in html
     configurations = pd.read_csv(f"{report.out_dir}/tables/configurations.csv")
     assert list(configurations["configuration"]) == ["lm-1", "lm-2"]
@@ -221,10 +221,10 @@ def test_analyze_runs_uses_exactly_those_and_refuses_overlap(r_stack, study_with
     scores = pd.read_parquet(tmp_path / "a" / "data" / "scores.parquet")
     assert sorted(scores["run_id"].unique()) == asked and len(scores) == 8 + 192
     table = pd.read_csv(tmp_path / "a" / "tables" / "runs.csv").set_index("run_id")
-    assert table.loc[check.pk, "why"] == "asked for with --runs (a partial run)"
-    assert table.loc[full["lm-1"], "why"] == f"not asked for (--runs {asked[0]} {asked[1]})"
+    assert table.loc[check.pk, "why"] == "asked for by id (a partial run)"
+    assert table.loc[full["lm-1"], "why"] == f"not asked for (runs asked for: {asked[0]} {asked[1]})"
     assert f"model runs used: {asked[0]}, {asked[1]}" in capsys.readouterr().out
-    assert "Asked for with --runs" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    assert "Asked for by id" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
 
     with pytest.raises(CommandError, match=rf"runs {full['lm-1']} and {check.pk} are both of configuration 'lm-1' "
                                            "and score 8 of the same items"):
@@ -287,7 +287,7 @@ def test_admin_chooser_checks_the_default_rule_and_records_a_choice(
                              {"action": "run_analysis", "_selected_action": [study.pk]}).content.decode()
     checkboxes = dict(re.findall(r'name="runs" value="(\d+)"\s+id="run-\d+"( checked)?', page))
     assert checkboxes == {str(full["lm-1"]): " checked", str(full["lm-2"]): " checked", str(check.pk): ""}
-    assert "partial: --limit 8 of 192 items" in page and "status failed" in page
+    assert "partial: an item limit of 8 of 192 items" in page and "status failed" in page
     assert not Report.objects.exists()
 
     def confirm(chosen):

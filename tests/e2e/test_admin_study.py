@@ -177,7 +177,7 @@ def test_a_researcher_takes_a_study_from_empty_to_open_in_the_admin(live_server,
         for column in ("status", "answered", "attention"):
             on_screen(f"#result_list th.column-{column}")
         page.goto(f"{admin}/experiments/trial/?participant__study__id__exact={study.pk}")
-        for column in ("answer", "correct", "rt_ms"):
+        for column in ("answer", "correct", "rt_ms_rounded"):  # response times rounded (issue 29)
             on_screen(f"#result_list th.column-{column}")
         page.goto(f"{admin}/analysis/report/")
         on_screen("#result_list td.field-files a")

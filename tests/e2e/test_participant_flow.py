@@ -146,6 +146,8 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
         page.wait_for_selector("#connection", state="hidden")
         assert unconfirmed() == 0
         shown += [answer("KeyF"), answer("KeyJ")]
+        page.wait_for_selector("#done:not([hidden])")  # the completion screen: no "F = Yes / J = No" on it
+        assert page.locator("#reminder").is_hidden()
         page.wait_for_url(COMPLETION)
         browser.close()
 

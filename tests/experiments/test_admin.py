@@ -71,9 +71,10 @@ def test_items_filter_by_pair_role_and_variant(staff_client):
     assert change.status_code == 200 and shown[0].pair_id in change.content.decode()
 
 
-def test_the_admin_offers_no_view_site_link_to_a_page_that_does_not_exist(staff_client):
+def test_the_admins_view_site_link_leads_to_the_start_page(staff_client):
+    """It once led to a bare 404; `/` is now the start page (issue 29)."""
     page = staff_client.get(reverse("admin:index")).content.decode()
-    assert "View site" not in page and staff_client.get("/").status_code == 404
+    assert '<a href="/">View site</a>' in page and staff_client.get("/").status_code == 200
 
 
 def test_the_items_list_shows_each_items_text_and_gold_answer(staff_client):

@@ -1,11 +1,13 @@
 """Model runs through the real Redis broker and a real Celery worker, scores in PostgreSQL."""
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
 from tests.inference.tiny_models import direct_scores
+from tests.integration.servers import script
 
 
 def test_a_queued_run_completes_on_the_worker_with_one_score_per_item(stack):
@@ -23,6 +25,11 @@ def test_a_queued_run_completes_on_the_worker_with_one_score_per_item(stack):
         assert 0 < p_yes < 1 and 0 < p_no < 1 and 0 < relative < 1
         assert perplexity > 1 and tokens > 10
     assert "inference.run_model" in stack.worker.log.read_text(errors="replace")
+    # a Celery worker answers, so the admin shows a run's queue (studyserver/workers.py; the embedded
+    # mode, with no workers, never does: tests/studyserver/test_admin_words.py)
+    listening = script(stack.env, "from studyserver import workers\nprint(workers.queues_shown(), "
+                                  "','.join(workers.listening(timeout=5)))")
+    assert re.fullmatch(r"True \S+@\S+", listening), listening  # True, and the worker's name
     # the worker's numbers equal an independent float64 forward pass of the same model (no product code)
     rows = stack.db.query(
         "SELECT i.prompt, s.logprobs, s.token_ids, s.prompt_tokens FROM inference_modelscore s "

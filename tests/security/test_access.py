@@ -26,7 +26,8 @@ from tests.experiments.participation.conftest import make_open_study, trial_data
 pytestmark = pytest.mark.django_db
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"  # the Prolific id that must never leak to the wrong person
-PUBLIC = {"healthz", "admin:login", "admin:logout"}  # anyone may open them: a status, a login form, logging out
+# anyone may open them: a status, a login form, logging out, the start page and the project's documentation
+PUBLIC = {"healthz", "admin:login", "admin:logout", "landing", "doc"}
 # What a logged-in staff user without any permission may open: the admin's own pages, no data.
 STAFF_OWN = {"admin:index", "admin:password_change", "admin:password_change_done", "admin:logout", "admin:jsi18n"}
 

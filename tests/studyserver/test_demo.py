@@ -78,7 +78,9 @@ def test_the_demo_sets_up_an_open_study_a_staff_login_and_links(demo):
     items = SMALL["--interpretations"] * 24 * 2  # 24 forms × interpretations, real and nonsense mirror
     assert f"Generated {items} items into 'modal-syllogisms-demo'." in out
     assert f"Study:  Modal syllogisms (paper 003 demo): {items} items, status open" in out
-    assert re.search(r"Admin:  http://127\.0\.0\.1:8000/admin/   user: admin   password: \S{12,}", out), out[-2000:]
+    assert re.search(r"Admin:  http://127\.0\.0\.1:8000/admin/   user: admin   password: \S{12,}   \(shown once; "
+                     r"kept in .*demo-admin-password\)", out), out[-2000:]
+    assert "Start:  http://127.0.0.1:8000/   (the admin, the documentation and the demo study)" in out
     assert re.search(r"Participant link: http://127\.0\.0\.1:8000/s/modal-syllogisms-demo/\?PROLIFIC_PID=demo-[0-9a-f]{12}"
                      r"&STUDY_ID=modal-syllogisms-demo&SESSION_ID=demo-session-[0-9a-f]{12}", out), out[-2000:]
     with sqlite3.connect(var / "duet.sqlite3") as db:
@@ -124,3 +126,7 @@ def test_a_second_start_skips_every_step_that_is_done(demo):
     assert re.search(r"Model scores: SmolLM2-135M-Instruct, run \d+", again.stdout)  # the scores kept
     assert f"/admin/analysis/report/{REPORT.search(first).group(1)}/report.html" in again.stdout
     assert Path(var / "duet.sqlite3").exists()
+    # the same admin password (issue 29: it changed at every start), not printed again
+    kept = (var / "demo-admin-password").read_text(encoding="utf-8").strip()
+    assert f"password: {kept}   (shown once" in first and kept not in again.stdout
+    assert "password: as printed at the first start (kept in " in again.stdout

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
@@ -69,12 +68,9 @@ class Command(BaseCommand):
 
         pilot_report = pilot_demo(stdout=self.stdout, style=self.style, interpretations=pilot_interpretations,
                                   participants=pilot_participants)
-        password = secrets.token_urlsafe(12)
-        user_model = get_user_model()
-        user, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})
-        user.is_staff = user.is_superuser = True
-        user.set_password(password)
-        user.save()
+        from studyserver.demo_login import demo_login
+
+        login = demo_login()  # the same password at every start (kept under var/, printed once)
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         from experiments.models import StudyStatus
         from experiments.participation.consent import consent_review
@@ -98,7 +94,8 @@ class Command(BaseCommand):
             services.study_transition(study=study, to=StudyStatus.OPEN)
         visit = secrets.token_hex(6)  # a fresh pseudonymous participant every start
         self.stdout.write(self.style.SUCCESS(
-            f"\nAdmin:  http://{host}/admin/   user: admin   password: {password}   (new password every start)\n"
+            f"\nStart:  http://{host}/   (the admin, the documentation and the demo study)\n"
+            f"Admin:  http://{host}/admin/   {login.line()}\n"
             f"Study:  {study.title}: {study.items.count()} items, status {study.status}\n"
             f"Participant link: http://{host}/s/{study.slug}/?PROLIFIC_PID=demo-{visit}"
             f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-{visit}\n"

@@ -135,9 +135,16 @@ async function runPractice() {
   window.location.assign(config.urls.session);  // the server says which step comes next
 }
 
+// The key reminders belong to the questions: the saving and completion screens carry none.
+function hideReminders() {
+  show("reminder", false);
+  if ($("option-reminder")) show("option-reminder", false);
+}
+
 function end(body) {
   show("stimulus", false);
   show("progress", false);
+  hideReminders();
   stage("done");
   if (body.status === "completed") {
     $("done-text").textContent = config.preview ? "Preview complete: nothing was recorded as data." : "All your answers are saved. Thank you!";
@@ -151,6 +158,7 @@ function end(body) {
 }
 
 async function complete(sender) {
+  hideReminders();
   show("done", true);
   stage("saving");
   await sender.drained();

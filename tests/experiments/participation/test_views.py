@@ -80,6 +80,20 @@ def test_phones_get_the_incompatible_device_code(open_study):
     assert not Participant.objects.exists()
 
 
+def test_the_phone_page_leads_back_to_prolific_with_its_code_or_without_one(open_study):
+    """Issue 29: the phone page built its link only from a code; with none set it was a dead end."""
+    study = open_study()
+    phone = Client(HTTP_USER_AGENT=PHONE)
+    page = phone.get(entry(phone, study)["Location"]).content.decode()
+    assert 'id="redirect" href="https://app.prolific.com/submissions/complete?cc=NODEVICE"' in page
+    assert 'id="code">NODEVICE<' in page and "Go back to Prolific (with the code NODEVICE)" in page
+    bare = open_study(incompatible_device_code="")
+    page = phone.get(entry(phone, bare)["Location"]).content.decode()
+    assert 'id="redirect" href="https://app.prolific.com/">Go back to Prolific</a>' in page
+    assert "choose “Return” for this study there" in page and "cc=" not in page
+    assert not Participant.objects.exists()
+
+
 def test_consent_shows_the_default_wording_with_the_institution(browser, open_study):
     study = open_study(institution="Example University")
     page = browser.get(entry(browser, study)["Location"])
@@ -256,3 +270,17 @@ def test_staff_preview_records_nothing_as_real_data(client, open_study):
     assert preview.is_preview and response["Location"].endswith(f"/p/{preview.token}/")
     assert b"Staff preview" in client.get(response["Location"]).content
     assert entry(Client(), study, pid="real", session="s1").status_code == 302  # the one real place is free
+
+
+def test_participants_see_the_participant_facing_title_never_the_internal_one(browser, open_study):
+    """Issue 29: participants saw the internal title (which may name the hypothesis)."""
+    study = open_study()
+    study.title = "Modal operators break humans (H1)"
+    study.save()
+    page = browser.get(entry(browser, study)["Location"]).content.decode()
+    assert "<h1>A short reasoning study</h1>" in page and "<title>A short reasoning study</title>" in page
+    assert "H1" not in page and "Modal operators" not in page
+    study.participant_title = "Reading and reasoning"
+    study.save()
+    page = browser.get(entry(browser, study)["Location"]).content.decode()
+    assert "<h1>Reading and reasoning</h1>" in page and "Modal operators" not in page

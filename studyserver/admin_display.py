@@ -1,0 +1,59 @@
+"""Admin read-only fields in the researcher's words: a JSON field as tables (studyserver/structured.py)
+under its model field's label and help text, and seconds rounded to 0.1 s.
+
+    configuration_table = structured(ModelRun, "configuration")   # in a ModelAdmin's body
+    readonly_fields = (..., "configuration_table", ...)
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from .structured import EMPTY, number, structured_html
+
+
+def structured(model, field: str, *, labels: Mapping[str, str] | None = None):
+    """A ModelAdmin display method showing `model.field` (a JSONField) as tables, labelled with the
+    field's verbose_name, its help text below the tables (the admin shows a model field's help text
+    only for the field itself, not for a method)."""
+    model_field = model._meta.get_field(field)
+
+    @admin.display(description=model_field.verbose_name)
+    def show(self, obj):
+        value = getattr(obj, field) if obj is not None else None
+        help_text = model_field.help_text
+        tables = structured_html(value, labels=labels)
+        # a span: the admin's CSS indents a div.help inside an aligned form by a label's width
+        return format_html('{}<div><span class="help">{}</span></div>', tables, help_text) if help_text else tables
+
+    show.__name__ = f"{field}_table"
+    return show
+
+
+def seconds(model, field: str):
+    """A ModelAdmin display method showing a duration in seconds rounded to 0.1 s (8.876871 → "8.9 s")."""
+    model_field = model._meta.get_field(field)
+
+    @admin.display(description=model_field.verbose_name, ordering=field)
+    def show(self, obj):
+        value = getattr(obj, field) if obj is not None else None
+        return EMPTY if value is None else number(value, unit="s")
+
+    show.__name__ = f"{field}_rounded"
+    return show
+
+
+def rounded(model, field: str):
+    """A ModelAdmin display method showing a number rounded as a person reads it (structured.number:
+    0.123456789 → 0.1235), sortable by the field."""
+    model_field = model._meta.get_field(field)
+
+    @admin.display(description=model_field.verbose_name, ordering=field)
+    def show(self, obj):
+        value = getattr(obj, field) if obj is not None else None
+        return EMPTY if value is None else number(value)
+
+    show.__name__ = f"{field}_rounded"
+    return show
