@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('analysis', '0006_action_permissions'),
-        ('experiments', '0011_participant_title_admin_labels'),
+        ('experiments', '0012_participant_title_admin_labels'),
     ]
 
     operations = [

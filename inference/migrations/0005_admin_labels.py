@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0011_participant_title_admin_labels'),
+        ('experiments', '0012_participant_title_admin_labels'),
         ('inference', '0004_answer_forms'),
     ]
 

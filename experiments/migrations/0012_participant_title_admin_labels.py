@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0010_action_permissions'),
+        ('experiments', '0011_mapping_preset'),
     ]
 
     operations = [
