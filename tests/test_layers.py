@@ -28,7 +28,7 @@ LAYERS = (
     ("apps", ("experiments",)),
     ("apps above experiments", ("inference", "analysis")),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
-                                           "studyserver.asgi", "demo")),
+                                           "studyserver.asgi", "studyserver.landing", "demo")),
 )
 
 # (importer, imported) → why the import is where it is. Keep it short; every entry is a debt.

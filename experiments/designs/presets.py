@@ -13,7 +13,7 @@ from .bank_files import clean_mapping
 
 
 class MappingPreset(models.Model):
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, help_text="A name to pick the mapping by at the next upload.")
     design = models.CharField(max_length=40, help_text="The imported design whose fields the mapping fills.")
     mapping = models.JSONField(
         default=dict, blank=True,

@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name='MappingPreset',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
+                ('name', models.CharField(help_text='A name to pick the mapping by at the next upload.', max_length=100, unique=True)),
                 ('design', models.CharField(help_text='The imported design whose fields the mapping fills.', max_length=40)),
                 ('mapping', models.JSONField(blank=True, default=dict, help_text='The design\'s field → the file\'s column, e.g. {"item_id": "id", "premise": ["p1", "p2"], "question": "q"} (a field of several columns takes a list).')),
                 ('note', models.TextField(blank=True, help_text='Which files it is for.')),

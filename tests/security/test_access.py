@@ -65,7 +65,7 @@ def concrete(route: str, objects: dict) -> str:
     values = {
         "slug": study.slug, "token": objects["token"], "pk": pk, "object_id": pk, "id": pk,
         "content_type_id": str(ContentType.objects.get_for_model(Study).pk), "app_label": "experiments",
-        "url": "experiments/nothing-here/",
+        "url": "experiments/nothing-here/", "name": "csv-import",
     }
     if route.startswith("admin/r/"):
         values["object_id"] = str(study.pk)
