@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from experiments.models import Study
 from studyserver import dispatch
 from studyserver.admin_forms import form_or_page
+from studyserver.job_admin import JobAdminMixin
 
 from .models import PowerAnalysis, ReportStatus
 
@@ -66,18 +67,14 @@ if _study_admin is not None and estimate_sample_size not in (_study_admin.action
 
 
 @admin.register(PowerAnalysis)
-class PowerAnalysisAdmin(admin.ModelAdmin):
+class PowerAnalysisAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_permission = "analysis.run_analysis"
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "status", "progress", "plan", "pilot", "pilot_summary", "message", "needed_table",
+    actions = ["cancel_jobs", "retry_jobs"]
+    readonly_fields = ("study", "status", "progress", "error", "plan", "pilot", "pilot_summary", "message", "needed_table",
                        "curve_plot", "created_at", "finished_at")
-    exclude = ("curve", "needed", "done", "total", "curve_png")
-
-    @admin.display(description="progress")
-    def progress(self, obj):
-        total = max(obj.total, 1)
-        return format_html('<progress value="{}" max="{}">{} / {}</progress> {} / {} simulated studies',
-                           obj.done, total, obj.done, total, obj.done, obj.total)
+    exclude = ("curve", "needed", "done", "total", "curve_png", "progress_at", "progress_from", "progress_since")
 
     @admin.display(description="participants needed")
     def needed_table(self, obj):

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.choices import StateChoices
+from studyserver.jobs import Job, JobStatus
 
 
 class Dtype(models.TextChoices):
@@ -84,23 +84,8 @@ class Backend(models.TextChoices):
     FAKE = "fake", "fake scorer (tests only: no model, deterministic numbers)"
 
 
-class RunStatus(StateChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-    CANCELLED = "cancelled", "cancelled"
-
-    @classmethod
-    def transitions(cls) -> dict[str, frozenset[str]]:
-        return {
-            cls.QUEUED: frozenset({cls.RUNNING, cls.CANCELLED, cls.FAILED}),
-            # RUNNING → RUNNING: a worker picks up a run whose previous worker was killed.
-            cls.RUNNING: frozenset({cls.RUNNING, cls.DONE, cls.FAILED, cls.CANCELLED}),
-            cls.FAILED: frozenset({cls.QUEUED}),
-            cls.CANCELLED: frozenset({cls.QUEUED}),
-            cls.DONE: frozenset(),
-        }
+# A run's status: the one status machine of every background job (studyserver/jobs.py).
+RunStatus = JobStatus
 
 
 device_validator = RegexValidator(r"^(auto|cpu|cuda(:\d+)?)$", "Device must be auto, cpu, cuda or cuda:N.")
@@ -164,11 +149,20 @@ class LanguageModel(models.Model):
         return {"name": self.name, "device": self.device, **self.identity()}
 
 
-class ModelRun(models.Model):
+class ModelRun(Job):
+    """A model configuration scoring a study's items: a background job (studyserver/jobs.py) whose
+    progress counts items and which resumes where its killed worker stopped."""
+
+    TASK = "inference.run_model"
+    LOG_NAME = "model-run"
+    NOUN = "model run"
+    UNIT = "items"
+    DONE_FIELD, TOTAL_FIELD = "items_done", "items_total"
+    RESUMES = True
+
     study = models.ForeignKey("experiments.Study", on_delete=models.CASCADE, related_name="model_runs")
     language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="runs")
     kind = models.CharField(max_length=16, choices=RunKind.choices, default=RunKind.ITEMS)
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
     items_total = models.PositiveIntegerField(default=0, editable=False)
     items_done = models.PositiveIntegerField(default=0, editable=False)
     item_limit = models.PositiveIntegerField(
@@ -180,8 +174,6 @@ class ModelRun(models.Model):
         help_text="Overrides the model's device for this run; empty to use the model's.",
     )
     queue = models.CharField(max_length=8, default="cpu", editable=False)
-    started_at = models.DateTimeField(null=True, blank=True, editable=False)
-    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
     partial = models.BooleanField(
         default=False, editable=False,
         help_text="Scores fewer items than the study has (--limit): a check run, never used by a report unless asked for.",
@@ -193,8 +185,6 @@ class ModelRun(models.Model):
         default=dict, blank=True, editable=False,
         help_text="What makes the run reproducible: library versions, device, file hashes of weights and tokenizer.",
     )
-    error = models.TextField(blank=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -206,6 +196,9 @@ class ModelRun(models.Model):
     @property
     def effective_device(self) -> str:
         return self.device or self.language_model.device
+
+    def dispatch_queue(self) -> str:
+        return self.queue
 
     def clean(self):
         if self.batch_size is not None and self.batch_size < 1:

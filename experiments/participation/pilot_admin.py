@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from studyserver import dispatch
 from studyserver.admin_forms import form_or_page
+from studyserver.job_admin import JobAdminMixin
 
 from ..models import Study
 from ..study_jobs import StudyBusy
@@ -63,10 +64,12 @@ if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
 
 
 @admin.register(Pilot)
-class PilotAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds", "created_at", "profile_text")
+class PilotAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_permission = "experiments.add_pilot"
+    actions = ["cancel_jobs", "retry_jobs"]
+    list_display = ("id", "study", "participants", "status", "progress", "completed", "trials", "seconds", "created_at", "profile_text")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "participants", "profile", "seed", "status", "completed", "trials", "seconds", "message",
+    readonly_fields = ("study", "participants", "profile", "seed", "status", "progress", "error", "completed", "trials", "seconds", "message",
                        "created_at", "finished_at")
 
     @admin.display(description="profile")
