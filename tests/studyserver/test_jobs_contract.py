@@ -327,3 +327,45 @@ def test_nothing_is_sent_when_the_creating_transaction_rolls_back(settings, sent
     assert not Report.objects.exists() and sent == []
     report = jobs.job_create(Report, study=study, total=2)
     assert sent == [("analysis.build_report", [report.pk])] and report.created_at <= timezone.now()
+
+
+# --- the migrations keep every existing row's status ------------------------------------------------
+
+BEFORE = [("analysis", "0006_action_permissions"), ("experiments", "0010_action_permissions"),
+          ("inference", "0004_answer_forms")]
+AFTER = [("analysis", "0007_jobs"), ("experiments", "0011_pilot_job"), ("inference", "0005_model_run_job")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migrations_keep_each_rows_status_and_move_errors_to_error():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE)
+    old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+    study = old.get_model("experiments", "Study").objects.create(slug="old", title="Old", design="modal-syllogisms")
+    lm = old.get_model("inference", "LanguageModel").objects.create(name="fake", source="fake", backend="fake")
+    Run, Rep = old.get_model("inference", "ModelRun"), old.get_model("analysis", "Report")
+    Pow, Pil = old.get_model("analysis", "PowerAnalysis"), old.get_model("experiments", "Pilot")
+    runs = {s: Run.objects.create(study_id=study.pk, language_model_id=lm.pk, status=s, error=f"e-{s}").pk
+            for s in ("queued", "running", "done", "failed", "cancelled")}
+    reports = {s: Rep.objects.create(study_id=study.pk, status=s, message=f"m-{s}").pk
+               for s in ("queued", "running", "done", "failed", "withdrawn")}
+    powers = {s: Pow.objects.create(study_id=study.pk, status=s, message=f"m-{s}").pk
+              for s in ("queued", "running", "done", "failed")}
+    pilots = {s: Pil.objects.create(study_id=study.pk, participants=7, status=s, message=f"m-{s}").pk
+              for s in ("queued", "running", "done", "failed")}
+    MigrationExecutor(connection).migrate(AFTER)
+    MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    for model, rows in ((ModelRun, runs), (Report, reports), (PowerAnalysis, powers), (Pilot, pilots)):
+        for status, pk in rows.items():
+            job = model.objects.get(pk=pk)
+            assert job.status == status, (model.__name__, status)
+            if model is not ModelRun and status == "failed":  # the error moves to `error`
+                assert (job.error, job.message) == ("m-failed", ""), model.__name__
+            elif model is not ModelRun:
+                assert (job.error, job.message) == ("", f"m-{status}"), model.__name__
+            else:
+                assert job.error == f"e-{status}"
+    assert [(p.total, p.done) for p in Pilot.objects.order_by("pk")] == [(7, 0), (7, 0), (7, 7), (7, 0)]
