@@ -112,10 +112,11 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
                                seed=secrets.randbits(31) if seed is None else seed)
 
 
-def pilot_execute(*, pilot_id: int) -> Pilot:
+def pilot_execute(*, pilot_id: int, on_progress=None) -> Pilot:
     """Run a queued pilot: each bot through the participant flow over HTTP. Idempotent: a pilot that
     is not queued is returned as it is. A cancelled pilot stops before its next bot; a retried one
-    walks the bots it has not walked yet (drawn from its seed and how many were walked)."""
+    walks the bots it has not walked yet (drawn from its seed and how many were walked).
+    `on_progress(done, total)` is told each bot walked (the commands' progress lines)."""
     pilot, claimed = jobs.job_claim(Pilot, pilot_id, related=("study",))
     if not claimed:
         return pilot
@@ -132,6 +133,8 @@ def pilot_execute(*, pilot_id: int) -> Pilot:
             Pilot.objects.filter(pk=pilot.pk).update(completed=models.F("completed") + int(completed),
                                                      trials=models.F("trials") + saved)
             jobs.job_progress(pilot, n + 1)
+            if on_progress:
+                on_progress(n + 1, pilot.participants)
     except Exception as error:  # recorded on the row, where the researcher sees it
         jobs.job_fail(pilot, error, seconds=time.perf_counter() - start)
         raise
