@@ -29,6 +29,14 @@ def _manage(*args: str) -> bool:
     return subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], cwd=BASE_DIR).returncode == 0
 
 
+def _configuration(model, extra: list[str]):
+    """The configuration `run_model --model MODEL *extra` scores with (made if missing, as run_model would)."""
+    from inference.services import language_model_resolve
+
+    options = {flag.lstrip("-").replace("-", "_"): value for flag, value in zip(extra[::2], extra[1::2])}
+    return language_model_resolve(name_or_path=model.name, **options)[0]
+
+
 def pilot_setup(*, interpretations: int = INTERPRETATIONS):
     """The pilot study with its items (made once), and its pilot report's row: the latest one not
     withdrawn, else a new one, queued (built by `pilot_demo`). Returns (study, report)."""
@@ -71,9 +79,15 @@ def pilot_demo(*, stdout, style, interpretations: int = INTERPRETATIONS, partici
 
     study, report = pilot_setup(interpretations=interpretations)
     model = language_model_embedded_default()
-    if ModelRun.objects.filter(study=study, status=RunStatus.DONE).count() < len(CONFIGURATIONS):
+    for run_id in ModelRun.objects.filter(study=study, status=RunStatus.RUNNING).values_list("pk", flat=True):
+        stdout.write(f"Pilot: resuming model run {run_id}, stopped by an earlier demo…")  # where it stopped
+        _manage("run_model", "--run", str(run_id), "--progress-every", "15")
+    missing = [extra for extra in CONFIGURATIONS  # the configurations without a finished run on the pilot
+               if not ModelRun.objects.filter(study=study, language_model=_configuration(model, extra),
+                                              status=RunStatus.DONE).exists()]
+    if missing:
         stdout.write(f"Pilot: scoring its {study.items.count()} items with two configurations of {model.name}…")
-        for extra in CONFIGURATIONS:
+        for extra in missing:
             if not _manage("run_model", study.slug, "--model", model.name, "--device", "cpu",
                            "--progress-every", "15", *extra):
                 stdout.write(style.WARNING("Pilot: a model run did not finish; see above. No pilot report."))
