@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from experiments.models import Study
 from studyserver import dispatch
 from studyserver.admin_display import structured
+from studyserver.job_admin import JobAdminMixin
 
 from . import runs, services
 from .models import Report, ReportStatus
@@ -61,17 +62,19 @@ if _study_admin is not None and run_analysis not in (_study_admin.actions or [])
 
 
 @admin.register(Report)
-class ReportAdmin(admin.ModelAdmin):
+class ReportAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_permission = "analysis.run_analysis"
     # the report's links next to its status, so they stay on screen at 1366 px (tests/e2e/test_admin_study.py)
-    list_display = ["id", "study", "status", "files", "pilot", "created_at", "finished_at", "model_runs", "n_scores",
+    list_display = ["id", "study", "status", "files", "progress", "pilot", "created_at", "finished_at", "model_runs", "n_scores",
                     "n_trials"]
     list_filter = ["status", "pilot", "study"]
-    readonly_fields = ["study", "status", "pilot", "out_dir", "message", "runs_requested_table", "runs_used_table",
-                       "n_scores", "n_trials", "warnings_table", "created_at", "started_at", "finished_at", "files"]
+    readonly_fields = ["study", "status", "progress", "error", "pilot", "out_dir", "message", "runs_requested_table",
+                       "runs_used_table", "n_scores", "n_trials", "warnings_table", "created_at", "started_at", "finished_at",
+                       "files"]
     runs_requested_table = structured(Report, "runs_requested")
     runs_used_table = structured(Report, "runs_used")
     warnings_table = structured(Report, "warnings")
-    actions = ["retry"]
+    actions = ["cancel_jobs", "retry_jobs"]
 
     def has_add_permission(self, request):
         return False
@@ -92,17 +95,6 @@ class ReportAdmin(admin.ModelAdmin):
         return format_html("<a href='{}'>report.html</a> · <a href='{}'>zip</a>",
                            reverse("admin:analysis_report_html", args=[obj.pk]),
                            reverse("admin:analysis_report_zip", args=[obj.pk]))
-
-    def has_run_analysis_permission(self, request):
-        return request.user.has_perm("analysis.run_analysis")
-
-    @admin.action(description="Run the selected failed reports again", permissions=["run_analysis"])
-    def retry(self, request, queryset):
-        for report in queryset:
-            try:
-                services.report_retry(report=report)
-            except ValueError as error:
-                self.message_user(request, str(error), level=messages.ERROR)
 
     def get_urls(self):
         view = self.admin_site.admin_view

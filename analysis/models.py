@@ -3,39 +3,36 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.choices import StateChoices
+from studyserver.jobs import ORDINARY, Job, JobStatus
 
 
-class ReportStatus(StateChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-    WITHDRAWN = "withdrawn", "withdrawn (a participant's data was erased; files deleted)"
-
-    @classmethod
-    def transitions(cls) -> dict[str, frozenset[str]]:
-        return {
-            cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED, cls.WITHDRAWN}),
-            cls.RUNNING: frozenset({cls.DONE, cls.FAILED, cls.WITHDRAWN}),
-            cls.DONE: frozenset({cls.WITHDRAWN}),
-            cls.FAILED: frozenset({cls.QUEUED, cls.WITHDRAWN}),
-            cls.WITHDRAWN: frozenset(),
-        }
+# A report's status: the one status machine of every background job (studyserver/jobs.py).
+ReportStatus = JobStatus
 
 
-class Report(models.Model):
+class Report(Job):
+    """A background job (studyserver/jobs.py) whose progress counts the report's steps; withdrawn
+    when a participant's data is erased."""
+
+    TASK = "analysis.build_report"
+    LOG_NAME = "report"
+    NOUN = "report"
+    UNIT = "steps"
+    STATUSES = (*ORDINARY, JobStatus.WITHDRAWN)
+
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="reports", help_text="The study analysed.",
     )
-    status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED,
-                              editable=False)
+    done = models.PositiveIntegerField(default=0, editable=False, verbose_name="steps done",
+                                       help_text="Steps of the build done so far.")
+    total = models.PositiveIntegerField(default=0, editable=False, verbose_name="steps in all",
+                                        help_text="Steps of the build (data read, then built).")
     out_dir = models.CharField(
         max_length=500, blank=True, editable=False,
         verbose_name="folder of its files",
         help_text="Where report.html, its tables, plots and data are written on the server.",
     )
-    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
+    message = models.TextField(blank=True, editable=False, help_text="What the report holds (the error, when it failed, is under error).")
     n_scores = models.PositiveIntegerField(
         default=0, editable=False,
         verbose_name="model scores read",
@@ -64,20 +61,26 @@ class Report(models.Model):
         default=False, editable=False,
         help_text="A pilot report: the simulated pilots' bots are read as participants (they are never data).",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, editable=False)
-    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
         permissions = [("run_analysis", "Can run analyses: reports, pilot reports, power analyses, retries")]
 
+    def retry_fields(self) -> dict:
+        return {"message": "", "done": 0}  # built again from the start
+
     def __str__(self) -> str:
         return f"report {self.pk} of {self.study.slug} ({self.status})"
 
 
-class PowerAnalysis(models.Model):
-    """One sample-size estimate by simulation (analysis/power.py) for a study, with its progress."""
+class PowerAnalysis(Job):
+    """One sample-size estimate by simulation (analysis/power.py) for a study: a background job
+    (studyserver/jobs.py) whose progress counts simulated studies."""
+
+    TASK = "analysis.estimate_power"
+    LOG_NAME = "power"
+    NOUN = "power analysis"
+    UNIT = "simulated studies"
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="power_analyses",
@@ -88,8 +91,6 @@ class PowerAnalysis(models.Model):
                                 help_text="Read the simulated pilots' bots as the pilot (with any real participants).",
         verbose_name="simulated pilots read",
     )
-    status = models.CharField(max_length=10, choices=ReportStatus.choices[:4], default=ReportStatus.QUEUED,
-                              editable=False)
     done = models.PositiveIntegerField(
         default=0, editable=False, help_text="Simulated studies fitted so far.", verbose_name="simulated studies done",
     )
@@ -115,13 +116,15 @@ class PowerAnalysis(models.Model):
         verbose_name="what the pilot gave",
         help_text="The pilot the simulations started from: its participants, the models, the fitted effects, the model runs and the exclusions.",
     )
-    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    message = models.TextField(blank=True, editable=False,
+                               help_text="What the estimate found (the error, when it failed, is under error).")
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "power analyses"
+
+    def retry_fields(self) -> dict:
+        return {"message": "", "done": 0}  # estimated again from the start
 
     def __str__(self) -> str:
         return f"power analysis {self.pk} of {self.study.slug} ({self.status})"

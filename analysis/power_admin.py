@@ -12,6 +12,7 @@ from experiments.models import Study
 from studyserver import dispatch
 from studyserver.admin_display import structured
 from studyserver.admin_forms import form_or_page
+from studyserver.job_admin import JobAdminMixin
 
 from .models import PowerAnalysis, ReportStatus
 
@@ -70,21 +71,17 @@ if _study_admin is not None and estimate_sample_size not in (_study_admin.action
 
 
 @admin.register(PowerAnalysis)
-class PowerAnalysisAdmin(admin.ModelAdmin):
+class PowerAnalysisAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_permission = "analysis.run_analysis"
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "status", "progress", "plan_table", "pilot", "pilot_summary_table", "message",
+    actions = ["cancel_jobs", "retry_jobs"]
+    readonly_fields = ("study", "status", "progress", "error", "plan_table", "pilot", "pilot_summary_table", "message",
                        "needed_table", "curve_plot", "created_at", "finished_at")
     plan_table = structured(PowerAnalysis, "plan", labels={"nsim": "simulated studies per size", "alpha": "α",
                                                            "target": "target power"})
     pilot_summary_table = structured(PowerAnalysis, "pilot_summary")
-    exclude = ("curve", "needed", "done", "total", "curve_png")
-
-    @admin.display(description="progress")
-    def progress(self, obj):
-        total = max(obj.total, 1)
-        return format_html('<progress value="{}" max="{}">{} / {}</progress> {} / {} simulated studies',
-                           obj.done, total, obj.done, total, obj.done, obj.total)
+    exclude = ("curve", "needed", "done", "total", "curve_png", "progress_at", "progress_from", "progress_since")
 
     @admin.display(description="participants needed")
     def needed_table(self, obj):

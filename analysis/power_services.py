@@ -5,11 +5,10 @@ import json
 from dataclasses import asdict
 
 from django.db import transaction
-from django.utils import timezone
 
-from studyserver import dispatch
+from studyserver import jobs
 
-from .models import PowerAnalysis, ReportStatus
+from .models import PowerAnalysis
 from .power_plan import PowerPlan, check_budget
 
 PROGRESS_EVERY = 5  # simulated studies between progress writes
@@ -25,15 +24,18 @@ def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = Tru
     check_budget(plan)
     with transaction.atomic():
         study_job_claim(study=study)
-        analysis = PowerAnalysis.objects.create(study=study, plan=asdict(plan), pilot=pilot,
-                                                total=len(plan.sizes) * plan.nsim)
-        if run:
-            dispatch.send("analysis.estimate_power", args=[analysis.pk], queue="cpu", log_name=f"power-{analysis.pk}")
+        analysis = jobs.job_create(PowerAnalysis, send=run, study=study, plan=asdict(plan), pilot=pilot,
+                                   total=len(plan.sizes) * plan.nsim)
     return analysis
 
 
+class Cancelled(Exception):
+    """The analysis was cancelled while it ran: its worker stops at the next progress write."""
+
+
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
-    """Run a queued power analysis; idempotent (anything not queued is returned as it is)."""
+    """Run a queued power analysis; idempotent (anything not queued is returned as it is). A cancelled
+    analysis stops at its next progress write, keeping nothing."""
     from . import frames, plots
     from .power import estimate, pilot_frame
     from .prep import apply_exclusions
@@ -41,16 +43,15 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
     from .sections import StudyFrames
     from .services import exclusions_for
 
-    with transaction.atomic():
-        analysis = PowerAnalysis.objects.select_for_update().select_related("study").get(pk=analysis_id)
-        if analysis.status != ReportStatus.QUEUED:
-            return analysis
-        analysis.status = ReportStatus.RUNNING
-        analysis.save(update_fields=["status"])
+    analysis, claimed = jobs.job_claim(PowerAnalysis, analysis_id, related=("study",))
+    if not claimed:
+        return analysis
 
     def progress(done: int, total: int) -> None:
         if done % PROGRESS_EVERY == 0 or done == total:
-            PowerAnalysis.objects.filter(pk=analysis.pk).update(done=done, total=total)
+            if not jobs.job_still_running(analysis):
+                raise Cancelled
+            jobs.job_progress(analysis, done, total)
 
     try:
         study = analysis.study
@@ -60,12 +61,14 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         run_ids = used_ids(select_runs(study))
         scores = frames.scores_frame(study, run_ids)
         result = estimate(pilot_frame(StudyFrames(scores=scores, kept=kept)), plan, progress=progress)
+    except Cancelled:
+        analysis.refresh_from_db()
+        return analysis
     except Exception as error:  # recorded where the researcher sees it
-        PowerAnalysis.objects.filter(pk=analysis.pk).update(
-            status=ReportStatus.FAILED, message=f"{type(error).__name__}: {error}", finished_at=timezone.now())
+        jobs.job_fail(analysis, error)
         raise
-    PowerAnalysis.objects.filter(pk=analysis.pk).update(
-        status=ReportStatus.DONE, finished_at=timezone.now(), done=analysis.total,
+    jobs.job_finish(
+        analysis, done=analysis.total,
         curve=_records(result.curve), needed=_records(result.needed),
         # what went in, printed by the report's section (analysis/power.py: power_section)
         pilot_summary={**result.pilot, "run_ids": run_ids,
@@ -75,6 +78,15 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
                 f"{analysis.total} simulated studies{_refits(result.curve)}.")
     analysis.refresh_from_db()
     return analysis
+
+
+def power_cancel(*, analysis: PowerAnalysis) -> PowerAnalysis:
+    return jobs.job_cancel(analysis)
+
+
+def power_retry(*, analysis: PowerAnalysis) -> PowerAnalysis:
+    """Estimate a failed or cancelled analysis again, from the start (its simulated studies are not kept)."""
+    return jobs.job_retry(analysis)
 
 
 def _records(frame) -> list[dict]:

@@ -5,13 +5,14 @@ import shutil
 from pathlib import Path
 
 from django.db import transaction
-from django.utils import timezone
 
-from studyserver import dispatch
+from studyserver import jobs
 from studyserver.env import VAR_DIR
 
 from .models import Report, ReportStatus
 from .rules import Exclusions, exclusion_settings
+
+REPORT_STEPS = 2  # the data read; the models fitted and the files written (a report job's progress)
 
 
 def exclusions_for(*, study) -> Exclusions:
@@ -23,11 +24,12 @@ def exclusions_for(*, study) -> Exclusions:
 
 
 def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_ids: list[int] | None = None,
-                 pilot: bool = False):
+                 pilot: bool = False, on_step=None):
     """Read the study's trials and the scores of the runs analysis.runs selects (`run_ids`: exactly
     those; None or empty: the default rule) and write the report files into out_dir. A bad selection
     raises ValueError before anything is read or written. A pilot report (`pilot`) also reads the
-    simulated pilots' bots (experiments/participation/pilot.py) and says so in its title."""
+    simulated pilots' bots (experiments/participation/pilot.py) and says so in its title. `on_step(n)`
+    is told each of the REPORT_STEPS steps done (the report job's progress)."""
     from experiments.models import Trial
     from inference.models import ModelScore
 
@@ -43,8 +45,11 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     with RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
         scores = frames.scores_frame(study, used)
+        trials = frames.trials_frame(study, include_simulated=pilot)
+        if on_step:
+            on_step(1)  # the data are read; the fits and files follow
         return build_report(ReportInputs(
-            scores=scores, trials=frames.trials_frame(study, include_simulated=pilot),
+            scores=scores, trials=trials,
             title=(f"PILOT report (simulated participants included, not data): {study.title} ({study.slug})" if pilot
                    else f"Duet report: {study.title} ({study.slug})"), rules=rules, runs=runs.table(chosen),
             configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
@@ -86,15 +91,6 @@ def power_section_for(study, report_run_ids: list[int] | None = None):
     return power_section(latest, report_run_ids) if latest is not None else None
 
 
-def _move(report: Report, target: str, **fields) -> None:
-    if not ReportStatus.can_move(report.status, target):
-        raise ValueError(f"Report {report.pk} cannot go from {report.status} to {target}")
-    report.status = target
-    for name, value in fields.items():
-        setattr(report, name, value)
-    report.save()
-
-
 def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = False, send: bool = True) -> Report:
     """Create a queued report and hand it to a worker once the transaction commits. `run_ids`: exactly
     these runs (analysis.runs checks them: ValueError naming the runs refused); None or empty: the
@@ -108,63 +104,48 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
     declared_factors(study)  # and factors the items do not have (ValueError naming the columns there are)
     requested = sorted(set(run_ids or []))
     runs.select_runs(study, requested or None)  # and a bad selection
-    report = Report.objects.create(study=study, runs_requested=requested, pilot=pilot)
-    report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
-    report.save(update_fields=["out_dir"])
-    if send:
-        _dispatch(report.pk)  # sent once the transaction commits
-    return report
-
-
-def _dispatch(report_id: int) -> None:
-    dispatch.send("analysis.build_report", args=[report_id], queue="cpu", log_name=f"report-{report_id}",
-                  on_unreachable=lambda error: _broker_unreachable(report_id, error))
-
-
-def _broker_unreachable(report_id: int, error: Exception) -> None:
-    """Nothing reached the queue: say so on the report, so that "retry" can send it again."""
     with transaction.atomic():
-        report = Report.objects.select_for_update().get(pk=report_id)
-        if report.status == ReportStatus.QUEUED:
-            _move(report, ReportStatus.FAILED, finished_at=timezone.now(),
-                  message=f"The task broker could not be reached ({error}); nothing was queued. "
-                          "Retry the report once the broker is back.")
+        report = jobs.job_create(Report, send=False, study=study, runs_requested=requested, pilot=pilot,
+                                 total=REPORT_STEPS)
+        report.out_dir = str(VAR_DIR / "reports" / study.slug / str(report.pk))
+        report.save(update_fields=["out_dir"])
+        if send:
+            jobs.job_dispatch(report)  # sent once the transaction commits; an unreachable broker fails it
+    return report
 
 
 def report_execute(*, report_id: int) -> Report:
     """Build a queued report. Idempotent: a report already done (or taken by a worker) is returned.
-    A report withdrawn while it was being built (a participant's data erased meanwhile) keeps no files."""
-    with transaction.atomic():
-        report = Report.objects.select_for_update().get(pk=report_id)
-        if report.status != ReportStatus.QUEUED:
-            return report
-        _move(report, ReportStatus.RUNNING, started_at=timezone.now())
+    A report withdrawn or cancelled while it was being built keeps no files."""
+    report, claimed = jobs.job_claim(Report, report_id)
+    if not claimed:
+        return report
+    jobs.job_progress(report, 0, REPORT_STEPS)
     try:
         result = report_build(study=report.study, out_dir=Path(report.out_dir), run_ids=report.runs_requested or None,
-                              pilot=report.pilot)
+                              pilot=report.pilot, on_step=lambda done: jobs.job_progress(report, done))
     except Exception as error:
         with transaction.atomic():
-            if not _withdrawn_meanwhile(report):
-                _move(report, ReportStatus.FAILED, finished_at=timezone.now(),
-                      message=f"{type(error).__name__}: {error}")
+            if not _stopped_meanwhile(report):
+                jobs.job_fail(report, error)
         raise
     absent = [s.title for s in result.sections if s.absent]
     shown = len(result.sections) - len(absent)
     with transaction.atomic():
-        if _withdrawn_meanwhile(report):
+        if _stopped_meanwhile(report):
             return report
-        _move(report, ReportStatus.DONE, finished_at=timezone.now(), warnings=result.warnings,
-              n_scores=result.n_scores, n_trials=result.n_trials, runs_used=result.runs_used,
-              message=f"{shown} section{'s' if shown != 1 else ''}"
-                      + (f"; waiting for data: {', '.join(absent)}" if absent else ""))
+        jobs.job_finish(report, warnings=result.warnings, n_scores=result.n_scores, n_trials=result.n_trials,
+                        runs_used=result.runs_used, done=REPORT_STEPS,
+                        message=f"{shown} section{'s' if shown != 1 else ''}"
+                                + (f"; waiting for data: {', '.join(absent)}" if absent else ""))
     return report
 
 
-def _withdrawn_meanwhile(report: Report) -> bool:
+def _stopped_meanwhile(report: Report) -> bool:
     """Re-read the report under its row lock (held until the caller's transaction ends); when it was
-    withdrawn while the worker built it, delete what the build wrote."""
+    withdrawn or cancelled while the worker built it, delete what the build wrote."""
     current = Report.objects.select_for_update().get(pk=report.pk)
-    if current.status != ReportStatus.WITHDRAWN:
+    if current.status not in (ReportStatus.WITHDRAWN, ReportStatus.CANCELLED):
         return False
     _delete_files(current.out_dir)
     report.status, report.message = current.status, current.message
@@ -183,13 +164,17 @@ def reports_withdraw(*, study, reason: str) -> int:
     finishes (report_execute). Returns how many were withdrawn."""
     reports = list(Report.objects.select_for_update().filter(study=study).exclude(status=ReportStatus.WITHDRAWN))
     for report in reports:
-        _move(report, ReportStatus.WITHDRAWN, message=reason, finished_at=timezone.now())
+        jobs.job_move(report, ReportStatus.WITHDRAWN, message=reason)
     folders = [report.out_dir for report in reports]
     transaction.on_commit(lambda: [_delete_files(folder) for folder in folders])
     return len(reports)
 
 
+def report_cancel(*, report: Report) -> Report:
+    """Cancel a queued report, or one being built (its files are deleted when the build ends)."""
+    return jobs.job_cancel(report)
+
+
 def report_retry(*, report: Report) -> Report:
-    _move(report, ReportStatus.QUEUED, message="", started_at=None, finished_at=None)
-    _dispatch(report.pk)  # sent once the transaction commits
-    return report
+    """Build a failed or cancelled report again (sent once the transaction commits)."""
+    return jobs.job_retry(report)

@@ -22,7 +22,7 @@ def demo_model_scores(*, study, stdout, style, limit: int = DEMO_ITEMS, show: in
     if run is None:
         stdout.write(f"Scoring {limit} demo items with {model.name} (CPU, about a minute the first time)…")
         command = [sys.executable, str(BASE_DIR / "manage.py"), "run_model", study.slug, "--model", model.name,
-                   "--limit", str(limit), "--device", "cpu"]
+                   "--limit", str(limit), "--device", "cpu", "--progress-every", "15"]
         if subprocess.run(command, cwd=BASE_DIR).returncode != 0:
             stdout.write(style.WARNING("The demo model run did not finish; see the message above. Serving anyway."))
             return

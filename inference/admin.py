@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
 from studyserver import workers
 from studyserver.admin_display import rounded, structured
+from studyserver.job_admin import JobAdminMixin
 
 from . import services
-from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
+from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind
 
 
 class LanguageModelForm(forms.ModelForm):
@@ -108,13 +109,14 @@ class ModelRunForm(forms.ModelForm):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(admin.ModelAdmin):
+class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
     form = ModelRunForm
+    job_permission = "inference.view_modelrun"  # as before: whoever may see runs may cancel and retry them
     list_display = ("id", "study", "language_model", "kind", "status", "progress", "partial", "queue", "started_at",
                     "finished_at")
     list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
-    actions = ["cancel_runs", "retry_runs"]
+    actions = ["cancel_jobs", "retry_jobs"]
     readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
                        "configuration_table", "versions_table", "error", "created_at")
     # a configuration's keys are LanguageModel's fields: shown with their labels ("GGUF file", not gguf_file)
@@ -138,15 +140,6 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_list_display(self, request):  # the queue only where Celery workers take work from it
         shown = super().get_list_display(request)
         return shown if workers.queues_shown() else tuple(name for name in shown if name != "queue")
-
-    @admin.display(description="progress")
-    def progress(self, obj):
-        total = obj.items_total or 0
-        share = 100 * obj.items_done / total if total else 0
-        return format_html(
-            '<progress value="{}" max="{}"></progress> {} / {} ({}%)', obj.items_done, total or 1,
-            obj.items_done, total, f"{share:.0f}",
-        )
 
     @admin.display(description="scores")
     def scores_link(self, obj):
@@ -173,28 +166,6 @@ class ModelRunAdmin(admin.ModelAdmin):
         if obj is None and self.has_view_permission(request):
             return True
         return super().has_change_permission(request, obj)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        run = ModelRun.objects.filter(pk=object_id).first()
-        extra = {"auto_refresh": run is not None and run.status in (RunStatus.QUEUED, RunStatus.RUNNING)}
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
-
-    def _each(self, request, queryset, action, verb):
-        for run in queryset:
-            try:
-                action(run=run)
-            except ValidationError as exc:
-                self.message_user(request, " ".join(exc.messages), level=messages.ERROR)
-            else:
-                self.message_user(request, f"Run {run.pk} {verb}.")
-
-    @admin.action(description="Cancel selected runs")
-    def cancel_runs(self, request, queryset):
-        self._each(request, queryset, services.model_run_cancel, "cancelled")
-
-    @admin.action(description="Retry (resume) selected failed or cancelled runs")
-    def retry_runs(self, request, queryset):
-        self._each(request, queryset, services.model_run_retry, "queued again")
 
 
 @admin.register(ModelScore)

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.choices import StateChoices
+from studyserver.jobs import Job, JobStatus
 
 
 class Dtype(models.TextChoices):
@@ -84,23 +84,8 @@ class Backend(models.TextChoices):
     FAKE = "fake", "fake scorer (tests only: no model, deterministic numbers)"
 
 
-class RunStatus(StateChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-    CANCELLED = "cancelled", "cancelled"
-
-    @classmethod
-    def transitions(cls) -> dict[str, frozenset[str]]:
-        return {
-            cls.QUEUED: frozenset({cls.RUNNING, cls.CANCELLED, cls.FAILED}),
-            # RUNNING → RUNNING: a worker picks up a run whose previous worker was killed.
-            cls.RUNNING: frozenset({cls.RUNNING, cls.DONE, cls.FAILED, cls.CANCELLED}),
-            cls.FAILED: frozenset({cls.QUEUED}),
-            cls.CANCELLED: frozenset({cls.QUEUED}),
-            cls.DONE: frozenset(),
-        }
+# A run's status: the one status machine of every background job (studyserver/jobs.py).
+RunStatus = JobStatus
 
 
 device_validator = RegexValidator(r"^(auto|cpu|cuda(:\d+)?)$", "Device must be auto, cpu, cuda or cuda:N.")
@@ -194,7 +179,17 @@ class LanguageModel(models.Model):
         return {"name": self.name, "device": self.device, **self.identity()}
 
 
-class ModelRun(models.Model):
+class ModelRun(Job):
+    """A model configuration scoring a study's items: a background job (studyserver/jobs.py) whose
+    progress counts items and which resumes where its killed worker stopped."""
+
+    TASK = "inference.run_model"
+    LOG_NAME = "model-run"
+    NOUN = "model run"
+    UNIT = "items"
+    DONE_FIELD, TOTAL_FIELD = "items_done", "items_total"
+    RESUMES = True
+
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="model_runs",
         help_text="The study whose items the model answers.",
@@ -209,7 +204,6 @@ class ModelRun(models.Model):
         verbose_name="run kind",
         help_text="Yes/no items, multiple-choice items or knowledge probes; empty on the form: what the study's items need.",
     )
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, editable=False)
     items_total = models.PositiveIntegerField(
         default=0, editable=False,
         verbose_name="items to score",
@@ -236,8 +230,6 @@ class ModelRun(models.Model):
         verbose_name="worker queue",
         help_text="The Celery queue the run was sent to (cpu or gpu); shown only where Celery workers take work.",
     )
-    started_at = models.DateTimeField(null=True, blank=True, editable=False)
-    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
     partial = models.BooleanField(
         default=False, editable=False,
         help_text="Scores fewer items than the study has (an item limit): a check run, never used by a report unless it is asked for.",
@@ -250,10 +242,6 @@ class ModelRun(models.Model):
         default=dict, blank=True, editable=False,
         help_text="What makes the run reproducible: library versions, device, file hashes of weights and tokenizer.",
     )
-    error = models.TextField(
-        blank=True, editable=False, help_text="Why the run failed, in words; empty while it has not.",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -265,6 +253,9 @@ class ModelRun(models.Model):
     @property
     def effective_device(self) -> str:
         return self.device or self.language_model.device
+
+    def dispatch_queue(self) -> str:
+        return self.queue
 
     def clean(self):
         if self.batch_size is not None and self.batch_size < 1:

@@ -16,10 +16,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from experiments.models import Study
-from studyserver import dispatch
+from studyserver import jobs
 from studyserver.env import VAR_DIR
 
 from . import selectors, strategies
@@ -209,55 +208,23 @@ def model_run_launch(**kwargs) -> ModelRun:
 
 
 def model_run_enqueue(*, run: ModelRun) -> None:
-    """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits."""
-    run_id = run.pk
-
-    def unreachable(exc: Exception) -> None:
-        # Nothing reached the queue: say so on the run, so that "retry" can queue it again.
-        model_run_transition(
-            run=ModelRun(pk=run_id), to=RunStatus.FAILED,
-            error=f"The task broker could not be reached ({exc}); nothing was queued. Retry the run once it is back.",
-        )
-
-    dispatch.send("inference.run_model", args=[run_id], queue=run.queue, log_name=f"model-run-{run_id}",
-                  on_unreachable=unreachable)
+    """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits;
+    an unreachable broker fails the run, saying so (studyserver/jobs.py)."""
+    jobs.job_dispatch(run)
 
 
 def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun:
-    """Move a run along its state machine; refused with a clear message otherwise."""
-    if to not in RunStatus.values:
-        raise ValidationError(f"'{to}' is not a run status; choose one of {', '.join(RunStatus.values)}.")
-    current = ModelRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
-    if not RunStatus.can_move(current, to):
-        allowed = RunStatus.allowed_from(current)
-        raise ValidationError(f"Run {run.pk} cannot go from {current} to {to} (allowed: {allowed}).")
-    now = timezone.now()
-    fields: dict = {"status": to}
-    if to == RunStatus.RUNNING and run.started_at is None:
-        fields["started_at"] = now
-    if to in (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED):
-        fields["finished_at"] = now
-    if to == RunStatus.FAILED:
-        fields["error"] = error
-    if to == RunStatus.QUEUED:
-        fields.update(error="", finished_at=None)
-    if ModelRun.objects.filter(pk=run.pk, status=current).update(**fields) != 1:
-        raise ValidationError(f"Run {run.pk} changed status meanwhile; try again.")
-    for name, value in fields.items():
-        setattr(run, name, value)
-    return run
+    """Move a run along the jobs' status machine; refused with a clear message otherwise."""
+    return jobs.job_move(run, to, **({"error": error} if to == RunStatus.FAILED else {}))
 
 
 def model_run_cancel(*, run: ModelRun) -> ModelRun:
-    return model_run_transition(run=run, to=RunStatus.CANCELLED)
+    return jobs.job_cancel(run)
 
 
 def model_run_retry(*, run: ModelRun) -> ModelRun:
     """Queue a failed or cancelled run again; it resumes with what is not stored yet."""
-    with transaction.atomic():
-        model_run_transition(run=run, to=RunStatus.QUEUED)
-        model_run_enqueue(run=run)
-    return run
+    return jobs.job_retry(run)
 
 
 def _build_scorer(run: ModelRun):
@@ -285,36 +252,34 @@ def _record_setup(run: ModelRun, scorer) -> None:
 def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None) -> ModelRun:
     """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
     worker died resumes, finished chunks are never recomputed or duplicated."""
-    run = ModelRun.objects.select_related("language_model", "study").get(pk=run_id)
-    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+    run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
+    if not claimed:
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
-    model_run_transition(run=run, to=RunStatus.RUNNING)
     strategy = strategies.for_kind(run.kind)
     try:
         scorer = scorer or _build_scorer(run)
         _record_setup(run, scorer)
         stored = strategy.stored_keys(run)
         pending = [unit for unit in strategy.run_units(run) if strategy.key(unit) not in stored]
+        jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         if on_progress:
             on_progress(len(stored), run.items_total)
         for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
-            if ModelRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
+            if not jobs.job_still_running(run):  # cancelled meanwhile
                 run.refresh_from_db()
                 return run
             results = scorer.score(strategy.requests(run, chunk))
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
                 strategy.row_model.objects.bulk_create(rows, ignore_conflicts=True)
-                run.items_done = strategy.stored_count(run)
-                ModelRun.objects.filter(pk=run.pk).update(items_done=run.items_done)
+                jobs.job_progress(run, strategy.stored_count(run))
             if on_progress:
                 on_progress(run.items_done, run.items_total)
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
-        model_run_transition(run=run, to=RunStatus.DONE)
+        jobs.job_finish(run)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
-        if ModelRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists():
-            model_run_transition(run=run, to=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        jobs.job_fail(run, exc)  # unless it was cancelled meanwhile
     run.refresh_from_db()
     return run

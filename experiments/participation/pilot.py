@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.db import models, transaction
-from django.utils import timezone
 
-from studyserver.choices import StateChoices
+from studyserver import jobs
+from studyserver.jobs import Job, JobStatus
 
 
 @dataclass(frozen=True)
@@ -59,20 +59,18 @@ class BotProfile:
         return cls(**values)
 
 
-class PilotStatus(StateChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-    @classmethod
-    def transitions(cls) -> dict[str, frozenset[str]]:
-        return {cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED}), cls.RUNNING: frozenset({cls.DONE, cls.FAILED}),
-                cls.DONE: frozenset(), cls.FAILED: frozenset()}
+# A pilot's status: the one status machine of every background job (studyserver/jobs.py).
+PilotStatus = JobStatus
 
 
-class Pilot(models.Model):
-    """One simulated pilot of a study: what was asked for and what came of it."""
+class Pilot(Job):
+    """One simulated pilot of a study: what was asked for and what came of it. A background job
+    (studyserver/jobs.py) whose progress counts the bots walked through the flow."""
+
+    TASK = "experiments.run_pilot"
+    LOG_NAME = "pilot"
+    NOUN = "pilot"
+    UNIT = "simulated participants"
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="pilots",
@@ -88,7 +86,10 @@ class Pilot(models.Model):
     seed = models.BigIntegerField(
         default=0, help_text="The random seed the bots drew their answers with (the same seed gives the same pilot).",
     )
-    status = models.CharField(max_length=10, choices=PilotStatus.choices, default=PilotStatus.QUEUED, editable=False)
+    done = models.PositiveIntegerField(default=0, editable=False, verbose_name="bots walked",
+                                       help_text="Simulated participants walked so far.")
+    total = models.PositiveIntegerField(default=0, editable=False, verbose_name="bots in all",
+                                        help_text="Simulated participants the pilot walks.")
     completed = models.PositiveIntegerField(
         default=0, editable=False,
         verbose_name="bots that completed",
@@ -104,9 +105,7 @@ class Pilot(models.Model):
         verbose_name="time taken",
         help_text="How long the pilot took, in seconds.",
     )
-    message = models.TextField(blank=True, editable=False, help_text="Summary, or the error in words when it failed.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    message = models.TextField(blank=True, editable=False, help_text="What came of it (the error, when it failed, is under error).")
 
     class Meta:
         app_label = "experiments"
@@ -123,50 +122,61 @@ MAX_PARTICIPANTS = 500
 
 def pilot_create(*, study, participants: int, profile: BotProfile | None = None, seed: int | None = None,
                  run: bool = True) -> Pilot:
-    """Record a pilot and send it to the workers (studyserver.dispatch); run=False only records it.
+    """Record a pilot and send it to the workers (studyserver.jobs); run=False only records it.
     Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
     queued or running."""
-    from studyserver import dispatch
-
     from ..study_jobs import study_job_claim
 
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
     with transaction.atomic():
         study_job_claim(study=study)  # one pilot or power analysis per study at a time (StudyBusy, a ValueError)
-        pilot = Pilot.objects.create(study=study, participants=participants, profile=asdict(profile or BotProfile()),
-                                     seed=secrets.randbits(31) if seed is None else seed)
-        if run:
-            dispatch.send("experiments.run_pilot", args=[pilot.pk], queue="cpu", log_name=f"pilot-{pilot.pk}")
-    return pilot
+        return jobs.job_create(Pilot, send=run, study=study, participants=participants, total=participants,
+                               profile=asdict(profile or BotProfile()),
+                               seed=secrets.randbits(31) if seed is None else seed)
 
 
-def pilot_execute(*, pilot_id: int) -> Pilot:
+def pilot_execute(*, pilot_id: int, on_progress=None) -> Pilot:
     """Run a queued pilot: each bot through the participant flow over HTTP. Idempotent: a pilot that
-    is not queued is returned as it is."""
-    with transaction.atomic():
-        pilot = Pilot.objects.select_for_update().select_related("study").get(pk=pilot_id)
-        if pilot.status != PilotStatus.QUEUED:
-            return pilot
-        pilot.status = PilotStatus.RUNNING
-        pilot.save(update_fields=["status"])
+    is not queued is returned as it is. A cancelled pilot stops before its next bot; a retried one
+    walks the bots it has not walked yet (drawn from its seed and how many were walked).
+    `on_progress(done, total)` is told each bot walked (the commands' progress lines)."""
+    pilot, claimed = jobs.job_claim(Pilot, pilot_id, related=("study",))
+    if not claimed:
+        return pilot
     start = time.perf_counter()
+    first = pilot.done
     try:
         profile = BotProfile.from_dict(pilot.profile)
-        rng = random.Random(pilot.seed)
-        outcomes = [_walk(pilot, n, profile, rng) for n in range(pilot.participants)]
+        rng = random.Random(pilot.seed if first == 0 else f"{pilot.seed}-{first}")
+        for n in range(first, pilot.participants):
+            if not jobs.job_still_running(pilot):  # cancelled meanwhile
+                pilot.refresh_from_db()
+                return pilot
+            completed, saved = _walk(pilot, n, profile, rng)
+            Pilot.objects.filter(pk=pilot.pk).update(completed=models.F("completed") + int(completed),
+                                                     trials=models.F("trials") + saved)
+            jobs.job_progress(pilot, n + 1)
+            if on_progress:
+                on_progress(n + 1, pilot.participants)
     except Exception as error:  # recorded on the row, where the researcher sees it
-        Pilot.objects.filter(pk=pilot.pk).update(status=PilotStatus.FAILED, message=f"{type(error).__name__}: {error}",
-                                                 finished_at=timezone.now(), seconds=time.perf_counter() - start)
+        jobs.job_fail(pilot, error, seconds=time.perf_counter() - start)
         raise
-    pilot.completed = sum(1 for done, _ in outcomes if done)
-    pilot.trials = sum(trials for _, trials in outcomes)
-    pilot.seconds = time.perf_counter() - start
-    pilot.status, pilot.finished_at = PilotStatus.DONE, timezone.now()
-    pilot.message = (f"{pilot.participants} simulated participants, {pilot.completed} completed, {pilot.trials} "
-                     f"answers saved in {pilot.seconds:.1f} s.")
-    pilot.save()
+    pilot.refresh_from_db()
+    seconds = time.perf_counter() - start
+    jobs.job_finish(pilot, seconds=seconds, message=(
+        f"{pilot.participants} simulated participants, {pilot.completed} completed, {pilot.trials} "
+        f"answers saved in {seconds:.1f} s."))
     return pilot
+
+
+def pilot_cancel(*, pilot: Pilot) -> Pilot:
+    return jobs.job_cancel(pilot)
+
+
+def pilot_retry(*, pilot: Pilot) -> Pilot:
+    """Queue a failed or cancelled pilot again: it walks the bots it has not walked yet."""
+    return jobs.job_retry(pilot)
 
 
 class BotError(RuntimeError):

@@ -10,6 +10,7 @@ from studyserver import dispatch
 from studyserver.admin_display import seconds, structured
 from studyserver.structured import number
 from studyserver.admin_forms import form_or_page
+from studyserver.job_admin import JobAdminMixin
 
 from ..models import Study
 from ..study_jobs import StudyBusy
@@ -72,12 +73,14 @@ if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
 
 
 @admin.register(Pilot)
-class PilotAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "participants", "status", "completed", "trials", "seconds_rounded", "created_at",
-                    "profile_text")
+class PilotAdmin(JobAdminMixin, admin.ModelAdmin):
+    job_permission = "experiments.add_pilot"
+    actions = ["cancel_jobs", "retry_jobs"]
+    list_display = ("id", "study", "participants", "status", "progress", "completed", "trials", "seconds_rounded",
+                    "created_at", "profile_text")
     list_filter = ("status", "study")
-    readonly_fields = ("study", "participants", "profile_table", "seed", "status", "completed", "trials",
-                       "seconds_rounded", "message", "created_at", "finished_at")
+    readonly_fields = ("study", "participants", "profile_table", "seed", "status", "progress", "error", "completed",
+                       "trials", "seconds_rounded", "message", "created_at", "finished_at")
     profile_table = structured(Pilot, "profile", labels=PROFILE_LABELS)
     exclude = ("profile",)  # shown as profile_table
     seconds_rounded = seconds(Pilot, "seconds")

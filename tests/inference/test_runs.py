@@ -121,7 +121,7 @@ def test_status_machine_and_bad_input(study, tiny_model):
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.CANCELLED  # a cancelled run is left alone
     with pytest.raises(ValidationError, match="cannot go from cancelled to done"):
         services.model_run_transition(run=run, to=RunStatus.DONE)
-    with pytest.raises(ValidationError, match="not a run status"):
+    with pytest.raises(ValidationError, match="not a model run status"):
         services.model_run_transition(run=run, to="paused")
     with pytest.raises(ValidationError):
         services.model_run_create(study=study, language_model=tiny_model, batch_size=0)

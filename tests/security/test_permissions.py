@@ -83,7 +83,7 @@ def test_run_analysis_permission_offers_the_analyses_and_the_retry(client, study
     assert 'value="run_analysis"' in page and 'value="estimate_sample_size"' in page
     report = Report.objects.create(study=study, status=ReportStatus.FAILED)
     reports = client.get(reverse("admin:analysis_report_changelist")).content.decode()
-    assert 'value="retry"' in reports and report.pk
+    assert 'value="retry_jobs"' in reports and report.pk
 
 
 def test_the_trials_list_names_participants_by_pseudonym(client, study):

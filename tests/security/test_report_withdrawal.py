@@ -56,7 +56,7 @@ def test_a_report_withdrawn_while_it_is_built_keeps_no_files(study_with_two, tmp
     study, _ = study_with_two
     report = Report.objects.create(study=study, out_dir=str(tmp_path / "building"))
 
-    def build(*, study, out_dir, run_ids=None, pilot=False):  # the worker writes its files; meanwhile an erasure withdraws the report
+    def build(*, study, out_dir, run_ids=None, pilot=False, on_step=None):  # the worker writes its files; meanwhile an erasure withdraws the report
         Path(out_dir).mkdir(parents=True)
         (Path(out_dir) / "report.html").write_text("<p>P1</p>")
         with transaction.atomic():

@@ -130,3 +130,65 @@ def test_a_second_start_skips_every_step_that_is_done(demo):
     kept = (var / "demo-admin-password").read_text(encoding="utf-8").strip()
     assert f"password: {kept}   (shown once" in first and kept not in again.stdout
     assert "password: as printed at the first start (kept in " in again.stdout
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_demo_serves_first_and_builds_its_report_in_the_background_with_progress(tmp_path):
+    """As scripts/run.sh runs it (serving), on a fresh database: the server answers before the model
+    has scored anything, the slow half prints its progress among the server's lines, and the first
+    report is built while the demo serves."""
+    import signal
+    import time
+    import urllib.request
+
+    var = tmp_path / "var"
+    var.mkdir()
+    (VAR_DIR / "models").mkdir(parents=True, exist_ok=True)
+    (var / "models").symlink_to(VAR_DIR / "models")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL")}
+    env.update(DUET_VAR_DIR=str(var), DUET_TASK_MODE="eager")
+    argv = [sys.executable, str(BASE_DIR / "manage.py"), "demo", "--addrport", f"127.0.0.1:{port}",
+            *(str(part) for option, value in SMALL.items() for part in (option, value))]
+    log = tmp_path / "demo.log"
+    with open(log, "w") as out:
+        demo = subprocess.Popen(argv, cwd=BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            assert demo.poll() is None, log.read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=10) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+        with sqlite3.connect(var / "duet.sqlite3") as db:
+            done = db.execute("SELECT COUNT(*) FROM inference_modelrun WHERE status = 'done'").fetchone()[0]
+            report = db.execute("SELECT id, status FROM analysis_report WHERE pilot").fetchone()
+        assert done == 0 and report[1] in ("queued", "running")  # served before the slow half was done
+        assert f"/admin/analysis/report/{report[0]}/report.html once done" in log.read_text()
+        while "The first report is built" not in log.read_text():
+            assert demo.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(2)
+        text = log.read_text()
+        assert f"The first report is built: http://127.0.0.1:{port}/admin/analysis/report/{report[0]}/report.html" in text
+        # the progress the admin shows, printed: items done, items/s (and the time left while there is some)
+        assert re.search(rf"Run \d+: {SMALL['--model-items']} / {SMALL['--model-items']} items \(100 %\), "
+                         r"[0-9.]+ items/(s|min)", text), text[-3000:]
+        with sqlite3.connect(var / "duet.sqlite3") as db:
+            assert db.execute("SELECT status, done, total FROM analysis_report WHERE id = ?",
+                              (report[0],)).fetchone() == ("done", 2, 2)
+    finally:
+        os.killpg(demo.pid, signal.SIGTERM)
+        demo.wait(timeout=60)

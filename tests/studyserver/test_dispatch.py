@@ -170,7 +170,7 @@ study = services.study_create(slug="down", title="Down", design="modal-syllogism
 with transaction.atomic():
     report = report_request(study=study)
 report.refresh_from_db()
-print("REPORT", report.status, "|", report.message)
+print("REPORT", report.status, "|", report.error)
 """
 
 

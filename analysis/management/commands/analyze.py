@@ -29,7 +29,7 @@ class Command(BaseCommand):
 
         if options["report"] is not None:
             report = services.report_execute(report_id=options["report"])
-            self.stdout.write(f"report {report.pk}: {report.status} {report.message}")
+            self.stdout.write(f"report {report.pk}: {report.status} {report.error or report.message}")
             return
         if not options["study"] or not options["out"]:
             raise CommandError("Give a study slug and --out DIR (or --report ID).")

@@ -1,13 +1,18 @@
 """python manage.py demo — the embedded default's main job.
 
-Migrates the database, generates the demo study from paper 003's design if it is missing, scores a
-subset with the embedded model, builds the first report — a pilot study with every section of the
-report (demo/pilot.py) — prints a staff login for the admin, the participant link and the report's
-address, and serves on 127.0.0.1:8000.
+Migrates the database, generates the demo study from paper 003's design if it is missing, sets up
+the pilot study (demo/pilot.py), prints a staff login for the admin, the participant link and the
+first report's address, and serves on 127.0.0.1:8000 at once. The slow half — the embedded model
+scoring a subset, then the pilot study's two model runs, its simulated participants and its report
+(every section of the report) — runs meanwhile in a background process (`manage.py demo_steps`),
+printing its progress among the server's lines; the admin shows the same progress on each model
+run and on the report. With --no-serve it runs first, in the foreground.
 """
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -15,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from experiments import designs, services
 from experiments.logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
+from studyserver.env import BASE_DIR
 
 DEMO_SLUG = "modal-syllogisms-demo"
 
@@ -61,17 +67,18 @@ class Command(BaseCommand):
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
             for line in report.disagreement_lines():
                 self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
-        from demo.model_arm import demo_model_scores  # the model arm: SmolLM2 over a demo subset
-
-        demo_model_scores(study=study, stdout=self.stdout, style=self.style, limit=model_items)
-        from demo.pilot import pilot_demo  # the first report: a pilot showing every section
-
-        pilot_report = pilot_demo(stdout=self.stdout, style=self.style, interpretations=pilot_interpretations,
-                                  participants=pilot_participants)
+        from analysis.models import ReportStatus
+        from demo.pilot import pilot_setup  # the first report: a pilot showing every section
         from studyserver.demo_login import demo_login
 
-        login = demo_login()  # the same password at every start (kept under var/, printed once)
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
+        steps = ["demo_steps", "--model-items", str(model_items), "--pilot-interpretations", str(pilot_interpretations),
+                 "--pilot-participants", str(pilot_participants)]
+        _, pilot_report = pilot_setup(interpretations=pilot_interpretations)
+        if no_serve:  # the slow half first, here (the model arm, then the pilot's runs, bots and report)
+            call_command(*steps, stdout=self.stdout)
+            pilot_report.refresh_from_db()
+        login = demo_login()  # the same password at every start (kept under var/, printed once)
         from experiments.models import StudyStatus
         from experiments.participation.consent import consent_review
         from experiments.participation.services import human_arm_ensure
@@ -101,7 +108,18 @@ class Command(BaseCommand):
             f"&STUDY_ID={study.slug}&SESSION_ID=demo-session-{visit}\n"
             f"Staff preview (records nothing as data): http://{host}/s/{study.slug}/preview/\n"
             + (f"First report, a PILOT (simulated participants, two model configurations of the embedded model): "
-               f"http://{host}/admin/analysis/report/{pilot_report.pk}/report.html\n" if pilot_report else "")
+               f"http://{host}/admin/analysis/report/{pilot_report.pk}/report.html\n"
+               if pilot_report.status == ReportStatus.DONE else "")
         ))
-        if not no_serve:
-            call_command("runserver", host, use_reloader=False, use_threading=True)
+        if no_serve:
+            return
+        if pilot_report.status != ReportStatus.DONE:
+            self.stdout.write(
+                f"Serving now. Being built in the background: the model scores, then the PILOT report "
+                f"(simulated participants, two model configurations of the embedded model), at "
+                f"http://{host}/admin/analysis/report/{pilot_report.pk}/report.html once done (a few minutes). "
+                f"Progress below, and in the admin: http://{host}/admin/inference/modelrun/ and "
+                f"http://{host}/admin/analysis/report/\n")
+            # the same terminal: its progress lines appear among the server's; Ctrl-C stops both
+            subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), *steps, "--address", host], cwd=BASE_DIR)
+        call_command("runserver", host, use_reloader=False, use_threading=True)

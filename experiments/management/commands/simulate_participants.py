@@ -31,7 +31,12 @@ class Command(BaseCommand):
             profile = BotProfile(accuracy=options["accuracy"], attention_accuracy=options["attention_accuracy"],
                                  rt_median_ms=options["rt_median"], rt_log_sd=options["rt_log_sd"])
             pilot = pilot_create(study=study, participants=options["n"], profile=profile, seed=options["seed"], run=False)
-            pilot = pilot_execute(pilot_id=pilot.pk)
+            from studyserver.jobs import ProgressPrinter
+
+            printer = ProgressPrinter(self.stdout.write, label=f"Pilot {pilot.pk}", unit="simulated participants",
+                                      every=15.0)
+            printer(0, pilot.participants)
+            pilot = pilot_execute(pilot_id=pilot.pk, on_progress=printer)
         except (ValueError, BotError) as error:
             raise CommandError(str(error)) from error
         except Exception as error:  # the flow refused: the pilot row says why too

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from experiments.selectors import study_by_slug
 from inference import selectors, services
 from inference.probes import probed_designs
+from studyserver.jobs import ProgressPrinter
 from inference.models import (
     AnswerForms, DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunStatus, paper_decision_label,
     paper_forms_label,
@@ -53,12 +53,14 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true", help="send the run to the Celery workers instead")
         parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--progress-every", type=float, default=5.0,
+                            help="seconds between progress lines (items done, items/s, time left; default 5)")
         parser.add_argument("--knowledge-probe", action="store_true",
                             help="run 000 §4.1's knowledge probe instead, on the cities/instances of the study's items "
                                  f"of {probed_designs()}")
 
     def handle(self, *args, study, model, gguf_file, batch_size, device, limit, queue, run, no_progress,
-               knowledge_probe, kind, **options):
+               knowledge_probe, kind, progress_every, **options):
         try:
             run_obj = self._existing(run) if run is not None else self._create(
                 study, model, gguf_file, batch_size, device, limit,
@@ -77,14 +79,10 @@ class Command(BaseCommand):
         )
         if not no_progress:
             self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
-        bar = tqdm(total=run_obj.items_total, unit="item", disable=no_progress, file=self.stderr._out)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-        result = services.model_run_execute(run_id=run_obj.pk, on_progress=progress)
-        bar.close()
+        # the progress the admin shows on the run's page: items done, items/s, time left (studyserver/jobs.py)
+        printer = ProgressPrinter(self.stdout.write, label=f"Run {run_obj.pk}", every=progress_every,
+                                  unit="probes" if run_obj.kind == RunKind.KNOWLEDGE_PROBE else run_obj.UNIT)
+        result = services.model_run_execute(run_id=run_obj.pk, on_progress=None if no_progress else printer)
         if result.status == RunStatus.FAILED:
             raise CommandError(f"Run {result.pk} failed: {result.error}")
         if result.kind == RunKind.KNOWLEDGE_PROBE:

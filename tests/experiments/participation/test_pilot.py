@@ -124,3 +124,34 @@ def test_a_pilot_runs_when_the_site_is_served_over_https(settings):
     assert Client().get(f"/s/{study.slug}/").status_code == 301  # plain HTTP is redirected
     pilot = pilot_execute(pilot_id=pilot_create(study=study, participants=2, seed=9, run=False).pk)
     assert (pilot.status, pilot.completed, pilot.trials) == (PilotStatus.DONE, 2, 52)
+
+
+def test_a_pilot_cancelled_half_way_stops_and_its_retry_walks_only_the_bots_left(monkeypatch, settings,
+                                                                                django_capture_on_commit_callbacks):
+    """Cancel and retry (studyserver/jobs.py): the worker stops before its next bot; a retry walks the
+    bots not walked yet, so the pilot ends with exactly the participants asked for."""
+    from experiments.participation import pilot as pilots
+    from studyserver import jobs
+
+    study = draft_study()
+    pilot = pilot_create(study=study, participants=4, seed=2, run=False)
+    walk = pilots._walk
+
+    def walk_then_cancel(pilot_row, n, profile, rng):  # the researcher cancels while bot 2 is walked
+        outcome = walk(pilot_row, n, profile, rng)
+        if n == 1:
+            jobs.job_cancel(Pilot.objects.get(pk=pilot_row.pk))
+        return outcome
+
+    monkeypatch.setattr(pilots, "_walk", walk_then_cancel)
+    pilot = pilot_execute(pilot_id=pilot.pk)
+    assert (pilot.status, pilot.done, pilot.total, pilot.completed) == (PilotStatus.CANCELLED, 2, 4, 2)
+    assert Participant.objects.filter(study=study, is_simulated=True).count() == 2
+    monkeypatch.setattr(pilots, "_walk", walk)
+    settings.DUET_TASK_MODE = "eager"
+    with django_capture_on_commit_callbacks(execute=True):
+        pilots.pilot_retry(pilot=pilot)
+    pilot.refresh_from_db()
+    assert (pilot.status, pilot.done, pilot.completed, pilot.trials) == (PilotStatus.DONE, 4, 4, 4 * 26)
+    assert Participant.objects.filter(study=study, is_simulated=True).count() == 4
+    assert pilot.error == "" and "4 simulated participants, 4 completed" in pilot.message

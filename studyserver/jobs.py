@@ -1,0 +1,326 @@
+"""One kind of background job (issue 29 item 1): model runs, reports, power analyses and simulated
+pilots are each a `Job`, a row with one status machine, one way to be sent to the workers, one claim
+by the worker, progress, cancel and retry, and the last error in words.
+
+- `JobStatus` is the status machine every job moves along; a job kind lists the statuses it uses
+  (`STATUSES`: only reports are withdrawn) and whether a running job may be claimed again
+  (`RESUMES`: a model run whose worker died resumes where it stopped).
+- Services, named job_<action>: `job_create` records a job and sends it through
+  studyserver.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
+  job with that said in words, so that retry can send it again. `job_claim` is the worker's
+  queued → running move, `job_progress` writes done/total, `job_finish`, `job_fail`, `job_cancel`,
+  `job_retry`, `job_move` for anything else. Each move is checked by `can_move` against the status
+  in the database and written only if nobody moved the row meanwhile.
+- `Progress` is what the admin's bar and the commands' progress lines show: done / total, the rate
+  since this attempt started and the time left at that rate.
+
+A job kind names its task, its log, its progress fields and its unit as class attributes; the
+apps' services keep what is their own (what a run scores, what a report writes).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.utils import timezone
+
+from . import dispatch
+from .choices import StateChoices
+
+
+class JobStatus(StateChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+    WITHDRAWN = "withdrawn", "withdrawn (a participant's data was erased; files deleted)"
+
+    @classmethod
+    def transitions(cls) -> dict[str, frozenset[str]]:
+        return {
+            cls.QUEUED: frozenset({cls.RUNNING, cls.FAILED, cls.CANCELLED, cls.WITHDRAWN}),
+            # RUNNING → RUNNING: a worker picks up a job whose previous worker was killed (kinds that RESUME)
+            cls.RUNNING: frozenset({cls.RUNNING, cls.DONE, cls.FAILED, cls.CANCELLED, cls.WITHDRAWN}),
+            cls.DONE: frozenset({cls.WITHDRAWN}),
+            cls.FAILED: frozenset({cls.QUEUED, cls.WITHDRAWN}),
+            cls.CANCELLED: frozenset({cls.QUEUED, cls.WITHDRAWN}),
+            cls.WITHDRAWN: frozenset(),
+        }
+
+
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.WITHDRAWN)
+ORDINARY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+class JobRefused(ValidationError, ValueError):
+    """A move the status machine does not allow (or a row moved by someone else meanwhile); a
+    ValidationError for forms and the admin, a ValueError for the services that raised one before."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Job(models.Model):
+    """The fields and rules every background job shares. Subclasses set:
+
+    TASK: the Celery task's registered name (its one argument is the job's id);
+    LOG_NAME: the embedded worker's log, VAR_DIR/logs/<LOG_NAME>-<id>.log;
+    NOUN: the job as the researcher reads it ("model run"); UNIT: what its progress counts ("items");
+    DONE_FIELD, TOTAL_FIELD: the fields holding its progress (declared by the subclass);
+    STATUSES: the statuses it uses; RESUMES: a running job may be claimed again (its worker died).
+    """
+
+    TASK = ""
+    LOG_NAME = "job"
+    NOUN = "job"
+    UNIT = "steps"
+    DONE_FIELD = "done"
+    TOTAL_FIELD = "total"
+    STATUSES: tuple[str, ...] = ORDINARY
+    RESUMES = False
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED, editable=False)
+    error = models.TextField(blank=True, editable=False, help_text="Why the job last failed, in words.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, editable=False,
+                                      help_text="When a worker last started (or resumed) it.")
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    progress_at = models.DateTimeField(null=True, blank=True, editable=False,
+                                       help_text="When its progress was last written.")
+    progress_from = models.PositiveIntegerField(default=0, editable=False,
+                                                help_text="Done when the rate started counting.")
+    progress_since = models.DateTimeField(null=True, blank=True, editable=False,
+                                          help_text="When the rate started counting (the worker's start, after its set-up).")
+
+    class Meta:
+        abstract = True
+
+    # ----------------------------------------------------------------- the status machine
+    @classmethod
+    def can_move(cls, source: str, target: str) -> bool:
+        if target not in cls.STATUSES or not JobStatus.can_move(source, target):
+            return False
+        return cls.RESUMES or not (source == JobStatus.RUNNING and target == JobStatus.RUNNING)
+
+    @classmethod
+    def allowed_from(cls, source: str) -> str:
+        return ", ".join(sorted(t for t in JobStatus.transitions().get(source, ()) if cls.can_move(source, t))) or "none"
+
+    def dispatch_queue(self) -> str:
+        """The Celery queue the job goes to (model runs: "gpu" unless on the CPU)."""
+        return "cpu"
+
+    def retry_fields(self) -> dict:
+        """What a retry resets besides the status and the error (a job that starts again from nothing:
+        its progress and summary)."""
+        return {}
+
+    # ----------------------------------------------------------------- progress
+    def progress(self, *, now: datetime | None = None) -> "Progress":
+        done = getattr(self, self.DONE_FIELD) or 0
+        total = getattr(self, self.TOTAL_FIELD) or 0
+        rate = None
+        if self.status == JobStatus.RUNNING and self.progress_since and self.progress_at and done > self.progress_from:
+            seconds = (self.progress_at - self.progress_since).total_seconds()
+            if seconds > 0:
+                rate = (done - self.progress_from) / seconds
+        return Progress(done=done, total=total, unit=self.UNIT, rate=rate, running=self.status == JobStatus.RUNNING)
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '3 min 05 s', '2 h 04 min'."""
+    seconds = max(0, int(math.ceil(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """done of total, the rate (per second, since the worker started; None before it is known) and the
+    time left at that rate. What the admin's bar and the commands' lines print."""
+
+    done: int
+    total: int
+    unit: str = "items"
+    rate: float | None = None
+    running: bool = False
+
+    @property
+    def share(self) -> float:
+        return min(1.0, self.done / self.total) if self.total else 0.0
+
+    @property
+    def seconds_left(self) -> float | None:
+        if not self.rate or self.total <= self.done:
+            return None
+        return (self.total - self.done) / self.rate
+
+    def text(self) -> str:
+        """'120 / 384 items (31 %), 3.2 items/s, about 1 min 23 s left'."""
+        parts = [f"{self.done} / {self.total} {self.unit} ({100 * self.share:.0f} %)"]
+        if self.rate:
+            parts.append(f"{self.rate:.1f} {self.unit}/s" if self.rate >= 0.1 else f"{60 * self.rate:.1f} {self.unit}/min")
+        left = self.seconds_left
+        if left is not None:
+            parts.append(f"about {duration(left)} left")
+        return ", ".join(parts)
+
+
+class ProgressPrinter:
+    """The commands' progress lines (run_model, the demo): `printer(done, total)` writes
+    'Scoring: 120 / 384 items (31 %), 3.2 items/s, about 1 min 23 s left' at most every `every`
+    seconds, and always the first and the last; the rate counts from the first call."""
+
+    def __init__(self, write, *, label: str, unit: str = "items", every: float = 5.0, clock=time.monotonic):
+        self.write, self.label, self.unit, self.every, self.clock = write, label, unit, every, clock
+        self.start: float | None = None
+        self.start_done = 0
+        self.last: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if self.start is None:
+            self.start, self.start_done = now, done
+        elapsed = now - self.start
+        rate = (done - self.start_done) / elapsed if elapsed > 0 and done > self.start_done else None
+        final = total and done >= total
+        if self.last is not None and not final and now - self.last < self.every:
+            return
+        self.last = now
+        self.write(f"{self.label}: {Progress(done=done, total=total, unit=self.unit, rate=rate).text()}")
+
+
+# --------------------------------------------------------------------- services
+
+
+def job_create(model: type[Job], *, send: bool = True, **fields) -> Job:
+    """Record a queued job and send it to the workers once the transaction commits (send=False: the
+    caller runs it itself)."""
+    job = model.objects.create(**fields)
+    if send:
+        job_dispatch(job)
+    return job
+
+
+def job_dispatch(job: Job) -> None:
+    """Send the job's task through studyserver.dispatch; a broker that cannot be reached fails the job
+    (nothing was queued), saying so, so that retry sends it again."""
+    model, pk = type(job), job.pk
+
+    def unreachable(exc: Exception) -> None:
+        with transaction.atomic():
+            current = model.objects.select_for_update().get(pk=pk)
+            if current.status == JobStatus.QUEUED:
+                job_move(current, JobStatus.FAILED,
+                         error=f"The task broker could not be reached ({exc}); nothing was queued. "
+                               f"Retry the {model.NOUN} once the broker is back.")
+
+    dispatch.send(model.TASK, args=[pk], queue=job.dispatch_queue(), log_name=f"{model.LOG_NAME}-{pk}",
+                  on_unreachable=unreachable)
+
+
+def job_move(job: Job, to: str, **fields) -> Job:
+    """Move `job` to `to` if its status machine allows it from the status in the database, writing
+    `fields` with it; JobRefused otherwise (nothing written). Sets started/finished times and clears
+    the error on the way back to the queue."""
+    model = type(job)
+    if to not in JobStatus.values:
+        raise JobRefused(f"'{to}' is not a {model.NOUN} status; choose one of {', '.join(model.STATUSES)}.")
+    current = model.objects.filter(pk=job.pk).values_list("status", flat=True).first()
+    if current is None:
+        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} does not exist.")
+    if not model.can_move(current, to):
+        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} cannot go from {current} to {to} "
+                         f"(allowed: {model.allowed_from(current)}).")
+    now = timezone.now()
+    values = {"status": to}
+    if to == JobStatus.RUNNING:
+        values.update(started_at=now, progress_at=now, progress_since=now,
+                      progress_from=getattr(job, model.DONE_FIELD) or 0)
+    elif to in FINISHED:
+        values["finished_at"] = now
+    elif to == JobStatus.QUEUED:
+        values.update(error="", finished_at=None)
+    values.update(fields)
+    if model.objects.filter(pk=job.pk, status=current).update(**values) != 1:
+        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} changed status meanwhile; try again.")
+    for name, value in values.items():
+        setattr(job, name, value)
+    return job
+
+
+def job_claim(model: type[Job], pk: int, *, related: tuple[str, ...] = ()) -> tuple[Job, bool]:
+    """The worker's claim: (job, True) when it moved queued → running (or, for kinds that resume, took
+    over a running job whose worker died), else (job as it is, False): nothing to do."""
+    with transaction.atomic():
+        job = model.objects.select_for_update().select_related(*related).get(pk=pk)
+        if not (job.status == JobStatus.QUEUED or (model.RESUMES and job.status == JobStatus.RUNNING)):
+            return job, False
+        return job_move(job, JobStatus.RUNNING), True
+
+
+def job_progress(job: Job, done: int, total: int | None = None) -> None:
+    """Write how far the job is (and when), for the admin's bar."""
+    model = type(job)
+    values = {model.DONE_FIELD: done, "progress_at": timezone.now()}
+    if total is not None:
+        values[model.TOTAL_FIELD] = total
+    model.objects.filter(pk=job.pk).update(**values)
+    for name, value in values.items():
+        setattr(job, name, value)
+
+
+def job_count_from(job: Job, done: int) -> None:
+    """Start the rate here: `done` already done, now (after a worker's set-up, e.g. loading a model)."""
+    model, now = type(job), timezone.now()
+    values = {model.DONE_FIELD: done, "progress_from": done, "progress_since": now, "progress_at": now}
+    model.objects.filter(pk=job.pk).update(**values)
+    for name, value in values.items():
+        setattr(job, name, value)
+
+
+def job_still_running(job: Job) -> bool:
+    """False once someone cancelled (or withdrew) the job: the worker stops at its next step."""
+    return type(job).objects.filter(pk=job.pk, status=JobStatus.RUNNING).exists()
+
+
+def job_finish(job: Job, **fields) -> Job:
+    return job_move(job, JobStatus.DONE, **fields)
+
+
+def job_fail(job: Job, error: BaseException | str, **fields) -> Job | None:
+    """Fail a running or queued job with its error in words; a job cancelled or withdrawn meanwhile
+    keeps that status (None)."""
+    words = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    try:
+        return job_move(job, JobStatus.FAILED, error=words, **fields)
+    except JobRefused:
+        return None
+
+
+def job_cancel(job: Job) -> Job:
+    """Cancel a queued or running job; a worker stops at its next step, keeping what it has stored."""
+    return job_move(job, JobStatus.CANCELLED)
+
+
+def job_retry(job: Job) -> Job:
+    """Queue a failed or cancelled job again and send it; it resumes with what it has not done yet
+    (a kind that starts again from nothing resets what its retry_fields say)."""
+    with transaction.atomic():
+        job_move(job, JobStatus.QUEUED, **job.retry_fields())
+        job_dispatch(job)
+    return job
