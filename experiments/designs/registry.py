@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from studyserver.registry import Registry
 
+from ..logic import answer_parsing, prompting
+
 GENERATE, IMPORT = "generate", "import"
 
 # How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
@@ -54,6 +56,34 @@ class Scoring:
             raise ValueError(f"unknown decision rule {self.decision_rule!r}; known: {', '.join(DECISION_RULES)}")
         if self.answer_forms not in ANSWER_FORMS:
             raise ValueError(f"unknown answer forms {self.answer_forms!r}; known: {', '.join(ANSWER_FORMS)}")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """How a design's items are asked and read in generation mode (issue 28): the prompt settings
+    (few-shot demonstrations, chain of thought; experiments/logic/prompting.py), the one its paper
+    used, and the parser reading the generated answer (experiments/logic/answer_parsing.py) with the
+    words each answer label accepts beyond the item's own answer words."""
+
+    parser: str = answer_parsing.FIRST_WORD
+    parser_source: str = "003 §4.1 asks for Yes or No right after 'Answer:': the first word"
+    prompts: tuple[prompting.PromptSetting, ...] = (prompting.ZERO_SHOT,)
+    paper_prompt: str = prompting.ZERO_SHOT.name
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...] = (("yes", ("yes",)), ("no", ("no",)))
+
+    def __post_init__(self):
+        if self.parser not in answer_parsing.PARSERS:
+            raise ValueError(f"unknown answer parser {self.parser!r}; known: {', '.join(answer_parsing.PARSERS)}")
+        if self.paper_prompt not in {p.name for p in self.prompts}:
+            raise ValueError(f"the paper's prompt {self.paper_prompt!r} is not among the design's prompt settings")
+
+    def prompt(self, name: str) -> prompting.PromptSetting:
+        """The setting called `name` ('paper': the paper's)."""
+        wanted = self.paper_prompt if name in ("", "paper") else name
+        for setting in self.prompts:
+            if setting.name == wanted:
+                return setting
+        raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
 @dataclass(frozen=True)
@@ -106,6 +136,7 @@ class Design:
                 "consequence relation"  # what its items' gold answer is
     # (item attributes, aliases) -> a knowledge probe (000 §4.1) for the item, or None; None: the design has none
     knowledge_probe: Callable | None = None
+    generation: Generation = Generation()  # generation mode: its prompts and its answer parser
 
     def __post_init__(self):
         if self.validity not in VALIDITY:
@@ -146,6 +177,12 @@ def scoring(name: str) -> Scoring:
     """How a model's answer to an item of design `name` is read by default (its paper's way)."""
     found = _designs.get(name)
     return found.scoring if found is not None else UNREGISTERED_SCORING
+
+
+def generation(name: str) -> Generation:
+    """How items of design `name` are asked and read in generation mode (a default for catch items)."""
+    found = _designs.get(name)
+    return found.generation if found is not None else Generation()
 
 
 def item_valid(name: str, gold: str | None) -> bool | None:
