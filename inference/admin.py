@@ -7,8 +7,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
-from . import services
-from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
+from . import checks, services
+from .models import GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
 
 class LanguageModelForm(forms.ModelForm):
@@ -16,12 +16,28 @@ class LanguageModelForm(forms.ModelForm):
         model = LanguageModel
         fields = ["name", *LanguageModel.IDENTITY, "device"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in GENERATION_DEFAULTS:  # left empty: the default (they only apply to generated answers)
+            if name in self.fields:
+                self.fields[name].required = False
+
     def clean(self):
+        for name, default in GENERATION_DEFAULTS.items():
+            if name in self.fields and self.cleaned_data.get(name) in (None, ""):
+                self.cleaned_data[name] = default
         cleaned = super().clean()
         if self.errors:
             return cleaned
         changes = {name: cleaned[name] for name in self.Meta.fields if name in cleaned}
         target = self.instance if self.instance.pk else LanguageModel()
+        changed = [n for n in LanguageModel.IDENTITY if getattr(self.instance, n) != changes.get(n)]
+        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, …)
+            candidate = LanguageModel(**{n: v for n, v in changes.items() if n in LanguageModel.IDENTITY})
+            for field, message in checks.problems(candidate):
+                self.add_error(field if field in self.fields else None, message)
+            if self.errors:
+                return cleaned
         try:  # the service's checks, on a copy: nothing is written before save_model
             fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes.get(n)]
             if fixed and self.instance.runs.exists():
@@ -45,6 +61,36 @@ class LanguageModelAdmin(admin.ModelAdmin):
     list_filter = ("prompt_format", "dtype", "decision_rule", "backend")
     search_fields = ("name", "source")
     readonly_fields = ("token_ids_used", "created_at")
+    actions = ["check_configurations"]
+    fieldsets = (
+        (None, {"fields": ("name", "backend", "source", "gguf_file", "revision", "dtype", "device", "prompt_format",
+                           "answer_yes", "answer_no", "answer_forms", "decision_rule")}),
+        ("Generation mode (decision rule 'generated')", {"fields": tuple(GENERATION_DEFAULTS), "description": (
+            "The model writes its answer: n samples per item (greedy: one), cut at a stop string or max tokens; "
+            "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),
+        ("Recorded", {"fields": ("token_ids_used", "created_at")}),
+    )
+
+    @admin.action(description="Check: score one item and show the answer")
+    def check_configurations(self, request, queryset):
+        """A one-item check run per configuration, on the newest study with items it can score; the
+        answer is shown here when the run is done at once (eager), else on the run's page."""
+        for model in queryset:
+            try:
+                run = services.language_model_check(model=model)
+            except ValidationError as exc:
+                self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
+                continue
+            url = reverse("admin:inference_modelrun_change", args=[run.pk])
+            if run.status == RunStatus.DONE:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> answered: {}', model.name,
+                                                       url, run.pk, services.check_answer(run=run)))
+            elif run.status == RunStatus.FAILED:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> failed: {}', model.name,
+                                                       url, run.pk, run.error), level=messages.ERROR)
+            else:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> queued; its answer shows on '
+                                                       "its page.", model.name, url, run.pk))
 
     def get_queryset(self, request):
         from django.db.models import Count
@@ -110,8 +156,12 @@ class ModelRunAdmin(admin.ModelAdmin):
     list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_runs", "retry_runs"]
-    readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
+    readonly_fields = ("status", "progress", "partial", "scores_link", "answer", "queue", "started_at", "finished_at",
                        "configuration", "versions", "error", "created_at")
+
+    @admin.display(description="answer (first item)")
+    def answer(self, obj):
+        return services.check_answer(run=obj) if obj.pk else "—"
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -121,7 +171,7 @@ class ModelRunAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return ["study", "language_model", "kind", "status", "progress", "partial", "scores_link", "batch_size",
+        return ["study", "language_model", "kind", "status", "progress", "partial", "scores_link", "answer", "batch_size",
                 "device", "item_limit", "queue", "started_at", "finished_at", "error", "configuration", "versions"]
 
     @admin.display(description="progress")
@@ -182,10 +232,24 @@ class ModelRunAdmin(admin.ModelAdmin):
         self._each(request, queryset, services.model_run_retry, "queued again")
 
 
+class GeneratedAnswerInline(admin.TabularInline):
+    """The samples of a score in generation mode: raw text, thinking apart, the parsed answer."""
+
+    model = GeneratedAnswer
+    fields = ("sample", "parsed", "answer_text", "thinking", "tokens", "finish_reason", "text")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ModelScore)
 class ModelScoreAdmin(admin.ModelAdmin):
-    list_display = ("item", "run", "gold", "p_yes", "p_no", "relative_p_yes", "options", "soft_accuracy",
-                    "decision", "decision_rule", "decision_relative", "top_answer", "top_token", "perplexity",
+    inlines = [GeneratedAnswerInline]
+    list_display = ("item", "run", "gold", "p_yes", "p_yes_interval", "p_no", "relative_p_yes", "options",
+                    "soft_accuracy", "decision", "decision_rule", "decision_relative", "top_answer", "top_token", "perplexity",
                     "prompt_tokens", "answer_mass")
     list_filter = ("run", "decision", "decision_rule", "answer_forms", "top_answer")
     raw_id_fields = ("run", "item")
@@ -195,6 +259,17 @@ class ModelScoreAdmin(admin.ModelAdmin):
     @admin.display(description="gold")
     def gold(self, obj):
         return obj.item.gold_answer
+
+    @admin.display(description="p(Yes) 95% interval")
+    def p_yes_interval(self, obj):
+        """Generated answers: Wilson over the item's n samples (unit: one sample of this item)."""
+        record = obj.generation or {}
+        if not record.get("n") or obj.p_yes is None:
+            return "–"
+        from experiments.logic.answer_parsing import wilson
+
+        low, high = wilson(record.get("counts", {}).get("yes", 0), record["n"])
+        return f"{low:.2f}–{high:.2f} (n={record['n']} samples, {record.get('unparsed', 0)} unparseable)"
 
     @admin.display(description="p(A) p(B) p(C) p(D)")
     def options(self, obj):

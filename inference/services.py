@@ -22,8 +22,11 @@ from experiments.models import Study
 from studyserver import dispatch
 from studyserver.env import VAR_DIR
 
-from . import selectors, strategies
-from .models import AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind, RunStatus
+from . import checks, selectors, strategies
+from .models import (
+    GENERATION_DEFAULTS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind,
+    RunStatus,
+)
 from .scorers import LoadConfig
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,8 @@ EMBEDDED_ALIASES = ("smollm2", "default", EMBEDDED_NAME.lower())
 CHUNK_BATCHES = 2  # batches per committed chunk
 
 # The options of run_model and the admin that make a configuration (LanguageModel.IDENTITY but the source).
-OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule")
+OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule",
+           *GENERATION_DEFAULTS)
 
 
 def default_answers(prompt_format: str) -> tuple[str, str]:
@@ -47,16 +51,22 @@ def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
     answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
-    backend: str = Backend.HF,
+    backend: str = Backend.HF, **generation,
 ) -> LanguageModel:
-    """Register a configuration; answers default to those of its prompt format (default_answers)."""
+    """Register a configuration; answers default to those of its prompt format (default_answers).
+    `generation`: the generation settings (GENERATION_DEFAULTS' names; decision rule 'generated')."""
+    unknown = sorted(set(generation) - set(GENERATION_DEFAULTS))
+    if unknown:
+        raise ValidationError(f"Unknown configuration option(s) {unknown}.")
     yes, no = default_answers(prompt_format)
     model = LanguageModel(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
         prompt_format=prompt_format, answer_forms=answer_forms, decision_rule=decision_rule, backend=backend,
         answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
+        **generation,
     )
     model.full_clean()
+    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     twin = language_model_matching(identity=model.identity())
     if twin is not None:
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
@@ -82,6 +92,8 @@ def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
+    if fixed:  # what the configuration reads changed: is it usable here?
+        checks.refuse(model)
     twin = language_model_matching(identity=model.identity())
     if twin is not None and twin.pk != model.pk:
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
@@ -110,6 +122,8 @@ def _variant_name(base: str, base_identity: dict, identity: dict) -> str:
             parts.append(f"decision {value}")
         elif name == "revision":
             parts.append(f"rev {value}")
+        elif name in GENERATION_DEFAULTS and name != "sampling":
+            parts.append(f"{name}={value}")
         else:
             parts.append(str(value))
     name = f"{base} [{', '.join(parts)}]" if parts else base
@@ -163,13 +177,14 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
     yes, no = default_answers(prompt_format)
     identity = {"backend": Backend.HF, "source": source, "gguf_file": gguf_file, "revision": "",
                 "dtype": Dtype.FLOAT32, "prompt_format": prompt_format, "answer_yes": yes, "answer_no": no,
-                "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **asked}
+                "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **GENERATION_DEFAULTS, **asked}
     twin = language_model_matching(identity=identity)
     if twin is not None:
         return twin, False
     short = re.sub(r"\s+", " ", f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path)
     defaults = {**identity, "prompt_format": PromptFormat.RAW, "answer_yes": " Yes", "answer_no": " No",
-                "dtype": Dtype.FLOAT32, "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, "revision": ""}
+                "dtype": Dtype.FLOAT32, "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, "revision": "",
+                **GENERATION_DEFAULTS}
     fields = {k: v for k, v in identity.items() if k != "source"}
     return language_model_create(name=_variant_name(short, defaults, identity), source=source,
                                  device=device or "auto", **fields), True
@@ -301,10 +316,10 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
             if ModelRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
                 run.refresh_from_db()
                 return run
-            results = scorer.score(strategy.requests(run, chunk))
+            results = strategy.compute(scorer, run, chunk)
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
-                strategy.row_model.objects.bulk_create(rows, ignore_conflicts=True)
+                strategy.store(run, rows)
                 run.items_done = strategy.stored_count(run)
                 ModelRun.objects.filter(pk=run.pk).update(items_done=run.items_done)
             if on_progress:
@@ -318,3 +333,38 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
             model_run_transition(run=run, to=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     run.refresh_from_db()
     return run
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def language_model_check(*, model: LanguageModel) -> ModelRun:
+    """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on the newest
+    study with items, scored where runs are (studyserver.dispatch); ValidationError saying why not."""
+    from experiments.models import Item
+
+    checks.refuse(model)
+    item = Item.objects.exclude(study__isnull=True).order_by("-study_id", "id").first()
+    if item is None:
+        raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
+    run = model_run_launch(study=item.study, language_model=model, item_limit=1, batch_size=1)
+    run.refresh_from_db()
+    return run
+
+
+def check_answer(*, run: ModelRun) -> str:
+    """What a run answered on its first item, in a line (the admin's check and the run's page)."""
+    score = run.scores.select_related("item").order_by("item_id").first()
+    if score is None:
+        return "— (not scored yet)" if run.status in (RunStatus.QUEUED, RunStatus.RUNNING) else "— (no score)"
+    where = f"item {score.item.code} (gold {score.item.gold_answer}): "
+    if score.generation:
+        first = score.generated_answers.order_by("sample").first()
+        text = (first.text if first else "").strip().replace("\n", " ")
+        shown = text[:160] + ("…" if len(text) > 160 else "")
+        return (f"{where}{score.decision}, p(Yes) {score.p_yes:.2f} over {score.generation.get('n')} sample(s); "
+                f"wrote “{shown}”")
+    if score.p_yes is None:
+        return f"{where}{score.decision} (p(gold) {score.soft_accuracy:.3f})"
+    return (f"{where}{score.decision} (p(Yes) {score.p_yes:.3f}, p(No) {score.p_no:.3f}; top token "
+            f"{score.top_token!r})")

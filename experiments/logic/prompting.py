@@ -49,18 +49,22 @@ class PromptSetting:
         return turns
 
 
-def _separator(question: str) -> str:
-    """A question ending in a cue ("Answer:") is continued on its line; any other on the next."""
-    return " " if question.rstrip().endswith(":") else "\n"
+def _separator(question: str, *, last: bool) -> str:
+    """A question ending in a cue ("Answer:") is answered on its line: after a space in a demonstration,
+    and with nothing added after the item's own (the model writes the space, " Yes", as a scored
+    variant does); any other question is answered on the next line."""
+    if question.rstrip().endswith(":"):
+        return "" if last else " "
+    return "\n"
 
 
 def render_raw(turns: tuple[Turn, ...]) -> str:
     """The turns as one raw prompt: each demonstration's question, its answer, a blank line; then
     the item's question, ready for the model's answer."""
     parts: list[str] = []
-    for turn in turns:
+    for n, turn in enumerate(turns):
         if turn.role == "user":
-            parts.append(turn.text.rstrip() + _separator(turn.text))
+            parts.append(turn.text.rstrip() + _separator(turn.text, last=n == len(turns) - 1))
         else:
             parts.append(turn.text.strip() + "\n\n")
     return "".join(parts)
