@@ -67,7 +67,8 @@ def section(run_ids: list[int]):
         return None
     out = Section("generated", "Generated answers (decision rule 'generated')", unit=UNIT)
     out.tables["runs"] = runs
-    out.tables["items"] = items
+    if (items["n"] > 1).any():  # each item's p(Yes) estimate with its interval over its own samples
+        out.tables["items"] = items
     out.n_obs = int(runs["samples"].sum())
     total, other = int(runs["samples"].sum()), int(runs["unparseable"].sum())
     out.notes += [
@@ -75,10 +76,7 @@ def section(run_ids: list[int]):
         "model's answer is then neither yes nor no, and it counts as not correct.",
         "Each item's answer is the most frequent answer among its n samples (ties: the one sampled first); its "
         "p(Yes) estimate is the share of yes among them, with a Wilson 95% interval over those samples (table "
-        "'items'). The raw text of every sample, its thinking (<think>…</think>) kept apart, is stored with the "
+        "'items', when n > 1). The raw text of every sample, its thinking (<think>…</think>) kept apart, is stored with the "
         "score (admin: generated answers).",
     ]
-    if other:
-        out.warnings.append(f"{other} of {total} generated answers could not be read (see the section 'Generated "
-                            "answers').")
     return out

@@ -277,6 +277,8 @@ RULE_TEXT = {
     ("relative", "multiple_choice"): "relative: the likeliest of the letters A–D (001)",
     ("top_token", "yes_no"): "top token over the whole vocabulary (000 §4.2)",
     ("top_token", "multiple_choice"): "top token over the whole vocabulary (000 §4.2)",
+    ("generated", "yes_no"): "generated: the answer written, the most frequent of n samples (p(Yes): share of yes)",
+    ("generated", "multiple_choice"): "generated: the letter written, the most frequent of n samples",
 }
 CONFIGURATION_COLUMNS = {
     "configuration": "the model configuration",
@@ -351,7 +353,7 @@ def _rule_origin(run: Run, design: str, rule: str) -> str:
 
     paper = registry.scoring(design)
     return _origin(run.decision_rule, rule, paper.decision_rule, paper.decision_source,
-                   {"relative": "relative", "top_token": "top token"})
+                   {"relative": "relative", "top_token": "top token", "generated": "generated"})
 
 
 def configurations(runs: Iterable[Run], scores, variants):
@@ -379,6 +381,8 @@ def configurations(runs: Iterable[Run], scores, variants):
             "dtype": r.dtype, "answers": " / ".join(repr(a) for a in r.answers),
             "variants": _variants_by_design(r, variants) or "(none stored)", "scores": len(part),
             "mean_answer_mass": mass, "decision_rules": "; ".join(rules),
-            "warning": mass_warning(mass, "multiple_choice" if r.kind == "multiple_choice" else "yes_no"),
+            # generated answers: the mass is the share of samples parsed (analysis/generated.py says it)
+            "warning": "" if r.decision_rule == "generated" else
+            mass_warning(mass, "multiple_choice" if r.kind == "multiple_choice" else "yes_no"),
         })
     return pd.DataFrame(rows, columns=list(CONFIGURATION_COLUMNS))

@@ -19,10 +19,11 @@ from ..logic import answer_parsing, prompting
 GENERATE, IMPORT = "generate", "import"
 
 # How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
-RELATIVE, TOP_TOKEN = "relative", "top_token"
+RELATIVE, TOP_TOKEN, GENERATED = "relative", "top_token", "generated"
 DECISION_RULES = {
     RELATIVE: "relative: the likelier of the answers (p(Yes) vs p(No), the letters for multiple choice)",
     TOP_TOKEN: "top token: the most probable token over the whole vocabulary",
+    GENERATED: "generated: the answer the model writes, read by the design's parser (`generation`)",
 }
 # Which surface forms of the answers are scored and summed (inference.models.AnswerForms' values but
 # 'paper'; inference.scorers.base.AnswerSet applies them).
