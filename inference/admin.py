@@ -14,7 +14,16 @@ from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, Ru
 class LanguageModelForm(forms.ModelForm):
     class Meta:
         model = LanguageModel
-        fields = ["name", *LanguageModel.IDENTITY, "device"]
+        fields = ["name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "concurrency" in self.fields:
+            self.fields["concurrency"].required = False  # empty: the default (4 per server)
+
+    def clean_concurrency(self):
+        value = self.cleaned_data.get("concurrency")
+        return LanguageModel._meta.get_field("concurrency").default if value in (None, "") else value
 
     def clean(self):
         cleaned = super().clean()
