@@ -14,13 +14,19 @@ from .models import GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRu
 class LanguageModelForm(forms.ModelForm):
     class Meta:
         model = LanguageModel
-        fields = ["name", *LanguageModel.IDENTITY, "device"]
+        fields = ["name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "concurrency" in self.fields:
+            self.fields["concurrency"].required = False  # empty: the default (4 per server)
         for name in GENERATION_DEFAULTS:  # left empty: the default (they only apply to generated answers)
             if name in self.fields:
                 self.fields[name].required = False
+
+    def clean_concurrency(self):
+        value = self.cleaned_data.get("concurrency")
+        return LanguageModel._meta.get_field("concurrency").default if value in (None, "") else value
 
     def clean(self):
         for name, default in GENERATION_DEFAULTS.items():
@@ -33,7 +39,7 @@ class LanguageModelForm(forms.ModelForm):
         target = self.instance if self.instance.pk else LanguageModel()
         changed = [n for n in LanguageModel.IDENTITY if getattr(self.instance, n) != changes.get(n)]
         if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, …)
-            candidate = LanguageModel(**{n: v for n, v in changes.items() if n in LanguageModel.IDENTITY})
+            candidate = LanguageModel(**changes)
             for field, message in checks.problems(candidate):
                 self.add_error(field if field in self.fields else None, message)
             if self.errors:
@@ -65,6 +71,7 @@ class LanguageModelAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "backend", "source", "gguf_file", "revision", "dtype", "device", "prompt_format",
                            "answer_yes", "answer_no", "answer_forms", "decision_rule")}),
+        ("Server and chat backends", {"fields": LanguageModel.SERVER_FIELDS}),
         ("Generation mode (decision rule 'generated')", {"fields": tuple(GENERATION_DEFAULTS), "description": (
             "The model writes its answer: n samples per item (greedy: one), cut at a stop string or max tokens; "
             "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),

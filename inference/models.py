@@ -119,7 +119,14 @@ def stop_strings(value: str) -> tuple[str, ...]:
 
 class Backend(models.TextChoices):
     HF = "hf", "Hugging Face transformers"
+    SERVER = "server", "inference server (OpenAI-compatible completions: vLLM, SGLang, llama.cpp, TGI)"
+    CHAT = "chat", "hosted chat model (OpenAI-compatible chat completions with top_logprobs; no perplexity)"
     FAKE = "fake", "fake scorer (tests only: no model, deterministic numbers)"
+
+
+REMOTE_BACKENDS = (Backend.SERVER, Backend.CHAT)
+env_name_validator = RegexValidator(r"^[A-Z_][A-Z0-9_]*$", "The name of an environment variable (A-Z, 0-9, _), "
+                                    "never the key itself.")
 
 
 class RunStatus(StateChoices):
@@ -151,7 +158,8 @@ class LanguageModel(models.Model):
     changed (services refuse it): other options make another configuration."""
 
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
-                "answer_forms", "decision_rule", *GENERATION_DEFAULTS)
+                "answer_forms", "decision_rule", "server_model", "start_token", *GENERATION_DEFAULTS)
+    SERVER_FIELDS = ("server_urls", "server_model", "start_token", "concurrency", "api_key_env")
 
     name = models.CharField(max_length=120, unique=True)
     backend = models.CharField(max_length=12, choices=Backend.choices, default=Backend.HF)
@@ -192,6 +200,27 @@ class LanguageModel(models.Model):
     answer_parser = models.CharField(
         max_length=12, choices=answer_parser_choices, default="paper",
         help_text="How the generated text is read: each design's parser, or one for every design.")
+    # Server and chat backends (docs/models.md). URLs, concurrency and the key's variable do not
+    # decide the numbers (the same model behind another address scores the same); the served model does.
+    server_urls = models.TextField(
+        blank=True, help_text="Server and chat backends: the base URL of each server (one per line, e.g. "
+        "http://gpu1:8000); a run fans its items out across them.",
+    )
+    server_model = models.CharField(
+        max_length=200, blank=True, help_text="The model name the server serves (its /v1/models id; empty: the "
+        "server's only model). Chat backend: the provider's model name.",
+    )
+    start_token = models.CharField(
+        max_length=40, blank=True, help_text="Server backend: the start token's text put before every prompt (the "
+        "hf scorer's rule: BOS, else EOS; '<|im_start|>' for SmolLM2), so the first word's probability counts. "
+        "Empty: none (the perplexity then skips the prompt's first token).",
+    )
+    concurrency = models.PositiveIntegerField(default=4, help_text="Requests in flight per server.")
+    api_key_env = models.CharField(
+        max_length=80, blank=True, validators=[env_name_validator],
+        help_text="The environment variable (or Django setting) holding the API key, e.g. OPENAI_API_KEY. The key "
+        "itself is never stored.",
+    )
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
         help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
@@ -214,6 +243,7 @@ class LanguageModel(models.Model):
         return self.decision_rule == DecisionRule.GENERATED
 
     def clean(self):
+        self._clean_server()
         errors: dict[str, str] = {}
         try:
             stop_strings(self.stop)
@@ -236,13 +266,30 @@ class LanguageModel(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    def _clean_server(self):
+        if self.backend in REMOTE_BACKENDS and not self.urls():
+            raise ValidationError({"server_urls": "A server or chat configuration needs at least one server URL."})
+        bad = [u for u in self.urls() if not u.startswith(("http://", "https://"))]
+        if bad:
+            raise ValidationError({"server_urls": f"Not an http(s) URL: {', '.join(bad)}."})
+        if self.backend == Backend.CHAT and not self.server_model:
+            raise ValidationError({"server_model": "A chat configuration names the provider's model."})
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValidationError({"concurrency": "At least one request in flight."})
+
+    def urls(self) -> list[str]:
+        return [u.strip() for u in (self.server_urls or "").replace(",", "\n").splitlines() if u.strip()]
+
     def identity(self) -> dict:
         """The options that decide the numbers (two configurations never share all of them)."""
         return {name: getattr(self, name) for name in self.IDENTITY}
 
     def snapshot(self) -> dict:
         """What a run stores of its configuration."""
-        return {"name": self.name, "device": self.device, **self.identity()}
+        out = {"name": self.name, "device": self.device, **self.identity()}
+        if self.backend in REMOTE_BACKENDS:  # the variable's name only: the key is never stored
+            out.update(server_urls=self.urls(), concurrency=self.concurrency, api_key_env=self.api_key_env)
+        return out
 
 
 class ModelRun(models.Model):

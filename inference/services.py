@@ -51,19 +51,20 @@ def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
     answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
-    backend: str = Backend.HF, **generation,
+    backend: str = Backend.HF, **fields,
 ) -> LanguageModel:
     """Register a configuration; answers default to those of its prompt format (default_answers).
-    `generation`: the generation settings (GENERATION_DEFAULTS' names; decision rule 'generated')."""
-    unknown = sorted(set(generation) - set(GENERATION_DEFAULTS))
+    `fields`: LanguageModel.SERVER_FIELDS (server and chat backends) and the generation settings
+    (GENERATION_DEFAULTS' names; decision rule 'generated')."""
+    unknown = sorted(set(fields) - set(LanguageModel.SERVER_FIELDS) - set(GENERATION_DEFAULTS))
     if unknown:
-        raise ValidationError(f"Unknown configuration option(s) {unknown}.")
+        raise ValidationError(f"Unknown configuration field(s) {unknown}.")
     yes, no = default_answers(prompt_format)
     model = LanguageModel(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
         prompt_format=prompt_format, answer_forms=answer_forms, decision_rule=decision_rule, backend=backend,
         answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
-        **generation,
+        **fields,
     )
     model.full_clean()
     checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
@@ -234,8 +235,32 @@ def model_run_enqueue(*, run: ModelRun) -> None:
             error=f"The task broker could not be reached ({exc}); nothing was queued. Retry the run once it is back.",
         )
 
-    dispatch.send("inference.run_model", args=[run_id], queue=run.queue, log_name=f"model-run-{run_id}",
-                  on_unreachable=unreachable)
+    shards = _shards(run.language_model)
+    if shards == 1:
+        dispatch.send("inference.run_model", args=[run_id], queue=run.queue, log_name=f"model-run-{run_id}",
+                      on_unreachable=unreachable)
+        return
+    for shard in range(shards):  # one task per server: workers score the run's items side by side
+        dispatch.send("inference.run_model_shard", args=[run_id, shard], queue="cpu",
+                      log_name=f"model-run-{run_id}-shard-{shard}", on_unreachable=unreachable)
+
+
+def _shards(lm: LanguageModel) -> int:
+    """How many tasks a run of this configuration fans out to: one per server (server backend)."""
+    return max(1, len(lm.urls())) if lm.backend == Backend.SERVER else 1
+
+
+def api_key(name: str) -> str:
+    """The API key in the environment variable (or Django setting) `name`; never stored anywhere."""
+    from studyserver.env import secret_from_environment
+
+    if not name:
+        return ""
+    value = secret_from_environment(name) or getattr(settings, name, "")
+    if not value:
+        raise ValidationError(f"The API key variable {name} is not set; set it in the worker's environment "
+                              "(or Django settings), never in the configuration.")
+    return value
 
 
 def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun:
@@ -275,15 +300,23 @@ def model_run_retry(*, run: ModelRun) -> ModelRun:
     return run
 
 
-def _build_scorer(run: ModelRun):
+def _build_scorer(run: ModelRun, shard: int | None = None):
     from . import scorers
 
     lm = run.language_model
+    extra = {}
+    if lm.backend == Backend.SERVER:
+        urls = lm.urls() if shard is None else [lm.urls()[shard]]
+        extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
+                           "start_token": lm.start_token, "api_key": api_key(lm.api_key_env)}
+    elif lm.backend == Backend.CHAT:
+        extra["chat"] = {"url": lm.urls()[0], "model": lm.server_model, "concurrency": lm.concurrency,
+                         "api_key": api_key(lm.api_key_env)}
     return scorers.build(
         lm.backend,
         LoadConfig(source=lm.source, gguf_file=lm.gguf_file, revision=lm.revision, dtype=lm.dtype, device=run.effective_device),
         answers=strategies.model_answers(lm), prompt_format=lm.prompt_format, batch_size=run.batch_size,
-        cache_dir=VAR_DIR / "models", memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None),
+        cache_dir=VAR_DIR / "models", memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None), **extra,
     )
 
 
@@ -293,23 +326,38 @@ def _record_setup(run: ModelRun, scorer) -> None:
     except importlib.metadata.PackageNotFoundError:
         duet = "unknown"
     info = {"duet": duet, "python": sys.version.split()[0], "scorer": scorer.name, **scorer.describe()}
+    if "usage" in (run.versions or {}):  # requests and tokens of earlier attempts (a resumed run) are kept
+        info["usage_earlier"] = [*run.versions.get("usage_earlier", []), run.versions["usage"]]
     ModelRun.objects.filter(pk=run.pk).update(versions=info)
     run.versions = info
 
 
-def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None) -> ModelRun:
+def _record_usage(run: ModelRun, scorer) -> None:
+    """Requests, tokens (and cost where reported) of a server or chat scorer so far, in the run's versions."""
+    if hasattr(scorer, "usage_json"):
+        run.versions = {**run.versions, "usage": scorer.usage_json()}
+        ModelRun.objects.filter(pk=run.pk).update(versions=run.versions)
+
+
+def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
+                      shard: int | None = None) -> ModelRun:
     """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
-    worker died resumes, finished chunks are never recomputed or duplicated."""
+    worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
+    with several servers): this task scores the units k, k + n, … on server k; the run is done when
+    every unit is stored, whichever shard stores the last."""
     run = ModelRun.objects.select_related("language_model", "study").get(pk=run_id)
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
     model_run_transition(run=run, to=RunStatus.RUNNING)
     strategy = strategies.for_kind(run.kind)
     try:
-        scorer = scorer or _build_scorer(run)
+        scorer = scorer or _build_scorer(run, shard)
         _record_setup(run, scorer)
         stored = strategy.stored_keys(run)
-        pending = [unit for unit in strategy.run_units(run) if strategy.key(unit) not in stored]
+        units = strategy.run_units(run)
+        if shard is not None:
+            units = units[shard :: _shards(run.language_model)]
+        pending = [unit for unit in units if strategy.key(unit) not in stored]
         if on_progress:
             on_progress(len(stored), run.items_total)
         for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
@@ -322,11 +370,17 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
                 strategy.store(run, rows)
                 run.items_done = strategy.stored_count(run)
                 ModelRun.objects.filter(pk=run.pk).update(items_done=run.items_done)
+            _record_usage(run, scorer)
             if on_progress:
                 on_progress(run.items_done, run.items_total)
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
-        model_run_transition(run=run, to=RunStatus.DONE)
+        if shard is None or strategy.stored_count(run) >= run.items_total:
+            try:
+                model_run_transition(run=run, to=RunStatus.DONE)
+            except ValidationError:
+                if shard is None or ModelRun.objects.get(pk=run.pk).status != RunStatus.DONE:
+                    raise  # (another shard finishing at the same moment made it done: nothing to do)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
         if ModelRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists():
