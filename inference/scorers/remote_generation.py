@@ -53,3 +53,43 @@ def completions_generate(scorer, requests: list[GenerationRequest]) -> list[tupl
         return [(prompts[i], tuple(samples)) for i, samples in enumerate(out)]
 
     return http.run(scorer._session(body))
+
+
+def chat_messages(scorer, turns: tuple[tuple[str, str], ...]) -> list[dict]:
+    """The turns as chat messages (each question without its "Answer:" cue, as the chat scorer asks)."""
+    messages = [{"role": "system", "content": scorer.system}] if getattr(scorer, "system", "") else []
+    for role, text in turns:
+        messages.append({"role": role, "content": scorer.question(text) if role == "user" else text.strip()})
+    return messages
+
+
+def chat_generate(scorer, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+    """ChatScorer.generate: the turns as chat messages to /v1/chat/completions; the prompt stored is
+    the messages as JSON."""
+    import json
+
+    async def one(client, messages: list[dict], request: GenerationRequest, sample: int) -> Generated:
+        answer = await client.post("/v1/chat/completions", {"model": scorer.model, "messages": messages,
+                                                            **_body(request, sample)})
+        if answer.get("model") and hasattr(scorer, "reported_models"):
+            scorer.reported_models.add(str(answer["model"]))
+        choice = answer["choices"][0]
+        message = choice.get("message") or {}
+        text = message.get("content") or ""
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        if reasoning:  # the provider's separate thinking: kept apart, never parsed
+            text = f"<think>{reasoning}</think>{text}"
+        return _generated(text, choice, answer, request.sampling)
+
+    async def body():
+        async with http.ServerClient(scorer.url, concurrency=scorer.concurrency, retries=scorer.retries,
+                                     timeout=scorer.timeout, api_key=scorer._api_key, usage=scorer.usage) as client:
+            messages = [chat_messages(scorer, r.turns) for r in requests]
+            jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.sampling.samples)]
+            done = await http.gather(one(client, messages[i], requests[i], s) for i, s in jobs)
+        out: list[list[Generated]] = [[] for _ in requests]
+        for (i, _), generated in zip(jobs, done):
+            out[i].append(generated)
+        return [(json.dumps(messages[i], ensure_ascii=False), tuple(samples)) for i, samples in enumerate(out)]
+
+    return http.run(body())
