@@ -180,3 +180,39 @@ def test_smollm2_greedy_answers_are_the_same_batched_and_alone(modal, smollm2_ge
     free = together[0][1][0].text  # the same prompt without the stop string
     assert "," in free, free  # SmolLM2 answers " No, …" here
     assert cut.text == free[: free.index(",")] and cut.finish_reason == "stop"
+
+
+def test_a_generated_multiple_choice_run_reads_letters_and_shares_them():
+    from experiments.designs import multiple_choice as mc_items
+
+    study = StudyFactory(design="multiple-choice")
+    bank = "id,context,question,option_a,option_b,option_c,option_d,answer,type\n" + "\n".join(
+        f'q{n},"{PROMPTS[n].splitlines()[0]}","Which follows?",one,two,three,four,{"ABCD"[n]},3e1c' for n in range(2))
+    mc_items.items_import_multiple_choice(study=study, data=bank)
+    lm = _fake(sampling="sampled", samples=6, seed=2)
+    run = services.model_run_create(study=study, language_model=lm, kind="multiple_choice")
+    assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
+    for score in ModelScore.objects.filter(run=run).select_related("item"):
+        parsed = list(score.generated_answers.order_by("sample").values_list("parsed", flat=True))
+        assert set(parsed) <= {"A", "B", "C", "D", "other"} and score.generation["parser"] == "letter"
+        assert score.option_probs == {x: parsed.count(x) / 6 for x in "ABCD"}
+        assert score.soft_accuracy == parsed.count(score.item.gold_answer) / 6
+        assert score.answer_mass == sum(x != "other" for x in parsed) / 6
+    # the fake writes "B) is the one." among its answers: the letter parser reads it; its yes/no texts are 'other'
+    assert GeneratedAnswer.objects.filter(score__run=run, parsed="B").exists()
+    assert GeneratedAnswer.objects.filter(score__run=run, parsed="other").exists()
+
+
+def test_run_model_takes_the_generation_options_and_names_the_new_configuration(modal):
+    from io import StringIO
+
+    base = services.language_model_create(name="fake-base", source="/fake/base", backend="fake", device="cpu")
+    out = StringIO()
+    call_command("run_model", modal.slug, "--model", base.name, "--decision-rule", "generated", "--sampling",
+                 "sampled", "--samples", "3", "--seed", "4", "--stop", "\n\n", "--max-new-tokens", "40",
+                 "--no-progress", stdout=out)
+    made = LanguageModel.objects.exclude(pk=base.pk).get()
+    assert "New model configuration" in out.getvalue() and made.name.startswith("fake-base [decision generated")
+    assert (made.sampling, made.samples, made.seed, made.max_new_tokens, json.loads(made.stop)) == \
+        ("sampled", 3, 4, 40, ["\n\n"])
+    assert GeneratedAnswer.objects.filter(score__run__language_model=made).count() == 3 * modal.items.count()
