@@ -216,3 +216,20 @@ def test_run_model_takes_the_generation_options_and_names_the_new_configuration(
     assert (made.sampling, made.samples, made.seed, made.max_new_tokens, json.loads(made.stop)) == \
         ("sampled", 3, 4, 40, ["\n\n"])
     assert GeneratedAnswer.objects.filter(score__run__language_model=made).count() == 3 * modal.items.count()
+
+
+def test_smollm2_in_chat_format_reads_the_demonstrations_as_turns_of_its_chat_template():
+    from inference.scorers import build
+    from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
+    from studyserver.env import VAR_DIR
+
+    scorer = build("hf", LoadConfig(source=services.EMBEDDED_SOURCE, gguf_file=services.EMBEDDED_GGUF, device="cpu"),
+                   answers=None, prompt_format="chat", batch_size=2, cache_dir=VAR_DIR / "models")
+    item = prompting.ItemText(prompt=prompting.dual_sided._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
+                                                                   "Y").text, variant="template-1")
+    turns = tuple((t.role, t.text) for t in prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
+    ((prompt, (answer,)),) = scorer.generate([GenerationRequest(key=0, turns=turns,
+                                                                sampling=SamplingSpec(max_new_tokens=6))])
+    assert prompt.count("<|im_start|>user\n") == 3 and prompt.count("<|im_start|>assistant\n") == 3
+    assert "<|im_start|>assistant\nTrue. Food Y contains" in prompt and prompt.endswith("<|im_start|>assistant\n")
+    assert answer.text.strip() and answer.tokens <= 6
