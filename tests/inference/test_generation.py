@@ -233,3 +233,17 @@ def test_smollm2_in_chat_format_reads_the_demonstrations_as_turns_of_its_chat_te
     assert prompt.count("<|im_start|>user\n") == 3 and prompt.count("<|im_start|>assistant\n") == 3
     assert "<|im_start|>assistant\nTrue. Food Y contains" in prompt and prompt.endswith("<|im_start|>assistant\n")
     assert answer.text.strip() and answer.tokens <= 6
+
+
+def test_the_admin_shows_a_scores_samples_and_its_interval(modal, admin_client):
+    from django.urls import reverse
+
+    lm = _fake(sampling="sampled", samples=4, seed=9)
+    run = services.model_run_create(study=modal, language_model=lm)
+    run_model_task.apply(args=[run.pk])
+    score = ModelScore.objects.filter(run=run).first()
+    page = admin_client.get(reverse("admin:inference_modelscore_change", args=[score.pk])).content.decode()
+    for answer in score.generated_answers.all():
+        assert answer.answer_text.replace("\n", " ").split()[0] in page
+    listing = admin_client.get(reverse("admin:inference_modelscore_changelist") + f"?run__id__exact={run.pk}")
+    assert "(n=4 samples, " in listing.content.decode()
