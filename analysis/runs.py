@@ -278,6 +278,8 @@ RULE_TEXT = {
     ("relative", "multiple_choice"): "relative: the likeliest of the letters A–D (001)",
     ("top_token", "yes_no"): "top token over the whole vocabulary (000 §4.2)",
     ("top_token", "multiple_choice"): "top token over the whole vocabulary (000 §4.2)",
+    ("generated", "yes_no"): "generated: the answer written, the most frequent of n samples (p(Yes): share of yes)",
+    ("generated", "multiple_choice"): "generated: the letter written, the most frequent of n samples",
 }
 RULE_NAMES = {"relative": "relative", "top_token": "top token"}
 CONFIGURATION_COLUMNS = {
@@ -384,7 +386,7 @@ def _rule_origin(run: Run, design: str, rule: str) -> str:
 
     paper = registry.scoring(design)
     return _origin(run.decision_rule, rule, paper.decision_rule, paper.decision_source,
-                   {"relative": "relative", "top_token": "top token"})
+                   {"relative": "relative", "top_token": "top token", "generated": "generated"})
 
 
 def configurations(runs: Iterable[Run], scores, variants):
@@ -418,6 +420,7 @@ def configurations(runs: Iterable[Run], scores, variants):
             "other_share": (float((part["decision"] == OTHER).mean()) if len(part) and "decision" in part
                             else float("nan")),
             "other_by_rule": other_text(others),
-            "warning": "; ".join(w for w in warning if w),
+            # generated answers: the mass is the share of samples parsed (analysis/generated.py says it)
+            "warning": "" if r.decision_rule == "generated" else "; ".join(w for w in warning if w),
         })
     return pd.DataFrame(rows, columns=list(CONFIGURATION_COLUMNS))

@@ -33,7 +33,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from . import factors, frames, paired_frames, runs
+    from . import factors, frames, generated, paired_frames, runs
     from .rprocess import RProcess
     from .report import ReportInputs, build_report
 
@@ -56,7 +56,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             runs_requested=sorted(set(run_ids or [])),
             paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)),
-            extra_sections=tuple(s for s in [power_section_for(study, used)] if s is not None),
+            extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared),
             designs=tuple(factors.study_designs(study)),

@@ -11,21 +11,43 @@ from studyserver import workers
 from studyserver.admin_display import rounded, structured
 from studyserver.job_admin import JobAdminMixin
 
-from . import services
-from .models import LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind
+from . import checks, services
+from .models import GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
 
 
 class LanguageModelForm(forms.ModelForm):
     class Meta:
         model = LanguageModel
-        fields = ["name", *LanguageModel.IDENTITY, "device"]
+        fields = ["name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "concurrency" in self.fields:
+            self.fields["concurrency"].required = False  # empty: the default (4 per server)
+        for name in GENERATION_DEFAULTS:  # left empty: the default (they only apply to generated answers)
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean_concurrency(self):
+        value = self.cleaned_data.get("concurrency")
+        return LanguageModel._meta.get_field("concurrency").default if value in (None, "") else value
 
     def clean(self):
+        for name, default in GENERATION_DEFAULTS.items():
+            if name in self.fields and self.cleaned_data.get(name) in (None, ""):
+                self.cleaned_data[name] = default
         cleaned = super().clean()
         if self.errors:
             return cleaned
         changes = {name: cleaned[name] for name in self.Meta.fields if name in cleaned}
         target = self.instance if self.instance.pk else LanguageModel()
+        changed = [n for n in LanguageModel.IDENTITY if getattr(self.instance, n) != changes.get(n)]
+        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, …)
+            candidate = LanguageModel(**changes)
+            for field, message in checks.problems(candidate):
+                self.add_error(field if field in self.fields else None, message)
+            if self.errors:
+                return cleaned
         try:  # the service's checks, on a copy: nothing is written before save_model
             fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes.get(n)]
             if fixed and self.instance.runs.exists():
@@ -49,6 +71,37 @@ class LanguageModelAdmin(admin.ModelAdmin):
     list_filter = ("prompt_format", "dtype", "decision_rule", "backend")
     search_fields = ("name", "source")
     readonly_fields = ("token_ids_used", "created_at")
+    actions = ["check_configurations"]
+    fieldsets = (
+        (None, {"fields": ("name", "backend", "source", "gguf_file", "revision", "dtype", "device", "prompt_format",
+                           "answer_yes", "answer_no", "answer_forms", "decision_rule")}),
+        ("Server and chat backends", {"fields": LanguageModel.SERVER_FIELDS}),
+        ("Generation mode (decision rule 'generated')", {"fields": tuple(GENERATION_DEFAULTS), "description": (
+            "The model writes its answer: n samples per item (greedy: one), cut at a stop string or max tokens; "
+            "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),
+        ("Recorded", {"fields": ("token_ids_used", "created_at")}),
+    )
+
+    @admin.action(description="Check: score one item and show the answer")
+    def check_configurations(self, request, queryset):
+        """A one-item check run per configuration, on the newest study with items it can score; the
+        answer is shown here when the run is done at once (eager), else on the run's page."""
+        for model in queryset:
+            try:
+                run = services.language_model_check(model=model)
+            except ValidationError as exc:
+                self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
+                continue
+            url = reverse("admin:inference_modelrun_change", args=[run.pk])
+            if run.status == RunStatus.DONE:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> answered: {}', model.name,
+                                                       url, run.pk, services.check_answer(run=run)))
+            elif run.status == RunStatus.FAILED:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> failed: {}', model.name,
+                                                       url, run.pk, run.error), level=messages.ERROR)
+            else:
+                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> queued; its answer shows on '
+                                                       "its page.", model.name, url, run.pk))
 
     def get_queryset(self, request):
         from django.db.models import Count
@@ -117,13 +170,17 @@ class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
     list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_jobs", "retry_jobs"]
-    readonly_fields = ("status", "progress", "partial", "scores_link", "queue", "started_at", "finished_at",
+    readonly_fields = ("status", "progress", "partial", "scores_link", "answer", "queue", "started_at", "finished_at",
                        "configuration_table", "versions_table", "error", "created_at")
     # a configuration's keys are LanguageModel's fields: shown with their labels ("GGUF file", not gguf_file)
     configuration_table = structured(ModelRun, "configuration", labels={
         f.name: str(f.verbose_name) for f in LanguageModel._meta.fields})
     versions_table = structured(ModelRun, "versions", labels={
         f.name: str(f.verbose_name) for f in LanguageModel._meta.fields if f.name in ("dtype", "prompt_format")})
+
+    @admin.display(description="answer (first item)")
+    def answer(self, obj):
+        return services.check_answer(run=obj) if obj.pk else "—"
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -133,7 +190,7 @@ class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return [name for name in ("study", "language_model", "kind", "status", "progress", "partial", "scores_link",
+        return [name for name in ("study", "language_model", "kind", "status", "progress", "partial", "scores_link", "answer",
                                   "batch_size", "device", "item_limit", "queue", "started_at", "finished_at", "error",
                                   "configuration_table", "versions_table") if name != "queue" or workers.queues_shown()]
 
@@ -168,11 +225,25 @@ class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
         return super().has_change_permission(request, obj)
 
 
+class GeneratedAnswerInline(admin.TabularInline):
+    """The samples of a score in generation mode: raw text, thinking apart, the parsed answer."""
+
+    model = GeneratedAnswer
+    fields = ("sample", "parsed", "answer_text", "thinking", "tokens", "finish_reason", "text")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ModelScore)
 class ModelScoreAdmin(admin.ModelAdmin):
-    list_display = ("item", "run", "gold", "p_yes_rounded", "p_no_rounded", "relative_p_yes_rounded", "options",
-                    "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer", "top_token",
-                    "perplexity_rounded", "prompt_tokens", "answer_mass_rounded")
+    inlines = [GeneratedAnswerInline]
+    list_display = ("item", "run", "gold", "p_yes_rounded", "p_yes_interval", "p_no_rounded", "relative_p_yes_rounded",
+                    "options", "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer",
+                    "top_token", "perplexity_rounded", "prompt_tokens", "answer_mass_rounded")
     p_yes_rounded, p_no_rounded = rounded(ModelScore, "p_yes"), rounded(ModelScore, "p_no")
     relative_p_yes_rounded = rounded(ModelScore, "relative_p_yes")
     soft_accuracy_rounded = rounded(ModelScore, "soft_accuracy")
@@ -191,6 +262,17 @@ class ModelScoreAdmin(admin.ModelAdmin):
     @admin.display(description="gold")
     def gold(self, obj):
         return obj.item.gold_answer
+
+    @admin.display(description="p(Yes) 95% interval")
+    def p_yes_interval(self, obj):
+        """Generated answers: Wilson over the item's n samples (unit: one sample of this item)."""
+        record = obj.generation or {}
+        if not record.get("n") or obj.p_yes is None:
+            return "–"
+        from experiments.logic.answer_parsing import wilson
+
+        low, high = wilson(record.get("counts", {}).get("yes", 0), record["n"])
+        return f"{low:.2f}–{high:.2f} (n={record['n']} samples, {record.get('unparsed', 0)} unparseable)"
 
     @admin.display(description="p(A) p(B) p(C) p(D)")
     def options(self, obj):

@@ -1,6 +1,6 @@
 """Language models, model runs and their per-item scores (paper 003 §4.1, 000 Eq. 4).
 
-Writes go through inference/services.py. A run's status only moves along RunStatus.transitions().
+Writes go through inference/services.py. A run's status is the jobs' status machine (studyserver/jobs.py).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ class DecisionRule(models.TextChoices):
     PAPER = "paper", "each design's paper's rule"
     RELATIVE = "relative", "relative: the likelier of the answers (p(Yes) vs p(No); 003 §4.1)"
     TOP_TOKEN = "top_token", "top token: the most probable token over the whole vocabulary (000 §4.2)"
+    GENERATED = "generated", "generated: the model writes its answer (n samples; the share of yes is p(Yes))"
 
 
 class AnswerForms(models.TextChoices):
@@ -79,9 +80,53 @@ def answer_forms_choices() -> list[tuple[str, str]]:
     return [(AnswerForms.PAPER, paper_forms_label()), *AnswerForms.choices[1:]]
 
 
+class Sampling(models.TextChoices):
+    GREEDY = "greedy", "greedy (the likeliest token each step; one sample)"
+    SAMPLED = "sampled", "sampled (at the temperature, seeded per item)"
+
+
+def generation_prompt_choices() -> list[tuple[str, str]]:
+    return [("paper", "each design's paper's prompt (004: two-shot chain of thought)"),
+            ("zero-shot", "zero-shot: the item's prompt alone")]
+
+
+def answer_parser_choices() -> list[tuple[str, str]]:
+    from experiments.logic.answer_parsing import PARSERS
+
+    return [("paper", "each design's parser"), *PARSERS.items()]
+
+
+# A configuration's generation settings and their defaults (decision rule 'generated' only).
+GENERATION_DEFAULTS = {"sampling": "greedy", "samples": 1, "temperature": 1.0, "max_new_tokens": 128, "stop": "[]",
+                       "seed": 0, "generation_prompt": "paper", "answer_parser": "paper"}
+MAX_STOP_STRINGS = 4  # the OpenAI-compatible APIs' limit
+
+
+def stop_strings(value: str) -> tuple[str, ...]:
+    """A configuration's stop strings, stored as a JSON list of strings; ValueError saying what is wrong."""
+    import json
+
+    try:
+        found = json.loads(value or "[]")
+    except ValueError:
+        raise ValueError('Stop strings must be a JSON list of strings, e.g. ["\\n\\n", "Question:"].') from None
+    if not isinstance(found, list) or not all(isinstance(x, str) and x for x in found):
+        raise ValueError('Stop strings must be a JSON list of non-empty strings, e.g. ["\\n\\n"].')
+    if len(found) > MAX_STOP_STRINGS:
+        raise ValueError(f"At most {MAX_STOP_STRINGS} stop strings (what OpenAI-compatible servers accept).")
+    return tuple(found)
+
+
 class Backend(models.TextChoices):
     HF = "hf", "Hugging Face transformers"
+    SERVER = "server", "inference server (OpenAI-compatible completions: vLLM, SGLang, llama.cpp, TGI)"
+    CHAT = "chat", "hosted chat model (OpenAI-compatible chat completions with top_logprobs; no perplexity)"
     FAKE = "fake", "fake scorer (tests only: no model, deterministic numbers)"
+
+
+REMOTE_BACKENDS = (Backend.SERVER, Backend.CHAT)
+env_name_validator = RegexValidator(r"^[A-Z_][A-Z0-9_]*$", "The name of an environment variable (A-Z, 0-9, _), "
+                                    "never the key itself.")
 
 
 # A run's status: the one status machine of every background job (studyserver/jobs.py).
@@ -98,7 +143,8 @@ class LanguageModel(models.Model):
     changed (services refuse it): other options make another configuration."""
 
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
-                "answer_forms", "decision_rule")
+                "answer_forms", "decision_rule", "server_model", "start_token", *GENERATION_DEFAULTS)
+    SERVER_FIELDS = ("server_urls", "server_model", "start_token", "concurrency", "api_key_env")
 
     name = models.CharField(
         max_length=120, unique=True, help_text="What reports and lists call this configuration, e.g. smollm2-chat.",
@@ -152,6 +198,43 @@ class LanguageModel(models.Model):
         max_length=10, choices=decision_rule_choices, default=DecisionRule.PAPER,
         help_text="Which answer a score counts as the model's: 'paper' takes each design's rule.",
     )
+    # generation mode (decision rule 'generated'; issue 28)
+    sampling = models.CharField(max_length=8, choices=Sampling.choices, default=Sampling.GREEDY)
+    samples = models.PositiveSmallIntegerField(
+        default=1, help_text="Answers generated per item (n); the share of yes among them is p(Yes). Sampled only.")
+    temperature = models.FloatField(default=1.0, help_text="Sampling temperature (sampled only).")
+    max_new_tokens = models.PositiveIntegerField(default=128, help_text="The most tokens one answer may have.")
+    stop = models.TextField(
+        default="[]", blank=True,
+        help_text='Stop strings, a JSON list (at most 4): ["\\n\\n", "Question:"]. The answer ends before the first.')
+    seed = models.IntegerField(default=0, help_text="Sampling seed; each item's samples are seeded by it and the item.")
+    generation_prompt = models.CharField(
+        max_length=20, choices=generation_prompt_choices, default="paper",
+        help_text="The prompt setting: the design's paper's (few-shot demonstrations, chain of thought) or zero-shot.")
+    answer_parser = models.CharField(
+        max_length=12, choices=answer_parser_choices, default="paper",
+        help_text="How the generated text is read: each design's parser, or one for every design.")
+    # Server and chat backends (docs/models.md). URLs, concurrency and the key's variable do not
+    # decide the numbers (the same model behind another address scores the same); the served model does.
+    server_urls = models.TextField(
+        blank=True, help_text="Server and chat backends: the base URL of each server (one per line, e.g. "
+        "http://gpu1:8000); a run fans its items out across them.",
+    )
+    server_model = models.CharField(
+        max_length=200, blank=True, help_text="The model name the server serves (its /v1/models id; empty: the "
+        "server's only model). Chat backend: the provider's model name.",
+    )
+    start_token = models.CharField(
+        max_length=40, blank=True, help_text="Server backend: the start token's text put before every prompt (the "
+        "hf scorer's rule: BOS, else EOS; '<|im_start|>' for SmolLM2), so the first word's probability counts. "
+        "Empty: none (the perplexity then skips the prompt's first token).",
+    )
+    concurrency = models.PositiveIntegerField(default=4, help_text="Requests in flight per server.")
+    api_key_env = models.CharField(
+        max_length=80, blank=True, validators=[env_name_validator],
+        help_text="The environment variable (or Django setting) holding the API key, e.g. OPENAI_API_KEY. The key "
+        "itself is never stored.",
+    )
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
         help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
@@ -170,13 +253,58 @@ class LanguageModel(models.Model):
     def queue(self) -> str:
         return "cpu" if self.device == "cpu" else "gpu"
 
+    @property
+    def generates(self) -> bool:
+        return self.decision_rule == DecisionRule.GENERATED
+
+    def clean(self):
+        self._clean_server()
+        errors: dict[str, str] = {}
+        try:
+            stop_strings(self.stop)
+        except ValueError as exc:
+            errors["stop"] = str(exc)
+        if not self.generates:
+            changed = [n for n, default in GENERATION_DEFAULTS.items() if getattr(self, n) != default]
+            if changed:
+                errors["decision_rule"] = (f"{', '.join(changed)} only apply when the decision rule is 'generated'; "
+                                           "choose that rule or leave them at their defaults.")
+        if self.sampling == Sampling.GREEDY and (self.samples or 1) > 1:
+            errors["samples"] = ("Greedy decoding writes the same answer every time: choose 'sampled' for n > 1 "
+                                 "samples, or keep 1.")
+        if self.samples is not None and not 1 <= self.samples <= 100:
+            errors["samples"] = "Samples per item must be from 1 to 100."
+        if self.sampling == Sampling.SAMPLED and (self.temperature is None or self.temperature <= 0):
+            errors["temperature"] = "A sampled answer needs a temperature above 0 (greedy decoding is temperature 0)."
+        if self.max_new_tokens is not None and not 1 <= self.max_new_tokens <= 8192:
+            errors["max_new_tokens"] = "Max tokens must be from 1 to 8192."
+        if errors:
+            raise ValidationError(errors)
+
+    def _clean_server(self):
+        if self.backend in REMOTE_BACKENDS and not self.urls():
+            raise ValidationError({"server_urls": "A server or chat configuration needs at least one server URL."})
+        bad = [u for u in self.urls() if not u.startswith(("http://", "https://"))]
+        if bad:
+            raise ValidationError({"server_urls": f"Not an http(s) URL: {', '.join(bad)}."})
+        if self.backend == Backend.CHAT and not self.server_model:
+            raise ValidationError({"server_model": "A chat configuration names the provider's model."})
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValidationError({"concurrency": "At least one request in flight."})
+
+    def urls(self) -> list[str]:
+        return [u.strip() for u in (self.server_urls or "").replace(",", "\n").splitlines() if u.strip()]
+
     def identity(self) -> dict:
         """The options that decide the numbers (two configurations never share all of them)."""
         return {name: getattr(self, name) for name in self.IDENTITY}
 
     def snapshot(self) -> dict:
         """What a run stores of its configuration."""
-        return {"name": self.name, "device": self.device, **self.identity()}
+        out = {"name": self.name, "device": self.device, **self.identity()}
+        if self.backend in REMOTE_BACKENDS:  # the variable's name only: the key is never stored
+            out.update(server_urls=self.urls(), concurrency=self.concurrency, api_key_env=self.api_key_env)
+        return out
 
 
 class ModelRun(Job):
@@ -326,6 +454,10 @@ class ModelScore(models.Model):
     perplexity = models.FloatField(help_text="exp of the mean NLL over the item text's tokens (docs/models.md).")
     prompt_tokens = models.PositiveIntegerField(help_text="The tokens the perplexity counts.")
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
+    generation = models.JSONField(
+        default=dict, blank=True,
+        help_text="Generation mode: the prompt sent, its setting, the parser, n and the count of each answer read "
+                  "(p_yes, p_no, soft_accuracy and answer_mass are then shares of the n samples).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -336,6 +468,27 @@ class ModelScore(models.Model):
         if self.p_yes is None:  # multiple choice
             return f"{self.item} · {self.decision}, p(gold)={self.soft_accuracy:.3f}"
         return f"{self.item} · p(yes)={self.p_yes:.3f}"
+
+
+class GeneratedAnswer(models.Model):
+    """One generated answer (a sample) of a score in generation mode: the raw text as the model wrote
+    it, its thinking (<think>…</think>) apart from its answer, and the answer the design's parser read."""
+
+    score = models.ForeignKey(ModelScore, on_delete=models.CASCADE, related_name="generated_answers")
+    sample = models.PositiveSmallIntegerField(help_text="0 … n−1")
+    text = models.TextField(help_text="The raw generated text, cut before the first stop string.")
+    thinking = models.TextField(blank=True, help_text="A reasoning model's thinking, kept apart from its answer.")
+    answer_text = models.TextField(blank=True, help_text="The text after the thinking: what the parser reads.")
+    parsed = models.CharField(max_length=5, help_text="The answer read (yes, no, a letter) or 'other' when unparseable.")
+    tokens = models.PositiveIntegerField(help_text="Tokens generated.")
+    finish_reason = models.CharField(max_length=10, help_text="stop (a stop string or end of text) or length.")
+
+    class Meta:
+        ordering = ["score", "sample"]
+        constraints = [models.UniqueConstraint(fields=["score", "sample"], name="generatedanswer_unique_sample")]
+
+    def __str__(self) -> str:
+        return f"{self.score.item} #{self.sample}: {self.parsed}"
 
 
 class ProbeScore(models.Model):

@@ -21,8 +21,11 @@ from experiments.models import Study
 from studyserver import jobs
 from studyserver.env import VAR_DIR
 
-from . import selectors, strategies
-from .models import AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind, RunStatus
+from . import checks, selectors, strategies
+from .models import (
+    GENERATION_DEFAULTS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind,
+    RunStatus,
+)
 from .scorers import LoadConfig
 
 log = logging.getLogger(__name__)
@@ -34,7 +37,8 @@ EMBEDDED_ALIASES = ("smollm2", "default", EMBEDDED_NAME.lower())
 CHUNK_BATCHES = 2  # batches per committed chunk
 
 # The options of run_model and the admin that make a configuration (LanguageModel.IDENTITY but the source).
-OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule")
+OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule",
+           *GENERATION_DEFAULTS)
 
 
 def default_answers(prompt_format: str) -> tuple[str, str]:
@@ -46,16 +50,23 @@ def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
     answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
-    backend: str = Backend.HF,
+    backend: str = Backend.HF, **fields,
 ) -> LanguageModel:
-    """Register a configuration; answers default to those of its prompt format (default_answers)."""
+    """Register a configuration; answers default to those of its prompt format (default_answers).
+    `fields`: LanguageModel.SERVER_FIELDS (server and chat backends) and the generation settings
+    (GENERATION_DEFAULTS' names; decision rule 'generated')."""
+    unknown = sorted(set(fields) - set(LanguageModel.SERVER_FIELDS) - set(GENERATION_DEFAULTS))
+    if unknown:
+        raise ValidationError(f"Unknown configuration field(s) {unknown}.")
     yes, no = default_answers(prompt_format)
     model = LanguageModel(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
         prompt_format=prompt_format, answer_forms=answer_forms, decision_rule=decision_rule, backend=backend,
         answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
+        **fields,
     )
     model.full_clean()
+    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     twin = language_model_matching(identity=model.identity())
     if twin is not None:
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
@@ -81,6 +92,8 @@ def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
+    if fixed:  # what the configuration reads changed: is it usable here?
+        checks.refuse(model)
     twin = language_model_matching(identity=model.identity())
     if twin is not None and twin.pk != model.pk:
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
@@ -109,6 +122,8 @@ def _variant_name(base: str, base_identity: dict, identity: dict) -> str:
             parts.append(f"decision {value}")
         elif name == "revision":
             parts.append(f"rev {value}")
+        elif name in GENERATION_DEFAULTS and name != "sampling":
+            parts.append(f"{name}={value}")
         else:
             parts.append(str(value))
     name = f"{base} [{', '.join(parts)}]" if parts else base
@@ -162,13 +177,14 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
     yes, no = default_answers(prompt_format)
     identity = {"backend": Backend.HF, "source": source, "gguf_file": gguf_file, "revision": "",
                 "dtype": Dtype.FLOAT32, "prompt_format": prompt_format, "answer_yes": yes, "answer_no": no,
-                "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **asked}
+                "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **GENERATION_DEFAULTS, **asked}
     twin = language_model_matching(identity=identity)
     if twin is not None:
         return twin, False
     short = re.sub(r"\s+", " ", f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path)
     defaults = {**identity, "prompt_format": PromptFormat.RAW, "answer_yes": " Yes", "answer_no": " No",
-                "dtype": Dtype.FLOAT32, "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, "revision": ""}
+                "dtype": Dtype.FLOAT32, "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, "revision": "",
+                **GENERATION_DEFAULTS}
     fields = {k: v for k, v in identity.items() if k != "source"}
     return language_model_create(name=_variant_name(short, defaults, identity), source=source,
                                  device=device or "auto", **fields), True
@@ -209,8 +225,32 @@ def model_run_launch(**kwargs) -> ModelRun:
 
 def model_run_enqueue(*, run: ModelRun) -> None:
     """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits;
-    an unreachable broker fails the run, saying so (studyserver/jobs.py)."""
-    jobs.job_dispatch(run)
+    an unreachable broker fails the run, saying so (studyserver/jobs.py). A server configuration with
+    several servers fans out: one task per server, each scoring its share of the items."""
+    shards = _shards(run.language_model)
+    if shards == 1:
+        jobs.job_dispatch(run)
+        return
+    for shard in range(shards):  # one task per server: workers score the run's items side by side
+        jobs.job_dispatch(run, task="inference.run_model_shard", args=(shard,), queue="cpu", part=f"-shard-{shard}")
+
+
+def _shards(lm: LanguageModel) -> int:
+    """How many tasks a run of this configuration fans out to: one per server (server backend)."""
+    return max(1, len(lm.urls())) if lm.backend == Backend.SERVER else 1
+
+
+def api_key(name: str) -> str:
+    """The API key in the environment variable (or Django setting) `name`; never stored anywhere."""
+    from studyserver.env import secret_from_environment
+
+    if not name:
+        return ""
+    value = secret_from_environment(name) or getattr(settings, name, "")
+    if not value:
+        raise ValidationError(f"The API key variable {name} is not set; set it in the worker's environment "
+                              "(or Django settings), never in the configuration.")
+    return value
 
 
 def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun:
@@ -227,15 +267,23 @@ def model_run_retry(*, run: ModelRun) -> ModelRun:
     return jobs.job_retry(run)
 
 
-def _build_scorer(run: ModelRun):
+def _build_scorer(run: ModelRun, shard: int | None = None):
     from . import scorers
 
     lm = run.language_model
+    extra = {}
+    if lm.backend == Backend.SERVER:
+        urls = lm.urls() if shard is None else [lm.urls()[shard]]
+        extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
+                           "start_token": lm.start_token, "api_key": api_key(lm.api_key_env)}
+    elif lm.backend == Backend.CHAT:
+        extra["chat"] = {"url": lm.urls()[0], "model": lm.server_model, "concurrency": lm.concurrency,
+                         "api_key": api_key(lm.api_key_env)}
     return scorers.build(
         lm.backend,
         LoadConfig(source=lm.source, gguf_file=lm.gguf_file, revision=lm.revision, dtype=lm.dtype, device=run.effective_device),
         answers=strategies.model_answers(lm), prompt_format=lm.prompt_format, batch_size=run.batch_size,
-        cache_dir=VAR_DIR / "models", memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None),
+        cache_dir=VAR_DIR / "models", memory_limit_gb=getattr(settings, "DUET_WORKER_MAX_MEMORY_GB", None), **extra,
     )
 
 
@@ -245,22 +293,37 @@ def _record_setup(run: ModelRun, scorer) -> None:
     except importlib.metadata.PackageNotFoundError:
         duet = "unknown"
     info = {"duet": duet, "python": sys.version.split()[0], "scorer": scorer.name, **scorer.describe()}
+    if "usage" in (run.versions or {}):  # requests and tokens of earlier attempts (a resumed run) are kept
+        info["usage_earlier"] = [*run.versions.get("usage_earlier", []), run.versions["usage"]]
     ModelRun.objects.filter(pk=run.pk).update(versions=info)
     run.versions = info
 
 
-def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None) -> ModelRun:
+def _record_usage(run: ModelRun, scorer) -> None:
+    """Requests, tokens (and cost where reported) of a server or chat scorer so far, in the run's versions."""
+    if hasattr(scorer, "usage_json"):
+        run.versions = {**run.versions, "usage": scorer.usage_json()}
+        ModelRun.objects.filter(pk=run.pk).update(versions=run.versions)
+
+
+def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
+                      shard: int | None = None) -> ModelRun:
     """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
-    worker died resumes, finished chunks are never recomputed or duplicated."""
+    worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
+    with several servers): this task scores the units k, k + n, … on server k; the run is done when
+    every unit is stored, whichever shard stores the last."""
     run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
     if not claimed:
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
     strategy = strategies.for_kind(run.kind)
     try:
-        scorer = scorer or _build_scorer(run)
+        scorer = scorer or _build_scorer(run, shard)
         _record_setup(run, scorer)
         stored = strategy.stored_keys(run)
-        pending = [unit for unit in strategy.run_units(run) if strategy.key(unit) not in stored]
+        units = strategy.run_units(run)
+        if shard is not None:
+            units = units[shard :: _shards(run.language_model)]
+        pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         if on_progress:
             on_progress(len(stored), run.items_total)
@@ -268,18 +331,59 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
             if not jobs.job_still_running(run):  # cancelled meanwhile
                 run.refresh_from_db()
                 return run
-            results = scorer.score(strategy.requests(run, chunk))
+            results = strategy.compute(scorer, run, chunk)
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
-                strategy.row_model.objects.bulk_create(rows, ignore_conflicts=True)
+                strategy.store(run, rows)
                 jobs.job_progress(run, strategy.stored_count(run))
+            _record_usage(run, scorer)
             if on_progress:
                 on_progress(run.items_done, run.items_total)
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
-        jobs.job_finish(run)
+        if shard is None or strategy.stored_count(run) >= run.items_total:
+            try:
+                jobs.job_finish(run)
+            except jobs.JobRefused:
+                if shard is None or ModelRun.objects.get(pk=run.pk).status != RunStatus.DONE:
+                    raise  # (another shard finishing at the same moment made it done: nothing to do)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
         jobs.job_fail(run, exc)  # unless it was cancelled meanwhile
     run.refresh_from_db()
     return run
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def language_model_check(*, model: LanguageModel) -> ModelRun:
+    """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on the newest
+    study with items, scored where runs are (studyserver.dispatch); ValidationError saying why not."""
+    from experiments.models import Item
+
+    checks.refuse(model)
+    item = Item.objects.exclude(study__isnull=True).order_by("-study_id", "id").first()
+    if item is None:
+        raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
+    run = model_run_launch(study=item.study, language_model=model, item_limit=1, batch_size=1)
+    run.refresh_from_db()
+    return run
+
+
+def check_answer(*, run: ModelRun) -> str:
+    """What a run answered on its first item, in a line (the admin's check and the run's page)."""
+    score = run.scores.select_related("item").order_by("item_id").first()
+    if score is None:
+        return "— (not scored yet)" if run.status in (RunStatus.QUEUED, RunStatus.RUNNING) else "— (no score)"
+    where = f"item {score.item.code} (gold {score.item.gold_answer}): "
+    if score.generation:
+        first = score.generated_answers.order_by("sample").first()
+        text = (first.text if first else "").strip().replace("\n", " ")
+        shown = text[:160] + ("…" if len(text) > 160 else "")
+        return (f"{where}{score.decision}, p(Yes) {score.p_yes:.2f} over {score.generation.get('n')} sample(s); "
+                f"wrote “{shown}”")
+    if score.p_yes is None:
+        return f"{where}{score.decision} (p(gold) {score.soft_accuracy:.3f})"
+    return (f"{where}{score.decision} (p(Yes) {score.p_yes:.3f}, p(No) {score.p_no:.3f}; top token "
+            f"{score.top_token!r})")

@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import models
 
 from experiments.designs import registry
+from experiments.logic import answer_parsing, prompting
 from experiments.models import Item, ItemKind, Study
 from studyserver.registry import Registry
 
 from . import probes
-from .models import AnswerForms, DecisionRule, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind
+from .models import (
+    AnswerForms, DecisionRule, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind,
+    Sampling, stop_strings,
+)
 from .probes import Probe, study_probes
 from .scorers import AnswerSet, Request, Result, summarise, summarise_options
+from .scorers.base import OPTION_LETTERS, GenerationRequest, SamplingSpec
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,14 @@ class Strategy:
     def rows(self, run: ModelRun, units: list, results: list[Result]) -> list[models.Model]:
         raise NotImplementedError
 
+    def compute(self, scorer, run: ModelRun, units: list) -> list[Result]:
+        """The scorer's results for a chunk of units (in their order)."""
+        return scorer.score(self.requests(run, units))
+
+    def store(self, run: ModelRun, rows: list[models.Model]) -> None:
+        """Write a chunk's rows (inside the run loop's transaction); a row already stored is kept."""
+        self.row_model.objects.bulk_create(rows, ignore_conflicts=True)
+
     # --- shared ---------------------------------------------------------------------------------
     def run_units(self, run: ModelRun) -> list:
         """The run's units in order: every unit of the study, the first `item_limit` if set."""
@@ -118,6 +131,55 @@ class ItemStrategy(Strategy):
         items = {item.pk: item for item in units}
         return [self.row(run, items[result.key], result) for result in results]
 
+    # --- generation mode (decision rule 'generated') ----------------------------------------------
+    def compute(self, scorer, run, units):
+        """Log-probabilities of the item's own prompt (perplexity, the likelier answer, the top token),
+        and, in generation mode, the samples the model writes for the design's prompt setting."""
+        results = scorer.score(self.requests(run, units))
+        config = run.language_model
+        if not config.generates:
+            return results
+        spec = sampling_spec(config)
+        asked = [GenerationRequest(key=item.pk, turns=item_turns(config, item), sampling=spec) for item in units]
+        written = scorer.generate(asked)
+        return [replace(result, prompt_sent=prompt, generations=tuple(samples))
+                for result, (prompt, samples) in zip(results, written, strict=True)]
+
+    def labels(self, config: LanguageModel, item: Item) -> dict[str, str]:
+        """The parser's vocabulary for this item: normalised word → answer label."""
+        raise NotImplementedError
+
+    def read(self, run: ModelRun, item: Item, result: Result) -> tuple[answer_parsing.Tally, dict, list]:
+        """Parse each sample: the tally, the score's `generation` record and its GeneratedAnswer rows."""
+        config = run.language_model
+        design = registry.generation(item.design)
+        parser = design.parser if config.answer_parser in ("", "paper") else config.answer_parser
+        words = self.labels(config, item)
+        answers, parsed = [], []
+        for n, sample in enumerate(result.generations):
+            thinking, answer_text = answer_parsing.split_thinking(sample.text)
+            label = answer_parsing.parse(parser, answer_text, words)
+            parsed.append(label)
+            answers.append(GeneratedAnswer(sample=n, text=sample.text, thinking=thinking, answer_text=answer_text,
+                                           parsed=label, tokens=sample.tokens, finish_reason=sample.finish_reason))
+        tally = answer_parsing.Tally(tuple(parsed))
+        record = {"prompt": result.prompt_sent, "setting": design.prompt(config.generation_prompt).name,
+                  "parser": parser, "n": tally.n, "counts": {label: tally.count(label) for label in sorted(set(parsed))},
+                  "unparsed": tally.count(answer_parsing.OTHER), "sampling": config.sampling,
+                  "seed": config.seed, "temperature": config.temperature if config.sampling == Sampling.SAMPLED else 0.0,
+                  "max_new_tokens": config.max_new_tokens, "stop": list(stop_strings(config.stop))}
+        return tally, record, answers
+
+    def store(self, run, rows):
+        super().store(run, rows)
+        pending = {row.item_id: row._answers for row in rows if getattr(row, "_answers", None)}
+        if not pending:
+            return
+        stored = dict(ModelScore.objects.filter(run=run, item_id__in=pending).values_list("item_id", "pk"))
+        GeneratedAnswer.objects.bulk_create(
+            [replace_score(answer, stored[item]) for item, answers in pending.items() for answer in answers],
+            ignore_conflicts=True)
+
     def row(self, run: ModelRun, item: Item, result: Result) -> ModelScore:
         raise NotImplementedError
 
@@ -146,10 +208,27 @@ class YesNoStrategy(ItemStrategy):
             return AnswerSet.words(answers, words["yes"], words["no"])
         return answers
 
+    def labels(self, config, item):
+        words = item.answer_words or {}
+        said = {label: [text for text in (getattr(config, f"answer_{label}"), words.get(label)) if text]
+                for label in ("yes", "no")}
+        for label, extra in registry.generation(item.design).synonyms:
+            said.setdefault(label, []).extend(extra)
+        return answer_parsing.vocabulary(said)
+
     def row(self, run, item, result):
         s = summarise(result, item.gold_answer)
-        return ModelScore(**self.common(run, item, result, s), p_yes=s.p_yes, p_no=s.p_no,
-                          relative_p_yes=s.relative_p_yes)
+        if not result.generations:
+            return ModelScore(**self.common(run, item, result, s), p_yes=s.p_yes, p_no=s.p_no,
+                              relative_p_yes=s.relative_p_yes)
+        tally, record, answers = self.read(run, item, result)
+        yes, no = tally.count("yes"), tally.count("no")
+        fields = {**self.common(run, item, result, s), "decision": tally.decision, "generation": record,
+                  "soft_accuracy": tally.share(item.gold_answer), "answer_mass": (yes + no) / tally.n}
+        score = ModelScore(**fields, p_yes=tally.share("yes"), p_no=tally.share("no"),
+                           relative_p_yes=yes / (yes + no) if yes + no else None)
+        score._answers = answers
+        return score
 
 
 class MultipleChoiceStrategy(ItemStrategy):
@@ -158,9 +237,21 @@ class MultipleChoiceStrategy(ItemStrategy):
     def answers(self, config, item):
         return AnswerSet.letters(model_answers(config, item_scoring(config, item.design).answer_forms))
 
+    def labels(self, config, item):
+        return answer_parsing.vocabulary({letter: (letter,) for letter in OPTION_LETTERS})
+
     def row(self, run, item, result):
         o = summarise_options(result, item.gold_answer)
-        return ModelScore(**self.common(run, item, result, o), option_probs=o.option_probs)
+        if not result.generations:
+            return ModelScore(**self.common(run, item, result, o), option_probs=o.option_probs)
+        tally, record, answers = self.read(run, item, result)
+        letters = list(o.option_probs)
+        fields = {**self.common(run, item, result, o), "decision": tally.decision, "generation": record,
+                  "soft_accuracy": tally.share(item.gold_answer),
+                  "answer_mass": sum(tally.count(x) for x in letters) / tally.n}
+        score = ModelScore(**fields, option_probs={x: tally.share(x) for x in letters})
+        score._answers = answers
+        return score
 
 
 class ProbeStrategy(Strategy):
@@ -199,6 +290,25 @@ class ProbeStrategy(Strategy):
                 top_token=result.top_token[:100], known=result.top_token_id in first,
             ))
         return out
+
+
+def sampling_spec(config: LanguageModel) -> SamplingSpec:
+    greedy = config.sampling == Sampling.GREEDY
+    return SamplingSpec(greedy=greedy, samples=1 if greedy else config.samples, temperature=config.temperature,
+                        max_new_tokens=config.max_new_tokens, stop=stop_strings(config.stop), seed=config.seed)
+
+
+def item_turns(config: LanguageModel, item: Item) -> tuple[tuple[str, str], ...]:
+    """The turns a model reads for `item` in generation mode: the configuration's prompt setting of the
+    item's design (its paper's by default: 004's two-shot chain of thought for dual-sided rules)."""
+    setting = registry.generation(item.design).prompt(config.generation_prompt)
+    text = prompting.ItemText(prompt=item.prompt, variant=item.variant or "", answer_words=item.answer_words or {})
+    return tuple((turn.role, turn.text) for turn in setting.turns(text))
+
+
+def replace_score(answer: GeneratedAnswer, score_id: int) -> GeneratedAnswer:
+    answer.score_id = score_id
+    return answer
 
 
 REGISTRY: Registry[Strategy] = Registry("run kind")

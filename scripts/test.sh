@@ -5,7 +5,7 @@
 # CPU, at most 4), after the tests marked `serial`, which run one at a time.
 source "$(dirname "$0")/common.sh"
 install_system_packages "$ROOT/scripts/apt/test"  # PostgreSQL, browsers, R: whatever the tests need
-ensure_venv test e2e inference analysis
+ensure_venv test e2e inference analysis server
 cd "$ROOT"
 source "$ROOT/scripts/postgres.sh"
 start_postgres

@@ -319,3 +319,9 @@ def login_throttle():
     if limit < 1 or minutes < 1:
         raise SettingsError("DUET_LOGIN_FAILURE_LIMIT and DUET_LOGIN_COOLOFF_MINUTES must be at least 1.")
     return limit, timedelta(minutes=minutes)
+
+
+def secret_from_environment(name: str) -> str:
+    """A secret (an inference API key) read from the environment variable `name` when it is needed;
+    it is kept in no setting, database row or log."""
+    return os.environ.get(name, "").strip()

@@ -216,9 +216,10 @@ def job_create(model: type[Job], *, send: bool = True, **fields) -> Job:
     return job
 
 
-def job_dispatch(job: Job) -> None:
+def job_dispatch(job: Job, *, task: str = "", args: tuple = (), queue: str = "", part: str = "") -> None:
     """Send the job's task through studyserver.dispatch; a broker that cannot be reached fails the job
-    (nothing was queued), saying so, so that retry sends it again."""
+    (nothing was queued), saying so, so that retry sends it again. `task`/`args`/`queue`/`part`: one part
+    of a job split across tasks (a model run's shard per server), sent with its own arguments."""
     model, pk = type(job), job.pk
 
     def unreachable(exc: Exception) -> None:
@@ -229,8 +230,8 @@ def job_dispatch(job: Job) -> None:
                          error=f"The task broker could not be reached ({exc}); nothing was queued. "
                                f"Retry the {model.NOUN} once the broker is back.")
 
-    dispatch.send(model.TASK, args=[pk], queue=job.dispatch_queue(), log_name=f"{model.LOG_NAME}-{pk}",
-                  on_unreachable=unreachable)
+    dispatch.send(task or model.TASK, args=[pk, *args], queue=queue or job.dispatch_queue(),
+                  log_name=f"{model.LOG_NAME}-{pk}{part}", on_unreachable=unreachable)
 
 
 def job_move(job: Job, to: str, **fields) -> Job:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..logic import dual_sided, rulebreakers, wording
+from ..logic import answer_parsing, dual_sided, prompting, rulebreakers, wording
 from ..logic import generate as gen
 from ..logic import multiple_choice as mc
 from ..logic.formula import Atom, Not, Or
@@ -14,7 +14,8 @@ from ..models import LogicSystem
 from ..logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from .registry import (
-    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Option, Scoring, Wording,
+    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option, Scoring,
+    Wording,
     register,
 )
 
@@ -144,6 +145,7 @@ register(Design(
         forms_source="000 Eq. 4: p+(x) sums 'Yes', 'yes' and 'YES' ('True', 'true', 'TRUE' where the phrasing asks "
                      "for true or false)",
     ),
+    generation=Generation(parser_source="000 §4.2 reads the first output token's answer (Yes/No, True/False)"),
     validity=FORM_VALID,
     gold="by the item's role (000 §3.2): no for a rulebreaker (its conclusion contradicts a fact the premises "
          "assume), yes for its non-rulebreaker; both share a valid form (MT or DS), so a rulebreaker is valid with "
@@ -184,6 +186,14 @@ register(Design(
         forms_source="004 reads a generated word and states no rule for token probabilities; Duet sums the "
                      "phrasing's words in three cases, as 000 Eq. 4 does",
     ),
+    generation=Generation(
+        parser=answer_parsing.FIRST_WORD,
+        parser_source="004 §3.1, Table 11 (Answer-Explain): the answer first, then its rationale",
+        prompts=(prompting.DUAL_SIDED_TWO_SHOT_COT, prompting.ZERO_SHOT),
+        paper_prompt=prompting.DUAL_SIDED_TWO_SHOT_COT.name,
+        # 004 §3.1: "affirmed (True/Right/Yes) and its flipped counterpart is negated (False/Wrong/No)"
+        synonyms=(("yes", ("true", "right", "yes")), ("no", ("false", "wrong", "no"))),
+    ),
     validity=NO_FORM,
     gold="by the item's role (004 §3.1): yes for the original rule, no for its flipped conclusion",
     wording=Wording(
@@ -212,6 +222,9 @@ register(Design(
                         "likeliest of the four letters",
         forms_source="001: the option letters only",
     ),
+    generation=Generation(parser=answer_parsing.LETTER,
+                          parser_source="001 §3: 'You need to answer in the form of 'Answer: <A/B/C/D>''",
+                          synonyms=()),
     validity=NO_FORM,
     gold="the letter of the right option in this item's order of the options (001)",
     wording=Wording(

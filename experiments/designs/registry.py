@@ -17,16 +17,17 @@ from dataclasses import dataclass, field
 
 from studyserver.registry import Registry
 
-from ..logic import human_defaults
+from ..logic import answer_parsing, human_defaults, prompting
 
 GENERATE, IMPORT = "generate", "import"
 BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
 
 # How a model's answer is decided (inference.models.DecisionRule's values but 'paper').
-RELATIVE, TOP_TOKEN = "relative", "top_token"
+RELATIVE, TOP_TOKEN, GENERATED = "relative", "top_token", "generated"
 DECISION_RULES = {
     RELATIVE: "relative: the likelier of the answers (p(Yes) vs p(No), the letters for multiple choice)",
     TOP_TOKEN: "top token: the most probable token over the whole vocabulary",
+    GENERATED: "generated: the answer the model writes, read by the design's parser (`generation`)",
 }
 # Which surface forms of the answers are scored and summed (inference.models.AnswerForms' values but
 # 'paper'; inference.scorers.base.AnswerSet applies them).
@@ -82,6 +83,34 @@ class Wording:
         shown = [text for text in (*self.instructions, "Answer Yes or No only") if text in self.participant]
         if shown:
             raise ValueError(f"participants must not read the model's answer instruction {shown[0]!r}")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """How a design's items are asked and read in generation mode (issue 28): the prompt settings
+    (few-shot demonstrations, chain of thought; experiments/logic/prompting.py), the one its paper
+    used, and the parser reading the generated answer (experiments/logic/answer_parsing.py) with the
+    words each answer label accepts beyond the item's own answer words."""
+
+    parser: str = answer_parsing.FIRST_WORD
+    parser_source: str = "003 §4.1 asks for Yes or No right after 'Answer:': the first word"
+    prompts: tuple[prompting.PromptSetting, ...] = (prompting.ZERO_SHOT,)
+    paper_prompt: str = prompting.ZERO_SHOT.name
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...] = (("yes", ("yes",)), ("no", ("no",)))
+
+    def __post_init__(self):
+        if self.parser not in answer_parsing.PARSERS:
+            raise ValueError(f"unknown answer parser {self.parser!r}; known: {', '.join(answer_parsing.PARSERS)}")
+        if self.paper_prompt not in {p.name for p in self.prompts}:
+            raise ValueError(f"the paper's prompt {self.paper_prompt!r} is not among the design's prompt settings")
+
+    def prompt(self, name: str) -> prompting.PromptSetting:
+        """The setting called `name` ('paper': the paper's)."""
+        wanted = self.paper_prompt if name in ("", "paper") else name
+        for setting in self.prompts:
+            if setting.name == wanted:
+                return setting
+        raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
 @dataclass(frozen=True)
@@ -176,6 +205,7 @@ class Design:
     # The keys of the report sections its items are read by (analysis/sections.py and paired_report.py
     # declare them; the report asks the registry which designs a section reads: designs_for_section).
     report_sections: tuple[str, ...] = ()
+    generation: Generation = Generation()  # generation mode: its prompts and its answer parser
 
     def __post_init__(self):
         if self.validity not in VALIDITY:
@@ -276,6 +306,12 @@ def pair_roles() -> dict[str, tuple[str, ...]]:
 def designs_for_section(key: str) -> list[str]:
     """The designs (names, sorted) whose items report section `key` reads."""
     return [d.name for d in all_designs() if key in d.report_sections]
+
+
+def generation(name: str) -> Generation:
+    """How items of design `name` are asked and read in generation mode (a default for catch items)."""
+    found = _designs.get(name)
+    return found.generation if found is not None else Generation()
 
 
 def item_valid(name: str, gold: str | None) -> bool | None:

@@ -62,3 +62,13 @@ def _fake(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch_s
     from .fake import FakeScorer
 
     return FakeScorer(config, answers=answers, prompt_format=prompt_format, batch_size=batch_size)
+
+
+@register("server")
+def _server(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch_size: int, cache_dir: Path | None = None,
+            memory_limit_gb: float | None = None, server: dict | None = None) -> Scorer:
+    """`server`: urls (list), model, concurrency, start_token, api_key (read from the environment by the caller)."""
+    from .server import ServerScorer
+
+    options = dict(server or {})
+    return ServerScorer(answers=answers, prompt_format=prompt_format, **options)

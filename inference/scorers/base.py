@@ -190,12 +190,70 @@ class Result:
     top_token: str
     top_logprob: float
     first_token_logprobs: dict[int, float] = field(default_factory=dict)  # a variant's first token → its log p
+    generations: tuple[Generated, ...] = ()  # generation mode: the request's samples (GenerationRequest)
+    prompt_sent: str = ""  # generation mode: the prompt the samples answer (rendered turns)
+
+
+# ------------------------------------------------------------------------------ generation mode
+@dataclass(frozen=True)
+class SamplingSpec:
+    """How answers are generated (a configuration's generation settings)."""
+
+    greedy: bool = True
+    samples: int = 1
+    temperature: float = 1.0
+    max_new_tokens: int = 128
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.samples < 1 or (self.greedy and self.samples != 1):
+            raise ValueError("greedy decoding gives one sample; sampled decoding needs n ≥ 1")
+        if self.max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    key: int | str
+    turns: tuple[tuple[str, str], ...]  # (role, text): demonstrations, then the item's question (a user turn)
+    sampling: SamplingSpec = SamplingSpec()
+
+
+@dataclass(frozen=True)
+class Generated:
+    text: str  # as written, cut before the first stop string
+    tokens: int
+    finish_reason: str  # "stop" (a stop string or the end of text) or "length"
+
+
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    """The text before the first stop string (as OpenAI-compatible servers return it), and whether one was found."""
+    at = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    return (text[:at], True) if at >= 0 else (text, False)
+
+
+def item_seed(seed: int, key: int | str) -> int:
+    """The seed of one item's samples: the same for the item whatever else is in its batch or run."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(f"{seed}:{key}".encode()).digest()[:4], "big")
+
+
+def raw_prompt(turns: tuple[tuple[str, str], ...]) -> str:
+    from experiments.logic.prompting import Turn, render_raw
+
+    return render_raw(tuple(Turn(role, text) for role, text in turns))
 
 
 class Scorer(Protocol):
     name: str
 
     def score(self, requests: list[Request]) -> list[Result]: ...
+
+    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+        """Each request's prompt as sent and its samples, in request order."""
+        ...
 
     def describe(self) -> dict: ...
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 import hashlib
 import math
 
-from .base import AnswerSet, LoadConfig, Request, Result, plan_variants
+from .base import (
+    AnswerSet, Generated, GenerationRequest, LoadConfig, Request, Result, cut_at_stop, item_seed, plan_variants, raw_prompt,
+)
+
+# What the fake "model" writes in generation mode: a yes, a no, a letter, an answer no parser reads, a
+# thinking model's answer (chosen by a hash of the prompt, the seed and the sample).
+FAKE_ANSWERS = ("Yes. The premises give it.", "No, it does not follow.\nAnswer: No", "B) is the one.",
+                "It depends on the reading.", "<think>Both premises hold, so</think>Yes")
 
 
 class FakeScorer:
@@ -45,4 +52,20 @@ class FakeScorer:
                 top_token_id=ord(best[0]), top_token=best[0], top_logprob=logprobs[best],
                 first_token_logprobs={ord(t[0]): max(p for u, p in logprobs.items() if u[0] == t[0]) for t in logprobs},
             ))
+        return out
+
+    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+        out = []
+        for request in requests:
+            prompt = raw_prompt(request.turns)
+            spec = request.sampling
+            samples = []
+            for n in range(spec.samples):
+                pick = hashlib.sha256(f"{self.config.source}|{prompt}|{item_seed(spec.seed, request.key)}|{n}"
+                                      f"|{spec.greedy}".encode()).digest()[0] % len(FAKE_ANSWERS)
+                text, stopped = cut_at_stop(FAKE_ANSWERS[pick][: spec.max_new_tokens], spec.stop)
+                long = len(FAKE_ANSWERS[pick]) > spec.max_new_tokens
+                samples.append(Generated(text=text, tokens=len(text), finish_reason="length" if long and not stopped
+                                         else "stop"))
+            out.append((prompt, tuple(samples)))
         return out

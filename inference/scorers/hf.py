@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import AnswerSet, Request, Result, Variants, plan_variants
+from .base import (
+    AnswerSet, Generated, GenerationRequest, Request, Result, Variants, cut_at_stop, item_seed, plan_variants, raw_prompt,
+)
 from .loading import Loaded, ModelDoesNotFit
 
 ANSWER_CUE = "Answer:"
@@ -264,3 +266,79 @@ class HFScorer:
             k += len(tokens) - 1
         self.continuation_rows += len(longer)
         return found
+
+    # --- generation mode ------------------------------------------------------------------------
+    def generation_prompt(self, turns: tuple[tuple[str, str], ...]) -> str:
+        """The text the model continues: the turns joined (raw) or through the chat template, each
+        question without a trailing answer cue (as format_prompt does)."""
+        if self.prompt_format == "raw":
+            return raw_prompt(turns)
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError("This tokenizer has no chat template; use the raw prompt format.")
+        messages = []
+        for role, text in turns:
+            text = text.rstrip()
+            if role == "user" and text.endswith(ANSWER_CUE):
+                text = text[: -len(ANSWER_CUE)].rstrip()
+            messages.append({"role": role, "content": text})
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def _prompt_ids(self, text: str) -> list[int]:
+        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return self._with_prefix(ids, [True] * len(ids))[0]
+
+    def _stop_ids(self) -> set[int]:
+        found = self.model.generation_config.eos_token_id
+        ids = set(found if isinstance(found, list) else [found]) if found is not None else set()
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(self.tokenizer.eos_token_id)
+        return ids
+
+    def _finish(self, new_ids: list[int], spec) -> Generated:
+        stops = self._stop_ids()
+        ended = next((i for i, t in enumerate(new_ids) if t in stops), None)
+        kept = new_ids if ended is None else new_ids[:ended]
+        text, stopped = cut_at_stop(self.tokenizer.decode(kept, skip_special_tokens=False), spec.stop)
+        if stopped:
+            kept_tokens = len(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else 0
+        else:
+            kept_tokens = len(kept)
+        reason = "stop" if stopped or ended is not None else "length"
+        return Generated(text=text, tokens=kept_tokens, finish_reason=reason)
+
+    @torch.inference_mode()
+    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+        """Greedy requests in left-padded batches; sampled ones one item at a time, seeded by the
+        configuration's seed and the item (item_seed), with n = num_return_sequences."""
+        prompts = [self.generation_prompt(r.turns) for r in requests]
+        out: dict[int, tuple[Generated, ...]] = {}
+        greedy = [i for i, r in enumerate(requests) if r.sampling.greedy]
+        for start in range(0, len(greedy), self.batch_size):
+            chunk = greedy[start : start + self.batch_size]
+            rows = self._generate([self._prompt_ids(prompts[i]) for i in chunk], requests[chunk[0]].sampling, n=1)
+            for i, row in zip(chunk, rows):
+                out[i] = (row,)
+        for i, request in enumerate(requests):
+            if not request.sampling.greedy:
+                torch.manual_seed(item_seed(request.sampling.seed, request.key))
+                out[i] = tuple(self._generate([self._prompt_ids(prompts[i])], request.sampling,
+                                              n=request.sampling.samples))
+        return [(prompts[i], out[i]) for i in range(len(requests))]
+
+    def _generate(self, batch: list[list[int]], spec, *, n: int) -> list[Generated]:
+        width = max(map(len, batch))
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, p in enumerate(batch):
+            ids[row, width - len(p):] = torch.tensor(p, dtype=torch.long)
+            mask[row, width - len(p):] = 1
+        options = {"max_new_tokens": spec.max_new_tokens, "pad_token_id": self.pad_id, "num_return_sequences": n}
+        if spec.greedy:
+            options.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        else:  # plain sampling at the temperature: no top-k or top-p from the model's generation config
+            options.update(do_sample=True, temperature=spec.temperature, top_p=1.0, top_k=0)
+        if spec.stop:
+            options.update(stop_strings=list(spec.stop), tokenizer=self.tokenizer)
+        device = self.loaded.device
+        produced = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), **options)
+        return [self._finish(row[width:].tolist(), spec) for row in produced]

@@ -94,6 +94,12 @@ def test_run_model_command_bad_input(study, args, message):
 
 
 def test_run_model_command_reports_a_failed_run(study, tmp_path):
+    # a folder without a model is refused before any run (issue 28: checked when the configuration is saved)
+    with pytest.raises(CommandError, match=r"holds no config.json"):
+        call_command("run_model", "tiny-study", "--model", str(tmp_path), "--device", "cpu",
+                     stdout=StringIO(), stderr=StringIO())
+    assert not ModelRun.objects.exists()
+    (tmp_path / "config.json").write_text("{}")  # looks like a model, fails to load: the run fails and says so
     with pytest.raises(CommandError, match=r"failed: .*"):
         call_command("run_model", "tiny-study", "--model", str(tmp_path), "--device", "cpu",
                      stdout=StringIO(), stderr=StringIO())

@@ -50,7 +50,7 @@ def test_the_embedded_default_gets_a_chat_twin_and_bad_options_are_refused():
     chat, created = services.language_model_resolve(name_or_path="smollm2", prompt_format="chat")
     assert created and chat.gguf_file == default.gguf_file and chat.prompt_format == "chat"
     with pytest.raises(ValidationError, match="Unknown configuration option"):
-        services.language_model_resolve(name_or_path="smollm2", temperature=0.7)
+        services.language_model_resolve(name_or_path="smollm2", nucleus=0.7)
     with pytest.raises(ValidationError, match="reads"):
         services.language_model_resolve(name_or_path="smollm2", gguf_file="other.gguf")
 

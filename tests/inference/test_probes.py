@@ -105,7 +105,7 @@ def test_a_study_without_rulebreakers_has_nothing_to_probe():
 
     study = StudyFactory()
     ItemFactory(study=study)
-    model = services.language_model_create(name="fake2", source="/nowhere", device="cpu")
+    model = services.language_model_create(name="fake2", source="/nowhere", device="cpu", backend="fake")
     with pytest.raises(ValidationError, match="nothing to probe"):
         services.model_run_create(study=study, language_model=model, kind=RunKind.KNOWLEDGE_PROBE)
 

@@ -143,7 +143,7 @@ def test_a_failed_run_retried_resumes(study, tiny_model, django_capture_on_commi
 
 
 def test_chat_models_default_to_bare_answers():
-    chat = services.language_model_create(name="c", source="s", prompt_format="chat")
+    chat = services.language_model_create(name="c", source="s", prompt_format="chat", backend="fake")
     assert (chat.answer_yes, chat.answer_no) == ("Yes", "No")
 
 

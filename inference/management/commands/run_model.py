@@ -10,6 +10,8 @@ production). --run ID resumes an existing run (e.g. after its worker was killed)
 """
 from __future__ import annotations
 
+import json
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -46,6 +48,17 @@ class Command(BaseCommand):
         parser.add_argument("--no-variants", action="store_true", help="the same as --answer-forms answers")
         parser.add_argument("--decision-rule", choices=DecisionRule.values, default=None,
                             help=f"default: the configuration's (paper for a new one: {paper_decision_label()})")
+        generation = parser.add_argument_group("generation mode (with --decision-rule generated)")
+        generation.add_argument("--sampling", choices=["greedy", "sampled"], default=None)
+        generation.add_argument("--samples", type=int, default=None, help="answers per item (sampled only)")
+        generation.add_argument("--temperature", type=float, default=None)
+        generation.add_argument("--max-new-tokens", type=int, default=None)
+        generation.add_argument("--stop", action="append", default=None, help="a stop string (repeat for more)")
+        generation.add_argument("--seed", type=int, default=None)
+        generation.add_argument("--generation-prompt", choices=["paper", "zero-shot"], default=None,
+                                help="each design's paper's prompt (004: two-shot chain of thought) or zero-shot")
+        generation.add_argument("--answer-parser", default=None,
+                                help="paper (each design's), first_word, answer_line, json or letter")
         parser.add_argument("--kind", choices=[RunKind.ITEMS, RunKind.MULTIPLE_CHOICE], default=None,
                             help="default: multiple_choice when every item of the study is, else items")
         parser.add_argument("--limit", type=int, default=None,
@@ -138,6 +151,9 @@ class Command(BaseCommand):
             name_or_path=model, gguf_file=gguf_file, dtype=options.get("dtype"),
             prompt_format=options.get("prompt_format"), answer_yes=answers[0], answer_no=answers[1],
             answer_forms=self._forms(options), decision_rule=options.get("decision_rule"),
+            **{name: options.get(name) for name in ("sampling", "samples", "temperature", "max_new_tokens", "seed",
+                                                    "generation_prompt", "answer_parser")},
+            stop=None if options.get("stop") is None else json.dumps(options["stop"]),
         )
         if created:
             self.stdout.write(self.style.WARNING(

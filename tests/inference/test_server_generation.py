@@ -1,0 +1,124 @@
+"""Generation mode and save-time checks for the server backend, against a real OpenAI-compatible
+server: llama-cpp-python's (the `server` dependency group) serving the embedded SmolLM2 GGUF on the
+CPU, started here on a free loopback port. Without llama-cpp-python the tests fail under CI and skip
+elsewhere."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.core.exceptions import ValidationError
+
+from inference import services
+from inference.models import LanguageModel, ModelScore, RunStatus
+from inference.tasks import run_model_task
+from tests.factories import ItemFactory, StudyFactory
+from tests.inference.tiny_models import PROMPTS
+
+pytestmark = pytest.mark.django_db
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs llama-cpp-python (the server dependency group)")
+        pytest.skip("llama-cpp-python is not installed")
+    from inference.scorers.loading import resolve_source
+
+    gguf = Path(resolve_source(services.EMBEDDED_SOURCE, services.EMBEDDED_GGUF)) / services.EMBEDDED_GGUF
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
+                                    "127.0.0.1", "--port", str(port), "--n_ctx", "2048"], stdout=out,
+                                   stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"llama-cpp-python's server did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _server_config(url: str, **options) -> LanguageModel:
+    return services.language_model_create(name=options.pop("name", "smollm2-server"), source="server", backend="server",
+                                          server_urls=url, start_token="<|im_start|>", device="cpu", **options)
+
+
+def test_a_generated_run_through_the_server_stores_the_text_and_a_parse_for_every_item(llama_server):
+    study = StudyFactory()
+    for i in range(3):
+        ItemFactory(study=study, prompt=PROMPTS[i], gold_answer="no")
+    lm = _server_config(llama_server, decision_rule="generated", max_new_tokens=8)
+    run = services.model_run_create(study=study, language_model=lm, batch_size=3)
+    assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE, run.error
+    scores = list(ModelScore.objects.filter(run=run))
+    assert len(scores) == 3
+    for score in scores:
+        (answer,) = score.generated_answers.all()
+        assert answer.text.strip() and 0 < answer.tokens <= 8 and answer.parsed in ("yes", "no", "other")
+        assert score.generation["prompt"] == "<|im_start|>" + score.item.prompt.rstrip()
+        assert score.decision == answer.parsed and score.perplexity > 0  # the item's own prompt, by log-probabilities
+    run.refresh_from_db()
+    assert run.versions["usage"]["completion_tokens"] >= sum(s.generated_answers.get().tokens for s in scores)
+
+
+def test_sampled_answers_through_the_server_are_seeded(llama_server):
+    from inference.scorers import build
+    from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
+
+    scorer = build("server", LoadConfig(source="server"), answers=None, prompt_format="raw", batch_size=4,
+                   server={"urls": [llama_server], "start_token": "<|im_start|>"})
+    spec = SamplingSpec(greedy=False, samples=3, temperature=1.0, max_new_tokens=6, seed=11)
+    ask = [GenerationRequest(key=1, turns=(("user", PROMPTS[0]),), sampling=spec)]
+    first, again = scorer.generate(ask), scorer.generate(ask)
+    assert first == again and len(first[0][1]) == 3
+
+
+def test_an_unreachable_server_is_refused_at_save():
+    port = _free_port()  # nothing listens there
+    with pytest.raises(ValidationError) as caught:
+        _server_config(f"http://127.0.0.1:{port}")
+    assert "cannot be reached" in " ".join(caught.value.message_dict["server_urls"])
+    assert not LanguageModel.objects.exists()
+
+
+def test_a_missing_api_key_is_refused_at_save(llama_server, monkeypatch):
+    monkeypatch.delenv("DUET_TEST_ABSENT_KEY", raising=False)
+    with pytest.raises(ValidationError) as caught:
+        _server_config(llama_server, api_key_env="DUET_TEST_ABSENT_KEY")
+    assert "DUET_TEST_ABSENT_KEY is not set here" in " ".join(caught.value.message_dict["api_key_env"])
+
+
+def test_a_model_the_server_does_not_serve_is_refused_and_a_served_one_saves(llama_server):
+    with pytest.raises(ValidationError, match="does not serve 'some/other-model'"):
+        _server_config(llama_server, server_model="some/other-model")
+    assert _server_config(llama_server).pk  # it answers, serves one model and gives prompt log-probabilities
