@@ -290,9 +290,15 @@ class ModelScore(models.Model):
     )
     top_token = models.CharField(max_length=100, blank=True, help_text="The most probable next token over the vocabulary.")
     top_token_id = models.IntegerField(null=True, blank=True)
-    perplexity = models.FloatField(help_text="exp of the mean NLL over the item text's tokens (docs/models.md).")
+    perplexity = models.FloatField(null=True, blank=True,
+                                   help_text="exp of the mean NLL over the item text's tokens (docs/models.md); "
+                                   "empty for chat models (no prompt log-probabilities).")
     prompt_tokens = models.PositiveIntegerField(help_text="The tokens the perplexity counts.")
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
+    outside_top_k = models.FloatField(
+        null=True, blank=True, help_text="Chat models: the probability the first answer token's top k leave "
+        "uncovered (p_yes and p_no count only forms among the k).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

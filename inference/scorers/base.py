@@ -190,6 +190,7 @@ class Result:
     top_token: str
     top_logprob: float
     first_token_logprobs: dict[int, float] = field(default_factory=dict)  # a variant's first token → its log p
+    outside_top_k: float | None = None  # chat scorer: 1 − Σ p over the first token's top k (p(Yes), p(No) lower bounds)
 
 
 class Scorer(Protocol):
