@@ -451,9 +451,15 @@ class ModelScore(models.Model):
         null=True, blank=True, help_text="The vocabulary id of the most probable next token.",
         verbose_name="top token ID",
     )
-    perplexity = models.FloatField(help_text="exp of the mean NLL over the item text's tokens (docs/models.md).")
+    perplexity = models.FloatField(null=True, blank=True,
+                                   help_text="exp of the mean NLL over the item text's tokens (docs/models.md); "
+                                   "empty for chat models (no prompt log-probabilities).")
     prompt_tokens = models.PositiveIntegerField(help_text="The tokens the perplexity counts.")
     answer_mass = models.FloatField(help_text="p_yes + p_no: the share of the next-token distribution they take.")
+    outside_top_k = models.FloatField(
+        null=True, blank=True, verbose_name="mass outside the top k", help_text="Chat models: the probability the first answer token's top k leave "
+        "uncovered (p_yes and p_no count only forms among the k).",
+    )
     generation = models.JSONField(
         default=dict, blank=True,
         help_text="Generation mode: the prompt sent, its setting, the parser, n and the count of each answer read "

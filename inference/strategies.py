@@ -192,8 +192,9 @@ class ItemStrategy(Strategy):
                 "top_token": result.top_token[:100], "top_token_id": result.top_token_id, "decision_rule": rule,
                 "decision": summary.top_answer if rule == DecisionRule.TOP_TOKEN else summary.decision_relative,
                 "decision_relative": summary.decision_relative, "top_answer": summary.top_answer,
-                "soft_accuracy": summary.soft_accuracy, "perplexity": summary.perplexity,
-                "answer_mass": summary.answer_mass}
+                "soft_accuracy": summary.soft_accuracy,
+                "perplexity": None if math.isnan(summary.perplexity) else summary.perplexity,  # chat: none
+                "answer_mass": summary.answer_mass, "outside_top_k": result.outside_top_k}
 
 
 class YesNoStrategy(ItemStrategy):

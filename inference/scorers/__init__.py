@@ -72,3 +72,12 @@ def _server(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch
 
     options = dict(server or {})
     return ServerScorer(answers=answers, prompt_format=prompt_format, **options)
+
+
+@register("chat")
+def _chat(config: LoadConfig, *, answers: AnswerSet, prompt_format: str, batch_size: int, cache_dir: Path | None = None,
+          memory_limit_gb: float | None = None, chat: dict | None = None) -> Scorer:
+    """`chat`: url, model, concurrency, api_key (read from the environment by the caller)."""
+    from .chat import ChatScorer
+
+    return ChatScorer(answers=answers, prompt_format=prompt_format, **dict(chat or {}))

@@ -192,6 +192,7 @@ class Result:
     first_token_logprobs: dict[int, float] = field(default_factory=dict)  # a variant's first token → its log p
     generations: tuple[Generated, ...] = ()  # generation mode: the request's samples (GenerationRequest)
     prompt_sent: str = ""  # generation mode: the prompt the samples answer (rendered turns)
+    outside_top_k: float | None = None  # chat scorer: 1 − Σ p over the first token's top k (p(Yes), p(No) lower bounds)
 
 
 # ------------------------------------------------------------------------------ generation mode

@@ -175,21 +175,38 @@ class ServerScorer:
                                    "(llama-cpp-python: start it with logits_all; vLLM: max_logprobs ≥ 1).")
         return answer
 
-    async def _forced(self, server: _Server, prompt: str, token: int, text: str | None) -> float | None:
+    async def _forced(self, server: _Server, prompt: str, token: int, text: str | None,
+                      tops: list | None = None) -> float | None:
         """log p(token | prompt) from a completion forced by logit_bias; None when the server did not
-        produce the token asked for (its text differs)."""
+        produce the token asked for (its text differs). The position's top entries go to `tops`."""
         lp = (await self._complete(server, prompt, echo=False, bias=token))["choices"][0]["logprobs"]
-        if text is not None and lp["tokens"][0] != text:
+        if not lp["tokens"] or (text is not None and lp["tokens"][0] != text):
             return None
+        if tops is not None and lp["top_logprobs"] and lp["top_logprobs"][0]:
+            tops.append(lp["top_logprobs"][0])
         return float(lp["token_logprobs"][0])
 
-    async def _echoed_tail(self, server: _Server, prompt: str, count: int) -> list[float]:
-        """The log-probabilities of the last `count` tokens of `prompt` (echoed; the generated token dropped)."""
-        lp = (await self._complete(server, prompt, echo=True))["choices"][0]["logprobs"]["token_logprobs"][:-1]
+    @staticmethod
+    def _echoed(answer: dict) -> tuple[list, list]:
+        """(token_logprobs, top_logprobs) of the echoed prompt alone: the generated token (none when the
+        model's greedy next token ended the text) dropped."""
+        lp = answer["choices"][0]["logprobs"]
+        generated = (answer.get("usage") or {}).get("completion_tokens")
+        if generated is None:
+            generated = 0 if answer["choices"][0].get("finish_reason") == "stop" else 1
+        end = len(lp["token_logprobs"]) - int(generated)
+        return lp["token_logprobs"][:end], lp["top_logprobs"][:end]
+
+    async def _echoed_tail(self, server: _Server, prompt: str, count: int, tops: list | None = None) -> list[float]:
+        """The log-probabilities of the last `count` tokens of `prompt` (echoed); the top entries at the
+        first of them go to `tops`."""
+        lp, top = self._echoed(await self._complete(server, prompt, echo=True))
         tail = lp[len(lp) - count:]
         if len(tail) != count or any(v is None for v in tail):
             raise http.ServerError(f"The server echoed {len(lp)} log-probabilities for a prompt of which {count} "
                                    "were needed.")
+        if tops is not None and top[len(lp) - count]:
+            tops.append(top[len(lp) - count])
         return [float(v) for v in tail]
 
     # --- scoring --------------------------------------------------------------------------------
@@ -229,13 +246,14 @@ class ServerScorer:
         self.bias_ok = forced is not None and abs(forced - echoed) <= AGREE
 
     async def _variant_logprob(self, server: _Server, p: _Prepared, text: str,
-                               tokens: tuple[int, ...]) -> tuple[float, float]:
-        """(log p of the variant's tokens summed, log p of its first token)."""
+                               tokens: tuple[int, ...], tops: list) -> tuple[float, float]:
+        """(log p of the variant's tokens summed, log p of its first token); the top entries of the
+        position after the prompt go to `tops`."""
         if len(tokens) == 1 and self.bias_ok:
-            value = await self._forced(server, p.prompt, tokens[0], text)
+            value = await self._forced(server, p.prompt, tokens[0], text, tops)
             if value is not None:
                 return value, value
-        tail = await self._echoed_tail(server, p.prompt + text, len(tokens))
+        tail = await self._echoed_tail(server, p.prompt + text, len(tokens), tops)
         return math.fsum(tail), tail[0]
 
     async def _first_token(self, server: _Server, token: int) -> float:
@@ -251,14 +269,16 @@ class ServerScorer:
 
     async def _score_one(self, server: _Server, request: Request, p: _Prepared) -> Result:
         variants = [(text, tokens) for v in p.variants.by_label.values() for text, tokens in v.items()]
+        tops: list[dict] = []  # the top entries after the prompt, as each request saw them
         echo, *values = await http.gather([self._complete(server, p.prompt, echo=True)] +
-                                          [self._variant_logprob(server, p, t, k) for t, k in variants])
-        logprobs = echo["choices"][0]["logprobs"]
+                                          [self._variant_logprob(server, p, t, k, tops) for t, k in variants])
+        entries, top_entries = self._echoed(echo)  # the prompt's tokens, aligned from the end
+        if len(echo["choices"][0]["logprobs"]["token_logprobs"]) > len(entries):  # the generated token's
+            tops.append(echo["choices"][0]["logprobs"]["top_logprobs"][len(entries)] or {})
         usage = echo.get("usage") or {}
         if self.tokenizer is not None and usage.get("prompt_tokens") not in (None, len(p.ids), len(p.ids) + 1):
             raise ValueError(f"The local tokenizer writes the prompt as {len(p.ids)} tokens, the server as "
                              f"{usage['prompt_tokens']}: they do not agree; use the server's tokenizer.")
-        entries = logprobs["token_logprobs"][:-1]  # the prompt's tokens, aligned from the end
         offset = len(p.ids) - len(entries)
         nll, counted = [], 0
         for j in range(max(p.start, 1), len(p.ids)):
@@ -266,16 +286,21 @@ class ServerScorer:
             value = entries[k] if 0 <= k < len(entries) else None
             if value is None:
                 if j != p.start:
-                    raise http.ServerError(f"The server gave prompt token {j} no log-probability.")
+                    raise http.ServerError(f"The server gave token {j} of the prompt {p.prompt[:60]!r}… no "
+                                           f"log-probability ({len(entries)} echoed for {len(p.ids)} tokens).")
                 value = await self._first_token(server, p.ids[j])
             nll.append(-float(value))
             counted += 1
-        top = logprobs["top_logprobs"][-1] or {}
-        top_token, top_logprob = max(top.items(), key=lambda kv: kv[1]) if top else ("", float("nan"))
+        # the largest entry any request saw after the prompt (each lists the top one): the top token,
+        # even where it ended the echoed completion (an end-of-text token, whose text is empty)
+        candidates = [kv for top in tops for kv in top.items()]
+        top_token, top_logprob = max(candidates, key=lambda kv: kv[1]) if candidates else ("", float("nan"))
         top_id = next((tokens[0] for text, tokens in variants if len(tokens) == 1 and text == top_token), None)
-        if top_id is None:
+        if top_id is None and top_token:
             tail = (await self._tokenize(server, p.prompt + top_token))[len(p.ids):]
             top_id = tail[0] if len(tail) == 1 else -1
+        elif top_id is None:
+            top_id = -1  # a control token (end of text): the server writes it as no text
         return Result(
             key=request.key, variants=p.variants, logprobs={t: v[0] for (t, _), v in zip(variants, values)},
             nll_sum=math.fsum(nll), prompt_tokens=counted, top_token_id=int(top_id), top_token=top_token,

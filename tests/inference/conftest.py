@@ -17,3 +17,21 @@ def tiny_gpt2(tmp_path_factory):
 def tiny_sp(tmp_path_factory):
     """Llama-style, with a SentencePiece/Metaspace tokenizer: ' Yes' alone is two tokens."""
     return build("llama-sp", tmp_path_factory.mktemp("tiny-llama-sp"))
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama-cpp-python's server running SmolLM2's weights (dequantised to float32) on the CPU.
+    Skipped locally when it cannot start; under CI=true that fails."""
+    import os
+
+    from inference import llama_serve
+
+    try:
+        served = llama_serve.start(llama_serve.f32_gguf(), log=tmp_path_factory.mktemp("llama") / "server.log")
+    except (RuntimeError, ImportError, OSError) as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"the llama.cpp server could not start: {exc}")
+        pytest.skip(f"the llama.cpp server could not start: {exc}")
+    yield served.url
+    served.stop()

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inference', '0004_answer_forms'),
+        ('inference', '0006_model_run_job'),
     ]
 
     operations = [

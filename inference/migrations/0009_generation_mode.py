@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inference', '0005_server_and_chat_backends'),
+        ('inference', '0008_chat_scores'),
     ]
 
     operations = [
