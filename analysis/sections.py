@@ -93,6 +93,14 @@ class ModelSpec:
     paper: str = ""  # the paper whose model this is ("003"): a separation-safe fit is a departure from it
 
 
+def models_without_perplexity(scores: pd.DataFrame) -> list[str]:
+    """The model configurations whose scores carry no perplexity (chat models), by name."""
+    if not len(scores) or "perplexity" not in scores or "model" not in scores:
+        return []
+    missing = scores.groupby("model", observed=True)["perplexity"].apply(lambda p: bool(p.isna().all()))
+    return sorted(str(name) for name, none in missing.items() if none)
+
+
 def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
     """Fit one declared model: the section says why when the data cannot support it."""
     section = Section(spec.key, spec.title, spec.formula, unit=spec.unit)
@@ -100,6 +108,14 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
     if section.absent:
         return section
     frame = spec.frame(frames)
+    without = models_without_perplexity(frames.scores) if "perplexity_z" in spec.columns else []
+    if without:  # chat configurations: no prompt log-probabilities, so no perplexity term for them
+        frame = frame[~frame["model"].isin(without)]
+        section.notes.append(
+            f"Left out of this fit: {', '.join(without)} — no perplexity (a chat model gives no prompt "
+            "log-probabilities; docs/models.md), so the model's perplexity term cannot be computed for its scores. "
+            "Departure from 003, whose models all have perplexity: this fit holds only the configurations with "
+            "perplexity; the others are in Table 1 and the humans-vs-models comparison.")
     section.absent = (lacks(frame, spec.group, spec.min_groups, spec.needs)
                       or levels_missing(frame, list(spec.factors)))
     if section.absent:

@@ -199,11 +199,14 @@ class LanguageModel(models.Model):
         help_text="Which answer a score counts as the model's: 'paper' takes each design's rule.",
     )
     # generation mode (decision rule 'generated'; issue 28)
-    sampling = models.CharField(max_length=8, choices=Sampling.choices, default=Sampling.GREEDY)
+    sampling = models.CharField(max_length=8, choices=Sampling.choices, default=Sampling.GREEDY,
+                                help_text="Generation mode: greedy (the likeliest token each step, one answer) or "
+                                          "sampled (n answers drawn at the temperature, with the seed).")
     samples = models.PositiveSmallIntegerField(
         default=1, help_text="Answers generated per item (n); the share of yes among them is p(Yes). Sampled only.")
     temperature = models.FloatField(default=1.0, help_text="Sampling temperature (sampled only).")
-    max_new_tokens = models.PositiveIntegerField(default=128, help_text="The most tokens one answer may have.")
+    max_new_tokens = models.PositiveIntegerField(default=128, verbose_name="longest answer (tokens)",
+                                                 help_text="The most tokens one answer may have.")
     stop = models.TextField(
         default="[]", blank=True,
         help_text='Stop strings, a JSON list (at most 4): ["\\n\\n", "Question:"]. The answer ends before the first.')

@@ -124,9 +124,18 @@ def dual_sided_two_shot_cot(item: ItemText) -> tuple[Turn, ...]:
     for premise, conclusion, correct, why in DEMONSTRATIONS:
         shown = dual_sided._variant(number, premise, conclusion)
         word = shown.positive if correct else shown.negative
-        turns += [Turn("user", with_cot_request(shown.text, number)), Turn("assistant", f"{word}. {why}")]
-    turns.append(Turn("user", with_cot_request(item.prompt, number)))
+        turns += [Turn("user", with_cot_request(_without_cue(shown.text), number)),
+                  Turn("assistant", f"{word}. {why}")]
+    turns.append(Turn("user", with_cot_request(_without_cue(item.prompt), number)))
     return tuple(turns)
+
+
+def _without_cue(prompt: str) -> str:
+    """The prompt as 004 prints it (Tables 9 and 11): without the answer cue Duet adds for scoring by
+    log-probability (dual_sided.ANSWER_CUE); the model writes its answer, then its rationale."""
+    cue = dual_sided.ANSWER_CUE
+    stripped = prompt.rstrip()
+    return stripped[: -len(cue)].rstrip() if stripped.endswith(cue) else prompt
 
 
 DUAL_SIDED_TWO_SHOT_COT = PromptSetting(

@@ -113,3 +113,11 @@ class ChatScorer:
             first_token_logprobs={ids[t]: lp for t, lp in logprobs.items()},
             outside_top_k=max(0.0, 1.0 - covered),
         )
+
+    def generate(self, requests):
+        """Generation mode (remote_generation.py): each sample one chat completion; thinking the provider
+        returns apart is kept apart."""
+        from .remote_generation import chat_generate
+
+        return chat_generate(self, requests)
+

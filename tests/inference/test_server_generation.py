@@ -122,3 +122,26 @@ def test_a_model_the_server_does_not_serve_is_refused_and_a_served_one_saves(lla
     with pytest.raises(ValidationError, match="does not serve 'some/other-model'"):
         _server_config(llama_server, server_model="some/other-model")
     assert _server_config(llama_server).pk  # it answers, serves one model and gives prompt log-probabilities
+
+
+
+
+def test_a_chat_configuration_generates_through_the_chat_endpoint(llama_server):
+    """The chat backend writes its answers through /v1/chat/completions (llama-cpp-python applies the
+    GGUF's chat template); 004's demonstrations go as user/assistant messages."""
+    import json
+
+    from inference.scorers import build
+    from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
+    from experiments.logic import prompting
+
+    scorer = build("chat", LoadConfig(source="chat"), answers=None, prompt_format="chat", batch_size=4,
+                   chat={"url": llama_server, "model": "smollm2"})
+    item = prompting.ItemText(prompt=prompting.dual_sided._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
+                                                                   "Y").text, variant="template-1")
+    turns = tuple((t.role, t.text) for t in prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
+    ((prompt, (answer,)),) = scorer.generate([GenerationRequest(key=0, turns=turns,
+                                                                sampling=SamplingSpec(max_new_tokens=8))])
+    messages = json.loads(prompt)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert messages[1]["content"].startswith("True. ") and answer.text.strip() and 0 < answer.tokens <= 8

@@ -51,8 +51,11 @@ def test_every_template_gets_the_request_once_and_its_own_answer_words(number):
             assert turn.text.count(", and also explain why.") == 1
     positive, negative = dual_sided.TEMPLATES[number][1:]
     assert turns[1].text.split(".")[0] == positive and turns[3].text.split(".")[0] == negative
-    # the item's own wording is kept: only the instruction's full stop becomes the request
-    assert turns[-1].text.replace(", and also explain why.", ".") == item.prompt
+    # the item's own wording is kept: only the instruction's full stop becomes the request, and the answer
+    # cue Duet adds for scoring by log-probability goes (004 prints none: the model writes answer, then why)
+    assert item.prompt.endswith("\n" + dual_sided.ANSWER_CUE)
+    assert turns[-1].text.replace(", and also explain why.", ".") == item.prompt[: -len(dual_sided.ANSWER_CUE) - 1]
+    assert not any(dual_sided.ANSWER_CUE in turn.text for turn in turns)
 
 
 def test_the_raw_prompt_puts_each_answer_after_its_question_and_ends_ready_for_the_answer():
