@@ -12,8 +12,8 @@ from functools import partial
 import pandas as pd
 
 from studyserver.registry import Registry
-from experiments.logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
-from experiments.logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
+from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
+from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 
 from . import metrics, prep
 from . import rbridge as rb

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments.logic.modal_forms import NECESSITATION_FORM, SYLLOGISMS  # 003's items (item data)
+from logic.modal_forms import NECESSITATION_FORM, SYLLOGISMS  # 003's items (item data)
 from experiments.schema import ARGFORM_CODES  # argument forms → R-safe codes, declared once (exported as argform_code)
 
 from .rules import Exclusions

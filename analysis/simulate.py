@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import schema
-from experiments.logic.modal_forms import SYLLOGISMS
+from logic.modal_forms import SYLLOGISMS
 
 from .frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 

@@ -97,7 +97,7 @@ def main() -> None:
 
     from analysis.rprocess import processes_default
     from experiments import designs, services
-    from experiments.logic.modal_forms import SYLLOGISMS
+    from logic.modal_forms import SYLLOGISMS
 
     processes = processes_default()
 

@@ -45,8 +45,8 @@ def main() -> None:
 
 def run(n: int, vendor: str) -> None:
     from experiments import designs, services
-    from experiments.logic.modal_forms import SYLLOGISMS
-    from experiments.logic import generate as gen
+    from logic.modal_forms import SYLLOGISMS
+    from logic import generate as gen
     from experiments.models import Item, Study
 
     gen.verdicts.cache_clear()

@@ -36,7 +36,7 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from experiments import designs, services  # noqa: E402
-from experiments.logic.modal_forms import SYLLOGISMS  # noqa: E402
+from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from experiments.models import Participant, StudyStatus, Trial  # noqa: E402
 from experiments.participation import services as flow  # noqa: E402
 from experiments.participation.consent import consent_review  # noqa: E402

@@ -251,7 +251,7 @@ def postgres_server(arg: str | None) -> str:
 
 SEED = f"""
 from experiments import designs, services
-from experiments.logic.modal_forms import SYLLOGISMS
+from logic.modal_forms import SYLLOGISMS
 from experiments.models import Study, StudyStatus
 from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure

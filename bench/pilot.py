@@ -72,7 +72,7 @@ def main() -> None:
     from django.test.utils import setup_test_environment, teardown_test_environment
 
     from experiments import designs, services
-    from experiments.logic.modal_forms import SYLLOGISMS
+    from logic.modal_forms import SYLLOGISMS
     from experiments.participation.pilot import pilot_create, pilot_execute
     from experiments.participation.services import human_arm_ensure
 

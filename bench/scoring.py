@@ -70,8 +70,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars from transformers
 
 import torch  # noqa: E402
 
-from experiments.logic import generate as gen  # noqa: E402
-from experiments.logic.modal_forms import SYLLOGISMS  # noqa: E402
+from logic import generate as gen  # noqa: E402
+from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise  # noqa: E402
 from studyserver.env import VAR_DIR  # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 
 from django.core.management import CommandError, call_command
 
-from experiments.logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
+from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from studyserver.env import BASE_DIR
 
 PILOT_SLUG = "modal-syllogisms-pilot"

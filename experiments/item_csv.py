@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from studyserver import csvsafe
 
 from . import schema
-from .logic import wording
-from .logic.checker import MAX_NODES, Consequence, System, TooComplex, entails
-from .logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
-from .logic.parser import ParseError, parse_sequent
+from logic import wording
+from logic.checker import MAX_NODES, Consequence, System, TooComplex, entails
+from logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (re-exported)
+from logic.parser import ParseError, parse_sequent
 
 REQUIRED = ("item_id", "premise_1", "question")
 KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modality",

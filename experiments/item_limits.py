@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 from django.db import models
 
-from .logic.csv_table import CsvImportError, RowError
+from logic.csv_table import CsvImportError, RowError
 
 
 def _limits(model) -> dict[str, int]:

@@ -58,7 +58,7 @@ class LogicSystem(models.TextChoices):
 
 
 class ConsequenceKey(models.TextChoices):
-    """Which consequence relation decides a generated item's gold answer (experiments/logic/checker.py)."""
+    """Which consequence relation decides a generated item's gold answer (logic/checker.py)."""
 
     PAPER = "paper", "the paper's key for each form (global for Appendix C.1's necessitation, else local)"
     LOCAL = "local", "local: premises true at a world ⇒ conclusion true there"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
 
-from .logic.modal_forms import NECESSITATION_FORM
+from logic.modal_forms import NECESSITATION_FORM
 
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 

@@ -269,7 +269,7 @@ class ModelScoreAdmin(admin.ModelAdmin):
         record = obj.generation or {}
         if not record.get("n") or obj.p_yes is None:
             return "–"
-        from experiments.logic.answer_parsing import wilson
+        from logic.answer_parsing import wilson
 
         low, high = wilson(record.get("counts", {}).get("yes", 0), record["n"])
         return f"{low:.2f}–{high:.2f} (n={record['n']} samples, {record.get('unparsed', 0)} unparseable)"

@@ -91,7 +91,7 @@ def generation_prompt_choices() -> list[tuple[str, str]]:
 
 
 def answer_parser_choices() -> list[tuple[str, str]]:
-    from experiments.logic.answer_parsing import PARSERS
+    from logic.answer_parsing import PARSERS
 
     return [("paper", "each design's parser"), *PARSERS.items()]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from django.db import models
 
 from experiments.designs import registry
-from experiments.logic import answer_parsing, prompting
+from logic import answer_parsing, prompting
 from experiments.models import Item, ItemKind, Study
 from studyserver.registry import Registry
 

@@ -6,7 +6,7 @@ another site). Every CSV Duet writes — the admin's trial export, the report's 
 item exports — passes its text cells through `cell`, which puts a single quote in front of such a
 text (spreadsheets show the text, not a formula). Numbers are never touched: -0.5 stays a number.
 Duet's importers read a quote before one of those characters back as the bare text
-(experiments/logic/csv_table.py, which stays free of Django), so an exported item file imports again
+(logic/csv_table.py, which stays free of Django), so an exported item file imports again
 unchanged.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 own: every import of the project's packages is read with `ast` — at the top of a module or inside a
 function, for a lazy import runs all the same — and
 
-* no import runs upward: the pure logic engine (experiments.logic) at the bottom, then studyserver's
+* no import runs upward: the pure logic engine (logic) at the bottom, then studyserver's
   helpers, then the experiments app, then inference and analysis, then the project's wiring
   (studyserver's settings and urls) and the demo on top;
 * no import runs in a circle among the modules;
@@ -18,8 +18,8 @@ import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("experiments", "studyserver", "inference", "analysis", "demo")
-LOGIC = "experiments.logic"
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "demo")
+LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it.
 LAYERS = (
@@ -155,7 +155,7 @@ def test_every_allowed_import_is_still_there():
 
 def test_the_logic_engine_imports_nothing_from_django_nor_the_project():
     bad = []
-    for path in sorted((ROOT / "experiments" / "logic").rglob("*.py")):
+    for path in sorted((ROOT / "logic").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -173,10 +173,10 @@ def test_the_logic_engine_imports_nothing_from_django_nor_the_project():
 def test_the_checks_see_an_upward_import_and_a_circle():
     """The checker itself, on a made-up graph: an edge from the logic engine up to analysis, and a
     circle of three modules."""
-    graph = {"experiments.logic.formula": {"analysis.frames"}, "analysis.frames": set(),
+    graph = {"logic.formula": {"analysis.frames"}, "analysis.frames": set(),
              "experiments.a": {"experiments.b"}, "experiments.b": {"experiments.c"},
              "experiments.c": {"experiments.a"}}
-    assert layer("experiments.logic.formula") < layer("analysis.frames")
+    assert layer("logic.formula") < layer("analysis.frames")
     assert layer("studyserver.env") < layer("experiments.models") < layer("inference.models")
     assert layer("studyserver.urls") > layer("analysis.report") and layer("demo.pilot") > layer("analysis.report")
     assert cycles(graph) == [["experiments.a", "experiments.b", "experiments.c"]]

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..logic.csv_table import MAX_COLUMNS, MAX_ROWS, CsvImportError, RowError, open_csv
+from logic.csv_table import MAX_COLUMNS, MAX_ROWS, CsvImportError, RowError, open_csv
 
 FORMATS = {"csv": "CSV (UTF-8, header row)", "json": "JSON (a list of objects)", "jsonl": "JSON lines (one object "
            "a line)", "parquet": "Parquet"}

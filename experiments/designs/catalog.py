@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..logic import answer_parsing, dual_sided, prompting, rulebreakers, wording
-from ..logic import generate as gen
-from ..logic import multiple_choice as mc
-from ..logic.formula import Atom, Not, Or
-from ..logic.modal_forms import DESIGNS, templates_for
-from ..logic.parser import Sequent
+from logic import answer_parsing, dual_sided, prompting, rulebreakers, wording
+from logic import generate as gen
+from logic import multiple_choice as mc
+from logic.formula import Atom, Not, Or
+from logic.modal_forms import DESIGNS, templates_for
+from logic.parser import Sequent
 from ..models import LogicSystem
-from ..logic import human_defaults
+from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from .registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option, Scoring,

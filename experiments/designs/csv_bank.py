@@ -77,7 +77,7 @@ def _paired(rows: list[ImportedRow]) -> list | None:
     if len(with_pairs) != len(rows):
         raise CsvImportError([RowError(row.row, "pair_id", "is empty, but other rows have pairs: give every row "
                                        "its pair_id and pair_role, or none") for row in rows if not row.pair_id])
-    from ..logic.pairs import PairedItem, PromptVariant, pair_kind_of
+    from logic.pairs import PairedItem, PromptVariant, pair_kind_of
 
     return [PairedItem(
         code=row.item_id, design=pair_kind_of(row.pair_role), pair_id=row.pair_id, role=row.pair_role,

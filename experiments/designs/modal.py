@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..logic import generate as gen
-from ..logic.modal_forms import DESIGNS
-from ..logic.lexicon import LEXICON_SIZES
+from logic import generate as gen
+from logic.modal_forms import DESIGNS
+from logic.lexicon import LEXICON_SIZES
 from ..models import Item, Study
 from .storage import BULK_BATCH, insert_items, item_from_generated, refuse_if_locked, save_interpretations
 

@@ -1,6 +1,6 @@
 """Writes of the multiple-choice design (issue 7, seed 001): a bank's questions into Item rows.
 
-Each question becomes four items, its circular mutants (experiments/logic/multiple_choice.py):
+Each question becomes four items, its circular mutants (logic/multiple_choice.py):
 kind multiple_choice, pair_id = the question's id, pair_role rot0..rot3, rot0 being the original
 order and the other three naming it as their `original`. The gold answer is the letter of the
 correct option in that mutant's order. Every row is validated before anything is written.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from ..logic import multiple_choice as mc
+from logic import multiple_choice as mc
 from ..models import Condition, Item, ItemKind, Study
 from ..item_limits import check_lengths
 from . import registry, sources

@@ -1,4 +1,4 @@
-"""Writes of the paired designs (issue 6): linked items from experiments/logic/ into Item rows.
+"""Writes of the paired designs (issue 6): linked items from logic/ into Item rows.
 
 A ``PairedItem`` carries every prompt variant of one pair member; each variant becomes its own
 Item (same pair id and role, its own ``variant``, prompt and answer words), so models score every
@@ -18,9 +18,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..item_limits import length_errors
-from ..logic import dual_sided, rulebreakers
-from ..logic.pairs import PairedItem, PairingError, PromptVariant, gold_by_role, link_pairs, perturbation_links
-from ..logic.rulebreakers_data import alternative_cities, capitals
+from logic import dual_sided, rulebreakers
+from logic.pairs import PairedItem, PairingError, PromptVariant, gold_by_role, link_pairs, perturbation_links
+from logic.rulebreakers_data import alternative_cities, capitals
 from ..models import Item, Study
 from . import registry, sources
 from .registry import Preview

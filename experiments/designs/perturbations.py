@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..logic import dual_sided, perturb, rulebreakers
-from ..logic import generate as gen
-from ..logic.generate import InterpretationSpec
-from ..logic.rulebreakers_data import categories
-from ..logic.wording import Proposition
+from logic import dual_sided, perturb, rulebreakers
+from logic import generate as gen
+from logic.generate import InterpretationSpec
+from logic.rulebreakers_data import categories
+from logic.wording import Proposition
 from ..models import Item, Study
 from .paired import paired_items_store
 from .storage import BULK_BATCH, item_from_generated, refuse_if_locked, save_interpretations

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..logic import rulebreakers
-from ..logic.pairs import PairedItem
+from logic import rulebreakers
+from logic.pairs import PairedItem
 from ..models import Study
 from . import sources
 from .paired import PairedReport, choose_variants, paired_items_preview, paired_items_store

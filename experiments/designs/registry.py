@@ -5,7 +5,7 @@ items take, how a perturbation (seed 002) copies them, how a result is said to t
 how a model's answer to its items is read (`Scoring`: the decision rule and the answer forms summed,
 each as the design's paper says) and what its items' `valid` and `gold` mean; what participants read
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
-defaults (practice questions, catch items: experiments/logic/human_defaults.py), the logical forms it tests, its pair
+defaults (practice questions, catch items: logic/human_defaults.py), the logical forms it tests, its pair
 roles and the report sections that read it. The commands (generate_items, import_items,
 perturb_items), the admin, the human arm, the model arm, the report and the codebook read it; nothing
 else branches on a design's name (tests/experiments/test_design_names.py greps for one).
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from studyserver.registry import Registry
 
-from ..logic import answer_parsing, human_defaults, prompting
+from logic import answer_parsing, human_defaults, prompting
 
 GENERATE, IMPORT = "generate", "import"
 BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
@@ -88,8 +88,8 @@ class Wording:
 @dataclass(frozen=True)
 class Generation:
     """How a design's items are asked and read in generation mode (issue 28): the prompt settings
-    (few-shot demonstrations, chain of thought; experiments/logic/prompting.py), the one its paper
-    used, and the parser reading the generated answer (experiments/logic/answer_parsing.py) with the
+    (few-shot demonstrations, chain of thought; logic/prompting.py), the one its paper
+    used, and the parser reading the generated answer (logic/answer_parsing.py) with the
     words each answer label accepts beyond the item's own answer words."""
 
     parser: str = answer_parsing.FIRST_WORD

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from ..logic import generate as gen
+from logic import generate as gen
 from ..models import Interpretation, Item, ItemsLocked, Study
 
 BULK_BATCH = 2000

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from ..logic import human_defaults
+from logic import human_defaults
 from . import practice as practice_defaults
 from .attention import AttentionRule
 from .consent import DEFAULT_CONSENT

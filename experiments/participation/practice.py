@@ -1,5 +1,5 @@
 """Practice questions: the rule that practice shares no logical form with the items the study tests
-(each design's default set is its registry entry's: experiments/logic/human_defaults.py).
+(each design's default set is its registry entry's: logic/human_defaults.py).
 
 Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
 practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import permutations
 
-from ..logic.formula import Atom, Box, Dia, Formula, Not
-from ..logic.parser import ParseError, Sequent, parse_sequent
+from logic.formula import Atom, Box, Dia, Formula, Not
+from logic.parser import ParseError, Sequent, parse_sequent
 
 # --------------------------------------------------------------------------- normal forms
 
@@ -98,7 +98,7 @@ def shared_forms(practice: Iterable[dict], tested: Iterable[str]) -> list[tuple[
 
 def default_for(design: str) -> list[dict]:
     """A fresh copy of the design's default practice questions (the human arm's initial value); each
-    design declares its set in the designs registry (experiments/logic/human_defaults.py)."""
+    design declares its set in the designs registry (logic/human_defaults.py)."""
     from ..designs import registry
 
     return registry.practice_for(design)

@@ -18,7 +18,7 @@ from ..models import (
     Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
 from . import choice, consent, flow, lists, paired, practice
-from ..logic import human_defaults
+from logic import human_defaults
 from .arm import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 

@@ -242,7 +242,7 @@ def item_seed(seed: int, key: int | str) -> int:
 
 
 def raw_prompt(turns: tuple[tuple[str, str], ...]) -> str:
-    from experiments.logic.prompting import Turn, render_raw
+    from logic.prompting import Turn, render_raw
 
     return render_raw(tuple(Turn(role, text) for role, text in turns))
 

@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from analysis import generated
 from analysis.html import _section
-from experiments.logic.answer_parsing import wilson
+from logic.answer_parsing import wilson
 from experiments.models import Study
 from inference import services
 from inference.models import GeneratedAnswer, ModelScore

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from experiments.logic import rulebreakers
+from logic import rulebreakers
 
 pytestmark = pytest.mark.django_db
 

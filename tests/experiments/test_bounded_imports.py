@@ -21,10 +21,10 @@ from django.urls import reverse
 from experiments import item_csv
 from experiments.designs import csv_bank, registry, uploads
 from experiments.item_csv import CsvImportError, parse_item_csv
-from experiments.logic import csv_table
-from experiments.logic.checker import MAX_NODES, MAX_SIZE, TooComplex, entails
-from experiments.logic.dual_sided import parse_rule_bank
-from experiments.logic.parser import MAX_DEPTH, ParseError, parse_sequent
+from logic import csv_table
+from logic.checker import MAX_NODES, MAX_SIZE, TooComplex, entails
+from logic.dual_sided import parse_rule_bank
+from logic.parser import MAX_DEPTH, ParseError, parse_sequent
 from experiments.models import HumanArm, Item
 from experiments.participation.arm import validate_practice
 from experiments.participation.services import human_arm_ensure

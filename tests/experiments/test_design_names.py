@@ -15,10 +15,10 @@ from experiments.designs import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = [":!experiments/designs/", ":!tests/", ":!docs/", ":!*.md", ":!*/migrations/*",
-           ":!experiments/logic/rulebreakers_data/", ":!experiments/logic/lexicon/"]
+           ":!logic/rulebreakers_data/", ":!logic/lexicon/"]
 # The item data's generators: each may define the names of the designs it makes items of, nothing else.
-ITEM_DATA = {"experiments/logic/modal_forms.py", "experiments/logic/rulebreakers.py",
-             "experiments/logic/dual_sided.py", "experiments/logic/multiple_choice.py"}
+ITEM_DATA = {"logic/modal_forms.py", "logic/rulebreakers.py",
+             "logic/dual_sided.py", "logic/multiple_choice.py"}
 CONSTANT = re.compile(r"^[A-Z_][A-Z0-9_, ]* = ")
 
 
@@ -53,7 +53,7 @@ def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path)
     the tests, the docs and a generator's constant are not."""
     files = {
         "analysis/report_part.py": 'if study.design == "rulebreakers":\n    pass\n',
-        "experiments/logic/rulebreakers.py": 'DESIGN = "rulebreakers"\nif x == "rulebreakers":\n    pass\n',
+        "logic/rulebreakers.py": 'DESIGN = "rulebreakers"\nif x == "rulebreakers":\n    pass\n',
         "experiments/designs/catalog.py": 'NAME = "rulebreakers"\n',
         "tests/test_x.py": 'design="rulebreakers"\n',
         "docs/designs.md": '"rulebreakers"\n',
@@ -64,7 +64,7 @@ def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path)
         (tmp_path / path).write_text(text, encoding="utf-8")
     assert hits(["rulebreakers"], tmp_path, no_index=True) == [
         'analysis/report_part.py:1:if study.design == "rulebreakers":',
-        'experiments/logic/rulebreakers.py:2:if x == "rulebreakers":',
+        'logic/rulebreakers.py:2:if x == "rulebreakers":',
     ]
 
 

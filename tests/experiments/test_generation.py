@@ -6,8 +6,8 @@ from django.db import models
 from django.core.exceptions import ValidationError
 
 from experiments import designs
-from experiments.logic.checker import entails
-from experiments.logic.parser import parse_sequent
+from logic.checker import entails
+from logic.parser import parse_sequent
 from experiments.models import Interpretation, Item
 from tests.factories import StudyFactory
 
@@ -130,7 +130,7 @@ def test_unknown_design_is_refused():
 
 
 def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
-    from experiments.logic.lexicon import load_lines, real_lexicon
+    from logic.lexicon import load_lines, real_lexicon
 
     full, paper = real_lexicon(), real_lexicon("paper")
     assert (len(full.names), len(full.verb_phrases)) == (336, 283)

@@ -8,7 +8,7 @@ import pytest
 from experiments import designs
 from experiments.designs import multiple_choice as mc_items
 from experiments.designs import paired as paired_items
-from experiments.logic.csv_table import CsvImportError
+from logic.csv_table import CsvImportError
 from experiments.models import Item
 from tests.factories import StudyFactory
 

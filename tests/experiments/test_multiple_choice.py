@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from experiments.logic import multiple_choice as mc
-from experiments.logic.csv_table import CsvImportError
+from logic import multiple_choice as mc
+from logic.csv_table import CsvImportError
 from experiments.models import Item, Study
 
 # The passage and options of 001 Appendix H (the error-case illustration), answer A there.

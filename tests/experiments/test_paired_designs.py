@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from experiments.designs import paired as paired_items
-from experiments.logic import rulebreakers
+from logic import rulebreakers
 from experiments.models import Item, Study
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from experiments.designs import registry, sources
-from experiments.logic import rulebreakers
+from logic import rulebreakers
 from experiments.models import Item, Study
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "published"

@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from experiments.logic import prompting
+from logic import prompting
 from experiments.models import Study
 from inference import services
 from inference.models import GeneratedAnswer, LanguageModel, ModelScore, RunStatus
@@ -154,8 +154,8 @@ def test_smollm2_writes_and_stores_an_answer_for_every_item(dual_sided, modal, s
             assert answer.finish_reason in ("stop", "length")
             assert score.decision == answer.parsed and score.generation["n"] == 1
     ds = ModelScore.objects.filter(run__study=dual_sided).first()
-    assert ds.generation["prompt"].startswith(prompting.with_cot_request(
-        prompting.dual_sided._variant(1, *prompting.DEMONSTRATIONS[0][:2]).text, 1)) or \
+    assert ds.generation["prompt"].startswith(prompting.with_cot_request(prompting._without_cue(
+        prompting.dual_sided._variant(1, *prompting.DEMONSTRATIONS[0][:2]).text), 1)) or \
         ds.generation["prompt"].startswith("Premise: Person X is allergic")
 
 

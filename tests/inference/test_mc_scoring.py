@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from experiments.designs import multiple_choice as mc_items
-from experiments.logic import multiple_choice as mc
+from logic import multiple_choice as mc
 from inference import services
 from inference.models import ModelScore, RunStatus
 from inference.scorers.base import AnswerSet, Request, Result, plan_variants, summarise_options

@@ -133,7 +133,7 @@ def test_a_chat_configuration_generates_through_the_chat_endpoint(llama_server):
 
     from inference.scorers import build
     from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
-    from experiments.logic import prompting
+    from logic import prompting
 
     scorer = build("chat", LoadConfig(source="chat"), answers=None, prompt_format="chat", batch_size=4,
                    chat={"url": llama_server, "model": "smollm2"})

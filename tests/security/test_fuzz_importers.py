@@ -1,8 +1,8 @@
 """Property-based tests: malformed files thrown at every importer.
 
-The shared CSV reader (experiments/logic/csv_table.py), the yes/no item bank (experiments/item_csv.py,
+The shared CSV reader (logic/csv_table.py), the yes/no item bank (experiments/item_csv.py,
 through the import_items command and the items_import_csv service), the dual-sided rule bank
-(experiments/logic/dual_sided.py) and, where present, the services that save paired and
+(logic/dual_sided.py) and, where present, the services that save paired and
 multiple-choice banks. Every file either imports completely or is refused with an error message
 that names its row; no other exception escapes, and a refused file leaves every row count as it was.
 """
@@ -19,8 +19,8 @@ from experiments import designs
 from experiments.designs import multiple_choice as mc_items
 from experiments.designs import paired as paired_items
 from experiments.item_csv import parse_item_csv
-from experiments.logic.csv_table import CsvImportError, open_csv
-from experiments.logic.dual_sided import parse_rule_bank
+from logic.csv_table import CsvImportError, open_csv
+from logic.dual_sided import parse_rule_bank
 from experiments.models import Interpretation, Item, Study
 from tests.factories import StudyFactory
 

@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments import designs, services
-from experiments.logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
+from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
 from studyserver.env import BASE_DIR
 

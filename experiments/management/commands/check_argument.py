@@ -5,9 +5,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments.logic.checker import Consequence, System, TooComplex, entails
-from experiments.logic.kripke import describe
-from experiments.logic.parser import ParseError, parse_sequent
+from logic.checker import Consequence, System, TooComplex, entails
+from logic.kripke import describe
+from logic.parser import ParseError, parse_sequent
 
 
 class Command(BaseCommand):

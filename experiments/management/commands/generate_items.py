@@ -21,8 +21,8 @@ from django.db import transaction
 from experiments import designs, selectors, services
 from experiments.designs import perturbations
 from experiments.item_csv import write_items_csv
-from experiments.logic import perturb
-from experiments.logic.csv_table import CsvImportError
+from logic import perturb
+from logic.csv_table import CsvImportError
 from experiments.models import LogicSystem
 
 

@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError
 
 from experiments import designs, services
 from experiments.designs import registry
-from experiments.logic import dual_sided, rulebreakers
-from experiments.logic.checker import entails
-from experiments.logic.modal_forms import DESIGNS, templates_for
-from experiments.logic.parser import parse_sequent
+from logic import dual_sided, rulebreakers
+from logic.checker import entails
+from logic.modal_forms import DESIGNS, templates_for
+from logic.parser import parse_sequent
 from experiments.designs.multiple_choice import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus
 from experiments.participation import practice

@@ -7,18 +7,18 @@ from dataclasses import replace
 import pytest
 
 from experiments.item_csv import CsvImportError
-from experiments.logic import generate
-from experiments.logic import rulebreakers as rb
-from experiments.logic.dual_sided import dual_sided_items, parse_rule_bank
-from experiments.logic.pairs import PairingError, link_pairs, perturbation_links
-from experiments.logic.perturb import (
+from logic import generate
+from logic import rulebreakers as rb
+from logic.dual_sided import dual_sided_items, parse_rule_bank
+from logic.pairs import PairingError, link_pairs, perturbation_links
+from logic.perturb import (
     TokenMapping,
     parse_mapping_csv,
     perturb_interpretations,
     perturb_rulebreakers,
     perturb_rules,
 )
-from experiments.logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
+from logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
 
 DESIGN = "modal-syllogisms"
 
@@ -218,7 +218,7 @@ def test_perturbation_links_refuse_orphans_and_doubles(specs):
 
 
 def test_a_supplied_place_list_cannot_contradict_known_facts(specs):
-    from experiments.logic.rulebreakers_data import Place
+    from logic.rulebreakers_data import Place
 
     geo = next(s for s in specs if s.entity_kind == "geographical" and s.whole != "Norway")
     with pytest.raises(ValueError, match="'Stockholm' belongs to 'Sweden', not 'Norway'"):

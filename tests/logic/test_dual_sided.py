@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from experiments.item_csv import CsvImportError
-from experiments.logic.dual_sided import dual_sided_items, parse_rule_bank
-from experiments.logic.pairs import link_pairs
+from logic.dual_sided import dual_sided_items, parse_rule_bank
+from logic.pairs import link_pairs
 
 BANK = (
     "rule_id,premise,conclusion,flipped_conclusion,length,structure,polarity,domain\n"

@@ -1,4 +1,4 @@
-"""The answer parsers of generation mode (experiments/logic/answer_parsing.py): examples, properties
+"""The answer parsers of generation mode (logic/answer_parsing.py): examples, properties
 (hypothesis; derandomised in CI by tests/conftest.py's profile) and the Wilson interval against R."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiments.logic.answer_parsing import (
+from logic.answer_parsing import (
     ANSWER_LINE, FIRST_WORD, JSON, LETTER, OTHER, PARSERS, Tally, normalise, parse, split_thinking, vocabulary, wilson,
 )
 

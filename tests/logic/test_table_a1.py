@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.logic.generate import InterpretationSpec, render_item, verdicts
-from experiments.logic.wording import Proposition
+from logic.generate import InterpretationSpec, render_item, verdicts
+from logic.wording import Proposition
 
 JANE = Proposition("Jane", "watching a show")
 JOHN = Proposition("John", "reading a book")

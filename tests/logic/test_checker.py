@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.logic import checker
-from experiments.logic.checker import (
+from logic import checker
+from logic.checker import (
     CheckerInternalError,
     System,
     Verdict,
@@ -19,9 +19,9 @@ from experiments.logic.checker import (
     satisfiable,
     truth_table_entails,
 )
-from experiments.logic.formula import And, Atom, Box, Dia, Implies, Not, Or, atoms
-from experiments.logic.kripke import KripkeModel, describe, frame_conditions, holds, is_frame_of
-from experiments.logic.parser import parse_formula, parse_sequent
+from logic.formula import And, Atom, Box, Dia, Implies, Not, Or, atoms
+from logic.kripke import KripkeModel, describe, frame_conditions, holds, is_frame_of
+from logic.parser import parse_formula, parse_sequent
 
 P, Q = Atom("p"), Atom("q")
 ALL = tuple(System)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from experiments.logic.checker import Consequence, System, entails
-from experiments.logic.parser import parse_sequent
-from tests.experiments.logic.test_checker import ALL, S5_MODELS, SMALL_MODELS, arguments, ev, frame_ok
+from logic.checker import Consequence, System, entails
+from logic.parser import parse_sequent
+from tests.logic.test_checker import ALL, S5_MODELS, SMALL_MODELS, arguments, ev, frame_ok
 
 
 def assert_global_countermodel(verdict, premises, conclusion, system):

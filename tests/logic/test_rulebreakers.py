@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import pytest
 
-from experiments.logic import rulebreakers as rb
-from experiments.logic.pairs import PairingError, link_pairs
-from experiments.logic.rulebreakers import RulebreakerSpec, render
-from experiments.logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
+from logic import rulebreakers as rb
+from logic.pairs import PairingError, link_pairs
+from logic.rulebreakers import RulebreakerSpec, render
+from logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
 
 
 def spec(rule, kind, verb, whole, part, swapped, article="", name="Anne", pronoun="she"):

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from experiments.logic.lexicon import Lexicon, load_lines, nonsense_phrases, real_lexicon
+from logic.lexicon import Lexicon, load_lines, nonsense_phrases, real_lexicon
 
 ARTICLES = ("a", "an", "the", "some")
 # Rule for real verb phrases: "<verb>ing <a|an|the|some> <one or two lower-case words>".

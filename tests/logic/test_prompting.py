@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from experiments.designs import registry
-from experiments.logic import dual_sided, prompting
-from experiments.logic.pairs import PromptVariant
+from logic import dual_sided, prompting
+from logic.pairs import PromptVariant
 
 # 004 Table 11, the Answer-Explain prompt, as printed:
 TABLE_11 = "True or False? Please predict whether the input rule is very likely to be true, and also explain why."

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.logic.formula import (
+from logic.formula import (
     And,
     Atom,
     Box,
@@ -24,7 +24,7 @@ from experiments.logic.formula import (
     to_ascii,
     to_unicode,
 )
-from experiments.logic.parser import ParseError, Sequent, parse_formula, parse_sequent
+from logic.parser import ParseError, Sequent, parse_formula, parse_sequent
 
 P, Q, R = Atom("p"), Atom("q"), Atom("r")
 
