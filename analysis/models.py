@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.jobs import ORDINARY, Job, JobStatus
+from studyserver.jobs import ORDINARY, Job, JobStatus, counter
 
 
 # A report's status: the one status machine of every background job (studyserver/jobs.py).
@@ -23,26 +23,17 @@ class Report(Job):
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="reports", help_text="The study analysed.",
     )
-    done = models.PositiveIntegerField(default=0, editable=False, verbose_name="steps done",
-                                       help_text="Steps of the build done so far.")
-    total = models.PositiveIntegerField(default=0, editable=False, verbose_name="steps in all",
-                                        help_text="Steps of the build (data read, then built).")
+    done = counter("steps done", "Steps of the build done so far.")
+    total = counter("steps in all", "Steps of the build (data read, then built).")
     out_dir = models.CharField(
         max_length=500, blank=True, editable=False,
         verbose_name="folder of its files",
         help_text="Where report.html, its tables, plots and data are written on the server.",
     )
     message = models.TextField(blank=True, editable=False, help_text="What the report holds (the error, when it failed, is under error).")
-    n_scores = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="model scores read",
-        help_text="How many model scores went into the analyses.",
-    )
-    n_trials = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="human trials read",
-        help_text="How many participants' answers went into the analyses (after the exclusions).",
-    )
+    n_scores = counter("model scores read", "How many model scores went into the analyses.")
+    n_trials = counter("human trials read",
+                       "How many participants' answers went into the analyses (after the exclusions).")
     warnings = models.JSONField(
         default=list, blank=True, editable=False,
         help_text="What the analysis noticed and the reader should know (e.g. a model fit that needed a fallback).",
@@ -91,14 +82,8 @@ class PowerAnalysis(Job):
                                 help_text="Read the simulated pilots' bots as the pilot (with any real participants).",
         verbose_name="simulated pilots read",
     )
-    done = models.PositiveIntegerField(
-        default=0, editable=False, help_text="Simulated studies fitted so far.", verbose_name="simulated studies done",
-    )
-    total = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="simulated studies in all",
-        help_text="Sizes × simulated studies per size.",
-    )
+    done = counter("simulated studies done", "Simulated studies fitted so far.")
+    total = counter("simulated studies in all", "Sizes × simulated studies per size.")
     curve = models.JSONField(
         default=list, blank=True, editable=False, help_text="Power per size and contrast.",
         verbose_name="power curve (numbers)",

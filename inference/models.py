@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.jobs import Job, JobStatus
+from studyserver.jobs import Job, JobStatus, counter
 
 
 class Dtype(models.TextChoices):
@@ -335,16 +335,8 @@ class ModelRun(Job):
         verbose_name="run kind",
         help_text="Yes/no items, multiple-choice items or knowledge probes; empty on the form: what the study's items need.",
     )
-    items_total = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="items to score",
-        help_text="How many items (or probes) the run was asked to score.",
-    )
-    items_done = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="items scored",
-        help_text="How many are scored and stored so far.",
-    )
+    items_total = counter("items to score", "How many items (or probes) the run was asked to score.")
+    items_done = counter("items scored", "How many are scored and stored so far.")
     item_limit = models.PositiveIntegerField(
         null=True, blank=True, help_text="Score only the study's first N items (by id), a quick check run; empty for all."
     )

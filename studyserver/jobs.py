@@ -69,6 +69,12 @@ class JobRefused(ValidationError, ValueError):
         return self.message
 
 
+def counter(label: str, help_text: str) -> models.PositiveIntegerField:
+    """A count a job writes as it goes (done, total, answers saved, …): zero at first, never edited in
+    the admin, with the researcher's words for it."""
+    return models.PositiveIntegerField(default=0, editable=False, verbose_name=label, help_text=help_text)
+
+
 class Job(models.Model):
     """The fields and rules every background job shares. Subclasses set:
 

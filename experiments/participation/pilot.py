@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import models, transaction
 
 from studyserver import jobs
-from studyserver.jobs import Job, JobStatus
+from studyserver.jobs import Job, JobStatus, counter
 
 
 @dataclass(frozen=True)
@@ -86,20 +86,10 @@ class Pilot(Job):
     seed = models.BigIntegerField(
         default=0, help_text="The random seed the bots drew their answers with (the same seed gives the same pilot).",
     )
-    done = models.PositiveIntegerField(default=0, editable=False, verbose_name="bots walked",
-                                       help_text="Simulated participants walked so far.")
-    total = models.PositiveIntegerField(default=0, editable=False, verbose_name="bots in all",
-                                        help_text="Simulated participants the pilot walks.")
-    completed = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="bots that completed",
-        help_text="Simulated participants that reached the end of the study.",
-    )
-    trials = models.PositiveIntegerField(
-        default=0, editable=False,
-        verbose_name="answers saved",
-        help_text="Answers the bots saved, through the participant pages.",
-    )
+    done = counter("bots walked", "Simulated participants walked so far.")
+    total = counter("bots in all", "Simulated participants the pilot walks.")
+    completed = counter("bots that completed", "Simulated participants that reached the end of the study.")
+    trials = counter("answers saved", "Answers the bots saved, through the participant pages.")
     seconds = models.FloatField(
         null=True, blank=True, editable=False,
         verbose_name="time taken",
