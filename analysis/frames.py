@@ -95,7 +95,7 @@ VARIANT_COLUMNS = ["run_id", "design", "answer_forms", "variants"]
 def variants_frame(run_ids: list[int]) -> pd.DataFrame:
     """The distinct answer-variant sets the scores of each run summed (ModelScore.variants), by the
     items' design and the answer forms the scores record: columns run_id, design, answer_forms,
-    variants (label → texts)."""
+    variants (label → texts, labels sorted, so every database gives the same frame)."""
     found = _inference_models()
     if found is None or not run_ids:
         return pd.DataFrame(columns=VARIANT_COLUMNS)
@@ -106,7 +106,8 @@ def variants_frame(run_ids: list[int]) -> pd.DataFrame:
                                             .distinct()):
         variants = variants or {}
         key = (run_id, design, forms or "", repr(sorted((k, tuple(v)) for k, v in variants.items())))
-        seen.setdefault(key, variants)
+        # labels in sorted order: PostgreSQL's jsonb keeps its own key order, SQLite the order written
+        seen.setdefault(key, dict(sorted(variants.items())))
     rows = sorted(((run_id, design, forms, variants) for (run_id, design, forms, _), variants in seen.items()),
                   key=lambda r: (r[0], r[1], r[2], repr(r[3])))
     return pd.DataFrame(rows, columns=VARIANT_COLUMNS)

@@ -42,6 +42,17 @@ class ItemScoring:
     answer_forms: str  # answers, cases or all
 
 
+NUL_SHOWN = "\u2400"  # ␀: how a NUL character a model wrote is stored and shown
+
+
+def storable(text: str) -> str:
+    """A model's text as a database text field can hold it: PostgreSQL refuses NUL (0x00) characters,
+    which a tokenizer can decode (a tiny or byte-level model's token); each is stored as ␀, everything
+    else unchanged, so a run never fails on what its model wrote (the token id is kept as written)."""
+    return text.replace("\x00", NUL_SHOWN) if "\x00" in text else text
+
+
+
 def _setting(config: LanguageModel | dict, name: str) -> str:
     return (config.get(name) if isinstance(config, dict) else getattr(config, name)) or ""
 
@@ -160,7 +171,8 @@ class ItemStrategy(Strategy):
             thinking, answer_text = answer_parsing.split_thinking(sample.text)
             label = answer_parsing.parse(parser, answer_text, words)
             parsed.append(label)
-            answers.append(GeneratedAnswer(sample=n, text=sample.text, thinking=thinking, answer_text=answer_text,
+            answers.append(GeneratedAnswer(sample=n, text=storable(sample.text), thinking=storable(thinking),
+                                           answer_text=storable(answer_text),
                                            parsed=label, tokens=sample.tokens, finish_reason=sample.finish_reason))
         tally = answer_parsing.Tally(tuple(parsed))
         record = {"prompt": result.prompt_sent, "setting": design.prompt(config.generation_prompt).name,
@@ -189,7 +201,7 @@ class ItemStrategy(Strategy):
         rule = scoring.decision_rule
         return {"answer_forms": scoring.answer_forms, "run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
                 "variants": result.variants.texts(), "prompt_tokens": result.prompt_tokens,
-                "top_token": result.top_token[:100], "top_token_id": result.top_token_id, "decision_rule": rule,
+                "top_token": storable(result.top_token)[:100], "top_token_id": result.top_token_id, "decision_rule": rule,
                 "decision": summary.top_answer if rule == DecisionRule.TOP_TOKEN else summary.decision_relative,
                 "decision_relative": summary.decision_relative, "top_answer": summary.top_answer,
                 "soft_accuracy": summary.soft_accuracy,
@@ -288,7 +300,7 @@ class ProbeStrategy(Strategy):
             out.append(ProbeScore(
                 run=run, probe_key=probe.key, prompt=probe.prompt, target=probe.target, target_token_ids=first,
                 p_target=math.fsum(math.exp(result.first_token_logprobs[t]) for t in first),
-                top_token=result.top_token[:100], known=result.top_token_id in first,
+                top_token=storable(result.top_token)[:100], known=result.top_token_id in first,
             ))
         return out
 

@@ -55,3 +55,11 @@ def test_true_false_items_are_scored_on_true_and_false(tiny_words):
         single = {tuple(ids)[0]: t for t, ids in score.token_ids.items() if len(ids) == 1}
         expected = ("yes" if single[score.top_token_id] in yes else "no") if score.top_token_id in single else "other"
         assert score.top_answer == expected
+
+
+def test_a_nul_character_a_model_writes_is_stored_visibly_not_refused():
+    """PostgreSQL text fields refuse NUL; a byte-level tokenizer can decode a token to one (the tiny test
+    model did, failing its whole run on PostgreSQL)."""
+    from inference.strategies import NUL_SHOWN, storable
+
+    assert storable("a\x00b\x00") == f"a{NUL_SHOWN}b{NUL_SHOWN}" and storable(" Yes") == " Yes"

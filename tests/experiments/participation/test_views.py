@@ -279,7 +279,7 @@ def test_participants_see_the_participant_facing_title_never_the_internal_one(br
     study.save()
     page = browser.get(entry(browser, study)["Location"]).content.decode()
     assert "<h1>A short reasoning study</h1>" in page and "<title>A short reasoning study</title>" in page
-    assert "H1" not in page and "Modal operators" not in page
+    assert "(H1)" not in page and "Modal operators" not in page  # (a random token may hold "H1")
     study.participant_title = "Reading and reasoning"
     study.save()
     page = browser.get(entry(browser, study)["Location"]).content.decode()
