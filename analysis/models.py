@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.jobs import ORDINARY, Job, JobStatus, counter
+from studyserver.jobs import ORDINARY, Job, JobKind, JobStatus, counter
 
 
 # A report's status: the one status machine of every background job (studyserver/jobs.py).
@@ -14,11 +14,8 @@ class Report(Job):
     """A background job (studyserver/jobs.py) whose progress counts the report's steps; withdrawn
     when a participant's data is erased."""
 
-    TASK = "analysis.build_report"
-    LOG_NAME = "report"
-    NOUN = "report"
-    UNIT = "steps"
-    STATUSES = (*ORDINARY, JobStatus.WITHDRAWN)
+    KIND = JobKind("analysis.build_report", log_name="report", noun="report", unit="steps",
+                   statuses=(*ORDINARY, JobStatus.WITHDRAWN))
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="reports", help_text="The study analysed.",
@@ -68,10 +65,7 @@ class PowerAnalysis(Job):
     """One sample-size estimate by simulation (analysis/power.py) for a study: a background job
     (studyserver/jobs.py) whose progress counts simulated studies."""
 
-    TASK = "analysis.estimate_power"
-    LOG_NAME = "power"
-    NOUN = "power analysis"
-    UNIT = "simulated studies"
+    KIND = JobKind("analysis.estimate_power", log_name="power", noun="power analysis", unit="simulated studies")
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="power_analyses",

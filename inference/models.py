@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.jobs import Job, JobStatus, counter
+from studyserver.jobs import Job, JobKind, JobStatus, Part, counter
 
 
 class Dtype(models.TextChoices):
@@ -298,6 +298,10 @@ class LanguageModel(models.Model):
     def urls(self) -> list[str]:
         return [u.strip() for u in (self.server_urls or "").replace(",", "\n").splitlines() if u.strip()]
 
+    def shards(self) -> int:
+        """How many tasks a run of this configuration is sent as: one per server (server backend)."""
+        return max(1, len(self.urls())) if self.backend == Backend.SERVER else 1
+
     def identity(self) -> dict:
         """The options that decide the numbers (two configurations never share all of them)."""
         return {name: getattr(self, name) for name in self.IDENTITY}
@@ -314,12 +318,8 @@ class ModelRun(Job):
     """A model configuration scoring a study's items: a background job (studyserver/jobs.py) whose
     progress counts items and which resumes where its killed worker stopped."""
 
-    TASK = "inference.run_model"
-    LOG_NAME = "model-run"
-    NOUN = "model run"
-    UNIT = "items"
-    DONE_FIELD, TOTAL_FIELD = "items_done", "items_total"
-    RESUMES = True
+    KIND = JobKind("inference.run_model", log_name="model-run", noun="model run", unit="items",
+                   done_field="items_done", total_field="items_total", resumes=True)
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="model_runs",
@@ -379,6 +379,15 @@ class ModelRun(Job):
 
     def dispatch_queue(self) -> str:
         return self.queue
+
+    def parts(self) -> list[Part]:
+        """One task; a server configuration with several servers fans out, when the run is created and
+        when it is retried: one task per server, each scoring its share of the items."""
+        shards = self.language_model.shards()
+        if shards == 1:
+            return super().parts()
+        return [Part("inference.run_model_shard", args=(shard,), queue="cpu", log_suffix=f"-shard-{shard}")
+                for shard in range(shards)]
 
     def clean(self):
         if self.batch_size is not None and self.batch_size < 1:

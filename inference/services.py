@@ -226,18 +226,8 @@ def model_run_launch(**kwargs) -> ModelRun:
 def model_run_enqueue(*, run: ModelRun) -> None:
     """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits;
     an unreachable broker fails the run, saying so (studyserver/jobs.py). A server configuration with
-    several servers fans out: one task per server, each scoring its share of the items."""
-    shards = _shards(run.language_model)
-    if shards == 1:
-        jobs.job_dispatch(run)
-        return
-    for shard in range(shards):  # one task per server: workers score the run's items side by side
-        jobs.job_dispatch(run, task="inference.run_model_shard", args=(shard,), queue="cpu", part=f"-shard-{shard}")
-
-
-def _shards(lm: LanguageModel) -> int:
-    """How many tasks a run of this configuration fans out to: one per server (server backend)."""
-    return max(1, len(lm.urls())) if lm.backend == Backend.SERVER else 1
+    several servers fans out, one task per server (ModelRun.parts), and so does its retry."""
+    jobs.job_dispatch(run)
 
 
 def api_key(name: str) -> str:
@@ -322,7 +312,7 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
         stored = strategy.stored_keys(run)
         units = strategy.run_units(run)
         if shard is not None:
-            units = units[shard :: _shards(run.language_model)]
+            units = units[shard :: run.language_model.shards()]
         pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         if on_progress:

@@ -14,7 +14,7 @@ def run_model_task(run_id: int) -> str:
 
 @shared_task(name="inference.run_model_shard", acks_late=True)
 def run_model_shard_task(run_id: int, shard: int) -> str:
-    """One server's share of a run spread over several servers (services.model_run_enqueue)."""
+    """One server's share of a run spread over several servers (ModelRun.parts)."""
     from .services import model_run_execute
 
     return model_run_execute(run_id=run_id, shard=shard).status

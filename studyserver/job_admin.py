@@ -44,7 +44,7 @@ class JobAdminMixin:
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
     def _each_job(self, request, queryset, action, verb: str) -> None:
-        noun = self.model.NOUN
+        noun = self.model.KIND.noun
         for job in queryset:
             try:
                 action(job)

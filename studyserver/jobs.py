@@ -2,9 +2,10 @@
 pilots are each a `Job`, a row with one status machine, one way to be sent to the workers, one claim
 by the worker, progress, cancel and retry, and the last error in words.
 
-- `JobStatus` is the status machine every job moves along; a job kind lists the statuses it uses
-  (`STATUSES`: only reports are withdrawn) and whether a running job may be claimed again
-  (`RESUMES`: a model run whose worker died resumes where it stopped).
+- `JobStatus` is the status machine every job moves along. A job class declares what kind of job it
+  is in one `JobKind`: its task, log, noun and unit, its progress fields, the statuses it uses (only
+  reports are withdrawn) and whether a running job may be claimed again (a model run whose worker
+  died resumes where it stopped).
 - Services, named job_<action>: `job_create` records a job and sends it through
   studyserver.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
   job with that said in words, so that retry can send it again. `job_claim` is the worker's
@@ -14,14 +15,16 @@ by the worker, progress, cancel and retry, and the last error in words.
 - `Progress` is what the admin's bar and the commands' progress lines show: done / total, the rate
   since this attempt started and the time left at that rate.
 
-A job kind names its task, its log, its progress fields and its unit as class attributes; the
-apps' services keep what is their own (what a run scores, what a report writes).
+A job may be sent as several parts (`Job.parts`: a model run over several servers sends one task
+per server), the same way when it is created and when it is retried. The apps' services keep what
+is their own (what a run scores, what a report writes).
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
@@ -69,6 +72,38 @@ class JobRefused(ValidationError, ValueError):
         return self.message
 
 
+@dataclass(frozen=True)
+class JobKind:
+    """What kind of background job a Job class is, declared once on the class as `KIND`.
+
+    task: the Celery task's registered name (its first argument is the job's id);
+    log_name: the embedded worker's log, VAR_DIR/logs/<log_name>-<id>.log;
+    noun: the job as the researcher reads it ("model run"); unit: what its progress counts ("items");
+    done_field, total_field: the fields holding its progress (declared by the class);
+    statuses: the statuses it uses; resumes: a running job may be claimed again (its worker died).
+    """
+
+    task: str
+    log_name: str
+    noun: str
+    unit: str = "steps"
+    done_field: str = "done"
+    total_field: str = "total"
+    statuses: tuple[str, ...] = ORDINARY
+    resumes: bool = False
+
+
+@dataclass(frozen=True)
+class Part:
+    """One task a job is sent as: the task's name, its arguments after the job's id, its queue and
+    what its log's name adds (a model run's "-shard-2")."""
+
+    task: str
+    args: tuple = ()
+    queue: str = "cpu"
+    log_suffix: str = ""
+
+
 def counter(label: str, help_text: str) -> models.PositiveIntegerField:
     """A count a job writes as it goes (done, total, answers saved, …): zero at first, never edited in
     the admin, with the researcher's words for it."""
@@ -76,23 +111,9 @@ def counter(label: str, help_text: str) -> models.PositiveIntegerField:
 
 
 class Job(models.Model):
-    """The fields and rules every background job shares. Subclasses set:
+    """The fields and rules every background job shares. A subclass declares `KIND = JobKind(...)`."""
 
-    TASK: the Celery task's registered name (its one argument is the job's id);
-    LOG_NAME: the embedded worker's log, VAR_DIR/logs/<LOG_NAME>-<id>.log;
-    NOUN: the job as the researcher reads it ("model run"); UNIT: what its progress counts ("items");
-    DONE_FIELD, TOTAL_FIELD: the fields holding its progress (declared by the subclass);
-    STATUSES: the statuses it uses; RESUMES: a running job may be claimed again (its worker died).
-    """
-
-    TASK = ""
-    LOG_NAME = "job"
-    NOUN = "job"
-    UNIT = "steps"
-    DONE_FIELD = "done"
-    TOTAL_FIELD = "total"
-    STATUSES: tuple[str, ...] = ORDINARY
-    RESUMES = False
+    KIND: ClassVar[JobKind]
 
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED, editable=False)
     error = models.TextField(blank=True, editable=False, help_text="Why the job last failed, in words.")
@@ -113,9 +134,9 @@ class Job(models.Model):
     # ----------------------------------------------------------------- the status machine
     @classmethod
     def can_move(cls, source: str, target: str) -> bool:
-        if target not in cls.STATUSES or not JobStatus.can_move(source, target):
+        if target not in cls.KIND.statuses or not JobStatus.can_move(source, target):
             return False
-        return cls.RESUMES or not (source == JobStatus.RUNNING and target == JobStatus.RUNNING)
+        return cls.KIND.resumes or not (source == JobStatus.RUNNING and target == JobStatus.RUNNING)
 
     @classmethod
     def allowed_from(cls, source: str) -> str:
@@ -125,6 +146,10 @@ class Job(models.Model):
         """The Celery queue the job goes to (model runs: "gpu" unless on the CPU)."""
         return "cpu"
 
+    def parts(self) -> list[Part]:
+        """The tasks the job is sent as, when created and when retried: one, its kind's task."""
+        return [Part(self.KIND.task, queue=self.dispatch_queue())]
+
     def retry_fields(self) -> dict:
         """What a retry resets besides the status and the error (a job that starts again from nothing:
         its progress and summary)."""
@@ -132,14 +157,14 @@ class Job(models.Model):
 
     # ----------------------------------------------------------------- progress
     def progress(self, *, now: datetime | None = None) -> "Progress":
-        done = getattr(self, self.DONE_FIELD) or 0
-        total = getattr(self, self.TOTAL_FIELD) or 0
+        done = getattr(self, self.KIND.done_field) or 0
+        total = getattr(self, self.KIND.total_field) or 0
         rate = None
         if self.status == JobStatus.RUNNING and self.progress_since and self.progress_at and done > self.progress_from:
             seconds = (self.progress_at - self.progress_since).total_seconds()
             if seconds > 0:
                 rate = (done - self.progress_from) / seconds
-        return Progress(done=done, total=total, unit=self.UNIT, rate=rate, running=self.status == JobStatus.RUNNING)
+        return Progress(done=done, total=total, unit=self.KIND.unit, rate=rate, running=self.status == JobStatus.RUNNING)
 
 
 def duration(seconds: float) -> str:
@@ -222,10 +247,10 @@ def job_create(model: type[Job], *, send: bool = True, **fields) -> Job:
     return job
 
 
-def job_dispatch(job: Job, *, task: str = "", args: tuple = (), queue: str = "", part: str = "") -> None:
-    """Send the job's task through studyserver.dispatch; a broker that cannot be reached fails the job
-    (nothing was queued), saying so, so that retry sends it again. `task`/`args`/`queue`/`part`: one part
-    of a job split across tasks (a model run's shard per server), sent with its own arguments."""
+def job_dispatch(job: Job) -> None:
+    """Send the job's parts (one task, or a model run's task per server) through studyserver.dispatch;
+    a broker that cannot be reached fails the job (nothing was queued), saying so, so that retry sends
+    it again."""
     model, pk = type(job), job.pk
 
     def unreachable(exc: Exception) -> None:
@@ -234,10 +259,11 @@ def job_dispatch(job: Job, *, task: str = "", args: tuple = (), queue: str = "",
             if current.status == JobStatus.QUEUED:
                 job_move(current, JobStatus.FAILED,
                          error=f"The task broker could not be reached ({exc}); nothing was queued. "
-                               f"Retry the {model.NOUN} once the broker is back.")
+                               f"Retry the {model.KIND.noun} once the broker is back.")
 
-    dispatch.send(task or model.TASK, args=[pk, *args], queue=queue or job.dispatch_queue(),
-                  log_name=f"{model.LOG_NAME}-{pk}{part}", on_unreachable=unreachable)
+    for part in job.parts():
+        dispatch.send(part.task, args=[pk, *part.args], queue=part.queue,
+                      log_name=f"{model.KIND.log_name}-{pk}{part.log_suffix}", on_unreachable=unreachable)
 
 
 def job_move(job: Job, to: str, **fields) -> Job:
@@ -246,25 +272,25 @@ def job_move(job: Job, to: str, **fields) -> Job:
     the error on the way back to the queue."""
     model = type(job)
     if to not in JobStatus.values:
-        raise JobRefused(f"'{to}' is not a {model.NOUN} status; choose one of {', '.join(model.STATUSES)}.")
+        raise JobRefused(f"'{to}' is not a {model.KIND.noun} status; choose one of {', '.join(model.KIND.statuses)}.")
     current = model.objects.filter(pk=job.pk).values_list("status", flat=True).first()
     if current is None:
-        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} does not exist.")
+        raise JobRefused(f"{model.KIND.noun.capitalize()} {job.pk} does not exist.")
     if not model.can_move(current, to):
-        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} cannot go from {current} to {to} "
+        raise JobRefused(f"{model.KIND.noun.capitalize()} {job.pk} cannot go from {current} to {to} "
                          f"(allowed: {model.allowed_from(current)}).")
     now = timezone.now()
     values = {"status": to}
     if to == JobStatus.RUNNING:
         values.update(started_at=now, progress_at=now, progress_since=now,
-                      progress_from=getattr(job, model.DONE_FIELD) or 0)
+                      progress_from=getattr(job, model.KIND.done_field) or 0)
     elif to in FINISHED:
         values["finished_at"] = now
     elif to == JobStatus.QUEUED:
         values.update(error="", finished_at=None)
     values.update(fields)
     if model.objects.filter(pk=job.pk, status=current).update(**values) != 1:
-        raise JobRefused(f"{model.NOUN.capitalize()} {job.pk} changed status meanwhile; try again.")
+        raise JobRefused(f"{model.KIND.noun.capitalize()} {job.pk} changed status meanwhile; try again.")
     for name, value in values.items():
         setattr(job, name, value)
     return job
@@ -275,7 +301,7 @@ def job_claim(model: type[Job], pk: int, *, related: tuple[str, ...] = ()) -> tu
     over a running job whose worker died), else (job as it is, False): nothing to do."""
     with transaction.atomic():
         job = model.objects.select_for_update().select_related(*related).get(pk=pk)
-        if not (job.status == JobStatus.QUEUED or (model.RESUMES and job.status == JobStatus.RUNNING)):
+        if not (job.status == JobStatus.QUEUED or (model.KIND.resumes and job.status == JobStatus.RUNNING)):
             return job, False
         return job_move(job, JobStatus.RUNNING), True
 
@@ -283,9 +309,9 @@ def job_claim(model: type[Job], pk: int, *, related: tuple[str, ...] = ()) -> tu
 def job_progress(job: Job, done: int, total: int | None = None) -> None:
     """Write how far the job is (and when), for the admin's bar."""
     model = type(job)
-    values = {model.DONE_FIELD: done, "progress_at": timezone.now()}
+    values = {model.KIND.done_field: done, "progress_at": timezone.now()}
     if total is not None:
-        values[model.TOTAL_FIELD] = total
+        values[model.KIND.total_field] = total
     model.objects.filter(pk=job.pk).update(**values)
     for name, value in values.items():
         setattr(job, name, value)
@@ -294,7 +320,7 @@ def job_progress(job: Job, done: int, total: int | None = None) -> None:
 def job_count_from(job: Job, done: int) -> None:
     """Start the rate here: `done` already done, now (after a worker's set-up, e.g. loading a model)."""
     model, now = type(job), timezone.now()
-    values = {model.DONE_FIELD: done, "progress_from": done, "progress_since": now, "progress_at": now}
+    values = {model.KIND.done_field: done, "progress_from": done, "progress_since": now, "progress_at": now}
     model.objects.filter(pk=job.pk).update(**values)
     for name, value in values.items():
         setattr(job, name, value)

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import models, transaction
 
 from studyserver import jobs
-from studyserver.jobs import Job, JobStatus, counter
+from studyserver.jobs import Job, JobKind, JobStatus, counter
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,7 @@ class Pilot(Job):
     """One simulated pilot of a study: what was asked for and what came of it. A background job
     (studyserver/jobs.py) whose progress counts the bots walked through the flow."""
 
-    TASK = "experiments.run_pilot"
-    LOG_NAME = "pilot"
-    NOUN = "pilot"
-    UNIT = "simulated participants"
+    KIND = JobKind("experiments.run_pilot", log_name="pilot", noun="pilot", unit="simulated participants")
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="pilots",

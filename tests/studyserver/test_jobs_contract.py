@@ -111,7 +111,7 @@ def test_cancel_stops_the_job_and_its_worker_leaves_it_alone(kind):
     jobs.job_cancel(job)
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED and job.finished_at is not None
-    task = dispatch.registered(type(job).TASK)
+    task = dispatch.registered(type(job).KIND.task)
     assert task.apply(args=[job.pk]).get() == JobStatus.CANCELLED  # the worker's claim refuses it
     running = at(make(kind), JobStatus.RUNNING)
     jobs.job_cancel(running)
@@ -126,8 +126,8 @@ def sent(monkeypatch):
     real dispatch.send, with the task's own run left out."""
     seen = []
     for model, _, _ in KINDS.values():
-        task = dispatch.registered(model.TASK)
-        monkeypatch.setattr(task, "apply", lambda args, name=model.TASK: seen.append((name, args)))
+        task = dispatch.registered(model.KIND.task)
+        monkeypatch.setattr(task, "apply", lambda args, name=model.KIND.task: seen.append((name, args)))
     return seen
 
 
@@ -144,7 +144,7 @@ def test_retry_queues_a_failed_or_cancelled_job_again_and_sends_it(kind, setting
         jobs.job_retry(job)
     job.refresh_from_db()
     assert job.status == JobStatus.QUEUED and job.error == "" and job.finished_at is None
-    assert sent == [(type(job).TASK, [job.pk])]
+    assert sent == [(type(job).KIND.task, [job.pk])]
     jobs.job_cancel(job)
     with django_capture_on_commit_callbacks(execute=True):
         jobs.job_retry(job)
@@ -292,7 +292,7 @@ def test_the_admin_actions_cancel_and_retry(kind, admin_client, settings, sent, 
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(url, {"action": "retry_jobs", "_selected_action": [job.pk]})
     job.refresh_from_db()
-    assert job.status == JobStatus.QUEUED and sent == [(type(job).TASK, [job.pk])]
+    assert job.status == JobStatus.QUEUED and sent == [(type(job).KIND.task, [job.pk])]
     response = admin_client.post(url, {"action": "retry_jobs", "_selected_action": [job.pk]}, follow=True)
     assert "cannot go from queued to queued" in response.content.decode()  # refused, in words
 

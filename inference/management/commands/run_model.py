@@ -94,7 +94,7 @@ class Command(BaseCommand):
             self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
         # the progress the admin shows on the run's page: items done, items/s, time left (studyserver/jobs.py)
         printer = ProgressPrinter(self.stdout.write, label=f"Run {run_obj.pk}", every=progress_every,
-                                  unit="probes" if run_obj.kind == RunKind.KNOWLEDGE_PROBE else run_obj.UNIT)
+                                  unit="probes" if run_obj.kind == RunKind.KNOWLEDGE_PROBE else run_obj.KIND.unit)
         result = services.model_run_execute(run_id=run_obj.pk, on_progress=None if no_progress else printer)
         if result.status == RunStatus.FAILED:
             raise CommandError(f"Run {result.pk} failed: {result.error}")
