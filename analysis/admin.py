@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from experiments.models import Study
 from studyserver import dispatch
-from studyserver.admin_display import structured
+from studyserver.admin_display import add_action, structured
 from studyserver.job_admin import JobAdminMixin
 
 from . import runs, services
@@ -56,9 +56,7 @@ def run_analysis(modeladmin, request, queryset):
 
 
 # The Study admin lives in experiments/; the analysis adds its action to it (apps load in order).
-_study_admin = admin.site._registry.get(Study)
-if _study_admin is not None and run_analysis not in (_study_admin.actions or []):
-    _study_admin.actions = [*(_study_admin.actions or []), run_analysis]
+add_action(Study, run_analysis)
 
 
 @admin.register(Report)

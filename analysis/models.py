@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.jobs import ORDINARY, Job, JobKind, JobStatus, counter
+from studyserver.jobs import ORDINARY, Job, JobKind, JobStatus, counter, record
 
 
 # A report's status: the one status machine of every background job (studyserver/jobs.py).
@@ -31,20 +31,13 @@ class Report(Job):
     n_scores = counter("model scores read", "How many model scores went into the analyses.")
     n_trials = counter("human trials read",
                        "How many participants' answers went into the analyses (after the exclusions).")
-    warnings = models.JSONField(
-        default=list, blank=True, editable=False,
-        help_text="What the analysis noticed and the reader should know (e.g. a model fit that needed a fallback).",
-    )
-    runs_requested = models.JSONField(
-        default=list, blank=True, editable=False,
-        help_text="The model runs asked for by id; empty: the default rule (each configuration's latest complete run).",
-        verbose_name="model runs asked for",
-    )
-    runs_used = models.JSONField(
-        default=list, blank=True, editable=False,
-        help_text="The model runs whose scores the analyses read, filled when the report is built; the report's runs table says why each run of the study was used or not.",
-        verbose_name="model runs used",
-    )
+    warnings = record(list, "What the analysis noticed and the reader should know (e.g. a model fit that needed a "
+                            "fallback).")
+    runs_requested = record(list, "The model runs asked for by id; empty: the default rule (each configuration's "
+                                  "latest complete run).", label="model runs asked for")
+    runs_used = record(list, "The model runs whose scores the analyses read, filled when the report is built; the "
+                             "report's runs table says why each run of the study was used or not.",
+                       label="model runs used")
     pilot = models.BooleanField(
         default=False, editable=False,
         help_text="A pilot report: the simulated pilots' bots are read as participants (they are never data).",
@@ -78,23 +71,14 @@ class PowerAnalysis(Job):
     )
     done = counter("simulated studies done", "Simulated studies fitted so far.")
     total = counter("simulated studies in all", "Sizes × simulated studies per size.")
-    curve = models.JSONField(
-        default=list, blank=True, editable=False, help_text="Power per size and contrast.",
-        verbose_name="power curve (numbers)",
-    )
-    needed = models.JSONField(
-        default=list, blank=True, editable=False, help_text="Participants needed per contrast.",
-        verbose_name="participants needed (numbers)",
-    )
+    curve = record(list, "Power per size and contrast.", label="power curve (numbers)")
+    needed = record(list, "Participants needed per contrast.", label="participants needed (numbers)")
     curve_png = models.BinaryField(null=True, blank=True, editable=False,
                                    help_text="The power curve, drawn by the worker (the web process has no matplotlib).",
         verbose_name="power curve (image)",
     )
-    pilot_summary = models.JSONField(
-        default=dict, blank=True, editable=False,
-        verbose_name="what the pilot gave",
-        help_text="The pilot the simulations started from: its participants, the models, the fitted effects, the model runs and the exclusions.",
-    )
+    pilot_summary = record(dict, "The pilot the simulations started from: its participants, the models, the fitted "
+                                 "effects, the model runs and the exclusions.", label="what the pilot gave")
     message = models.TextField(blank=True, editable=False,
                                help_text="What the estimate found (the error, when it failed, is under error).")
 

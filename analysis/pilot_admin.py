@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 
 from experiments.models import Study
 from studyserver import dispatch
+from studyserver.admin_display import add_action
 
 from . import services
 
@@ -27,6 +28,4 @@ def build_pilot_report(modeladmin, request, queryset):
                                          "see Analyses and reports → Reports.")
 
 
-_study_admin = admin.site._registry.get(Study)
-if _study_admin is not None and build_pilot_report not in (_study_admin.actions or []):
-    _study_admin.actions = [*(_study_admin.actions or []), build_pilot_report]
+add_action(Study, build_pilot_report)

@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from studyserver import dispatch
-from studyserver.admin_display import structured
+from studyserver.admin_display import add_action, structured
 from studyserver.admin_forms import form_or_page
 from studyserver.job_admin import JobAdminMixin
 
@@ -65,9 +65,7 @@ def estimate_sample_size(modeladmin, request, queryset):
                                          "see Analyses and reports → Power analyses.", level=messages.SUCCESS)
 
 
-_study_admin = admin.site._registry.get(Study)
-if _study_admin is not None and estimate_sample_size not in (_study_admin.actions or []):
-    _study_admin.actions = [*(_study_admin.actions or []), estimate_sample_size]
+add_action(Study, estimate_sample_size)
 
 
 @admin.register(PowerAnalysis)

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.jobs import Job, JobKind, JobStatus, Part, counter
+from studyserver.jobs import Job, JobKind, JobStatus, Part, counter, record
 
 
 class Dtype(models.TextChoices):
@@ -358,13 +358,9 @@ class ModelRun(Job):
         help_text="Scores fewer items than the study has (an item limit): a check run, never used by a report unless it is asked for.",
         verbose_name="partial (a check run)",
     )
-    configuration = models.JSONField(
-        default=dict, blank=True, editable=False, help_text="The model configuration as it was when the run was created.",
-    )
-    versions = models.JSONField(
-        default=dict, blank=True, editable=False,
-        help_text="What makes the run reproducible: library versions, device, file hashes of weights and tokenizer.",
-    )
+    configuration = record(dict, "The model configuration as it was when the run was created.")
+    versions = record(dict, "What makes the run reproducible: library versions, device, file hashes of weights "
+                            "and tokenizer.")
 
     class Meta:
         ordering = ["-created_at"]

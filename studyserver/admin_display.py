@@ -57,3 +57,13 @@ def rounded(model, field: str):
 
     show.__name__ = f"{field}_rounded"
     return show
+
+
+def add_action(model, action) -> admin.ModelAdmin | None:
+    """Add `action` to the actions of `model`'s registered admin (an app adding its action to another
+    app's list, e.g. analysis's "Build a report" on the studies); once, however often the module loads.
+    None when `model` has no admin (yet)."""
+    model_admin = admin.site._registry.get(model)
+    if model_admin is not None and action not in (model_admin.actions or []):
+        model_admin.actions = [*(model_admin.actions or []), action]
+    return model_admin

@@ -110,6 +110,12 @@ def counter(label: str, help_text: str) -> models.PositiveIntegerField:
     return models.PositiveIntegerField(default=0, editable=False, verbose_name=label, help_text=help_text)
 
 
+def record(empty: type[list] | type[dict], help_text: str, label: str | None = None) -> models.JSONField:
+    """A structured value a job writes (its warnings, the runs it used, a curve, its versions): empty
+    at first, never edited in the admin (shown as a table there), with the researcher's words for it."""
+    return models.JSONField(default=empty, blank=True, editable=False, verbose_name=label, help_text=help_text)
+
+
 class Job(models.Model):
     """The fields and rules every background job shares. A subclass declares `KIND = JobKind(...)`."""
 

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from django import forms
 from django.contrib import admin, messages
 from studyserver import dispatch
-from studyserver.admin_display import seconds, structured
+from studyserver.admin_display import add_action, seconds, structured
 from studyserver.structured import number
 from studyserver.admin_forms import form_or_page
 from studyserver.job_admin import JobAdminMixin
@@ -66,9 +66,8 @@ def _add_pilot_permission(modeladmin, request) -> bool:
     return request.user.has_perm("experiments.add_pilot")
 
 
-_study_admin = admin.site._registry.get(Study)
-if _study_admin is not None and run_pilot not in (_study_admin.actions or []):
-    _study_admin.actions = [*(_study_admin.actions or []), run_pilot]
+_study_admin = add_action(Study, run_pilot)
+if _study_admin is not None:
     type(_study_admin).has_add_pilot_permission = _add_pilot_permission
 
 
