@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from experiments.models import Study
 from studyserver import dispatch
-from studyserver.admin_display import add_action, structured
+from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
 from studyserver.job_admin import JobAdminMixin
 
 from . import runs, services
@@ -60,7 +60,8 @@ add_action(Study, run_analysis)
 
 
 @admin.register(Report)
-class ReportAdmin(JobAdminMixin, admin.ModelAdmin):
+class ReportAdmin(JobAdminMixin, ReadOnlyAdmin):
+    deletable = True  # a report's row and files; the data it read stays
     job_permission = "analysis.run_analysis"
     # the report's links next to its status, so they stay on screen at 1366 px (tests/e2e/test_admin_study.py)
     list_display = ["id", "study", "status", "files", "progress", "pilot", "created_at", "finished_at", "model_runs", "n_scores",
@@ -73,12 +74,6 @@ class ReportAdmin(JobAdminMixin, admin.ModelAdmin):
     runs_used_table = structured(Report, "runs_used")
     warnings_table = structured(Report, "warnings")
     actions = ["cancel_jobs", "retry_jobs"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="model runs")
     def model_runs(self, obj):

@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from studyserver import dispatch
-from studyserver.admin_display import add_action, structured
+from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
 from studyserver.admin_forms import form_or_page
 from studyserver.job_admin import JobAdminMixin
 
@@ -69,7 +69,8 @@ add_action(Study, estimate_sample_size)
 
 
 @admin.register(PowerAnalysis)
-class PowerAnalysisAdmin(JobAdminMixin, admin.ModelAdmin):
+class PowerAnalysisAdmin(JobAdminMixin, ReadOnlyAdmin):
+    deletable = True
     job_permission = "analysis.run_analysis"
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")
     list_filter = ("status", "study")
@@ -100,9 +101,3 @@ class PowerAnalysisAdmin(JobAdminMixin, admin.ModelAdmin):
         png = bytes(obj.curve_png)
         return format_html('<img src="data:image/png;base64,{}" alt="Power against the number of participants, per '
                            'modality and argument form" style="max-width:100%">', base64.b64encode(png).decode())
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

@@ -21,7 +21,7 @@ from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
 from .participation.question_editor import QuestionListField
-from studyserver.admin_display import rounded, structured
+from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 
 
 def _design_choices() -> list[tuple[str, str]]:
@@ -469,7 +469,9 @@ class ParticipantAdmin(admin.ModelAdmin):
 
 
 @admin.register(Trial)
-class TrialAdmin(admin.ModelAdmin):
+class TrialAdmin(ReadOnlyAdmin):
+    """Trials come from participants' answers only: the admin never invents, edits or deletes one."""
+
     list_display = (
         "participant", "index", "item", "key", "key_code", "answer", "correct", "rt_ms_rounded", "timed_out",
         "is_attention_check", "focus_lost", "visibility_lost", "received_at",
@@ -480,14 +482,7 @@ class TrialAdmin(admin.ModelAdmin):
     rt_ms_rounded = rounded(Trial, "rt_ms")
     show_full_result_count = False
 
-    def has_add_permission(self, request):
-        return False  # trials come from participants' answers only; the admin never invents data
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 from .participation import pilot_admin  # noqa: E402,F401  (the pilot action and the pilots list)
 
 

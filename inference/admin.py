@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from studyserver import workers
-from studyserver.admin_display import rounded, structured
+from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from studyserver.job_admin import JobAdminMixin
 
 from . import checks, services
@@ -239,7 +239,7 @@ class GeneratedAnswerInline(admin.TabularInline):
 
 
 @admin.register(ModelScore)
-class ModelScoreAdmin(admin.ModelAdmin):
+class ModelScoreAdmin(ReadOnlyAdmin):
     inlines = [GeneratedAnswerInline]
     list_display = ("item", "run", "gold", "p_yes_rounded", "p_yes_interval", "p_no_rounded", "relative_p_yes_rounded",
                     "options", "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer",
@@ -280,18 +280,9 @@ class ModelScoreAdmin(admin.ModelAdmin):
         probs = obj.option_probs or {}
         return " ".join(f"{letter} {probs[letter]:.3f}" for letter in sorted(probs)) or "–"
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(ProbeScore)
-class ProbeScoreAdmin(admin.ModelAdmin):
+class ProbeScoreAdmin(ReadOnlyAdmin):
     """Knowledge-probe answers (000 §4.1): read-only, filterable by run and by whether the model knows."""
 
     list_display = ("probe_key", "run", "target", "p_target_rounded", "top_token", "known")
@@ -302,12 +293,3 @@ class ProbeScoreAdmin(admin.ModelAdmin):
     list_filter = ("known", "run")
     list_select_related = ("run",)
     search_fields = ("probe_key", "target")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -59,6 +59,23 @@ def rounded(model, field: str):
     return show
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """The admin of what the admin never writes: participants' answers, model scores, a job's results.
+    Read here; never added or changed. Deleted only where `deletable` (a job's row, not an answer or
+    a score: a run or a participant's erasure removes those with what they belong to)."""
+
+    deletable = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return self.deletable and super().has_delete_permission(request, obj)
+
+
 def add_action(model, action) -> admin.ModelAdmin | None:
     """Add `action` to the actions of `model`'s registered admin (an app adding its action to another
     app's list, e.g. analysis's "Build a report" on the studies); once, however often the module loads.

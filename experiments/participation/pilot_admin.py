@@ -7,7 +7,7 @@ from dataclasses import asdict
 from django import forms
 from django.contrib import admin, messages
 from studyserver import dispatch
-from studyserver.admin_display import add_action, seconds, structured
+from studyserver.admin_display import ReadOnlyAdmin, add_action, seconds, structured
 from studyserver.structured import number
 from studyserver.admin_forms import form_or_page
 from studyserver.job_admin import JobAdminMixin
@@ -72,7 +72,8 @@ if _study_admin is not None:
 
 
 @admin.register(Pilot)
-class PilotAdmin(JobAdminMixin, admin.ModelAdmin):
+class PilotAdmin(JobAdminMixin, ReadOnlyAdmin):
+    deletable = True  # pilots start from the study list's action
     job_permission = "experiments.add_pilot"
     actions = ["cancel_jobs", "retry_jobs"]
     list_display = ("id", "study", "participants", "status", "progress", "completed", "trials", "seconds_rounded",
@@ -88,9 +89,3 @@ class PilotAdmin(JobAdminMixin, admin.ModelAdmin):
     def profile_text(self, obj):
         known = asdict(BotProfile())
         return ", ".join(f"{PROFILE_LABELS.get(k, k)} {number(obj.profile.get(k, v))}" for k, v in known.items())
-
-    def has_add_permission(self, request):
-        return False  # pilots start from the study list's action
-
-    def has_change_permission(self, request, obj=None):
-        return False
