@@ -11,14 +11,6 @@ class AnalysisConfig(AppConfig):
         from experiments.participation.erasure import participant_erased
 
         participant_erased.connect(_withdraw_reports, dispatch_uid="analysis.withdraw_reports")
-        from experiments import study_jobs
-
-        def power_analysis():
-            from .models import PowerAnalysis
-
-            return PowerAnalysis
-
-        study_jobs.register("power analysis", power_analysis)  # one pilot or power analysis per study at a time
 
 
 def _withdraw_reports(sender, *, study, label: str, **kwargs) -> int:

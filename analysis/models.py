@@ -58,7 +58,8 @@ class PowerAnalysis(Job):
     """One sample-size estimate by simulation (analysis/power.py) for a study: a background job
     (studyserver/jobs.py) whose progress counts simulated studies."""
 
-    KIND = JobKind("analysis.estimate_power", log_name="power", noun="power analysis", unit="simulated studies")
+    KIND = JobKind("analysis.estimate_power", log_name="power", noun="power analysis", unit="simulated studies",
+                   one_per_study=True)
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="power_analyses",

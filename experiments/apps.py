@@ -15,13 +15,3 @@ class ExperimentsConfig(AppConfig):
         super().import_models()
         for name in self.model_modules:
             import_module(name)
-
-    def ready(self) -> None:
-        from . import study_jobs
-
-        def pilot():
-            from .participation.pilot import Pilot
-
-            return Pilot
-
-        study_jobs.register("simulated pilot", pilot)

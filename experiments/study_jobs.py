@@ -1,49 +1,40 @@
 """One heavy background job per study at a time (issue 26 item 6: three clicks queued 12 pilots of
-500 bots). The kinds of job that count are registered here by the app that owns them (simulated
-pilots: participation/pilot.py; power analyses: analysis/apps.py), each as a model with a `study`,
-a `status` and a `created_at`. `study_job_claim` is called inside the transaction that records a new
-job: it locks the study's row (two requests for one study queue on the lock) and refuses, with a
-message saying which job is still going, while another job of any registered kind is queued or
-running. A job silent for longer than STALE_AFTER (its worker died and nobody marked it failed) no
-longer holds the study.
+500 bots). The kinds that count say so where they are declared (`JobKind(..., one_per_study=True)`,
+studyserver/jobs.py: simulated pilots and power analyses). `study_job_claim` is called inside the
+transaction that records a new job: it locks the study's row (two requests for one study queue on the
+lock) and refuses, with a message saying which job is still going, while another job of any such kind
+is queued or running. A job silent for longer than STALE_AFTER (its worker died and nobody marked it
+failed) no longer holds the study.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Callable
 
+from django.apps import apps
 from django.utils import timezone
 
+from studyserver.jobs import ACTIVE, Job
+
 STALE_AFTER = timedelta(hours=6)
-ACTIVE = ("queued", "running")
 
 
 class StudyBusy(ValueError):
     """A study already runs a job; the message says which and what to do."""
 
 
-@dataclass(frozen=True)
-class JobKind:
-    name: str  # as the researcher reads it: "simulated pilot", "power analysis"
-    model: Callable[[], type]  # the job's model, looked up when needed (apps load in any order)
-
-
-_KINDS: dict[str, JobKind] = {}
-
-
-def register(name: str, model: Callable[[], type]) -> None:
-    _KINDS[name] = JobKind(name, model)
+def one_per_study_kinds() -> list[type[Job]]:
+    """The job models a study runs one at a time (all of them together), in the apps' order."""
+    return [model for model in apps.get_models() if issubclass(model, Job) and model.KIND.one_per_study]
 
 
 def study_job_running(*, study, now=None) -> str | None:
     """What job of `study` is queued or running (in words), or None."""
     since = (now or timezone.now()) - STALE_AFTER
-    for kind in _KINDS.values():
-        job = (kind.model().objects.filter(study=study, status__in=ACTIVE, created_at__gte=since)
+    for model in one_per_study_kinds():
+        job = (model.objects.filter(study=study, status__in=ACTIVE, created_at__gte=since)
                .order_by("created_at").first())
         if job is not None:
-            return f"{kind.name} {job.pk} ({job.status} since {job.created_at:%Y-%m-%d %H:%M} UTC)"
+            return f"{model.KIND.noun} {job.pk} ({job.status} since {job.created_at:%Y-%m-%d %H:%M} UTC)"
     return None
 
 

@@ -80,7 +80,9 @@ class JobKind:
     log_name: the embedded worker's log, VAR_DIR/logs/<log_name>-<id>.log;
     noun: the job as the researcher reads it ("model run"); unit: what its progress counts ("items");
     done_field, total_field: the fields holding its progress (declared by the class);
-    statuses: the statuses it uses; resumes: a running job may be claimed again (its worker died).
+    statuses: the statuses it uses; resumes: a running job may be claimed again (its worker died);
+    one_per_study: a heavy job of which a study runs one at a time, of all such kinds together
+    (experiments/study_jobs.py: simulated pilots and power analyses).
     """
 
     task: str
@@ -91,6 +93,7 @@ class JobKind:
     total_field: str = "total"
     statuses: tuple[str, ...] = ORDINARY
     resumes: bool = False
+    one_per_study: bool = False
 
 
 @dataclass(frozen=True)

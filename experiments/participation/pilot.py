@@ -67,7 +67,8 @@ class Pilot(Job):
     """One simulated pilot of a study: what was asked for and what came of it. A background job
     (studyserver/jobs.py) whose progress counts the bots walked through the flow."""
 
-    KIND = JobKind("experiments.run_pilot", log_name="pilot", noun="pilot", unit="simulated participants")
+    KIND = JobKind("experiments.run_pilot", log_name="pilot", noun="simulated pilot", unit="simulated participants",
+                   one_per_study=True)
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="pilots",

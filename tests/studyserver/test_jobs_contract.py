@@ -28,7 +28,7 @@ KINDS = {  # the job kinds, each with what its admin is called and what its prog
     "model run": (ModelRun, "inference_modelrun", "items"),
     "report": (Report, "analysis_report", "steps"),
     "power analysis": (PowerAnalysis, "analysis_poweranalysis", "simulated studies"),
-    "pilot": (Pilot, "experiments_pilot", "simulated participants"),
+    "simulated pilot": (Pilot, "experiments_pilot", "simulated participants"),
 }
 STATUSES = ["queued", "running", "done", "failed", "cancelled", "withdrawn"]
 # The contract, written out: every move a job may make. A model run may also be claimed again while
@@ -192,7 +192,7 @@ designs.items_generate(study=study, design="modal-syllogisms", interpretations=1
 fake = language_model_create(name="fake", source="fake", backend="fake", device="cpu")
 record("model run", lambda: model_run_launch(study=study, language_model=fake))
 record("report", lambda: report_request(study=study))
-record("pilot", lambda: pilot_create(study=study, participants=2, seed=1))
+record("simulated pilot", lambda: pilot_create(study=study, participants=2, seed=1))
 other = services.study_create(slug="down-2", title="Down 2", design="modal-syllogisms")
 record("power analysis", lambda: power_request(study=other, plan=PowerPlan(sizes=(10,), nsim=10)))
 # a failed job's retry with the broker still down fails again, saying so
