@@ -41,8 +41,16 @@ ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "
 MODALITIES = {"": "", **schema.MODALITY_CODES}  # none / box / dia, or ∅ / □ / ◇
 # The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
 MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300, "pair_id": 120}
-# The roles a bank's pair_role may give (logic/pairs.py): each names its paired design.
-PAIR_ROLES = ("rulebreaker", "non-rulebreaker", "original", "flipped")
+
+
+def pair_roles() -> tuple[str, ...]:
+    """The roles a bank's pair_role may give: every paired design's, as the designs declare them
+    (designs/registry.py); each names its paired design."""
+    from .designs.registry import pair_roles as by_design
+
+    return tuple(role for roles in by_design().values() for role in roles)
+
+
 # The checker's budget for a whole file (each row has logic.checker.MAX_NODES): past it, the rows
 # left are refused as too complex, so a file of hard forms costs seconds, not hours. A form decided
 # once in the file costs nothing the next time; 20,000 distinct forms of 003's size need 480,000.
@@ -180,8 +188,8 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
     if "logical_form" not in too_long and len(logical_form) > MAX_LENGTH["logical_form"]:
         fail("logical_form", f"is longer than {MAX_LENGTH['logical_form']} characters (as stored, in Unicode)")
     pair_id, pair_role = record.get("pair_id", ""), record.get("pair_role", "").lower()
-    if pair_role and pair_role not in PAIR_ROLES:
-        fail("pair_role", f"'{record.get('pair_role')}' is not one of {', '.join(PAIR_ROLES)}")
+    if pair_role and pair_role not in pair_roles():
+        fail("pair_role", f"'{record.get('pair_role')}' is not one of {', '.join(pair_roles())}")
     if bool(pair_id) != bool(pair_role):
         fail("pair_role" if pair_id else "pair_id", "give both pair_id and pair_role, or neither")
     if len(errors) > before:
