@@ -239,6 +239,14 @@ def test_lists_show_rounded_numbers(admin_client):
     # four significant digits: 0.2258, 0.009745
     assert len(shown) == 4 and all(re.fullmatch(r"0\.0*[1-9]\d{0,3}", value) for value in shown), shown
     assert sorted(float(v) for v in shown) == pytest.approx(sorted(stored), rel=1e-3)
+    # and on a score's own page: every probability to four significant digits, none as stored
+    score = run.scores.order_by("pk").first()
+    page = admin_client.get(f"/admin/inference/modelscore/{score.pk}/change/").content.decode()
+    content = page.split('id="content"', 1)[1]
+    for field in ("p_yes", "p_no", "relative_p_yes", "soft_accuracy"):
+        value = getattr(score, field)
+        box = re.search(rf'field-{field}_rounded_page.*?<div class="readonly">([^<]+)<div>', content, re.S)
+        assert box and box.group(1) == f"{value:.4g}" and repr(value) not in content, (field, value)
 
 
 def test_the_action_forms_speak_the_researchers_words_too():
