@@ -111,11 +111,11 @@ def test_r2_says_when_it_leaves_out_the_random_effects(r_stack):
 
 @pytest.mark.django_db
 def test_the_report_reads_at_1366_px_and_prints_without_horizontal_scrolling(r_stack, make_study, tmp_path):
-    from tests.e2e.test_participant_flow import ARGS, CHROMIUM, _playwright
+    from tests.e2e.chromium import ARGS, CHROMIUM, playwright_or_skip
 
     study = make_study(models=3, participants=8, appendix=True)
     call_command("analyze", study.slug, "--out", str(tmp_path))
-    with _playwright()() as p:
+    with playwright_or_skip()() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
         page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")

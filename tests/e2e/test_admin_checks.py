@@ -6,50 +6,29 @@ Background work runs in the server's own thread (DUET_TASK_MODE=eager), as in te
 """
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import pytest
-from django.contrib.auth import get_user_model
 
 from inference import services
 from inference.models import LanguageModel, ModelRun
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, _playwright, offline_guard
+from tests.e2e.admin_walk import admin_walk
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.tiny_models import PROMPTS
-
-PASSWORD = "a-long-test-passphrase-7"
 
 
 @pytest.mark.django_db(transaction=True)
 def test_an_uncached_hub_id_is_refused_and_check_shows_an_answer(live_server, monkeypatch, tmp_path, settings):
     from huggingface_hub import constants
 
-    sync_playwright = _playwright()
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))  # an empty cache of this test's own
     settings.DUET_TASK_MODE = "eager"
-    get_user_model().objects.create_superuser("researcher", password=PASSWORD)
     study = StudyFactory()
     ItemFactory(study=study, prompt=PROMPTS[0], gold_answer="no")
     generating = services.language_model_create(name="fake-generating", source="/fake", backend="fake", device="cpu",
                                                 decision_rule="generated")
-    server = urlsplit(live_server.url).netloc
-    external: list[str] = []
-    admin = f"{live_server.url}/admin"
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        context.route("**/*", offline_guard(server, external))
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
-        page.goto(f"{admin}/")
-        page.fill("#id_username", "researcher")
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_selector("#site-name")
-
-        page.goto(f"{admin}/inference/languagemodel/add/")
+    with admin_walk(live_server, monkeypatch) as walk:
+        page = walk.page
+        page.goto(f"{walk.admin}/inference/languagemodel/add/")
         page.fill("#id_name", "Absent 7B")
         page.fill("#id_source", "nobody/absent-model-7b")
         page.click("input[name=_save]")
@@ -60,10 +39,7 @@ def test_an_uncached_hub_id_is_refused_and_check_shows_an_answer(live_server, mo
         assert page.evaluate("document.documentElement.scrollWidth") <= 1366  # the message wraps, no sideways scroll
         assert not LanguageModel.objects.filter(name="Absent 7B").exists()
 
-        page.goto(f"{admin}/inference/languagemodel/")
-        page.check(f"input[name=_selected_action][value='{generating.pk}']")
-        page.select_option("select[name=action]", "check_configurations")
-        page.click("button[name=index]")
+        walk.action("check_configurations", generating.pk, changelist="inference/languagemodel")
         page.wait_for_selector(".messagelist")
         said = page.inner_text(".messagelist")
         run = ModelRun.objects.get(language_model=generating)
@@ -72,5 +48,3 @@ def test_an_uncached_hub_id_is_refused_and_check_shows_an_answer(live_server, mo
         page.click(f".messagelist a:has-text('check run {run.pk}')")
         page.wait_for_selector(".field-answer")
         assert "wrote “" in page.inner_text(".field-answer")
-        browser.close()
-    assert external == []

@@ -12,18 +12,15 @@ Background work runs in the server's own thread (DUET_TASK_MODE=eager), as in te
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from analysis.models import Report, ReportStatus
 from experiments.models import HumanArm, Item, Participant, Study, StudyStatus
 from experiments.participation.services import human_arm_ensure
-from inference.models import LanguageModel, ModelRun, RunStatus
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, COMPLETION, LAUNCH_MS, PAGE_MS, _playwright, offline_guard
+from inference.models import LanguageModel
+from tests.e2e.admin_walk import admin_walk
+from tests.e2e.chromium import COMPLETION
 
-PASSWORD = "a-long-test-passphrase-7"
 EXCERPT = Path(__file__).resolve().parents[1] / "data" / "published" / "rulebreakers" / \
     "RULEBREAKERS_finegrained_excerpt.csv"
 MODEL_WORDING = "Answer Yes or No only"
@@ -43,37 +40,14 @@ def _cli_defaults(design: str) -> tuple[list, list]:
 @pytest.mark.django_db(transaction=True)
 def test_a_published_rulebreakers_file_goes_from_upload_to_participants_in_the_admin(live_server, monkeypatch,
                                                                                      settings):
-    sync_playwright = _playwright()
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     settings.DUET_TASK_MODE = "eager"
-    get_user_model().objects.create_superuser("researcher", password=PASSWORD)
     model = LanguageModel.objects.create(name="fake-raw", source="test/fake", backend="fake")
-    server = urlsplit(live_server.url).netloc
-    external = []
-    admin = f"{live_server.url}/admin"
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        context.route("**/*", offline_guard(server, external))
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
-
-        page.goto(f"{admin}/")
-        page.fill("#id_username", "researcher")
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_selector("#site-name")
+    with admin_walk(live_server, monkeypatch) as walk:
+        page = walk.page
 
         # a rulebreakers study
-        page.goto(f"{admin}/experiments/study/add/")
-        page.locator("#id_title").press_sequentially("Published walk")
-        page.select_option("#id_design", "rulebreakers")
-        page.click("input[name=_continue]")
-        page.wait_for_selector("#launch-panel, .errornote")
-        assert not page.query_selector(".errornote"), page.inner_text("#content")[:3000]
-        study = Study.objects.get(slug="published-walk")
-        change = f"{admin}/experiments/study/{study.pk}/change/"
+        study = walk.new_study("Published walk", "rulebreakers", slug="published-walk")
 
         # the published file: the known source fills the mapping in, then the preview; nothing written yet
         page.click("text=Upload a bank (CSV, JSON, Parquet)…")
@@ -106,64 +80,32 @@ def test_a_published_rulebreakers_file_goes_from_upload_to_participants_in_the_a
             (arm and arm.practice, arm and arm.attention_checks)
 
         # the human arm's launch settings
-        page.goto(change)
-        page.fill("#id_human_arm-0-items_per_participant", "12")
-        page.fill("#id_human_arm-0-contact", "Dr A. Researcher, duet-study@example.org")
-        page.check("#id_human_arm-0-mark_consent_reviewed")
-        page.fill("#id_human_arm-0-completion_code", "C0MPLETE")
-        page.click("input[name=_continue]")
-        page.wait_for_selector("text=consent marked reviewed")
+        walk.human_arm(study, items_per_participant=12)
 
         # a model run (fake scorer), a pilot with bots, the pilot report (real R) with its paired section
-        page.goto(f"{admin}/inference/modelrun/add/")
-        page.select_option("#id_study", str(study.pk))
-        page.select_option("#id_language_model", str(model.pk))
-        page.click("input[name=_save]")
-        page.wait_for_selector(".messagelist")
-        assert set(ModelRun.objects.filter(study=study).values_list("status", flat=True)) == {RunStatus.DONE}
-
-        def action(name: str):
-            page.goto(f"{admin}/experiments/study/")
-            page.check(f"input[name=_selected_action][value='{study.pk}']")
-            page.select_option("select[name=action]", name)
-            page.click("button[name=index]")
-
-        action("run_pilot")
-        page.fill("#id_participants", "12")
-        page.fill("#id_seed", "5")
-        page.click("input[value='Run the pilot']")
-        page.wait_for_selector("text=simulated participants")
-        assert Participant.objects.filter(study=study, is_simulated=True).count() == 12
-        action("build_pilot_report")
-        page.wait_for_selector(".messagelist", timeout=900_000)  # fitted by R inside the request
-        report = Report.objects.get(study=study, pilot=True)
-        assert report.status == ReportStatus.DONE, report.message
-        page.goto(f"{admin}/analysis/report/{report.pk}/report.html")
+        walk.model_run(study, model)
+        walk.pilot(study, participants=12, seed=5)
+        walk.pilot_report(study, wait_ms=900_000)
         text = page.inner_text("body")
         assert "RULEBREAKERS (000): paired accuracy τ" in text
         assert page.locator("#rulebreakers").count() == 1
 
         # open the study; a participant's pages show the participant wording, never the model's
-        page.goto(change)
+        page.goto(walk.change(study))
         link = page.inner_text("#launch-link")
-        action("open_studies")
+        walk.action("open_studies", study.pk)
         page.wait_for_selector(".messagelist")
         study.refresh_from_db()
         assert study.status == StudyStatus.OPEN, page.inner_text("#content")[:2000]
-        person = browser.new_context(viewport={"width": 1366, "height": 768})
-        person.route("**/*", offline_guard(server, external))
-        page = person.new_page()
-        page.set_default_timeout(PAGE_MS)
-        page.goto(link.replace("{{%PROLIFIC_PID%}}", "published0000000000000a1").replace("{{%STUDY_ID%}}", "st")
-                  .replace("{{%SESSION_ID%}}", "se1"))
-        seen = [page.inner_text("body")]
-        page.click("#agree")
-        seen.append(page.inner_text("#instructions-text"))
-        page.click("#continue")
-        shown = _answer_everything(page, seen)
-        browser.close()
+        person = walk.person(1366, 768)
+        person.goto(link.replace("{{%PROLIFIC_PID%}}", "published0000000000000a1").replace("{{%STUDY_ID%}}", "st")
+                    .replace("{{%SESSION_ID%}}", "se1"))
+        seen = [person.inner_text("body")]
+        person.click("#agree")
+        seen.append(person.inner_text("#instructions-text"))
+        person.click("#continue")
+        shown = _answer_everything(person, seen)
 
-    assert external == []
     participant = Participant.objects.get(study=study, prolific_pid="published0000000000000a1")
     human = study.settings["human_variant"]
     questions = set(Item.objects.filter(study=study, variant=human).values_list("question", flat=True))

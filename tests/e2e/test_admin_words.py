@@ -7,17 +7,14 @@ its structured values as tables, no queue without Celery workers, and nothing wi
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from analysis.models import ReportStatus
 from experiments import designs, services
 from experiments.participation.services import human_arm_ensure
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, _playwright, offline_guard
+from tests.e2e.admin_walk import admin_walk
 
-PASSWORD = "a-long-test-passphrase-29"
 RAW_JSON = re.compile(r"""\{\s*["']|\[\s*\{|\[\s*["']""")
 
 
@@ -54,10 +51,7 @@ def _make_jobs():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_run_report_pilot_and_power_pages_show_tables_not_json_at_1366px(live_server, monkeypatch, settings):
-    sync_playwright = _playwright()
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     settings.DUET_TASK_MODE = "eager"
-    get_user_model().objects.create_superuser("researcher", password=PASSWORD)
     run, pilot, report, power = _make_jobs()
     assert run.configuration and run.versions and pilot.profile and power.plan and power.pilot_summary
     admin = f"{live_server.url}/admin"
@@ -68,20 +62,9 @@ def test_the_run_report_pilot_and_power_pages_show_tables_not_json_at_1366px(liv
         "power": (f"{admin}/analysis/poweranalysis/{power.pk}/change/", ("Plan", "simulated studies per size",
                                                                           "What the pilot gave"), 2),
     }
-    server, external = urlsplit(live_server.url).netloc, []
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        context.route("**/*", offline_guard(server, external))
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
-        page.goto(f"{admin}/")
-        page.fill("#id_username", "researcher")
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_selector("#site-name")
-
+    with admin_walk(live_server, monkeypatch) as walk:
+        page = walk.page
         for name, (url, words, tables) in pages.items():
             page.goto(url)
             page.wait_for_selector("#content")
@@ -97,5 +80,3 @@ def test_the_run_report_pilot_and_power_pages_show_tables_not_json_at_1366px(liv
         page.goto(pages["pilot"][0])
         shown = page.inner_text(".field-seconds_rounded .readonly")
         assert re.fullmatch(r"\d+(,\d{3})*\.\d s", shown.strip()), shown
-        browser.close()
-    assert external == [], external

@@ -5,18 +5,13 @@ same bar and words on every job kind's list and page: tests/studyserver/test_job
 from __future__ import annotations
 
 from datetime import timedelta
-from urllib.parse import urlsplit
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from inference.models import LanguageModel, ModelRun
 from studyserver import jobs
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, _playwright, offline_guard
+from tests.e2e.admin_walk import WIDTH, admin_walk
 from tests.factories import StudyFactory
-
-PASSWORD = "a-long-test-passphrase-7"
-WIDTH = 1366
 
 
 def running_run() -> ModelRun:
@@ -32,26 +27,12 @@ def running_run() -> ModelRun:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_running_runs_progress_bar_shows_on_its_list_and_page_at_1366_px(live_server, monkeypatch):
-    sync_playwright = _playwright()
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
-    get_user_model().objects.create_superuser("researcher", password=PASSWORD)
     run = running_run()
-    server, external = urlsplit(live_server.url).netloc, []
     words = "96 / 384 items (25 %), 4.0 items/s, about 1 min 12 s left"
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": WIDTH, "height": 768})
-        context.route("**/*", offline_guard(server, external))
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
-        page.goto(f"{live_server.url}/admin/")
-        page.fill("#id_username", "researcher")
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_selector("#site-name")
-
-        for url in (f"{live_server.url}/admin/inference/modelrun/", f"{live_server.url}/admin/inference/modelrun/{run.pk}/change/"):
+    with admin_walk(live_server, monkeypatch) as walk:
+        page = walk.page
+        for url in (f"{walk.admin}/inference/modelrun/", f"{walk.admin}/inference/modelrun/{run.pk}/change/"):
             page.goto(url)
             bar = page.locator("progress.job-progress").first
             bar.wait_for(state="visible")
@@ -70,5 +51,3 @@ def test_a_running_runs_progress_bar_shows_on_its_list_and_page_at_1366_px(live_
         page.reload()
         assert page.locator(".job-progress-text").first.inner_text() == "384 / 384 items (100 %)"
         assert page.locator("meta[http-equiv=refresh]").count() == 0  # done: the page stays still
-        browser.close()
-    assert external == []

@@ -9,13 +9,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
 
 
 @pytest.mark.django_db(transaction=True)
 def test_an_answer_refused_by_a_transient_4xx_is_kept_and_delivered(live_server, monkeypatch):
-    sync_playwright = _playwright()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     study = make_open_study(interpretations=6, items_per_participant=3, blank_ms=50, attention_checks=[], practice=[])
     server = urlsplit(live_server.url).netloc
@@ -28,12 +27,7 @@ def test_an_answer_refused_by_a_transient_4xx_is_kept_and_delivered(live_server,
             return route.fulfill(status=403, content_type="text/html", body="<h1>Forbidden</h1>")
         return guard(route)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", flaky)
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
+    with chromium(flaky, width=1280, height=800) as (_, _, page):
         page.goto(f"{live_server.url}/s/{study.slug}/?STUDY_ID=st&PROLIFIC_PID=kept000000000000000000a1&SESSION_ID=k1")
         page.click("#agree")
         page.click("#continue")
@@ -43,7 +37,6 @@ def test_an_answer_refused_by_a_transient_4xx_is_kept_and_delivered(live_server,
             page.keyboard.press("KeyF")
         page.wait_for_url(COMPLETION)
         assert not page.is_visible("#problem")  # nothing was reported as refused
-        browser.close()
 
     assert refused == [0, 0]  # the first answer was refused twice, then delivered
     person = Participant.objects.get()

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from experiments.models import Item, Participant, Trial
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_start
 from tests.experiments.participation.test_multiple_choice_trials import make_mc_study
 
 PRACTICE = [{"premises": ["Mia is painting a fence. Leo is washing a car."], "question": "Which is stated above?",
@@ -22,7 +22,6 @@ PRACTICE = [{"premises": ["Mia is painting a fence. Leo is washing a car."], "qu
 
 @pytest.mark.django_db(transaction=True)
 def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(live_server, monkeypatch):
-    sync_playwright = _playwright()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     study = make_mc_study(questions=8, items_per_participant=4, attention_checks=[], blank_ms=50, practice=PRACTICE)
     server = urlsplit(live_server.url).netloc
@@ -32,12 +31,7 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
     guard = offline_guard(server, external)
 
     shown_options = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", guard)
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
+    with chromium(guard, width=1280, height=800) as (_, _, page):
         console = []
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
 
@@ -83,7 +77,6 @@ def test_a_participant_completes_a_four_option_study_with_the_keys_in_chromium(l
         press_to_start(page, "KeyD")
         indices += [answer("KeyJ"), answer("KeyK")]
         page.wait_for_url(COMPLETION)
-        browser.close()
 
     assert indices == [0, 1, 2, 3] and external == []
     participant = Participant.objects.get(prolific_pid="mc0000000000000000000001")

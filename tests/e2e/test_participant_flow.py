@@ -7,64 +7,18 @@ times, and — this participant being in the reversed-mapping group — F must h
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from experiments.models import KeyMapping, Participant, Trial
 from experiments.participation import services
+from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]
-COMPLETION = "https://app.prolific.com/submissions/complete?cc=C0MPLETE"
-# Waits with a wide margin: a loaded machine (CI, a suite run on every core) is slow, never wrong, and a
-# wait ends as soon as the page is there, so the margin costs nothing when all is well.
-PAGE_MS = 120_000  # any one step of a page (Playwright's default is 30 s)
-LAUNCH_MS = 180_000  # starting Chromium
-
-
-def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    if sync_playwright is None or not CHROMIUM.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs Playwright (the e2e group) and Debian's chromium (scripts/apt/test/e2e.txt)")
-        pytest.skip("Playwright or /usr/bin/chromium is missing")
-    return sync_playwright
-
-
-def press_to_start(page, key: str = "KeyF") -> str:
-    """Wait for the start screen (#intro), press `key` on it; returns the screen's text."""
-    page.wait_for_selector("#stage[data-state=intro]")
-    text = page.inner_text("#intro-text")
-    page.keyboard.press(key)
-    return text
-
-
-def offline_guard(server: str, external: list):
-    """A route handler that keeps the browser on the test server: Prolific's completion redirect is
-    answered with a stub page, anything else outside is refused and recorded in `external`."""
-
-    def guard(route):
-        if urlsplit(route.request.url).netloc == server:
-            return route.continue_()
-        if route.request.url.startswith("https://app.prolific.com/"):
-            return route.fulfill(status=200, content_type="text/html", body="<p>Prolific (intercepted)</p>")
-        external.append(route.request.url)
-        return route.abort()
-
-    return guard
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch):
-    sync_playwright = _playwright()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     study = make_open_study(
         interpretations=6, items_per_participant=6, attention_checks=[], blank_ms=50,
@@ -80,13 +34,7 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
 
     guard = offline_guard(server, external)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", guard)
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
-
+    with chromium(guard, width=1280, height=800) as (_, context, page):
         page.goto(entry)
         assert "scientific research project" in page.inner_text("#consent-text")
         page.click("#agree")
@@ -149,7 +97,6 @@ def test_a_participant_completes_the_study_in_chromium(live_server, monkeypatch)
         page.wait_for_selector("#done:not([hidden])")  # the completion screen: no "F = Yes / J = No" on it
         assert page.locator("#reminder").is_hidden()
         page.wait_for_url(COMPLETION)
-        browser.close()
 
     assert shown == [0, 1, 2, 3, 4, 5]
     assert external == []

@@ -13,13 +13,12 @@ import pytest
 
 from experiments.models import Participant, ParticipantStatus
 from experiments.participation.practice import default_for
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, COMPLETION, _playwright, offline_guard, press_to_start
+from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
 
 
 @pytest.mark.django_db(transaction=True)
 def test_practice_start_screen_progress_and_the_decline_page_in_chromium(live_server, monkeypatch):
-    sync_playwright = _playwright()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test thread
     study = make_open_study(interpretations=6, items_per_participant=3, blank_ms=50,
                             attention_checks=[{"premises": ["Anna is reading a book.", "Tom is baking bread."],
@@ -30,12 +29,7 @@ def test_practice_start_screen_progress_and_the_decline_page_in_chromium(live_se
     link = f"{live_server.url}/s/{study.slug}/?STUDY_ID=st&PROLIFIC_PID="
     external = []
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", offline_guard(server, external))
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
+    with chromium(offline_guard(server, external), width=1280, height=800) as (_, _, page):
 
         page.goto(link + "page0000000000000000000a1&SESSION_ID=se1")
         assert page.inner_text("#consent-duration").startswith("The study takes about ")
@@ -75,7 +69,6 @@ def test_practice_start_screen_progress_and_the_decline_page_in_chromium(live_se
         assert page.get_attribute("#redirect", "href").endswith("cc=NOCONSENT")
         page.wait_for_timeout(4000)  # no automatic jump: the participant reads the instruction first
         assert page.url.startswith(live_server.url)
-        browser.close()
 
     assert external == []
     statuses = dict(Participant.objects.values_list("prolific_pid", "status"))

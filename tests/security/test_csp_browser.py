@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from experiments.models import ParticipantStatus
 from experiments.participation import services
-from tests.e2e.test_participant_flow import ARGS, CHROMIUM, LAUNCH_MS, PAGE_MS, _playwright
+from tests.e2e.chromium import PAGE_MS, chromium
 from tests.experiments.participation.conftest import make_open_study
 
 COMPLETION = "https://app.prolific.com/submissions/complete?cc=C0MPLETE"
@@ -18,7 +18,6 @@ COMPLETION = "https://app.prolific.com/submissions/complete?cc=C0MPLETE"
 
 @pytest.mark.django_db(transaction=True)
 def test_no_csp_violation_on_participant_pages_and_the_admin(live_server, monkeypatch):
-    sync_playwright = _playwright()
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     study = make_open_study(interpretations=6, items_per_participant=3, attention_checks=[], practice=[])
     ended, _ = services.participant_start(study=study, prolific_pid="ended", prolific_session_id="s-ended")
@@ -32,12 +31,7 @@ def test_no_csp_violation_on_participant_pages_and_the_admin(live_server, monkey
             return route.continue_()
         return route.fulfill(status=200, content_type="text/html", body="<p>outside (intercepted)</p>")
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS, timeout=LAUNCH_MS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", guard)
-        page = context.new_page()
-        page.set_default_timeout(PAGE_MS)
+    with chromium(guard, width=1280, height=800) as (browser, _, page):
         violations = []
         page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
 
@@ -72,4 +66,3 @@ def test_no_csp_violation_on_participant_pages_and_the_admin(live_server, monkey
         mobile.set_default_timeout(PAGE_MS)
         mobile.goto(entry.replace("csp0000000001", "csp0000000002").replace("SESSION_ID=se", "SESSION_ID=sf"))
         mobile.wait_for_url("**/incompatible/")  # user agent says desktop, the pointer says phone: page.js
-        browser.close()
