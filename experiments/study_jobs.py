@@ -3,14 +3,16 @@
 studyserver/jobs.py: simulated pilots and power analyses). `study_job_claim` is called inside the
 transaction that records a new job: it locks the study's row (two requests for one study queue on the
 lock) and refuses, with a message saying which job is still going, while another job of any such kind
-is queued or running. A job silent for longer than STALE_AFTER (its worker died and nobody marked it
-failed) no longer holds the study.
+is queued or running. A job silent for longer than STALE_AFTER — nothing written since (Job.last_heard):
+its worker died and nobody marked it failed — no longer holds the study; a long job that still writes
+its progress does.
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 from django.apps import apps
+from django.db.models import Q
 from django.utils import timezone
 
 from studyserver.jobs import ACTIVE, Job
@@ -30,9 +32,9 @@ def one_per_study_kinds() -> list[type[Job]]:
 def study_job_running(*, study, now=None) -> str | None:
     """What job of `study` is queued or running (in words), or None."""
     since = (now or timezone.now()) - STALE_AFTER
+    heard = Q(progress_at__gte=since) | Q(progress_at__isnull=True, created_at__gte=since)  # Job.last_heard
     for model in one_per_study_kinds():
-        job = (model.objects.filter(study=study, status__in=ACTIVE, created_at__gte=since)
-               .order_by("created_at").first())
+        job = model.objects.filter(heard, study=study, status__in=ACTIVE).order_by("created_at").first()
         if job is not None:
             return f"{model.KIND.noun} {job.pk} ({job.status} since {job.created_at:%Y-%m-%d %H:%M} UTC)"
     return None

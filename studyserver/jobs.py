@@ -25,7 +25,7 @@ import math
 import time
 from dataclasses import dataclass
 from typing import ClassVar
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
@@ -57,6 +57,9 @@ class JobStatus(StateChoices):
 
 
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+# A running job that has written nothing for this long is shown as silent: its worker may have died
+# (a model run's chunk or a report's R fit takes minutes, not this long, on the machines we know).
+QUIET_AFTER = timedelta(minutes=30)
 FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.WITHDRAWN)
 ORDINARY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 
@@ -165,6 +168,10 @@ class Job(models.Model):
         return {}
 
     # ----------------------------------------------------------------- progress
+    def last_heard(self) -> datetime:
+        """When the job last wrote anything: its progress, or its start, or its creation."""
+        return self.progress_at or self.started_at or self.created_at
+
     def progress(self, *, now: datetime | None = None) -> "Progress":
         done = getattr(self, self.KIND.done_field) or 0
         total = getattr(self, self.KIND.total_field) or 0
@@ -173,7 +180,9 @@ class Job(models.Model):
             seconds = (self.progress_at - self.progress_since).total_seconds()
             if seconds > 0:
                 rate = (done - self.progress_from) / seconds
-        return Progress(done=done, total=total, unit=self.KIND.unit, rate=rate, running=self.status == JobStatus.RUNNING)
+        running = self.status == JobStatus.RUNNING
+        quiet = ((now or timezone.now()) - self.last_heard()).total_seconds() if running and self.last_heard() else None
+        return Progress(done=done, total=total, unit=self.KIND.unit, rate=rate, running=running, quiet_for=quiet)
 
 
 def duration(seconds: float) -> str:
@@ -198,6 +207,12 @@ class Progress:
     unit: str = "items"
     rate: float | None = None
     running: bool = False
+    quiet_for: float | None = None  # seconds since a running job last wrote its progress
+
+    @property
+    def silent(self) -> bool:
+        """Running, yet nothing written for QUIET_AFTER: its worker may have stopped."""
+        return self.quiet_for is not None and self.quiet_for >= QUIET_AFTER.total_seconds()
 
     @property
     def share(self) -> float:
@@ -215,8 +230,11 @@ class Progress:
         if self.rate:
             parts.append(f"{self.rate:.1f} {self.unit}/s" if self.rate >= 0.1 else f"{60 * self.rate:.1f} {self.unit}/min")
         left = self.seconds_left
-        if left is not None:
+        if left is not None and not self.silent:
             parts.append(f"about {duration(left)} left")
+        if self.silent:
+            parts.append(f"nothing written for {duration(self.quiet_for)}: its worker may have stopped "
+                         "(cancel it, then retry it)")
         return ", ".join(parts)
 
 

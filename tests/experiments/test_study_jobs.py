@@ -44,8 +44,14 @@ def test_a_study_runs_one_pilot_or_power_analysis_at_a_time():
     power = power_request(study=study, plan=PowerPlan(sizes=(10,), nsim=10), run=False)
     with pytest.raises(StudyBusy, match=f"power analysis {power.pk}"):
         pilot_create(study=study, participants=2, seed=4, run=False)
-    # a job silent for longer than STALE_AFTER (its worker died) no longer holds the study
-    PowerAnalysis.objects.filter(pk=power.pk).update(created_at=timezone.now() - STALE_AFTER - timedelta(minutes=1))
+    # a job that still writes its progress holds the study however long ago it was created ...
+    long_ago = timezone.now() - STALE_AFTER - timedelta(minutes=1)
+    PowerAnalysis.objects.filter(pk=power.pk).update(created_at=long_ago - STALE_AFTER, status="running",
+                                                     progress_at=timezone.now() - timedelta(minutes=5))
+    with pytest.raises(StudyBusy, match=f"power analysis {power.pk} \\(running"):
+        pilot_create(study=study, participants=2, seed=4, run=False)
+    # ... one silent for longer than STALE_AFTER (its worker died) no longer does
+    PowerAnalysis.objects.filter(pk=power.pk).update(progress_at=long_ago)
     assert pilot_create(study=study, participants=2, seed=5, run=False).pk
 
 

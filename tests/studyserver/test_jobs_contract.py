@@ -260,6 +260,24 @@ def test_progress_counts_done_the_rate_and_the_time_left(kind):
 
 
 @kinds
+def test_a_running_job_silent_for_half_an_hour_is_shown_as_such(kind, admin_client):
+    """Its worker may have died (killed, the machine rebooted): the bar says so and what to do, and
+    gives no time left; 29 minutes of quiet (a long R fit) is not yet silence."""
+    job = running_with_progress(kind)
+    unit = KINDS[kind][2]
+    later = job.progress_at + jobs.QUIET_AFTER
+    assert not job.progress(now=later - timedelta(minutes=1)).silent
+    progress = job.progress(now=later)
+    assert progress.silent and progress.text() == (
+        f"50 / 200 {unit} (25 %), 5.0 {unit}/s, nothing written for 30 min 00 s: its worker may have stopped "
+        "(cancel it, then retry it)")
+    type(job).objects.filter(pk=job.pk).update(progress_at=timezone.now() - jobs.QUIET_AFTER - timedelta(minutes=2))
+    html = admin_client.get(reverse(f"admin:{KINDS[kind][1]}_changelist")).content.decode()
+    assert "nothing written for 32 min" in html and "its worker may have stopped (cancel it, then retry it)" in html
+    assert not make(kind).progress(now=later).silent  # a queued job waits for a worker: not silence
+
+
+@kinds
 def test_the_admin_list_and_change_page_show_a_running_jobs_progress_bar(kind, admin_client):
     job = running_with_progress(kind)
     unit = KINDS[kind][2]
