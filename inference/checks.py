@@ -221,7 +221,7 @@ def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, 
     else:
         body = {"model": served, "prompt": "Yes or no?", "max_tokens": 1, "temperature": 0, "echo": True,
                 "logprobs": 1}
-        path, needs = "/v1/completions", "the prompt's log-probabilities (echo + logprobs)"
+        path, needs = "/v1/completions", "log-probabilities of a prompt's tokens (echo + logprobs)"
     try:
         response = _post(url, path, body, key, timeout=COMPLETION_PROBE_TIMEOUT)
     except httpx.TimeoutException:

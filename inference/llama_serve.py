@@ -99,7 +99,7 @@ def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port
             break
         try:
             if httpx.get(f"{served.url}/v1/models", timeout=2).status_code == 200:
-                warm = {"prompt": "Yes", "max_tokens": 1, "temperature": 0.0}
+                warm = {"prompt": "Is this a warm-up? Yes or no?", "max_tokens": 1, "temperature": 0.0}
                 if logits_all:  # the first echo touches the n_ctx × vocabulary scores (15 s at 2048 when busy)
                     warm.update(echo=True, logprobs=1)
                 httpx.post(f"{served.url}/v1/completions", json=warm, timeout=max(1.0, deadline - time.monotonic()))

@@ -124,6 +124,16 @@ def test_a_model_the_server_does_not_serve_is_refused_and_a_served_one_saves(lla
     assert _server_config(llama_server).pk  # it answers, serves one model and gives prompt log-probabilities
 
 
+def test_servers_of_different_models_are_refused_together(llama_server, llama_served):
+    """A run spreads its items over the servers: this module's serves the Q4_1 GGUF, the session's
+    the float32 one (another model id), so one configuration cannot list both."""
+    with pytest.raises(ValidationError) as caught:
+        _server_config(f"{llama_server}\n{llama_served.url}")
+    (message,) = caught.value.message_dict["server_urls"]
+    assert "The servers serve different models" in message and services.EMBEDDED_GGUF in message
+    assert llama_served.url in message and not LanguageModel.objects.exists()
+
+
 
 
 def test_a_chat_configuration_generates_through_the_chat_endpoint(llama_server):
