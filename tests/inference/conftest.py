@@ -48,3 +48,12 @@ def llama_served(tmp_path_factory):
 def llama_server(llama_served):
     """The session's llama.cpp server's URL."""
     return llama_served.url
+
+
+@pytest.fixture(scope="session")
+def llama_without_logprobs(tmp_path_factory):
+    """The same weights started the way that gives no log-probabilities (--logits_all False):
+    llama-cpp-python 0.3.16 answers any request for them with HTTP 500 saying so."""
+    served = start_llama(tmp_path_factory, logits_all=False, n_ctx=512)
+    yield served
+    served.stop()
