@@ -23,8 +23,8 @@ from studyserver.env import VAR_DIR
 
 from . import checks, selectors, strategies
 from .models import (
-    GENERATION_DEFAULTS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind,
-    RunStatus,
+    GENERATION_DEFAULTS, REMOTE_BACKENDS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun,
+    PromptFormat, RunKind, RunStatus,
 )
 from .scorers import LoadConfig
 
@@ -89,10 +89,11 @@ def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
             "with the current options). Create a new configuration with the new options instead "
             "(admin: 'Save as new'; run_model: pass the options and a new configuration is made)."
         )
+    moved = [name for name in ("server_urls", "api_key_env") if name in changes and getattr(model, name) != changes[name]]
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
-    if fixed:  # what the configuration reads changed: is it usable here?
+    if fixed or moved:  # what the configuration reads, or where and how it asks, changed: is it usable here?
         checks.refuse(model)
     twin = language_model_matching(identity=model.identity())
     if twin is not None and twin.pk != model.pk:
@@ -204,7 +205,9 @@ def model_run_create(
     run.full_clean()
     if item_limit is not None and item_limit < 1:
         raise ValidationError("The item limit must be at least 1 (or empty for every item).")
-    run.queue = "cpu" if run.effective_device == "cpu" else "gpu"
+    # a server or chat model is asked over HTTP: the worker needs no GPU, whatever the device says
+    remote = language_model.backend in REMOTE_BACKENDS
+    run.queue = "cpu" if run.effective_device == "cpu" or remote else "gpu"
     total = len(strategy.units(study))
     if total == 0:
         raise ValidationError(strategy.nothing(study))
@@ -263,7 +266,7 @@ def _build_scorer(run: ModelRun, shard: int | None = None):
     lm = run.language_model
     extra = {}
     if lm.backend == Backend.SERVER:
-        urls = lm.urls() if shard is None else [lm.urls()[shard]]
+        urls = lm.urls() if shard is None else [lm.urls()[shard % len(lm.urls())]]  # fewer servers now: shared
         extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
                            "start_token": lm.start_token, "api_key": api_key(lm.api_key_env)}
     elif lm.backend == Backend.CHAT:
@@ -321,7 +324,7 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
                 merged["usage_earlier"] = current["usage_earlier"]
         else:
             servers = list(current.get("servers") or [])
-            servers += [{}] * (run.language_model.shards() - len(servers))
+            servers += [{}] * (max(run.language_model.shards(), shard + 1) - len(servers))
             servers[shard] = (info.get("servers") or [{}])[0]
             by_server = dict(current.get("usage_by_server") or {})
             earlier = list(current.get("usage_earlier") or [])
@@ -340,11 +343,12 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
 
 
 def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
-                      shard: int | None = None) -> ModelRun:
+                      shard: int | None = None, shards: int | None = None) -> ModelRun:
     """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
     worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
-    with several servers): this task scores the units k, k + n, … on server k; the run is done when
-    every unit is stored, whichever shard stores the last."""
+    with several servers): this task scores the units k, k + n, … (n: `shards`, the count its tasks
+    were sent as; None: the configuration's now) on server k (k mod the servers listed now); the run
+    is done when every unit is stored, whichever shard stores the last."""
     run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
     if not claimed:
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
@@ -355,7 +359,7 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
         stored = strategy.stored_keys(run)
         units = strategy.run_units(run)
         if shard is not None:
-            units = units[shard :: run.language_model.shards()]
+            units = units[shard :: shards or run.language_model.shards()]
         pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         if on_progress:

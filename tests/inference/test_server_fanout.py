@@ -61,9 +61,9 @@ def eager(settings, monkeypatch):
     seen = {"sent": [], "after": []}
     send = dispatch.send
 
-    def recording(task_name, *, args, **options):
-        seen["sent"].append((task_name, list(args)))
-        send(task_name, args=args, **options)
+    def recording(task_name, *, args, queue, **options):
+        seen["sent"].append((task_name, list(args), queue))
+        send(task_name, args=args, queue=queue, **options)
 
     task = dispatch.registered(SHARD_TASK)
     apply = task.apply
@@ -82,7 +82,7 @@ def eager(settings, monkeypatch):
 def _two_servers(a: llama_serve.Served, b: llama_serve.Served):
     return services.language_model_create(
         name="SmolLM2 on two llama.cpp servers", source=services.EMBEDDED_SOURCE, backend=Backend.SERVER,
-        server_urls=f"{a.url}\n{b.url}", start_token=llama_serve.START_TOKEN, concurrency=2, device="cpu")
+        server_urls=f"{a.url}\n{b.url}", start_token=llama_serve.START_TOKEN, concurrency=2)  # device: auto
 
 
 def _answered(served: llama_serve.Served, since: int, path: str | None = None) -> list:
@@ -97,7 +97,8 @@ def test_a_run_over_two_servers_scores_each_item_once_each_server_its_share(
     with django_capture_on_commit_callbacks(execute=True):
         run = services.model_run_launch(study=short_study, language_model=lm, batch_size=2)
     run.refresh_from_db()
-    assert eager["sent"] == [(SHARD_TASK, [run.pk, 0]), (SHARD_TASK, [run.pk, 1])]
+    # one task per server, each told how many shares there are; on the CPU queue (HTTP needs no GPU)
+    assert eager["sent"] == [(SHARD_TASK, [run.pk, 0, 2], "cpu"), (SHARD_TASK, [run.pk, 1, 2], "cpu")]
     # the shard finishing first leaves the run running, counting what both stored; the last makes it done
     assert eager["after"] == [(0, RunStatus.RUNNING, HALF), (1, RunStatus.DONE, ALL)], run.error
     assert run.status == RunStatus.DONE and run.items_done == run.items_total == ALL
@@ -155,7 +156,7 @@ def test_a_run_failed_half_way_is_retried_as_both_shards_and_ends_without_doubli
     with django_capture_on_commit_callbacks(execute=True):
         services.model_run_retry(run=run)
     run.refresh_from_db()
-    assert eager["sent"][sent_before:] == [(SHARD_TASK, [run.pk, 0]), (SHARD_TASK, [run.pk, 1])]
+    assert eager["sent"][sent_before:] == [(SHARD_TASK, [run.pk, 0, 2], "cpu"), (SHARD_TASK, [run.pk, 1, 2], "cpu")]
     assert eager["after"][-2:] == [(0, RunStatus.RUNNING, HALF), (1, RunStatus.DONE, ALL)], run.error
     assert run.status == RunStatus.DONE and run.items_done == ALL == ModelScore.objects.filter(run=run).count()
     assert dict(ModelScore.objects.filter(run=run, item_id__in=first).values_list("item_id", "id")) == first
@@ -163,3 +164,28 @@ def test_a_run_failed_half_way_is_retried_as_both_shards_and_ends_without_doubli
     assert len(_answered(second_llama, b_before, "/v1/completions")) >= HALF * 2
     assert [entry["url"] for entry in run.versions["servers"]] == [llama_served.url, second_llama.url]
     assert [u.get("server") for u in run.versions["usage_earlier"]] == [0]  # the first attempt's requests, kept
+
+
+def test_a_configurations_new_servers_are_checked_and_tasks_sent_before_the_change_still_score_every_item(
+        llama_served, second_llama, short_study, eager, django_capture_on_commit_callbacks):
+    from django.core.exceptions import ValidationError
+
+    lm = _two_servers(llama_served, second_llama)
+    closed = f"http://127.0.0.1:{llama_serve.free_port()}"
+    with pytest.raises(ValidationError, match="cannot be reached"):
+        services.language_model_update(model=lm, server_urls=f"{llama_served.url}\n{closed}")
+    lm.refresh_from_db()
+    assert lm.urls() == [llama_served.url, second_llama.url]  # nothing changed
+    # two shard tasks wait while the configuration drops its second server: both are scored on the first,
+    # each its own share of the two it was sent as (three items: none left out, none twice)
+    b_before = len(second_llama.answered())
+    with django_capture_on_commit_callbacks(execute=False) as waiting:
+        run = services.model_run_launch(study=short_study, language_model=lm, batch_size=2, item_limit=3)
+    services.language_model_update(model=lm, server_urls=llama_served.url)
+    for callback in waiting:
+        callback()
+    run.refresh_from_db()
+    assert [args for _, args, _ in eager["sent"]] == [[run.pk, 0, 2], [run.pk, 1, 2]]
+    assert run.status == RunStatus.DONE and run.items_done == 3 == ModelScore.objects.filter(run=run).count(), run.error
+    assert not _answered(second_llama, b_before, "/v1/completions")
+    assert [entry["url"] for entry in run.versions["servers"]] == [llama_served.url] * 2
