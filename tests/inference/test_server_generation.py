@@ -53,6 +53,10 @@ def llama_server(tmp_path_factory):
         while True:
             try:
                 if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                    # the first echoed completion pages llama-cpp-python's scores in (tens of seconds when busy),
+                    # more than a save-time check waits: paid here, as llama_serve.start does
+                    httpx.post(url + "/v1/completions", json={"prompt": "Is this a warm-up?", "max_tokens": 1,
+                                                              "echo": True, "logprobs": 1}, timeout=300)
                     break
             except httpx.HTTPError:
                 pass
