@@ -85,8 +85,8 @@ def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port
     """Start the server; raise RuntimeError with its log's tail when it does not answer within `wait` s."""
     port = port or free_port()
     command = [sys.executable, "-u", "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-               "--port", str(port), "--n_threads", str(threads), "--n_ctx", str(n_ctx), "--type_k", "0", "--type_v", "0",
-               "--logits_all", str(logits_all)]
+               "--port", str(port), "--n_threads", str(threads), "--n_ctx", str(n_ctx),
+               "--type_k", "0", "--type_v", "0", "--logits_all", str(logits_all)]
     log.parent.mkdir(parents=True, exist_ok=True)
     handle = open(log, "ab")
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)  # -u: its log line by line

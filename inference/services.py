@@ -89,7 +89,8 @@ def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
             "with the current options). Create a new configuration with the new options instead "
             "(admin: 'Save as new'; run_model: pass the options and a new configuration is made)."
         )
-    moved = [name for name in ("server_urls", "api_key_env") if name in changes and getattr(model, name) != changes[name]]
+    moved = [name for name in ("server_urls", "api_key_env")
+             if name in changes and getattr(model, name) != changes[name]]
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
