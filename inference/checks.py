@@ -10,10 +10,15 @@ not on this machine fails at once with what to do, not 27 s into its first run w
   folder must exist and hold the model (config.json, or the GGUF file named); pypi:PACKAGE must be
   installed and ship the GGUF file.
 * server, chat: the API key's variable (when named) must be set; every server must answer
-  /v1/models and serve the configured model; unless the decision rule is 'generated', the first
-  server must return the log-probabilities the rule reads (a server: the prompt's, echo + logprobs;
-  a chat model: top_logprobs), else the message says how to start it with them or to choose
-  'generated'. Each probe waits at most PROBE_TIMEOUT seconds.
+  /v1/models and serve the configured model, all of them the same one (a run spreads its items
+  over them); unless the decision rule is 'generated', every server must return the
+  log-probabilities the rule reads (a server: the prompt's, echo + logprobs; a chat model:
+  top_logprobs), else the message quotes the server's refusal and says how to start it with them or
+  to choose 'generated'. llama-cpp-python 0.3.16 started with --logits_all False answers such a
+  request with HTTP 500 "logprobs is not supported for models created with logits_all=False".
+  /v1/models waits at most PROBE_TIMEOUT seconds, the one-token completion COMPLETION_PROBE_TIMEOUT
+  (a server's first completion pages its weights in); a server too slow for it is refused as slow,
+  not as lacking log-probabilities.
 * fake: nothing to check (tests only).
 """
 from __future__ import annotations
@@ -131,6 +136,7 @@ def _fake(model) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------ server and chat backends
 PROBE_TIMEOUT = 5.0  # seconds per request of a save-time check
+COMPLETION_PROBE_TIMEOUT = 15.0  # the one-token completion: a server's first pages its weights in
 
 
 def _key(model) -> tuple[str, list[tuple[str, str]]]:
@@ -157,11 +163,11 @@ def _get(url: str, path: str, key: str):
     return httpx.get(url.rstrip("/") + path, headers=headers, timeout=PROBE_TIMEOUT)
 
 
-def _post(url: str, path: str, body: dict, key: str):
+def _post(url: str, path: str, body: dict, key: str, *, timeout: float = PROBE_TIMEOUT):
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.post(url.rstrip("/") + path, json=body, headers=headers, timeout=PROBE_TIMEOUT)
+    return httpx.post(url.rstrip("/") + path, json=body, headers=headers, timeout=timeout)
 
 
 def _served(model, url: str, key: str) -> tuple[str | None, list[tuple[str, str]]]:
@@ -192,8 +198,19 @@ def _served(model, url: str, key: str) -> tuple[str | None, list[tuple[str, str]
     return wanted or (ids[0] if ids else ""), []
 
 
+def _server_said(response) -> str:
+    """The error message in a server's JSON error answer (OpenAI's {"error": {"message": …}}), else its text."""
+    try:
+        error = response.json().get("error")
+        said = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        said = None
+    return str(said or response.text or "")[:300]
+
+
 def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, str]]:
-    """Does the server give the log-probabilities this configuration's decision rule reads?"""
+    """Does the server give the log-probabilities this configuration's decision rule reads? A server
+    that does not answer the probe in time is said to be slow, not to lack them."""
     import httpx
 
     chat = model.backend == "chat"
@@ -204,34 +221,61 @@ def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, 
     else:
         body = {"model": served, "prompt": "Yes or no?", "max_tokens": 1, "temperature": 0, "echo": True,
                 "logprobs": 1}
-        path, needs = "/v1/completions", "the prompt's log-probabilities (echo + logprobs)"
+        path, needs = "/v1/completions", "log-probabilities of a prompt's tokens (echo + logprobs)"
     try:
-        response = _post(url, path, body, key)
-        choice = (response.json().get("choices") or [{}])[0] if response.status_code < 400 else {}
-    except (httpx.HTTPError, ValueError, AttributeError):
+        response = _post(url, path, body, key, timeout=COMPLETION_PROBE_TIMEOUT)
+    except httpx.TimeoutException:
+        return [("server_urls", f"The server at {url} answers /v1/models but not a one-token completion within "
+                                f"{COMPLETION_PROBE_TIMEOUT:.0f} s: it may still be loading the model or be busy. "
+                                "Save again once it answers completions.")]
+    except httpx.HTTPError as exc:
+        return [("server_urls", f"The server at {url} answers /v1/models but a completion failed "
+                                f"({type(exc).__name__}: {exc}); check the server, then save again.")]
+    refused = ""
+    if response.status_code >= 400:  # llama-cpp-python started with logits_all off: HTTP 500 saying so
+        refused = f" (asked for them, it answered HTTP {response.status_code}: {_server_said(response)})"
         choice = {}
-    found = choice.get("logprobs") or {}
+    else:
+        try:
+            choice = (response.json().get("choices") or [{}])[0]
+        except (ValueError, AttributeError, IndexError):
+            choice = {}
+    found = (choice.get("logprobs") if isinstance(choice, dict) else None) or {}
     has = bool(found.get("content")) if chat else bool(found.get("token_logprobs"))
     if has:
         return []
     fix = ("use a model or provider that returns logprobs" if chat else
-           "start the server with them (llama-cpp-python: logits_all=True; vLLM: --max-logprobs 1 or more)")
-    return [("decision_rule", f"The model {served or '(the server’s)'} at {url} gives no {needs}, which the decision "
-                              f"rule '{model.decision_rule}' reads: {fix}, or choose the decision rule 'generated' "
-                              "(the model writes its answer).")]
+           "start the server with them (llama-cpp-python: without --logits_all False, its default is on; "
+           "vLLM: --max-logprobs 1 or more)")
+    return [("decision_rule", f"The model {served or '(the server’s)'} at {url} gives no {needs}{refused}, which the "
+                              f"decision rule '{model.decision_rule}' reads: {fix}, or choose the decision rule "
+                              "'generated' (the model writes its answer).")]
 
 
 def _remote(model) -> list[tuple[str, str]]:
+    """Every server: reachable, serving the model, and (unless the model generates its answers)
+    giving the log-probabilities; several servers must serve the same model (a run spreads its items
+    over them)."""
     key, found = _key(model)
     if found:
         return found
-    urls = model.urls()
-    for url in urls:
+    served_by: dict[str, str] = {}
+    for url in model.urls():
         served, problems_here = _served(model, url, key)
         if problems_here:
             return problems_here
-    if urls and not model.generates:
-        return _logprob_problem(model, urls[0], served or "", key)
+        served_by[url] = served or ""
+    if len(set(served_by.values())) > 1:
+        listed = "; ".join(f"{url}: {served!r}" for url, served in served_by.items())
+        return [("server_urls", f"The servers serve different models ({listed}), and a run spreads its items over "
+                                "them: list servers of one model, or name the model (server model) all of them "
+                                "serve.")]
+    if model.generates:
+        return []
+    for url, served in served_by.items():
+        found = _logprob_problem(model, url, served, key)
+        if found:
+            return found
     return []
 
 

@@ -3,11 +3,19 @@ dependency group), for the tests and bench/models_server.py.
 
 `f32_gguf()` writes (once, under VAR_DIR/models) the GGUF with its Q4_1 weights dequantised to
 float32, the numbers transformers computes with; `start()` runs `python -m llama_cpp.server` on a
-free loopback port with float32 key/value caches (llama.cpp's default f16 cache alone moves log p by
-about 1e-3) and waits until it answers.
+free loopback port (or the one given: a server restarted where its configuration points) with float32
+key/value caches (llama.cpp's default f16 cache alone moves log p by about 1e-3) and waits until it
+answers a one-token completion with its prompt's log-probabilities: the first one pages the weights
+and llama-cpp-python's n_ctx × vocabulary array of scores in (seconds to tens of seconds on a busy
+machine: a smaller `n_ctx` costs less), which a save-time check's short probe must not pay. Its log
+(the access log: what each server answered, `Served.answered`) is written as it goes.
+`logits_all=False` starts it the way that gives no log-probabilities (llama-cpp-python 0.3.16 then
+answers any request for them with HTTP 500, "logprobs is not supported for models created with
+logits_all=False").
 """
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +29,7 @@ from studyserver.env import VAR_DIR
 
 F32_NAME = "SmolLM2-135M-Instruct.F32.gguf"
 START_TOKEN = "<|im_start|>"  # SmolLM2's BOS: what the hf scorer puts before every prompt
+ACCESS_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+" (\d{3})')  # uvicorn's access log
 
 
 def embedded_gguf() -> Path:
@@ -52,6 +61,16 @@ class Served:
     process: subprocess.Popen
     log: Path
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def answered(self) -> list[tuple[str, str, int]]:
+        """(method, path, status) of each request the server has answered so far, in order, read from
+        its access log: what this server did, whatever the client's own bookkeeping says."""
+        return [(m.group(1), m.group(2), int(m.group(3)))
+                for m in ACCESS_LINE.finditer(self.log.read_text(errors="replace"))]
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -61,14 +80,16 @@ class Served:
             self.process.wait()
 
 
-def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0) -> Served:
+def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port: int | None = None,
+          logits_all: bool = True, n_ctx: int = 2048) -> Served:
     """Start the server; raise RuntimeError with its log's tail when it does not answer within `wait` s."""
-    port = free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-               "--port", str(port), "--n_threads", str(threads), "--n_ctx", "2048", "--type_k", "0", "--type_v", "0"]
+    port = port or free_port()
+    command = [sys.executable, "-u", "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+               "--port", str(port), "--n_threads", str(threads), "--n_ctx", str(n_ctx),
+               "--type_k", "0", "--type_v", "0", "--logits_all", str(logits_all)]
     log.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(log, "wb")
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    handle = open(log, "ab")
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)  # -u: its log line by line
     served = Served(url=f"http://127.0.0.1:{port}", process=process, log=log)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
@@ -76,6 +97,10 @@ def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0) -> S
             break
         try:
             if httpx.get(f"{served.url}/v1/models", timeout=2).status_code == 200:
+                warm = {"prompt": "Is this a warm-up? Yes or no?", "max_tokens": 1, "temperature": 0.0}
+                if logits_all:  # the first echo touches the n_ctx × vocabulary scores (15 s at 2048 when busy)
+                    warm.update(echo=True, logprobs=1)
+                httpx.post(f"{served.url}/v1/completions", json=warm, timeout=max(1.0, deadline - time.monotonic()))
                 return served
         except httpx.HTTPError:
             pass

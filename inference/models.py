@@ -378,12 +378,14 @@ class ModelRun(Job):
 
     def parts(self) -> list[Part]:
         """One task; a server configuration with several servers fans out, when the run is created and
-        when it is retried: one task per server, each scoring its share of the items."""
+        when it is retried: one task per server, each scoring its share of the items. Each task is told
+        how many shares there are, so that a configuration whose servers change while its tasks wait
+        still has every item scored (services.model_run_execute)."""
         shards = self.language_model.shards()
         if shards == 1:
             return super().parts()
-        return [Part("inference.run_model_shard", args=(shard,), queue="cpu", log_suffix=f"-shard-{shard}")
-                for shard in range(shards)]
+        return [Part("inference.run_model_shard", args=(shard, shards), queue=self.dispatch_queue(),
+                     log_suffix=f"-shard-{shard}") for shard in range(shards)]
 
     def clean(self):
         if self.batch_size is not None and self.batch_size < 1:

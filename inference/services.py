@@ -23,8 +23,8 @@ from studyserver.env import VAR_DIR
 
 from . import checks, selectors, strategies
 from .models import (
-    GENERATION_DEFAULTS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun, PromptFormat, RunKind,
-    RunStatus,
+    GENERATION_DEFAULTS, REMOTE_BACKENDS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun,
+    PromptFormat, RunKind, RunStatus,
 )
 from .scorers import LoadConfig
 
@@ -89,10 +89,12 @@ def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
             "with the current options). Create a new configuration with the new options instead "
             "(admin: 'Save as new'; run_model: pass the options and a new configuration is made)."
         )
+    moved = [name for name in ("server_urls", "api_key_env")
+             if name in changes and getattr(model, name) != changes[name]]
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
-    if fixed:  # what the configuration reads changed: is it usable here?
+    if fixed or moved:  # what the configuration reads, or where and how it asks, changed: is it usable here?
         checks.refuse(model)
     twin = language_model_matching(identity=model.identity())
     if twin is not None and twin.pk != model.pk:
@@ -204,7 +206,9 @@ def model_run_create(
     run.full_clean()
     if item_limit is not None and item_limit < 1:
         raise ValidationError("The item limit must be at least 1 (or empty for every item).")
-    run.queue = "cpu" if run.effective_device == "cpu" else "gpu"
+    # a server or chat model is asked over HTTP: the worker needs no GPU, whatever the device says
+    remote = language_model.backend in REMOTE_BACKENDS
+    run.queue = "cpu" if run.effective_device == "cpu" or remote else "gpu"
     total = len(strategy.units(study))
     if total == 0:
         raise ValidationError(strategy.nothing(study))
@@ -263,7 +267,7 @@ def _build_scorer(run: ModelRun, shard: int | None = None):
     lm = run.language_model
     extra = {}
     if lm.backend == Backend.SERVER:
-        urls = lm.urls() if shard is None else [lm.urls()[shard]]
+        urls = lm.urls() if shard is None else [lm.urls()[shard % len(lm.urls())]]  # fewer servers now: shared
         extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
                            "start_token": lm.start_token, "api_key": api_key(lm.api_key_env)}
     elif lm.backend == Backend.CHAT:
@@ -277,42 +281,86 @@ def _build_scorer(run: ModelRun, shard: int | None = None):
     )
 
 
-def _record_setup(run: ModelRun, scorer) -> None:
+def _record_setup(run: ModelRun, scorer, shard: int | None = None) -> None:
+    """What the scorer is (versions, its server's model and settings), as this attempt starts."""
     try:
         duet = importlib.metadata.version("duet")
     except importlib.metadata.PackageNotFoundError:
         duet = "unknown"
     info = {"duet": duet, "python": sys.version.split()[0], "scorer": scorer.name, **scorer.describe()}
-    if "usage" in (run.versions or {}):  # requests and tokens of earlier attempts (a resumed run) are kept
-        info["usage_earlier"] = [*run.versions.get("usage_earlier", []), run.versions["usage"]]
-    ModelRun.objects.filter(pk=run.pk).update(versions=info)
-    run.versions = info
+    _write_versions(run, info, shard, starts=True)
 
 
-def _record_usage(run: ModelRun, scorer) -> None:
-    """Requests, tokens (and cost where reported) of a server or chat scorer so far, in the run's versions."""
+def _record_usage(run: ModelRun, scorer, shard: int | None = None) -> None:
+    """Requests, tokens (and cost where reported) of a server or chat scorer so far, in the run's
+    versions, with what its description learnt meanwhile (how one-token variants are read, the
+    models a chat provider reported)."""
     if hasattr(scorer, "usage_json"):
-        run.versions = {**run.versions, "usage": scorer.usage_json()}
-        ModelRun.objects.filter(pk=run.pk).update(versions=run.versions)
+        _write_versions(run, {**scorer.describe(), "usage": scorer.usage_json()}, shard)
+
+
+def _summed_usage(usages) -> dict:
+    total: dict = {}
+    for usage in usages:
+        for name, value in usage.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                total[name] = round(total.get(name, 0) + value, 6) if name == "cost" else total.get(name, 0) + value
+    return total
+
+
+def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: bool = False) -> None:
+    """Write what a scorer reports into the run's versions.
+
+    One task (shard None): an attempt's record replaces the earlier one's, the usage of earlier
+    attempts kept in `usage_earlier` (a resumed run). A shard of a run over several servers (the
+    shards write at the same time, so under the row's lock): its server's entry in `servers` (one per
+    server, in the configuration's order) and its usage in `usage_by_server`; `usage` is their sum."""
+    with transaction.atomic():
+        current = ModelRun.objects.select_for_update().values_list("versions", flat=True).get(pk=run.pk) or {}
+        if shard is None:
+            merged = dict(info) if starts else {**current, **info}
+            if starts and "usage" in current:
+                merged["usage_earlier"] = [*current.get("usage_earlier", []), current["usage"]]
+            elif current.get("usage_earlier"):
+                merged["usage_earlier"] = current["usage_earlier"]
+        else:
+            servers = list(current.get("servers") or [])
+            servers += [{}] * (max(run.language_model.shards(), shard + 1) - len(servers))
+            servers[shard] = (info.get("servers") or [{}])[0]
+            by_server = dict(current.get("usage_by_server") or {})
+            earlier = list(current.get("usage_earlier") or [])
+            if starts and "usage" in current and "usage_by_server" not in current:
+                earlier.append(current["usage"])  # an earlier attempt on one server
+            if starts and str(shard) in by_server:
+                earlier.append({"server": shard, **by_server.pop(str(shard))})  # this server's earlier attempt
+            if "usage" in info:
+                by_server[str(shard)] = info["usage"]
+            merged = {**current, **{k: v for k, v in info.items() if k not in ("servers", "usage")},
+                      "servers": servers, "usage_by_server": by_server, "usage": _summed_usage(by_server.values())}
+            if earlier:
+                merged["usage_earlier"] = earlier
+        ModelRun.objects.filter(pk=run.pk).update(versions=merged)
+    run.versions = merged
 
 
 def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
-                      shard: int | None = None) -> ModelRun:
+                      shard: int | None = None, shards: int | None = None) -> ModelRun:
     """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
     worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
-    with several servers): this task scores the units k, k + n, … on server k; the run is done when
-    every unit is stored, whichever shard stores the last."""
+    with several servers): this task scores the units k, k + n, … (n: `shards`, the count its tasks
+    were sent as; None: the configuration's now) on server k (k mod the servers listed now); the run
+    is done when every unit is stored, whichever shard stores the last."""
     run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
     if not claimed:
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
     strategy = strategies.for_kind(run.kind)
     try:
         scorer = scorer or _build_scorer(run, shard)
-        _record_setup(run, scorer)
+        _record_setup(run, scorer, shard)
         stored = strategy.stored_keys(run)
         units = strategy.run_units(run)
         if shard is not None:
-            units = units[shard :: run.language_model.shards()]
+            units = units[shard :: shards or run.language_model.shards()]
         pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         if on_progress:
@@ -326,7 +374,7 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
             with transaction.atomic():
                 strategy.store(run, rows)
                 jobs.job_progress(run, strategy.stored_count(run))
-            _record_usage(run, scorer)
+            _record_usage(run, scorer, shard)
             if on_progress:
                 on_progress(run.items_done, run.items_total)
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:

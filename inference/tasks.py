@@ -13,8 +13,9 @@ def run_model_task(run_id: int) -> str:
 
 
 @shared_task(name="inference.run_model_shard", acks_late=True)
-def run_model_shard_task(run_id: int, shard: int) -> str:
-    """One server's share of a run spread over several servers (ModelRun.parts)."""
+def run_model_shard_task(run_id: int, shard: int, shards: int | None = None) -> str:
+    """One server's share of a run spread over several servers (ModelRun.parts): the units shard,
+    shard + shards, …; shards None (a task sent before it was passed): the configuration's count now."""
     from .services import model_run_execute
 
-    return model_run_execute(run_id=run_id, shard=shard).status
+    return model_run_execute(run_id=run_id, shard=shard, shards=shards).status

@@ -19,19 +19,41 @@ def tiny_sp(tmp_path_factory):
     return build("llama-sp", tmp_path_factory.mktemp("tiny-llama-sp"))
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory):
-    """llama-cpp-python's server running SmolLM2's weights (dequantised to float32) on the CPU.
-    Skipped locally when it cannot start; under CI=true that fails."""
+def start_llama(tmp_path_factory, **options):
+    """llama-cpp-python's server running SmolLM2's weights (dequantised to float32) on the CPU
+    (inference.llama_serve.start's options), its log in a folder of its own. Skipped locally when it
+    cannot start; under CI=true that fails."""
     import os
 
     from inference import llama_serve
 
     try:
-        served = llama_serve.start(llama_serve.f32_gguf(), log=tmp_path_factory.mktemp("llama") / "server.log")
+        return llama_serve.start(llama_serve.f32_gguf(), log=tmp_path_factory.mktemp("llama") / "server.log",
+                                 **options)
     except (RuntimeError, ImportError, OSError) as exc:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"the llama.cpp server could not start: {exc}")
         pytest.skip(f"the llama.cpp server could not start: {exc}")
-    yield served.url
+
+
+@pytest.fixture(scope="session")
+def llama_served(tmp_path_factory):
+    """The session's llama.cpp server (llama_serve.Served: its URL and its log)."""
+    served = start_llama(tmp_path_factory)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def llama_server(llama_served):
+    """The session's llama.cpp server's URL."""
+    return llama_served.url
+
+
+@pytest.fixture(scope="session")
+def llama_without_logprobs(tmp_path_factory):
+    """The same weights started the way that gives no log-probabilities (--logits_all False):
+    llama-cpp-python 0.3.16 answers any request for them with HTTP 500 saying so."""
+    served = start_llama(tmp_path_factory, logits_all=False, n_ctx=512)
+    yield served
     served.stop()

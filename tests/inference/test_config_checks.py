@@ -131,3 +131,38 @@ def test_the_check_action_scores_one_item_and_shows_the_answer(admin_client, dja
     assert f"check run {run.pk}</a> queued; its answer shows on its page" in body
     run_page = admin_client.get(reverse("admin:inference_modelrun_change", args=[run.pk])).content.decode()
     assert "Answer (first item)" in run_page and "over 1 sample(s); wrote “" in run_page
+
+
+# --- a server without the log-probabilities: llama-cpp-python started with --logits_all False (conftest) ---
+
+
+def _server_fields(url: str, **options) -> dict:
+    return {"name": "no-logprobs", "source": services.EMBEDDED_SOURCE, "backend": "server", "server_urls": url,
+            "start_token": "<|im_start|>", "device": "cpu", **options}
+
+
+def test_a_server_without_log_probabilities_is_refused_at_save_with_what_to_do(llama_without_logprobs, admin_client):
+    url = llama_without_logprobs.url
+    with pytest.raises(ValidationError) as caught:
+        services.language_model_create(**_server_fields(url))
+    (message,) = caught.value.message_dict["decision_rule"]
+    assert f"at {url} gives no log-probabilities of a prompt's tokens" in message
+    assert "HTTP 500: logprobs is not supported for models created with logits_all=False" in message  # its words
+    assert "without --logits_all False" in message and "choose the decision rule 'generated'" in message
+    assert not LanguageModel.objects.exists()
+    add = reverse("admin:inference_languagemodel_add")
+    page = admin_client.post(add, {**ADD_FIELDS, **_server_fields(url), "concurrency": "2"})
+    assert page.status_code == 200 and not LanguageModel.objects.exists()
+    body = page.content.decode()
+    assert "gives no log-probabilities of a prompt&#x27;s tokens" in body and "logits_all=False" in body
+    # what the message offers: the model writing its answer needs no log-probabilities
+    assert services.language_model_create(**_server_fields(url, decision_rule="generated")).pk
+
+
+def test_every_server_of_a_configuration_is_asked_for_its_log_probabilities(llama_server, llama_without_logprobs):
+    url = llama_without_logprobs.url
+    with pytest.raises(ValidationError) as caught:
+        services.language_model_create(**_server_fields(f"{llama_server}\n{url}"))
+    (message,) = caught.value.message_dict["decision_rule"]
+    assert f"at {url} gives no" in message and llama_server not in message
+    assert not LanguageModel.objects.exists()

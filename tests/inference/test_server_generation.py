@@ -53,6 +53,10 @@ def llama_server(tmp_path_factory):
         while True:
             try:
                 if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                    # the first echoed completion pages llama-cpp-python's scores in (tens of seconds when busy),
+                    # more than a save-time check waits: paid here, as llama_serve.start does
+                    httpx.post(url + "/v1/completions", json={"prompt": "Is this a warm-up?", "max_tokens": 1,
+                                                              "echo": True, "logprobs": 1}, timeout=300)
                     break
             except httpx.HTTPError:
                 pass
@@ -122,6 +126,16 @@ def test_a_model_the_server_does_not_serve_is_refused_and_a_served_one_saves(lla
     with pytest.raises(ValidationError, match="does not serve 'some/other-model'"):
         _server_config(llama_server, server_model="some/other-model")
     assert _server_config(llama_server).pk  # it answers, serves one model and gives prompt log-probabilities
+
+
+def test_servers_of_different_models_are_refused_together(llama_server, llama_served):
+    """A run spreads its items over the servers: this module's serves the Q4_1 GGUF, the session's
+    the float32 one (another model id), so one configuration cannot list both."""
+    with pytest.raises(ValidationError) as caught:
+        _server_config(f"{llama_server}\n{llama_served.url}")
+    (message,) = caught.value.message_dict["server_urls"]
+    assert "The servers serve different models" in message and services.EMBEDDED_GGUF in message
+    assert llama_served.url in message and not LanguageModel.objects.exists()
 
 
 

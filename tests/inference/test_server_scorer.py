@@ -16,7 +16,7 @@ from experiments import services as study_services
 from inference import llama_serve, scorers, services
 from inference.models import Backend, ModelRun, ModelScore, RunStatus
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise
-from inference.scorers.client import ServerClient
+from inference.scorers.client import ServerClient, ServerError
 from inference.tasks import run_model_task
 from studyserver.env import VAR_DIR
 
@@ -187,3 +187,42 @@ def test_the_client_waits_as_retry_after_says_and_records_tokens_and_cost():
     assert answer["ok"] and waits == [3.0]
     assert usage.as_json() == {"requests": 1, "retries": 1, "rate_limited": 1, "prompt_tokens": 5,
                                "completion_tokens": 1, "cost": 0.0002}
+
+
+def _ask(url: str, method: str, path: str, body: dict | None = None, **client) -> tuple[str, list[float], dict]:
+    """One request through ServerClient, its waits recorded instead of slept: (error or '', waits, usage)."""
+    waits: list[float] = []
+
+    async def record(seconds):
+        waits.append(seconds)
+
+    async def call():
+        async with ServerClient(url, sleep=record, **client) as c:
+            try:
+                await c.request(method, path, body)
+            except ServerError as exc:
+                return str(exc), c.usage
+            return "", c.usage
+
+    error, usage = asyncio.run(call())
+    return error, waits, usage.as_json()
+
+
+@pytest.mark.db_independent
+def test_the_client_retries_what_may_pass_with_doubling_waits_and_gives_up_saying_why(llama_without_logprobs):
+    """Against a real server: llama-cpp-python without logits_all answers a request for log-probabilities
+    with HTTP 500 (retried, as a 5xx may pass), a path it lacks with 404 (not retried); a closed port
+    refuses connections (retried)."""
+    served, asked = llama_without_logprobs, {"prompt": "Yes", "max_tokens": 1, "echo": True, "logprobs": 1}
+    before = len(served.answered())
+    error, waits, usage = _ask(served.url, "POST", "/v1/completions", asked, retries=2)
+    assert "HTTP 500" in error and "logits_all=False" in error and error.endswith("(after 3 attempt(s))")
+    assert 0.5 <= waits[0] <= 0.75 and 1.0 <= waits[1] <= 1.5 and len(waits) == 2  # 0.5 s doubled, + ≤ half
+    assert usage["retries"] == 2 and usage["requests"] == 0
+    assert served.answered()[before:] == [("POST", "/v1/completions", 500)] * 3  # the server's side of it
+    error, waits, usage = _ask(served.url, "POST", "/v1/completions", asked, retries=3, backoff=2.0, max_wait=3.0)
+    assert waits[0] >= 2.0 and waits[1:] == [3.0, 3.0]  # a wait never exceeds max_wait
+    error, waits, usage = _ask(served.url, "GET", "/no/such/path", retries=2)
+    assert error.startswith("HTTP 404") and waits == [] and usage["retries"] == 0  # an answer that will not change
+    error, waits, usage = _ask(f"http://127.0.0.1:{llama_serve.free_port()}", "GET", "/v1/models", retries=1)
+    assert error.startswith("ConnectError") and error.endswith("(after 2 attempt(s))") and len(waits) == 1
