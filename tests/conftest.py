@@ -37,6 +37,8 @@ _hypothesis_profiles()
 SHARED_FIXTURE_GROUPS = {
     "tests/integration/": "integration",  # one stack of real servers (a session fixture)
     "tests/studyserver/test_demo.py": "demo",  # one run of the demo (a module fixture)
+    # one process with the broker down (a module fixture, several seconds), read by each kind's test
+    "tests/studyserver/test_jobs_contract.py::test_a_job_created_while_the_broker_is_down": "broker-down",
 }
 
 
