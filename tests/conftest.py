@@ -39,6 +39,7 @@ SHARED_FIXTURE_GROUPS = {
     "tests/studyserver/test_demo.py": "demo",  # one run of the demo (a module fixture)
     # one process with the broker down (a module fixture, several seconds), read by each kind's test
     "tests/studyserver/test_jobs_contract.py::test_a_job_created_while_the_broker_is_down": "broker-down",
+    "tests/analysis/test_dataset.py": "dataset",  # one report folder (a module fixture)
 }
 
 
