@@ -74,7 +74,7 @@ class FirstStart:
 def demo(tmp_path_factory) -> FirstStart:
     """One start of the demo on a fresh database, serving as scripts/run.sh serves: what it showed
     when the server first answered, and once its first report was built in the background; then it
-    is stopped (as Ctrl-C stops it)."""
+    is stopped (SIGTERM to its process group: the server and any step still running)."""
     var = tmp_path_factory.mktemp("demo") / "var"
     var.mkdir()
     (VAR_DIR / "models").mkdir(parents=True, exist_ok=True)
