@@ -37,6 +37,12 @@ _hypothesis_profiles()
 SHARED_FIXTURE_GROUPS = {
     "tests/integration/": "integration",  # one stack of real servers (a session fixture)
     "tests/studyserver/test_demo.py": "demo",  # one run of the demo (a module fixture)
+    # one process with the broker down (a module fixture, several seconds), read by each kind's test
+    "tests/studyserver/test_jobs_contract.py::test_a_job_created_while_the_broker_is_down": "broker-down",
+    "tests/analysis/test_dataset.py": "dataset",  # one report folder (a module fixture)
+    # one llama.cpp server each (tests/inference/conftest.py's session fixture; the module's own)
+    "tests/inference/test_server_scorer.py": "llama-server-f32",
+    "tests/inference/test_server_generation.py": "llama-server-q4",
 }
 
 

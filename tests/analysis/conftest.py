@@ -72,21 +72,27 @@ def _populate(study, *, models: int, participants: int, seed: int = 0) -> None:
     Trial.objects.create(participant=preview, item=real[0], index=0, key="j", answer="yes", correct=True, rt_ms=900.0)
 
 
+def study_make(*, number: int, models: int, participants: int, appendix: bool = False):
+    """A modal-syllogism study (4 interpretations, nonsense mirror), slug analysis-NUMBER, populated with
+    seed NUMBER (make_study's; a module's fixture may call it inside a transaction it rolls back)."""
+    from experiments import designs, services
+
+    study = services.study_create(slug=f"analysis-{number}", title="Analysis test", design="modal-syllogisms")
+    designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
+    if appendix:  # Appendix C's designs
+        designs.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
+        designs.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
+    _populate(study, models=models, participants=participants, seed=number)
+    return study
+
+
 @pytest.fixture
 def make_study(db):
     """make_study(models=N, participants=M): a modal-syllogism study (4 interpretations, nonsense mirror)."""
-    from experiments import designs, services
-
     counter = {"n": 0}
 
     def make(*, models: int, participants: int, appendix: bool = False):
         counter["n"] += 1
-        study = services.study_create(slug=f"analysis-{counter['n']}", title="Analysis test", design="modal-syllogisms")
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
-        if appendix:  # Appendix C's designs
-            designs.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
-            designs.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
-        _populate(study, models=models, participants=participants, seed=counter["n"])
-        return study
+        return study_make(number=counter["n"], models=models, participants=participants, appendix=appendix)
 
     return make

@@ -18,12 +18,24 @@ from analysis import codebook
 from experiments import schema
 from experiments.participation.selectors import EXPORT_COLUMNS
 
+pytestmark = pytest.mark.django_db  # the report is read from the database (set up for the module's fixture)
 
-@pytest.fixture
-def report_folder(r_stack, make_study, tmp_path):
-    study = make_study(models=2, participants=6, appendix=True)
-    call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
-    return tmp_path / "report"
+
+@pytest.fixture(scope="module")
+def report_folder(r_stack, django_db_setup, django_db_blocker, tmp_path_factory):
+    """One report folder for the module's tests, which only read it (each test's own files go to its
+    tmp_path). The study is made and analysed in a transaction rolled back at once: the database is
+    left as it was, and only the folder stays."""
+    from django.db import transaction
+
+    from tests.analysis.conftest import study_make
+
+    folder = tmp_path_factory.mktemp("dataset") / "report"
+    with django_db_blocker.unblock(), transaction.atomic():
+        study = study_make(number=1, models=2, participants=6, appendix=True)  # make_study's first study
+        call_command("analyze", study.slug, "--out", str(folder))
+        transaction.set_rollback(True)
+    return folder
 
 
 def _header(path):

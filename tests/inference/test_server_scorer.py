@@ -36,12 +36,25 @@ def demo_subset(study, n):
     return items[::step][:n]  # spread over the forms and both halves (real, nonsense)
 
 
-@pytest.mark.django_db
+def demo_items(n):
+    """demo_subset(demo_study(), n) without a database: the items items_generate stores, in the order it
+    stores them (the real half, then its nonsense mirror), made by the same generator with the same
+    arguments (a new study's S5 and paper consequence, the full lexicon). The scorers' comparison below
+    needs only their prompts, so it runs once, not again on PostgreSQL."""
+    from logic import generate as gen
+
+    specs = gen.sample_interpretations(1, 0, "full")
+    items = [item for half in (specs, gen.nonsense_mirror(specs))
+             for item in gen.generate("modal-syllogisms", half, system="S5", consequence="paper")]
+    step = max(1, len(items) // n)
+    return items[::step][:n]
+
+
 def test_the_server_scorer_equals_the_hf_scorer_on_the_demo_items(llama_server):
-    items = demo_subset(demo_study(), 6)
-    requests = [Request(key=i.pk, text=i.prompt, answers=AnswerSet.yes_no(forms="answers")) for i in items]
+    items = demo_items(6)
+    requests = [Request(key=k, text=i.prompt, answers=AnswerSet.yes_no(forms="answers")) for k, i in enumerate(items)]
     # one item in three cases: " YES" and " NO" take several tokens (the echo path)
-    requests[0] = Request(key=items[0].pk, text=items[0].prompt, answers=AnswerSet.yes_no(forms="cases"))
+    requests[0] = Request(key=0, text=items[0].prompt, answers=AnswerSet.yes_no(forms="cases"))
     hf = build("hf", LoadConfig(source=services.EMBEDDED_SOURCE, gguf_file=services.EMBEDDED_GGUF, device="cpu"),
                answers=AnswerSet.yes_no(), prompt_format="raw", batch_size=4, cache_dir=VAR_DIR / "models")
     server = build("server", LoadConfig(source=services.EMBEDDED_SOURCE), answers=AnswerSet.yes_no(),
