@@ -95,12 +95,17 @@ def test_a_generated_run_through_the_server_stores_the_text_and_a_parse_for_ever
     assert run.versions["usage"]["completion_tokens"] >= sum(s.generated_answers.get().tokens for s in scores)
 
 
-def test_sampled_answers_through_the_server_are_seeded(llama_server):
+def test_sampled_answers_through_the_server_are_seeded(llama_served):
+    """The same seed gives the same samples, on the float32 server (the shared one, conftest.py). On
+    this module's Q4_1 server one of three samples once differed between two identical calls (CI,
+    2026-11-26): llama.cpp reuses the longest cached prompt prefix, and with quantised weights a
+    one-token and a many-token batch take different kernels, so the logits move and a draw can flip
+    (docs/models.md, "Generation mode", says so)."""
     from inference.scorers import build
     from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
 
     scorer = build("server", LoadConfig(source="server"), answers=None, prompt_format="raw", batch_size=4,
-                   server={"urls": [llama_server], "start_token": "<|im_start|>"})
+                   server={"urls": [llama_served.url], "start_token": "<|im_start|>"})
     spec = SamplingSpec(greedy=False, samples=3, temperature=1.0, max_new_tokens=6, seed=11)
     ask = [GenerationRequest(key=1, turns=(("user", PROMPTS[0]),), sampling=spec)]
     first, again = scorer.generate(ask), scorer.generate(ask)
