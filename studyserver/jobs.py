@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import ClassVar
 from datetime import datetime, timedelta
+from typing import ClassVar
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
@@ -57,11 +57,11 @@ class JobStatus(StateChoices):
 
 
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.WITHDRAWN)
+ORDINARY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 # A running job that has written nothing for this long is shown as silent: its worker may have died
 # (a model run's chunk or a report's R fit takes minutes, not this long, on the machines we know).
 QUIET_AFTER = timedelta(minutes=30)
-FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.WITHDRAWN)
-ORDINARY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 class JobRefused(ValidationError, ValueError):
