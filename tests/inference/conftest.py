@@ -57,3 +57,25 @@ def llama_without_logprobs(tmp_path_factory):
     served = start_llama(tmp_path_factory, logits_all=False, n_ctx=512)
     yield served
     served.stop()
+
+
+@pytest.fixture
+def scored_keys(monkeypatch):
+    """scored_keys(backend) -> a list that collects the keys of every request the scorers of `backend`
+    built from now on score (what a resumed run recomputes)."""
+    from inference import scorers
+
+    def watch(backend: str) -> list:
+        seen: list = []
+        original = scorers.REGISTRY[backend]
+
+        def counting(*args, **kwargs):
+            scorer = original(*args, **kwargs)
+            real = scorer.score
+            scorer.score = lambda requests: (seen.extend(r.key for r in requests), real(requests))[1]
+            return scorer
+
+        monkeypatch.setitem(scorers.REGISTRY.entries, backend, counting)
+        return seen
+
+    return watch

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import override_settings
 
-from inference import scorers, services
+from inference import services
 from inference.models import ModelRun, ModelScore, RunStatus
 from inference.scorers.loading import unload_all
 from inference.tasks import run_model_task
@@ -63,7 +63,7 @@ class SimulatedCrash(BaseException):
     """Stands for a worker killed mid-run: not an Exception, so nothing marks the run failed."""
 
 
-def test_a_run_killed_mid_way_resumes_without_recomputing(study, tiny_model, monkeypatch):
+def test_a_run_killed_mid_way_resumes_without_recomputing(study, tiny_model, scored_keys):
     run = services.model_run_create(study=study, language_model=tiny_model, batch_size=2)
 
     def crash_after_first_chunk(done, total):
@@ -76,16 +76,7 @@ def test_a_run_killed_mid_way_resumes_without_recomputing(study, tiny_model, mon
     assert run.status == RunStatus.RUNNING and run.items_done == 4
     first = dict(ModelScore.objects.filter(run=run).values_list("item_id", "id"))
 
-    scored: list[int] = []
-    original = scorers.REGISTRY["hf"]
-
-    def counting(*args, **kwargs):
-        scorer = original(*args, **kwargs)
-        real_score = scorer.score
-        scorer.score = lambda reqs: (scored.extend(r.key for r in reqs), real_score(reqs))[1]
-        return scorer
-
-    monkeypatch.setitem(scorers.REGISTRY.entries, "hf", counting)
+    scored = scored_keys("hf")
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
     run.refresh_from_db()
     assert run.items_done == 10 == ModelScore.objects.filter(run=run).count()

@@ -5,7 +5,6 @@ elsewhere."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,14 +19,9 @@ from inference.models import LanguageModel, ModelScore, RunStatus
 from inference.tasks import run_model_task
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.tiny_models import PROMPTS
+from tests.integration.servers import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +35,7 @@ def llama_server(tmp_path_factory):
     from inference.scorers.loading import resolve_source
 
     gguf = Path(resolve_source(services.EMBEDDED_SOURCE, services.EMBEDDED_GGUF)) / services.EMBEDDED_GGUF
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
@@ -113,7 +107,7 @@ def test_sampled_answers_through_the_server_are_seeded(llama_served):
 
 
 def test_an_unreachable_server_is_refused_at_save():
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     with pytest.raises(ValidationError) as caught:
         _server_config(f"http://127.0.0.1:{port}")
     assert "cannot be reached" in " ".join(caught.value.message_dict["server_urls"])
@@ -141,8 +135,6 @@ def test_servers_of_different_models_are_refused_together(llama_server, llama_se
     (message,) = caught.value.message_dict["server_urls"]
     assert "The servers serve different models" in message and services.EMBEDDED_GGUF in message
     assert llama_served.url in message and not LanguageModel.objects.exists()
-
-
 
 
 def test_a_chat_configuration_generates_through_the_chat_endpoint(llama_server):

@@ -13,7 +13,7 @@ from django.core import serializers
 
 from experiments import designs
 from experiments import services as study_services
-from inference import llama_serve, scorers, services
+from inference import llama_serve, services
 from inference.models import Backend, ModelRun, ModelScore, RunStatus
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise
 from inference.scorers.client import ServerClient, ServerError
@@ -89,7 +89,7 @@ class SimulatedCrash(BaseException):
 
 
 @pytest.mark.django_db
-def test_a_server_run_killed_half_way_resumes_without_doubling_a_score(llama_server, monkeypatch):
+def test_a_server_run_killed_half_way_resumes_without_doubling_a_score(llama_server, scored_keys):
     study = demo_study("server-resume")
     lm = services.language_model_create(
         name="SmolLM2 (llama.cpp server)", source=services.EMBEDDED_SOURCE, backend=Backend.SERVER,
@@ -105,16 +105,7 @@ def test_a_server_run_killed_half_way_resumes_without_doubling_a_score(llama_ser
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.items_done == 2
     first = dict(ModelScore.objects.filter(run=run).values_list("item_id", "id"))
-    scored: list = []
-    original = scorers.REGISTRY["server"]
-
-    def counting(*args, **kwargs):
-        scorer = original(*args, **kwargs)
-        real = scorer.score
-        scorer.score = lambda reqs: (scored.extend(r.key for r in reqs), real(reqs))[1]
-        return scorer
-
-    monkeypatch.setitem(scorers.REGISTRY.entries, "server", counting)
+    scored = scored_keys("server")
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
     run.refresh_from_db()
     assert run.items_done == 6 == ModelScore.objects.filter(run=run).count()

@@ -25,6 +25,7 @@ from logic.formula import (
     to_unicode,
 )
 from logic.parser import ParseError, Sequent, parse_formula, parse_sequent
+from tests.logic.test_checker import ev  # the tests' own Kripke evaluator, independent of the package
 
 P, Q, R = Atom("p"), Atom("q"), Atom("r")
 
@@ -134,23 +135,6 @@ def test_nnf_examples(formula, expected):
     assert nnf(formula) == expected
 
 
-def _evaluate(f, world, succ, val):
-    """A tiny evaluator, independent of the package, for the nnf property."""
-    if isinstance(f, Atom):
-        return f.name in val[world]
-    if isinstance(f, Not):
-        return not _evaluate(f.sub, world, succ, val)
-    if isinstance(f, And):
-        return _evaluate(f.left, world, succ, val) and _evaluate(f.right, world, succ, val)
-    if isinstance(f, Or):
-        return _evaluate(f.left, world, succ, val) or _evaluate(f.right, world, succ, val)
-    if isinstance(f, Implies):
-        return not _evaluate(f.left, world, succ, val) or _evaluate(f.right, world, succ, val)
-    if isinstance(f, Box):
-        return all(_evaluate(f.sub, v, succ, val) for v in succ[world])
-    return any(_evaluate(f.sub, v, succ, val) for v in succ[world])
-
-
 small_models = st.tuples(
     st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), max_size=9),
     st.lists(st.frozensets(st.sampled_from(["p", "q"])), min_size=3, max_size=3),
@@ -166,7 +150,7 @@ def test_nnf_is_equivalent_and_normal(f, model):
     assert is_nnf(g)
     assert atoms(g) <= atoms(f)
     for w in range(3):
-        assert _evaluate(f, w, succ, val) == _evaluate(g, w, succ, val)
+        assert ev(f, w, succ, val) == ev(g, w, succ, val)
 
 
 # --------------------------------------------------------------------------- parsing

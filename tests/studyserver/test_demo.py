@@ -16,7 +16,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from studyserver.env import BASE_DIR, VAR_DIR
+from tests.integration.servers import free_port
 
 SECTIONS = ("eq4", "eq5", "eq6", "sequents", "agents")
 # The command scripts/run.sh runs (checked below), with the demo's size options set small.
@@ -53,12 +53,6 @@ def _env(var: Path) -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class FirstStart:
     var: Path  # its var/ folder (the SQLite database, the reports)
@@ -79,7 +73,7 @@ def demo(tmp_path_factory) -> FirstStart:
     var.mkdir()
     (VAR_DIR / "models").mkdir(parents=True, exist_ok=True)
     (var / "models").symlink_to(VAR_DIR / "models")  # the embedded model, unpacked once for the suite
-    port = _free_port()
+    port = free_port()
     log = var.parent / "demo.log"
     with open(log, "w") as out:
         process = subprocess.Popen([sys.executable, str(BASE_DIR / COMMAND[0]), *argv(port)[1:]], cwd=BASE_DIR,

@@ -6,7 +6,6 @@ admin shows on its list and change pages (the bar in Chromium: tests/e2e/test_jo
 from __future__ import annotations
 
 import json
-import socket
 from datetime import timedelta
 
 import pytest
@@ -20,6 +19,7 @@ from inference.models import LanguageModel, ModelRun
 from studyserver import dispatch, jobs
 from studyserver.jobs import JobRefused, JobStatus
 from tests.factories import StudyFactory
+from tests.integration.servers import free_port
 from tests.studyserver.test_dispatch import _python
 
 pytestmark = pytest.mark.django_db
@@ -205,15 +205,9 @@ print("JOBS", json.dumps(out))
 """
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def broker_down(tmp_path_factory):
-    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    url = f"redis://127.0.0.1:{free_port()}/0"
     done = _python(tmp_path_factory.mktemp("broker"), BROKER_DOWN, DUET_TASK_MODE="celery", CELERY_BROKER_URL=url)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("JOBS "))

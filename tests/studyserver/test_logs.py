@@ -9,7 +9,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from studyserver.logredact import RedactFilter, redact, token_pseudonym
+from tests.integration.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PID, STUDY_ID, SESSION = "5f1a2b3c4d5e6f7a8b9c0d1e", "6a7b8c9d0e1f2a3b4c5d6e7f", "7c8d9e0f1a2b3c4d5e6f7a8b"
@@ -34,12 +34,6 @@ def _production_command(port: int) -> list[str]:
     return [sys.executable, "-m", "gunicorn", *(values.get(command[i - 1], command[i]) for i in range(1, len(command)))]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _get(url: str, **headers) -> int:
     request = urllib.request.Request(url, headers=headers)
     try:
@@ -50,7 +44,7 @@ def _get(url: str, **headers) -> int:
 
 
 def test_the_production_access_log_holds_no_address_query_or_token(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SECRET_KEY": SECRET, "DUET_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "studyserver.settings",
            "DUET_TASK_MODE": "eager", "ALLOWED_HOSTS": "127.0.0.1,localhost"}
     env.pop("DATABASE_URL", None)  # a fresh SQLite file: the pages answer 500, which the logs must redact too
