@@ -115,6 +115,15 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _files() -> dict[str, dict[str, tuple[str, str, str]]]:
+    """Columns described per file, before the glossary (a name the glossary means otherwise, e.g. answers)."""
+    from . import likeness
+
+    return {"tables/human_likeness.csv": likeness.TABLE_GLOSSARY,
+            "data/model_frames/human_likeness.csv": likeness.FRAME_GLOSSARY,
+            "data/model_frames/human_likeness_splits.csv": likeness.SPLITS_GLOSSARY}
+
+
 def _runs_glossary() -> dict[str, tuple[str, str, str]]:
     from .runs import RUN_COLUMNS
 
@@ -160,6 +169,10 @@ def entry(relative: str, name: str, path: Path) -> dict:
             return _schema_entry(by_name[name])
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
+    own = _files().get(relative, {})
+    if name in own:
+        kind, unit, description = own[name]
+        return {"type": kind, "unit": unit, "allowed_values": "", "description": description}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
     glossary = {**_runs_glossary(), **GLOSSARY} if relative == "tables/runs.csv" else {**GLOSSARY, **_runs_glossary()}
     if relative.startswith("data/model_frames/") and name in items and name not in ("modality", "argform"):

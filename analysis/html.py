@@ -9,6 +9,7 @@ import pandas as pd
 
 from .prep import LABELS
 from .runs import EXPLICIT, RULE
+from .sections import table_file
 
 # Readable from 1366 px wide down (no horizontal scrolling of the page: a wide table scrolls in its
 # own box), and printable (tables and figures whole, no scroll boxes, links written out).
@@ -69,7 +70,7 @@ def _section(section) -> str:
         parts.append(_figure(figure))
     for name, frame in section.tables.items():
         parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>"
-                     f"<p>CSV: <code>tables/{escape(section.key)}_{escape(name)}.csv</code></p>{_table(frame)}")
+                     f"<p>CSV: <code>tables/{escape(table_file(section.key, name))}</code></p>{_table(frame)}")
     return "\n".join(parts)
 
 

@@ -294,3 +294,55 @@ def table(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RESAMPL
     rows = [{"model": model, **summarise(part, halves, resamples=resamples, seed=seed)}
             for model, part in frame.groupby("model", sort=True)]
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+_P, _LL = "probability", "nats per answer"
+# The codebook's entries for the section's files (analysis/codebook.py FILES): column → (type, unit, description).
+TABLE_GLOSSARY = {
+    "model": ("string", "", "the model configuration"),
+    "items": ("integer", "", "items people answered that the model scored (the units of choice_r and the ceiling)"),
+    "answers": ("integer", "", "people's answers to those items (after the report's exclusions; timed-out left out)"),
+    "participants": ("integer", "", "participants with at least one of those answers"),
+    "choice_r": ("number", "", "Pearson r across items between the share of people giving the target answer (yes; "
+                 "the gold option for multiple choice) and the model's relative probability of it"),
+    "choice_r_low": ("number", "", "lower bound of choice_r's 95% bootstrap interval (participants and items "
+                     "resampled)"),
+    "choice_r_high": ("number", "", "upper bound of choice_r's 95% bootstrap interval"),
+    "ceiling": ("number", "", "the people's split-half reliability of the item shares (random halves of "
+                "participants, Spearman–Brown corrected, mean over the splits): what a model cannot be expected to "
+                "exceed"),
+    "ceiling_low": ("number", "", "lower bound of the ceiling's 95% bootstrap interval (participants and items "
+                    "resampled, the splits kept)"),
+    "ceiling_high": ("number", "", "upper bound of the ceiling's 95% bootstrap interval"),
+    "choice_r_over_ceiling": ("number", "", "choice_r / ceiling"),
+    "error_consistency": ("number", "", "Cohen's κ between each participant's correct/incorrect and the model's on "
+                          "the same items, beyond what their accuracies predict (Geirhos et al. 2020), averaged over "
+                          "participants"),
+    "error_consistency_low": ("number", "", "lower bound of error_consistency's 95% bootstrap interval "
+                              "(participants resampled)"),
+    "error_consistency_high": ("number", "", "upper bound of error_consistency's 95% bootstrap interval"),
+    "kappa_participants": ("integer", "", "participants with a κ (expected agreement below 1)"),
+    "loglik_per_answer": ("number", _LL, "mean natural log of the model's relative probability of each answer "
+                          "people gave (Centaur, Binz et al. 2025)"),
+    "loglik_base": ("number", _LL, "the same under the people's base rate (the share of all answers giving that "
+                    "answer)"),
+    "clipped": ("integer", "", f"answers whose model probability was below {EPS:g}, counted as {EPS:g}"),
+    "splits": ("integer", "", "random split-halves averaged for the ceiling"),
+    "resamples": ("integer", "", "bootstrap resamples of the intervals"),
+    "seed": ("integer", "", "the seed of the splits and the bootstrap (numpy default_rng)"),
+}
+FRAME_GLOSSARY = {
+    "target": ("string", "", "the answer whose share is correlated: yes, or the gold letter for multiple choice"),
+    "chose_target": ("integer", "", "1 when the person gave the target answer, else 0"),
+    "p_target": ("number", _P, "the model's relative probability of the target answer (relative p(Yes); the gold "
+                 "letter's probability relative to the four letters)"),
+    "p_answer": ("number", _P, "the model's relative probability of the answer the person gave"),
+    "model_decision": ("string", "", "the model's decision on the item (yes/no, A–D, or other)"),
+    "model_correct": ("integer", "", "1 when the model's decision is the gold answer ('other' never is), else 0"),
+}
+SPLITS_GLOSSARY = {
+    "participant": ("string", "", "pseudonymous participant label"),
+    "split": ("integer", "", "the random split (1, 2, …)"),
+    "half": ("string", "", "the half of that split the participant is in (A: the first ⌊n/2⌋ of a random "
+             "permutation of the participants in label order, B: the rest)"),
+}

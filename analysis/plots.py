@@ -246,3 +246,33 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
                   f"for {curve.groupby(['factor', 'level', 'contrast']).ngroups} contrasts; "
                   f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target (lower 95% bound) within the "
                   "sizes tried.")
+
+
+def _fmt(value) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+
+
+def choice_scatter(frame: pd.DataFrame, row: dict) -> Figure:
+    """How human-like one model is (analysis/likeness_report.py): each item's share of people giving the target
+    answer against the model's relative probability of it, a point's area by the answers it rests on, the
+    diagonal where they agree; choice r and the people's split-half ceiling, with their 95% intervals, above."""
+    items = frame.groupby("item_id").agg(share=("chose_target", "mean"), p=("p_target", "first"),
+                                         n=("chose_target", "size"))
+    fig, ax = plt.subplots(figsize=(4.6, 4.2), layout="constrained")
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
+    ax.scatter(items["p"], items["share"], s=8 + 40 * items["n"] / max(items["n"].max(), 1), color=_MAIN, alpha=0.7,
+               edgecolors="none")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("model: relative p(target answer)")
+    ax.set_ylabel("people: share giving the target answer")
+    r = (f"choice r = {_fmt(row['choice_r'])} [{_fmt(row['choice_r_low'])}, {_fmt(row['choice_r_high'])}]; "
+         f"ceiling = {_fmt(row['ceiling'])} [{_fmt(row['ceiling_low'])}, {_fmt(row['ceiling_high'])}]")
+    _title(ax, f"{row['model']}: {r}", 48)
+    return Figure(_png(fig), f"How human-like {row['model']} is, item by item: the share of people giving the target "
+                             "answer (yes; the gold option for multiple choice) against the model's relative probability "
+                             f"of it, {len(items)} items, a point's area by its answers; {r} (the people's split-half "
+                             "reliability, which a model cannot be expected to exceed), 95% bootstrap intervals. The "
+                             "dashed diagonal marks equal values.",
+                  f"Scatter plot of {len(items)} items for {row['model']}: {r}; the values are in "
+                  "data/model_frames/human_likeness.csv.")

@@ -21,9 +21,9 @@ from studyserver import csvsafe
 from . import codebook, metrics, mixed, plots, prep, reproduce, versus
 from . import factors as declared
 from .rprocess import RProcess, run_section
-from .sections import Section, StudyFrames, fit_spec
+from .sections import Section, StudyFrames, fit_spec, table_file
 from . import rbridge as rb
-from . import mc_report, paired_report
+from . import likeness_report, mc_report, paired_report
 from experiments import schema
 from .runs import RUN_COLUMNS
 from .paired_frames import PairedInputs
@@ -239,6 +239,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
             sections.append(_timed(timings, "section sequents", run_section, _sequent_section, scores))
     sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, inputs.paired)  # issue 6
     sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, inputs.mc_runs)  # issue 7
+    sections += _timed(timings, "human likeness", likeness_report.sections, frames)  # issue 35 item 5
     sections += list(inputs.extra_sections)  # e.g. the study's latest power analysis (analysis/power.py)
     ranks = _ranks(table1)
     for section in sections:
@@ -252,11 +253,13 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
         for name, frame in section.tables.items():
-            path = tables_dir / f"{section.key}_{name}.csv"
+            path = tables_dir / table_file(section.key, name)
             _write_table(frame, path)
             written.append(path)
         if section.data is not None:
             _write_data(section.data, data_dir / "model_frames", section.key)
+        for name, frame in section.data_files.items():
+            _write_data(frame, data_dir / "model_frames", f"{section.key}_{name}")
         if section.fitted is not None:
             section.notes.append(f"Refit it yourself from data/model_frames/{section.key}.csv: reproduce.R (lme4, "
                                  "lmerTest) and reproduce.py (pymer4) in this folder.")

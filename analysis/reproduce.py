@@ -26,11 +26,12 @@ FOLDER = "data/model_frames"
 def write_scripts(sections: list[Section], out_dir: Path) -> list[Path]:
     """Write reproduce.R and reproduce.py into out_dir (none when no section fitted a model)."""
     fitted = [s for s in sections if s.fitted is not None and s.data is not None]
-    if not fitted:
+    own = [s for s in sections if s.scripts and not s.absent]  # sections that bring their own recomputation
+    if not fitted and not own:
         return []
     r_path, py_path = Path(out_dir) / "reproduce.R", Path(out_dir) / "reproduce.py"
-    r_path.write_text(_r_script(fitted), encoding="utf-8")
-    py_path.write_text(_py_script(fitted), encoding="utf-8")
+    r_path.write_text(_r_script(fitted) + "".join(s.scripts.get("R", "") for s in own), encoding="utf-8")
+    py_path.write_text(_py_script(fitted) + "".join(s.scripts.get("python", "") for s in own), encoding="utf-8")
     return [r_path, py_path]
 
 
@@ -151,8 +152,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from pymer4.models import Lmer
-from pymer4.stats import lrt
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "reproduced" / "python"
@@ -183,6 +182,8 @@ def with_levels(spec, data):
 
 
 def pymer4_fit(spec, data, formula, reml):
+    from pymer4.models import Lmer  # here, not at the top: a report without models to refit never needs it
+
     model = Lmer(formula, data=with_levels(spec, data), family=spec["family"])
     model.fit(REML=reml, control=f"optimizer='{{spec['optimizer']}}'", summarize=False)
     return model
@@ -237,6 +238,8 @@ def main():
             rows = []
             if spec["lrt"]:
                 full = model if spec["family"] != "gaussian" else pymer4_fit(spec, data, spec["formula"], reml=False)
+                from pymer4.stats import lrt
+
                 for term, optimizer in spec["lrt"]:
                     reduced = pymer4_fit({{**spec, "optimizer": optimizer}}, data, without(spec["formula"], term), reml=False)
                     result = lrt([full, reduced], refit=False)

@@ -39,6 +39,17 @@ class Section:
     data: pd.DataFrame | None = None  # the exact frame the main model was fitted on
     figures: dict[str, Figure] = field(default_factory=dict)  # plots.Figure: PNG, caption, alt text
     fitted: "FittedModel | None" = None  # how the main model was fitted (for the reproduce scripts)
+    # Further data files the section's numbers are computed from, written as data/model_frames/<key>_<name>
+    # (e.g. the split-half assignments of analysis/likeness_report.py).
+    data_files: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # The section's own recomputation, appended to the report's reproduce scripts: {"R": code, "python": code}.
+    scripts: dict[str, str] = field(default_factory=dict)
+
+
+def table_file(key: str, name: str) -> str:
+    """The CSV of a section's table under tables/: <key>_<name>.csv, or <key>.csv for the table named as
+    its section (tables/human_likeness.csv)."""
+    return f"{key}.csv" if name == key else f"{key}_{name}.csv"
 
 
 @dataclass(frozen=True)

@@ -149,3 +149,20 @@ def test_every_csv_reads_in_r_and_pandas_with_logical_columns_as_logical(report_
     scores = pd.read_csv(folder / "data" / "scores.csv")
     assert set(scores["argform_code"]) <= set(schema.ARGFORM_CODES.values())
     assert (scores["argform"].map(schema.argform_code) == scores["argform_code"]).all()
+
+
+def test_a_study_with_people_and_models_has_the_human_likeness_table_and_its_figures(report_folder):
+    from analysis import likeness
+
+    table = pd.read_csv(report_folder / "tables" / "human_likeness.csv")
+    assert list(table.columns) == list(likeness.TABLE_COLUMNS)
+    assert sorted(table["model"]) == ["lm-1", "lm-2"] and (table["participants"] == 6).all()
+    assert table[["choice_r", "ceiling", "error_consistency", "loglik_per_answer", "loglik_base"]].notna().all().all()
+    assert (table["splits"] == likeness.SPLITS).all() and (table["resamples"] == likeness.RESAMPLES).all()
+    frame = pd.read_csv(report_folder / "data" / "model_frames" / "human_likeness.csv")
+    assert set(frame["item_id"]) <= set(pd.read_csv(report_folder / "data" / "trials.csv")["item_id"])
+    assert (report_folder / "data" / "model_frames" / "human_likeness_splits.csv").is_file()
+    page = (report_folder / "report.html").read_text(encoding="utf-8")
+    assert "id='human_likeness'" in page and "tables/human_likeness.csv" in page
+    assert page.count("How human-like lm-") == 2  # one figure per model
+    assert "# ---- human_likeness:" in (report_folder / "reproduce.R").read_text(encoding="utf-8")

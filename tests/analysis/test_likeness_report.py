@@ -1,0 +1,73 @@
+"""The report's human-likeness section (analysis/likeness_report.py): built from the report's frames, and
+recomputed by the reproduce.R / reproduce.py blocks it ships, as an analyst would run them."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from analysis import likeness, likeness_report, reproduce
+from analysis.report import _write_data
+from analysis.sections import StudyFrames, table_file
+from tests.analysis.test_likeness import stored
+
+
+def frames() -> StudyFrames:
+    """The stored frame as the report's frames: kept trials and scores of a csv-import study."""
+    people, scores, _ = stored()
+    extra = {"design": "csv-import", "condition": "real"}
+    return StudyFrames(scores=scores.assign(**extra), kept=people.assign(**extra))
+
+
+def test_the_section_has_the_table_a_figure_per_model_and_says_its_randomness():
+    section = likeness_report.section(frames(), splits=20, resamples=200)
+    assert not section.absent
+    table = section.tables[likeness_report.KEY]
+    assert table_file(section.key, likeness_report.KEY) == "human_likeness.csv"
+    assert list(table["model"]) == ["model-a", "model-b"] and list(table.columns) == list(likeness.TABLE_COLUMNS)
+    halves = section.data_files["splits"]
+    expected = likeness.table(section.data, halves, resamples=200)
+    pd.testing.assert_frame_equal(table, expected)
+    assert sorted(section.figures) == ["choice_model-a", "choice_model-b"]
+    assert section.figures["choice_model-a"].png.startswith(b"\x89PNG")
+    text = " ".join(section.notes)
+    assert "20 random splits and 200 bootstrap resamples, seed 35" in text
+    assert "cannot be expected to exceed" in text and "Geirhos et al. 2020" in text
+    assert "Left out: 1 answer(s) without a choice" in text and "model-a: 5" in text
+    assert "gold option" in text  # the stored frame has multiple-choice items
+    assert {"R", "python"} == set(section.scripts)
+
+
+def test_without_people_or_models_the_section_says_what_it_needs():
+    both = frames()
+    for part in (StudyFrames(scores=both.scores), StudyFrames(scores=both.scores.iloc[0:0], kept=both.kept)):
+        assert likeness_report.section(part).absent == "needs both human trials and model scores"
+    elsewhere = StudyFrames(scores=both.scores.assign(item_id=both.scores["item_id"] + 1000), kept=both.kept)
+    assert likeness_report.section(elsewhere).absent.startswith("no model configuration has a score")
+
+
+def test_reproduce_r_and_py_recompute_the_table(tmp_path):
+    if shutil.which("Rscript") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Rscript must be installed under CI")
+        pytest.skip("Rscript not installed")
+    section = likeness_report.section(frames(), splits=20, resamples=100)
+    folder = tmp_path / "report"
+    _write_data(section.data, folder / "data" / "model_frames", section.key)
+    for name, frame in section.data_files.items():
+        _write_data(frame, folder / "data" / "model_frames", f"{section.key}_{name}")
+    assert reproduce.write_scripts([section], folder)  # no model section: the scripts still hold this one
+    ours = section.tables[likeness_report.KEY].set_index("model")
+    for command, where in ((["Rscript", str(folder / "reproduce.R")], "R"),
+                           ([sys.executable, str(folder / "reproduce.py")], "python")):
+        ran = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        theirs = pd.read_csv(folder / "reproduced" / where / "human_likeness.csv").set_index("model")
+        assert list(theirs.index) == list(ours.index), where
+        for name in ("items", "answers", "participants", "choice_r", "ceiling", "choice_r_over_ceiling",
+                     "error_consistency", "kappa_participants", "loglik_per_answer", "loglik_base"):
+            assert (theirs[name] - ours[name]).abs().max() < 1e-6, (where, name)
