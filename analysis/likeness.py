@@ -26,7 +26,9 @@ bootstrap (counted in `kappa_participants`); a probability below EPS counts as E
 
 Intervals: 95% percentile bootstrap, seeded. choice_r and the ceiling resample participants and items
 together (a participant's copies always fall in the same half); error consistency resamples
-participants (the same participant draws).
+participants (the same participant draws). Each resample's ceiling averages the first BOOTSTRAP_SPLITS splits
+(the point estimate all SPLITS); the ceiling depends only on the people, so models scored on the same items
+share it.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ YES_NO = ("yes", "no")
 MULTIPLE_CHOICE = "multiple_choice"
 EPS = 1e-6  # probabilities below this count as EPS in the log-likelihood
 SPLITS = 100
+BOOTSTRAP_SPLITS = 20  # each bootstrap resample of the ceiling averages the first 20 of the splits
 RESAMPLES = 2000
 SEED = 35
 LEVEL = 0.95
@@ -202,12 +205,16 @@ def choice_r(frame: pd.DataFrame) -> float:
     return float(_weighted_r(items["share"].to_numpy(), items["p"].to_numpy(), np.ones(len(items))))
 
 
-def _ceiling_rows(mat: Matrices, Wp: np.ndarray, Wi: np.ndarray) -> np.ndarray:
-    """The ceiling for each row of participant weights Wp (and item weights Wi): mean over splits."""
-    out = np.empty((len(mat.H), len(Wp)))
-    for s, half in enumerate(mat.H):
-        a, b = Wp * half, Wp * (1.0 - half)
-        Sa, Da, Sb, Db = a @ mat.Y, a @ mat.N, b @ mat.Y, b @ mat.N
+def _ceiling_rows(mat: Matrices, Wp: np.ndarray, Wi: np.ndarray, splits: int | None = None) -> np.ndarray:
+    """The ceiling for each row of participant weights Wp (and item weights Wi): the mean over the first
+    `splits` splits (all by default). Half B's counts are the totals less half A's (exact: counts)."""
+    H = mat.H[:splits]
+    out = np.empty((len(H), len(Wp)))
+    S, D = Wp @ mat.Y, Wp @ mat.N
+    for s, half in enumerate(H):
+        a = Wp * half
+        Sa, Da = a @ mat.Y, a @ mat.N
+        Sb, Db = S - Sa, D - Da
         w = Wi * ((Da > 0) & (Db > 0))
         out[s] = _spearman_brown(_weighted_r(_shares(Sa, Da), _shares(Sb, Db), w))
     return _mean_defined(out, axis=0)
@@ -263,15 +270,21 @@ def _interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def summarise(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
-    """One model's row of the table (its frame: one model's rows of `answer_frame`)."""
+def summarise(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = SEED,
+              ceilings: dict | None = None) -> dict:
+    """One model's row of the table (its frame: one model's rows of `answer_frame`). The ceiling depends only
+    on the people's answers to the model's items: `ceilings` keeps it for the next model with the same items."""
     mat = matrices(frame, halves)
     kappa = kappas(frame).reindex(mat.participants).to_numpy()
-    point_r, point_ceiling = choice_r(frame), ceiling(frame, halves)
+    point_r = choice_r(frame)
     rng_people, rng_items = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     Wp, Wi = _draws(rng_people, len(mat.participants), resamples), _draws(rng_items, len(mat.items), resamples)
     r_draws = _weighted_r(_shares(Wp @ mat.Y, Wp @ mat.N), mat.m, Wi * ((Wp @ mat.N) > 0))
-    ceiling_draws = _ceiling_rows(mat, Wp, Wi)
+    ceilings = {} if ceilings is None else ceilings
+    key = (tuple(mat.participants), tuple(mat.items))
+    if key not in ceilings:
+        ceilings[key] = (ceiling(frame, halves), _ceiling_rows(mat, Wp, Wi, BOOTSTRAP_SPLITS))
+    point_ceiling, ceiling_draws = ceilings[key]
     defined = ~np.isnan(kappa)
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa_draws = (Wp[:, defined] @ kappa[defined]) / Wp[:, defined].sum(axis=1)
@@ -291,7 +304,8 @@ def summarise(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RES
 
 def table(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """One row per model configuration (TABLE_COLUMNS)."""
-    rows = [{"model": model, **summarise(part, halves, resamples=resamples, seed=seed)}
+    ceilings: dict = {}
+    rows = [{"model": model, **summarise(part, halves, resamples=resamples, seed=seed, ceilings=ceilings)}
             for model, part in frame.groupby("model", sort=True)]
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 

@@ -85,7 +85,8 @@ def _notes(people: pd.DataFrame, table: pd.DataFrame, left: likeness.Left, *, sp
         "the same under the people's base rate (the share of all answers giving that answer). A model above "
         "loglik_base predicts the answers better than knowing only how often people said yes.",
         f"Randomness: {splits} random splits and {resamples} bootstrap resamples, seed {seed} (numpy "
-        f"default_rng); 95% percentile intervals. The splits are in {SPLITS_FILE}, the answers in {FRAME}; "
+        f"default_rng); 95% percentile intervals; each resample's ceiling averages the first "
+        f"{min(splits, likeness.BOOTSTRAP_SPLITS)} splits. The splits are in {SPLITS_FILE}, the answers in {FRAME}; "
         "reproduce.R and reproduce.py recompute every point estimate of the table from them.",
         "Edge cases: an item everyone answered alike keeps its share (0 or 1); a decision 'other' (neither answer) "
         "counts as an error for error consistency (it is not the gold answer) while choice_r and the "
