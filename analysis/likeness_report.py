@@ -170,10 +170,12 @@ def human_likeness(folder=HERE, out=OUT):
         for _, x in d.groupby("participant"):
             p, q = x["correct"].mean(), x["model_correct"].mean()
             e = p * q + (1 - p) * (1 - q)
-            kappas.append(float("nan") if 1 - e <= 1e-12 else ((x["correct"] == x["model_correct"]).mean() - e) / (1 - e))
+            agree = (x["correct"] == x["model_correct"]).mean()
+            kappas.append(float("nan") if 1 - e <= 1e-12 else (agree - e) / (1 - e))
         base = d.groupby(["kind", "answer"])["answer"].transform("size") / d.groupby("kind")["answer"].transform("size")
         choice_r = r_or_nan(items["share"], items["p"])
-        rows.append({{"model": model, "items": len(items), "answers": len(d), "participants": d["participant"].nunique(),
+        rows.append({{"model": model, "items": len(items), "answers": len(d),
+                     "participants": d["participant"].nunique(),
                      "choice_r": choice_r, "ceiling": ceiling, "choice_r_over_ceiling": choice_r / ceiling,
                      "error_consistency": float(np.nanmean(kappas)) if not np.isnan(kappas).all() else float("nan"),
                      "kappa_participants": int((~np.isnan(kappas)).sum()),

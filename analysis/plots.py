@@ -269,9 +269,9 @@ def choice_scatter(frame: pd.DataFrame, row: dict) -> Figure:
     r = (f"choice r = {_fmt(row['choice_r'])} [{_fmt(row['choice_r_low'])}, {_fmt(row['choice_r_high'])}]; "
          f"ceiling = {_fmt(row['ceiling'])} [{_fmt(row['ceiling_low'])}, {_fmt(row['ceiling_high'])}]")
     _title(ax, f"{row['model']}: {r}", 48)
-    return Figure(_png(fig), f"How human-like {row['model']} is, item by item: the share of people giving the target "
-                             "answer (yes; the gold option for multiple choice) against the model's relative probability "
-                             f"of it, {len(items)} items, a point's area by its answers; {r} (the people's split-half "
+    return Figure(_png(fig), f"How human-like {row['model']} is, item by item: the share of people giving the "
+                             "target answer (yes; the gold option for multiple choice) against the model's relative "
+                             f"probability of it, {len(items)} items, a point's area by its answers; {r} (the people's split-half "
                              "reliability, which a model cannot be expected to exceed), 95% bootstrap intervals. The "
                              "dashed diagonal marks equal values.",
                   f"Scatter plot of {len(items)} items for {row['model']}: {r}; the values are in "

@@ -2,7 +2,8 @@
 # people.csv, scores.csv and splits.csv in this folder: Rscript reference.R > reference.out
 # Written without the project's Python code: the join, the targets, cor() for choice_r, Spearman-Brown by
 # hand over the stored splits, Cohen's kappa by hand per participant (Geirhos et al. 2020), log-likelihoods.
-here <- local({ f <- grep('^--file=', commandArgs(FALSE), value = TRUE); dirname(normalizePath(sub('^--file=', '', f[1]))) })
+here <- local({ f <- grep('^--file=', commandArgs(FALSE), value = TRUE)
+  dirname(normalizePath(sub('^--file=', '', f[1]))) })
 people <- read.csv(file.path(here, "people.csv"), stringsAsFactors = FALSE, na.strings = character(0))
 scores <- read.csv(file.path(here, "scores.csv"), stringsAsFactors = FALSE)
 splits <- read.csv(file.path(here, "splits.csv"), stringsAsFactors = FALSE)
