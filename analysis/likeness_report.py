@@ -74,8 +74,8 @@ def _notes(people: pd.DataFrame, table: pd.DataFrame, left: likeness.Left, *, sp
         "people would be expected to agree with these shares. A model cannot be expected to exceed it: "
         "choice_r_over_ceiling = choice_r / ceiling near 1 means the model predicts the item shares as well as "
         "people predict each other. Only a model closer to the population's shares than a second sample of people "
-        "could pass it, and no predictor can pass √ceiling, about the correlation of the observed shares with "
-        "their population values.",
+        "could pass it, and no predictor can be expected to pass √ceiling, about the correlation of the observed "
+        "shares with their population values.",
         "error_consistency (Geirhos et al. 2020): per participant, Cohen's κ between their correct/incorrect and "
         "the model's decision being correct on the same items, κ = (c_obs − c_exp) / (1 − c_exp), c_exp = p·q + "
         "(1 − p)(1 − q) from the two accuracies; 0 means no more shared errors than their accuracies predict, "
