@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -71,3 +72,45 @@ def test_reproduce_r_and_py_recompute_the_table(tmp_path):
         for name in ("items", "answers", "participants", "choice_r", "ceiling", "choice_r_over_ceiling",
                      "error_consistency", "kappa_participants", "loglik_per_answer", "loglik_base"):
             assert (theirs[name] - ours[name]).abs().max() < 1e-6, (where, name)
+
+
+@pytest.mark.django_db
+def test_a_multiple_choice_study_read_from_the_database_targets_the_gold_option():
+    """The report's own frames (analysis/frames.py) of a multiple-choice study: letters, p_A…p_D, gold."""
+    from analysis import frames as tidy
+    from analysis import prep
+    from experiments.designs import multiple_choice as mc_items
+    from experiments.models import ParticipantStatus
+    from inference.models import LanguageModel, ModelRun, ModelScore
+    from tests.factories import ParticipantFactory, StudyFactory, TrialFactory
+
+    study = StudyFactory(design="multiple-choice")
+    mc_items.items_import_multiple_choice(
+        study=study, data="id,context,question,options,answer,type\nq1,Some text.,Which?,w | x | y | z,B,3c1e\n")
+    items = list(study.items.order_by("pair_role"))  # rot0…rot3: the gold letter moves with the options
+    run = ModelRun.objects.create(study=study, language_model=LanguageModel.objects.create(name="m", source="x"),
+                                  status="done")
+    for k, item in enumerate(items):
+        probs = dict(zip("ABCD", np.roll([0.6, 0.2, 0.1, 0.1], k)))
+        ModelScore.objects.create(run=run, item=item, logprobs={}, token_ids={}, option_probs=probs,
+                                  soft_accuracy=probs[item.gold_answer], decision=max(probs, key=probs.get),
+                                  perplexity=3.0, prompt_tokens=9, answer_mass=0.5)
+    for p in range(4):
+        person = ParticipantFactory(study=study, status=ParticipantStatus.COMPLETED)
+        for k, item in enumerate(items):
+            answer = item.gold_answer if (p + k) % 3 else "ABCD"[(("ABCD".index(item.gold_answer)) + 1) % 4]
+            TrialFactory(participant=person, item=item, index=k, answer=answer, correct=answer == item.gold_answer,
+                         rt_ms=1500.0)
+    kept, _ = prep.apply_exclusions(tidy.trials_frame(study), prep.Exclusions())
+    section = likeness_report.section(StudyFrames(scores=tidy.scores_frame(study), kept=kept), splits=10,
+                                      resamples=100)
+    assert not section.absent, section.absent
+    frame = section.data
+    assert len(frame) == 16 and set(frame["kind"]) == {"multiple_choice"}
+    assert (frame["target"] == frame.merge(pd.DataFrame({"item_id": [i.pk for i in items],
+                                                         "gold": [i.gold_answer for i in items]}))["gold"]).all()
+    p_gold = {i.pk: dict(zip("ABCD", np.roll([0.6, 0.2, 0.1, 0.1], k)))[i.gold_answer] for k, i in enumerate(items)}
+    assert frame["p_target"].tolist() == pytest.approx(frame["item_id"].map(p_gold).tolist())
+    row = section.tables[likeness_report.KEY].iloc[0]
+    assert row["items"] == 4 and row["answers"] == 16 and row["participants"] == 4
+    assert "share of people choosing the gold option" in " ".join(section.notes)
