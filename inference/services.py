@@ -28,7 +28,7 @@ from .models import (
 )
 from .scorers import LoadConfig
 from .scorers import metadata
-from .scorers.numbers import BadNumber, check_results
+from .scorers.numbers import BadAnswer, check_results
 
 log = logging.getLogger(__name__)
 
@@ -405,7 +405,11 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
                     raise  # (another shard finishing at the same moment made it done: nothing to do)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
-        jobs.job_fail(run, _failure(exc, strategy, units))  # unless it was cancelled meanwhile
+        try:  # the progress counted per finished request falls back to what is stored
+            stored = {"items_done": strategy.stored_count(run)}
+        except Exception:  # (the database itself may be what failed)
+            stored = {}
+        jobs.job_fail(run, _failure(exc, strategy, units), **stored)  # unless it was cancelled meanwhile
     run.refresh_from_db()
     return run
 
@@ -413,7 +417,7 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
 def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exception | str:
     """Why a run failed, in words: a bad number names its item and the value (a database error is
     put in words by jobs.job_fail)."""
-    if isinstance(exc, BadNumber):
+    if isinstance(exc, BadAnswer):
         unit = next((u for u in units if strategy.key(u) == exc.key), None)
         where = strategy.name(unit) if unit is not None else f"request {exc.key!r}"
         return f"{where}: {exc.problem}. Nothing of its chunk was stored; fix the server (or the configuration) " \

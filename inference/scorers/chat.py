@@ -26,7 +26,7 @@ import math
 from . import client as http
 from . import metadata, paced
 from .base import AnswerSet, Done, Request, Result, Variants
-from .numbers import BadNumber
+from .numbers import BadAnswer
 
 SEEN_MAX = 20  # distinct model names and fingerprints a run's record keeps
 
@@ -77,10 +77,12 @@ class ChatScorer:
         async def one(client, request: Request) -> Result:
             try:
                 result = await self._one(client, request)
+            except http.ServerError as exc:
+                raise BadAnswer(request.key, str(exc)) from None
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-                if isinstance(exc, BadNumber):
+                if isinstance(exc, BadAnswer):
                     raise
-                raise BadNumber(request.key, f"the chat API's answer could not be read ({type(exc).__name__}: "
+                raise BadAnswer(request.key, f"the chat API's answer could not be read ({type(exc).__name__}: "
                                              f"{metadata.capped(str(exc))})") from None
             if report is not None:
                 report(request.key)

@@ -36,12 +36,17 @@ COUNT_MAX = 2**31 - 1  # the largest count a database integer column holds
 PERPLEXITY_LOG_MAX = 709.0  # exp() of more than this overflows a float
 
 
-class BadNumber(ValueError):
-    """A number a scorer returned that cannot be stored: `key` is its request's, `problem` says what."""
+class BadAnswer(ValueError):
+    """One request's answer cannot be used: `key` is the request's, `problem` says why (the run loop
+    names the item)."""
 
     def __init__(self, key, problem: str):
         self.key, self.problem = key, problem
         super().__init__(f"request {key!r}: {problem}")
+
+
+class BadNumber(BadAnswer):
+    """A number a scorer returned that cannot be stored."""
 
 
 def shown(value) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from . import client as http
 from . import metadata, paced
 from .base import AnswerSet, Done, Request, Result, Variants, plan_variants
-from .numbers import BadNumber
+from .numbers import BadAnswer
 
 FORCE = 100.0  # logit_bias that makes a token the greedy choice
 AGREE = 1e-4  # the bias check: log p read both ways agree within this
@@ -247,10 +247,12 @@ class ServerScorer:
         value of the wrong type) fails it naming the request (the run loop names the item)."""
         try:
             return await step
-        except BadNumber:
+        except BadAnswer:
             raise
+        except http.ServerError as exc:
+            raise BadAnswer(key, str(exc)) from None
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise BadNumber(key, f"the server's answer could not be read ({type(exc).__name__}: "
+            raise BadAnswer(key, f"the server's answer could not be read ({type(exc).__name__}: "
                                  f"{metadata.capped(str(exc))})") from None
 
     async def _prepare(self, server: _Server, index: int, request: Request) -> _Prepared:
