@@ -406,10 +406,10 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
         try:  # the progress counted per finished request falls back to what is stored
-            stored = {"items_done": strategy.stored_count(run)}
+            jobs.job_progress(run, strategy.stored_count(run))
         except Exception:  # (the database itself may be what failed)
-            stored = {}
-        jobs.job_fail(run, _failure(exc, strategy, units), **stored)  # unless it was cancelled meanwhile
+            log.exception("model run %s: its progress could not be reset", run.pk)
+        jobs.job_fail(run, _failure(exc, strategy, units))  # unless it was cancelled meanwhile
     run.refresh_from_db()
     return run
 

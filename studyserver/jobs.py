@@ -9,9 +9,11 @@ by the worker, progress, cancel and retry, and the last error in words.
 - Services, named job_<action>: `job_create` records a job and sends it through
   studyserver.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
   job with that said in words, so that retry can send it again. `job_claim` is the worker's
-  queued → running move, `job_progress` writes done/total, `job_finish`, `job_fail`, `job_cancel`,
-  `job_retry`, `job_move` for anything else. Each move is checked by `can_move` against the status
-  in the database and written only if nobody moved the row meanwhile.
+  queued → running move, `job_progress` writes done/total (`job_advance` adds one step, counted in
+  the database), `job_finish` (refused while the job lacks something: `Job.unfinished`, e.g. a model
+  run's items not all stored), `job_fail` (its error in words: a database error never as raw SQL),
+  `job_cancel`, `job_retry`, `job_move` for anything else. Each move is checked by `can_move` against
+  the status in the database and written only if nobody moved the row meanwhile.
 - `Progress` is what the admin's bar and the commands' progress lines show: done / total, the rate
   since this attempt started and the time left at that rate.
 
