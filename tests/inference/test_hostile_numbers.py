@@ -214,3 +214,22 @@ def test_two_top_k_entries_of_the_same_text_are_summed():
     assert summary.p_yes == pytest.approx(0.5, abs=1e-12) and summary.p_no == pytest.approx(0.1, abs=1e-12)
     assert result.outside_top_k == pytest.approx(0.35, abs=1e-12)
     assert ChatScorer.merged([("a", -1e4), ("a", -1e4)])["a"] == pytest.approx(-1e4 + math.log(2))  # no underflow
+
+
+@pytest.mark.django_db
+def test_storing_rows_already_stored_keeps_them_and_doubles_none():
+    """What a worker resuming a run (or a second worker on it) writes for items already stored: the
+    stored rows are kept as they are, nothing is doubled, only the others are written."""
+    study = items(3)
+    run = scored(fake_configuration(), study)
+    assert run.status == RunStatus.DONE
+    kept = dict(ModelScore.objects.filter(run=run).values_list("item_id", "id"))
+    strategy = services.strategies.for_kind(run.kind)
+    units = strategy.run_units(run)
+    ModelScore.objects.filter(run=run, item_id=units[2].pk).delete()
+    scorer = services._build_scorer(run)
+    rows = strategy.rows(run, units, strategy.compute(scorer, run, units))
+    written = strategy.store(run, rows)
+    assert [row.item_id for row in written] == [units[2].pk]
+    now = dict(ModelScore.objects.filter(run=run).values_list("item_id", "id"))
+    assert len(now) == 3 and all(now[item] == pk for item, pk in kept.items() if item != units[2].pk)
