@@ -98,6 +98,7 @@ def test_an_honest_stand_in_is_scored_and_its_10_mb_props_is_not_kept_whole():
     assert len(scores) == 3 == run.items_done
     assert all(s.p_yes == pytest.approx(math.exp(-0.7)) and s.p_no == pytest.approx(math.exp(-1.2)) for s in scores)
     record = json.dumps(run.versions)
+    print(f"the run's record with a 10 MB /props: {len(record)} bytes")
     assert len(record) < 40_000, len(record)
     assert "xxxxxxxxxx" not in record and "tttttttttt" not in record
     settings = run.versions["servers"][0].get("settings")
