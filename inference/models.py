@@ -387,6 +387,19 @@ class ModelRun(Job):
         return [Part("inference.run_model_shard", args=(shard, shards), queue=self.dispatch_queue(),
                      log_suffix=f"-shard-{shard}") for shard in range(shards)]
 
+    def unfinished(self) -> str:
+        """The items (or probes) the run owns that are not stored, in words; "" when none (then, and only
+        then, may it be done: studyserver.jobs.job_finish)."""
+        from .strategies import for_kind
+
+        strategy = for_kind(self.kind)
+        missing = strategy.missing(self)
+        if not missing:
+            return ""
+        names = ", ".join(strategy.name(unit) for unit in missing[:5]) + (", …" if len(missing) > 5 else "")
+        owned = len(strategy.run_units(self))
+        return f"{len(missing)} of the {owned} {self.KIND.unit} it owns are not stored ({names})"
+
     def clean(self):
         if self.batch_size is not None and self.batch_size < 1:
             raise ValidationError({"batch_size": "Batch size must be at least 1."})

@@ -27,6 +27,8 @@ from .models import (
     PromptFormat, RunKind, RunStatus,
 )
 from .scorers import LoadConfig
+from .scorers import metadata
+from .scorers.numbers import BadAnswer, check_results
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +316,9 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
     One task (shard None): an attempt's record replaces the earlier one's, the usage of earlier
     attempts kept in `usage_earlier` (a resumed run). A shard of a run over several servers (the
     shards write at the same time, so under the row's lock): its server's entry in `servers` (one per
-    server, in the configuration's order) and its usage in `usage_by_server`; `usage` is their sum."""
+    server, in the configuration's order) and its usage in `usage_by_server`; `usage` is their sum.
+    Whatever a scorer reports is kept within metadata.py's caps (a server's 10 MB /props is not)."""
+    info = metadata.fitted(info)
     with transaction.atomic():
         current = ModelRun.objects.select_for_update().values_list("versions", flat=True).get(pk=run.pk) or {}
         if shard is None:
@@ -339,6 +343,7 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
                       "servers": servers, "usage_by_server": by_server, "usage": _summed_usage(by_server.values())}
             if earlier:
                 merged["usage_earlier"] = earlier
+        merged = metadata.fitted(merged)
         ModelRun.objects.filter(pk=run.pk).update(versions=merged)
     run.versions = merged
 
@@ -349,11 +354,17 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
     worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
     with several servers): this task scores the units k, k + n, … (n: `shards`, the count its tasks
     were sent as; None: the configuration's now) on server k (k mod the servers listed now); the run
-    is done when every unit is stored, whichever shard stores the last."""
+    is done when every unit is stored, whichever shard stores the last.
+
+    Every chunk's results pass scorers/numbers.py's check before anything is stored (a bad number
+    fails the run naming the item and the value); the progress moves as each unit is finished (a
+    server or chat scorer's requests finish one by one), and is set to what is stored after each
+    chunk. A run is done only when every unit it owns is stored (ModelRun.unfinished)."""
     run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
     if not claimed:
         return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
     strategy = strategies.for_kind(run.kind)
+    units: list = []
     try:
         scorer = scorer or _build_scorer(run, shard)
         _record_setup(run, scorer, shard)
@@ -369,7 +380,9 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
             if not jobs.job_still_running(run):  # cancelled meanwhile
                 run.refresh_from_db()
                 return run
-            results = strategy.compute(scorer, run, chunk)
+            results = strategy.compute(scorer, run, chunk, on_done=lambda key: jobs.job_advance(run))
+            results = check_results(results, [strategy.key(unit) for unit in chunk], samples=strategy.samples(run),
+                                    distribution=getattr(scorer, "distribution", True))
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
                 strategy.store(run, rows)
@@ -379,17 +392,39 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
                 on_progress(run.items_done, run.items_total)
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
-        if shard is None or strategy.stored_count(run) >= run.items_total:
+        lost = strategy.missing(run, units)
+        if lost:  # (each chunk's store checks its rows: this is the task's own units, once more)
+            raise strategies.NotStored(f"{len(lost)} of the {len(units)} items this task scored are not stored "
+                                       f"({', '.join(strategy.name(u) for u in lost[:5])}).")
+        # one task: it owns every unit; a shard: the run is done when the last shard finds nothing missing
+        if shard is None or not strategy.missing(run):
             try:
-                jobs.job_finish(run)
+                jobs.job_finish(run)  # refused unless every unit of the run is stored (ModelRun.unfinished)
             except jobs.JobRefused:
                 if shard is None or ModelRun.objects.get(pk=run.pk).status != RunStatus.DONE:
                     raise  # (another shard finishing at the same moment made it done: nothing to do)
     except Exception as exc:  # the run records why it failed; the task itself ends normally
         log.exception("model run %s failed", run.pk)
-        jobs.job_fail(run, exc)  # unless it was cancelled meanwhile
+        try:  # the progress counted per finished request falls back to what is stored
+            jobs.job_progress(run, strategy.stored_count(run))
+        except Exception:  # (the database itself may be what failed)
+            log.exception("model run %s: its progress could not be reset", run.pk)
+        jobs.job_fail(run, _failure(exc, strategy, units))  # unless it was cancelled meanwhile
     run.refresh_from_db()
     return run
+
+
+def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exception | str:
+    """Why a run failed, in words: a bad number names its item and the value (a database error is
+    put in words by jobs.job_fail)."""
+    if isinstance(exc, BadAnswer):
+        unit = next((u for u in units if strategy.key(u) == exc.key), None)
+        where = strategy.name(unit) if unit is not None else f"request {exc.key!r}"
+        return f"{where}: {exc.problem}. Nothing of its chunk was stored; fix the server (or the configuration) " \
+               "and retry the run."
+    if isinstance(exc, strategies.NotStored | jobs.JobRefused):
+        return str(exc)
+    return exc
 
 
 # --------------------------------------------------------------------------- checks

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from django.db import models
+from django.db import IntegrityError, models, transaction
 
 from experiments.designs import registry
 from logic import answer_parsing, prompting
@@ -75,6 +75,10 @@ def model_answers(config: LanguageModel, forms: str = AnswerForms.ALL) -> Answer
     return AnswerSet.yes_no(config.answer_yes, config.answer_no, forms=forms)
 
 
+class NotStored(RuntimeError):
+    """Rows written that the database does not hold afterwards."""
+
+
 @dataclass
 class Strategy:
     kind: str
@@ -97,13 +101,59 @@ class Strategy:
     def rows(self, run: ModelRun, units: list, results: list[Result]) -> list[models.Model]:
         raise NotImplementedError
 
-    def compute(self, scorer, run: ModelRun, units: list) -> list[Result]:
-        """The scorer's results for a chunk of units (in their order)."""
-        return scorer.score(self.requests(run, units))
+    def name(self, unit) -> str:
+        """The unit as a researcher reads it in a message ("item MS-0017")."""
+        raise NotImplementedError
 
-    def store(self, run: ModelRun, rows: list[models.Model]) -> None:
-        """Write a chunk's rows (inside the run loop's transaction); a row already stored is kept."""
-        self.row_model.objects.bulk_create(rows, ignore_conflicts=True)
+    def row_name(self, row: models.Model) -> str:
+        raise NotImplementedError
+
+    def samples(self, run: ModelRun) -> int:
+        """How many generated samples each unit's result carries (0: none)."""
+        return 0
+
+    def compute(self, scorer, run: ModelRun, units: list, on_done=None) -> list[Result]:
+        """The scorer's results for a chunk of units (in their order); `on_done(key)` as each is finished."""
+        return scorer.score(self.requests(run, units), on_done=on_done)
+
+    def store(self, run: ModelRun, rows: list[models.Model]) -> list[models.Model]:
+        """Write a chunk's rows (inside the run loop's transaction); return those written now.
+
+        A row whose key is already stored (a resumed run; another worker on the same run meanwhile) is
+        kept as stored, never doubled; every other refusal is raised, and the keys are counted after
+        writing, so no row is dropped without a word (an INSERT OR IGNORE would also drop a row SQLite
+        refuses for a missing value; a database trigger or rule may drop one too)."""
+        field = self.key_field
+        keys = [getattr(row, field) for row in rows]
+        stored = self.stored_among(run, keys)
+        fresh = [row for row in rows if getattr(row, field) not in stored]
+        try:
+            with transaction.atomic():
+                self.row_model.objects.bulk_create(fresh)
+        except AssertionError:  # Django's: the database returned fewer rows than written (counted below)
+            pass
+        except IntegrityError:
+            now = self.stored_among(run, keys)
+            if now == stored:  # nobody stored any of them meanwhile: the database refused a row itself
+                raise
+            fresh = [row for row in rows if getattr(row, field) not in now]
+            with transaction.atomic():
+                self.row_model.objects.bulk_create(fresh)
+        lost = [row for row in rows if getattr(row, field) not in self.stored_among(run, keys)]
+        if lost:
+            raise NotStored(f"{len(lost)} of {len(rows)} scores written were not in the database afterwards "
+                            f"({', '.join(self.row_name(row) for row in lost[:5])}{', …' if len(lost) > 5 else ''}); "
+                            "the database dropped them without an error (a trigger or rule?), so the run stops here.")
+        return fresh
+
+    def stored_among(self, run: ModelRun, keys: list) -> set:
+        return set(self.row_model.objects.filter(run=run, **{f"{self.key_field}__in": keys})
+                   .values_list(self.key_field, flat=True))
+
+    def missing(self, run: ModelRun, units: list | None = None) -> list:
+        """The run's units (or `units`) whose row is not stored, in order."""
+        stored = self.stored_keys(run)
+        return [unit for unit in (self.run_units(run) if units is None else units) if self.key(unit) not in stored]
 
     # --- shared ---------------------------------------------------------------------------------
     def run_units(self, run: ModelRun) -> list:
@@ -131,6 +181,16 @@ class ItemStrategy(Strategy):
     def key(self, unit: Item) -> int:
         return unit.pk
 
+    def name(self, unit: Item) -> str:
+        return f"item {unit.code}"
+
+    def row_name(self, row) -> str:
+        return self.name(row.item)
+
+    def samples(self, run):
+        config = run.language_model
+        return sampling_spec(config).samples if config.generates else 0
+
     def answers(self, config: LanguageModel, item: Item) -> AnswerSet | None:
         raise NotImplementedError
 
@@ -143,16 +203,17 @@ class ItemStrategy(Strategy):
         return [self.row(run, items[result.key], result) for result in results]
 
     # --- generation mode (decision rule 'generated') ----------------------------------------------
-    def compute(self, scorer, run, units):
+    def compute(self, scorer, run, units, on_done=None):
         """Log-probabilities of the item's own prompt (perplexity, the likelier answer, the top token),
-        and, in generation mode, the samples the model writes for the design's prompt setting."""
-        results = scorer.score(self.requests(run, units))
+        and, in generation mode, the samples the model writes for the design's prompt setting (`on_done`
+        then follows the samples, the longer part)."""
         config = run.language_model
         if not config.generates:
-            return results
+            return scorer.score(self.requests(run, units), on_done=on_done)
+        results = scorer.score(self.requests(run, units))
         spec = sampling_spec(config)
         asked = [GenerationRequest(key=item.pk, turns=item_turns(config, item), sampling=spec) for item in units]
-        written = scorer.generate(asked)
+        written = scorer.generate(asked, on_done=on_done)
         return [replace(result, prompt_sent=prompt, generations=tuple(samples))
                 for result, (prompt, samples) in zip(results, written, strict=True)]
 
@@ -183,14 +244,15 @@ class ItemStrategy(Strategy):
         return tally, record, answers
 
     def store(self, run, rows):
-        super().store(run, rows)
-        pending = {row.item_id: row._answers for row in rows if getattr(row, "_answers", None)}
+        """The scores, then the samples of those written now (a score stored earlier has its own)."""
+        fresh = super().store(run, rows)
+        pending = {row.item_id: row._answers for row in fresh if getattr(row, "_answers", None)}
         if not pending:
-            return
+            return fresh
         stored = dict(ModelScore.objects.filter(run=run, item_id__in=pending).values_list("item_id", "pk"))
         GeneratedAnswer.objects.bulk_create(
-            [replace_score(answer, stored[item]) for item, answers in pending.items() for answer in answers],
-            ignore_conflicts=True)
+            [replace_score(answer, stored[item]) for item, answers in pending.items() for answer in answers])
+        return fresh
 
     def row(self, run: ModelRun, item: Item, result: Result) -> ModelScore:
         raise NotImplementedError
@@ -280,6 +342,12 @@ class ProbeStrategy(Strategy):
 
     def key(self, unit: Probe) -> str:
         return unit.key
+
+    def name(self, unit: Probe) -> str:
+        return f"probe {unit.key!r}"
+
+    def row_name(self, row) -> str:
+        return f"probe {row.probe_key!r}"
 
     def requests(self, run, units):
         space = "" if run.language_model.prompt_format == PromptFormat.CHAT else " "

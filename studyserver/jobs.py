@@ -9,9 +9,11 @@ by the worker, progress, cancel and retry, and the last error in words.
 - Services, named job_<action>: `job_create` records a job and sends it through
   studyserver.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
   job with that said in words, so that retry can send it again. `job_claim` is the worker's
-  queued → running move, `job_progress` writes done/total, `job_finish`, `job_fail`, `job_cancel`,
-  `job_retry`, `job_move` for anything else. Each move is checked by `can_move` against the status
-  in the database and written only if nobody moved the row meanwhile.
+  queued → running move, `job_progress` writes done/total (`job_advance` adds one step, counted in
+  the database), `job_finish` (refused while the job lacks something: `Job.unfinished`, e.g. a model
+  run's items not all stored), `job_fail` (its error in words: a database error never as raw SQL),
+  `job_cancel`, `job_retry`, `job_move` for anything else. Each move is checked by `can_move` against
+  the status in the database and written only if nobody moved the row meanwhile.
 - `Progress` is what the admin's bar and the commands' progress lines show: done / total, the rate
   since this attempt started and the time left at that rate.
 
@@ -28,7 +30,8 @@ from datetime import datetime, timedelta
 from typing import ClassVar
 
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import DatabaseError, DataError, IntegrityError, OperationalError, models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from . import dispatch
@@ -161,6 +164,11 @@ class Job(models.Model):
     def parts(self) -> list[Part]:
         """The tasks the job is sent as, when created and when retried: one, its kind's task."""
         return [Part(self.KIND.task, queue=self.dispatch_queue())]
+
+    def unfinished(self) -> str:
+        """What the job still lacks to be done, in words ("" when nothing: `job_finish` refuses otherwise).
+        A model run: every item it owns stored."""
+        return ""
 
     def retry_fields(self) -> dict:
         """What a retry resets besides the status and the error (a job that starts again from nothing:
@@ -344,6 +352,16 @@ def job_progress(job: Job, done: int, total: int | None = None) -> None:
         setattr(job, name, value)
 
 
+def job_advance(job: Job, by: int = 1) -> None:
+    """One more step done (`by`), counted in the database (several workers of one job add up); for
+    a progress that moves between the job's own writes of `job_progress`."""
+    model, now = type(job), timezone.now()
+    model.objects.filter(pk=job.pk).update(**{model.KIND.done_field: F(model.KIND.done_field) + by,
+                                              "progress_at": now})
+    setattr(job, model.KIND.done_field, (getattr(job, model.KIND.done_field) or 0) + by)
+    job.progress_at = now
+
+
 def job_count_from(job: Job, done: int) -> None:
     """Start the rate here: `done` already done, now (after a worker's set-up, e.g. loading a model)."""
     model, now = type(job), timezone.now()
@@ -358,14 +376,44 @@ def job_still_running(job: Job) -> bool:
     return type(job).objects.filter(pk=job.pk, status=JobStatus.RUNNING).exists()
 
 
+class JobIncomplete(JobRefused):
+    """A job asked to finish that has not done all it owns (Job.unfinished)."""
+
+
 def job_finish(job: Job, **fields) -> Job:
+    """Move the job to done, only if it lacks nothing (Job.unfinished; JobIncomplete saying what, otherwise)."""
+    lacking = job.unfinished()
+    if lacking:
+        raise JobIncomplete(f"{type(job).KIND.noun.capitalize()} {job.pk} is not done: {lacking}.")
     return job_move(job, JobStatus.DONE, **fields)
 
 
+DATABASE_WORDS = (  # (error class, what happened), the first that matches
+    (IntegrityError, "refused to store a value (one missing, or one already stored)"),
+    (DataError, "could not hold a value (not a number it can store, or out of its range)"),
+    (OperationalError, "could not be written to (unreachable, busy or locked)"),
+    (DatabaseError, "refused a write"),
+)
+
+
+def error_words(error: BaseException | str) -> str:
+    """An error as the researcher reads it. A database error is said in words, with the database's own
+    first line (capped) and never the statement or the row it refused."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, DatabaseError):
+        what = next(words for kind, words in DATABASE_WORDS if isinstance(error, kind))
+        first = (str(error).strip().splitlines() or [""])[0]
+        first = first if len(first) <= 160 else first[:160] + "…"
+        return (f"The database {what}; nothing of that step was kept. Retry once the cause is fixed"
+                + (f" (the database said: {first})." if first else "."))
+    return f"{type(error).__name__}: {error}"
+
+
 def job_fail(job: Job, error: BaseException | str, **fields) -> Job | None:
-    """Fail a running or queued job with its error in words; a job cancelled or withdrawn meanwhile
-    keeps that status (None)."""
-    words = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    """Fail a running or queued job with its error in words (error_words); a job cancelled or withdrawn
+    meanwhile keeps that status (None)."""
+    words = error_words(error)
     try:
         return job_move(job, JobStatus.FAILED, error=words, **fields)
     except JobRefused:

@@ -193,6 +193,8 @@ class Result:
     generations: tuple[Generated, ...] = ()  # generation mode: the request's samples (GenerationRequest)
     prompt_sent: str = ""  # generation mode: the prompt the samples answer (rendered turns)
     outside_top_k: float | None = None  # chat scorer: 1 − Σ p over the first token's top k (p(Yes), p(No) lower bounds)
+    prompt_logprobs: tuple[float, ...] = ()  # server scorer: the counted prompt tokens' log p as echoed (checked)
+    top_k_logprobs: dict[str, float] = field(default_factory=dict)  # chat scorer: the first token's top k (checked)
 
 
 # ------------------------------------------------------------------------------ generation mode
@@ -247,12 +249,20 @@ def raw_prompt(turns: tuple[tuple[str, str], ...]) -> str:
     return render_raw(tuple(Turn(role, text) for role, text in turns))
 
 
+Done = Callable[[int | str], None]  # called with a request's key as soon as that request is finished
+
+
 class Scorer(Protocol):
+    """`on_done(key)`, where given, is called as each request is finished (a server or chat scorer:
+    each one, while the others are in flight; a local model: each batch's), from the caller's thread
+    with no event loop running, so it may write to the database (the run's progress, per item)."""
+
     name: str
 
-    def score(self, requests: list[Request]) -> list[Result]: ...
+    def score(self, requests: list[Request], on_done: Done | None = None) -> list[Result]: ...
 
-    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest],
+                 on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
         """Each request's prompt as sent and its samples, in request order."""
         ...
 

@@ -23,6 +23,7 @@ FAKE_ANSWERS = ("Yes. The premises give it.", "No, it does not follow.\nAnswer: 
 
 class FakeScorer:
     name = "fake"
+    distribution = False  # its log-probabilities are hashes, not one distribution (numbers.py checks the rest)
 
     def __init__(self, config: LoadConfig, *, answers: AnswerSet, prompt_format: str = "raw", batch_size: int = 16):
         if prompt_format not in ("raw", "chat"):
@@ -39,7 +40,7 @@ class FakeScorer:
         digest = hashlib.sha256(f"{self.config.source}|{self.prompt_format}|{prompt}|{text}".encode()).digest()
         return -0.5 - 6.0 * int.from_bytes(digest[:4], "big") / 2**32
 
-    def score(self, requests: list[Request]) -> list[Result]:
+    def score(self, requests: list[Request], on_done=None) -> list[Result]:
         self.calls.append(len(requests))
         out = []
         for request in requests:
@@ -52,9 +53,11 @@ class FakeScorer:
                 top_token_id=ord(best[0]), top_token=best[0], top_logprob=logprobs[best],
                 first_token_logprobs={ord(t[0]): max(p for u, p in logprobs.items() if u[0] == t[0]) for t in logprobs},
             ))
+            if on_done is not None:
+                on_done(request.key)
         return out
 
-    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest], on_done=None) -> list[tuple[str, tuple[Generated, ...]]]:
         out = []
         for request in requests:
             prompt = raw_prompt(request.turns)
@@ -68,4 +71,6 @@ class FakeScorer:
                 samples.append(Generated(text=text, tokens=len(text), finish_reason="length" if long and not stopped
                                          else "stop"))
             out.append((prompt, tuple(samples)))
+            if on_done is not None:
+                on_done(request.key)
         return out

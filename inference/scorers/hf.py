@@ -130,8 +130,9 @@ class HFScorer:
         return self.prepare([Request(key=0, text=text)])[0].ids
 
     # --- scoring --------------------------------------------------------------------------------
-    def score(self, requests: list[Request]) -> list[Result]:
-        """Each request is scored on its own answer set (Request.answers), in length-bucketed batches."""
+    def score(self, requests: list[Request], on_done=None) -> list[Result]:
+        """Each request is scored on its own answer set (Request.answers), in length-bucketed batches;
+        `on_done(key)` for each request of a batch as the batch is done."""
         prepared = self.prepare(requests)
         order = sorted(range(len(requests)), key=lambda i: (len(prepared[i].ids), i))
         results: dict[int, Result] = {}
@@ -152,6 +153,8 @@ class HFScorer:
                 continue  # the same prompts again, in half-size batches
             for i, row in zip(chunk, rows):
                 results[i] = Result(key=requests[i].key, variants=prepared[i].variants, **row)
+                if on_done is not None:
+                    on_done(requests[i].key)
             self.batch_sizes_run.append(size)
             start += size
         return [results[i] for i in range(len(requests))]
@@ -307,9 +310,10 @@ class HFScorer:
         return Generated(text=text, tokens=kept_tokens, finish_reason=reason)
 
     @torch.inference_mode()
-    def generate(self, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest], on_done=None) -> list[tuple[str, tuple[Generated, ...]]]:
         """Greedy requests in left-padded batches; sampled ones one item at a time, seeded by the
-        configuration's seed and the item (item_seed), with n = num_return_sequences."""
+        configuration's seed and the item (item_seed), with n = num_return_sequences; `on_done(key)`
+        as each item's samples are written."""
         prompts = [self.generation_prompt(r.turns) for r in requests]
         out: dict[int, tuple[Generated, ...]] = {}
         greedy = [i for i, r in enumerate(requests) if r.sampling.greedy]
@@ -318,11 +322,15 @@ class HFScorer:
             rows = self._generate([self._prompt_ids(prompts[i]) for i in chunk], requests[chunk[0]].sampling, n=1)
             for i, row in zip(chunk, rows):
                 out[i] = (row,)
+                if on_done is not None:
+                    on_done(requests[i].key)
         for i, request in enumerate(requests):
             if not request.sampling.greedy:
                 torch.manual_seed(item_seed(request.sampling.seed, request.key))
                 out[i] = tuple(self._generate([self._prompt_ids(prompts[i])], request.sampling,
                                               n=request.sampling.samples))
+                if on_done is not None:
+                    on_done(request.key)
         return [(prompts[i], out[i]) for i in range(len(requests))]
 
     def _generate(self, batch: list[list[int]], spec, *, n: int) -> list[Generated]:

@@ -11,7 +11,8 @@ kept as <think>…</think> before the answer, so the parser never reads it.
 from __future__ import annotations
 
 from . import client as http
-from .base import Generated, GenerationRequest, cut_at_stop, item_seed, raw_prompt
+from . import paced
+from .base import Done, Generated, GenerationRequest, cut_at_stop, item_seed, raw_prompt
 
 
 def _body(request: GenerationRequest, sample: int) -> dict:
@@ -27,14 +28,36 @@ def _body(request: GenerationRequest, sample: int) -> dict:
 
 
 def _generated(text: str, choice: dict, answer: dict, spec) -> Generated:
-    text, stopped = cut_at_stop(text or "", spec.stop)
-    tokens = int((answer.get("usage") or {}).get("completion_tokens") or 0)
+    text, stopped = cut_at_stop(text if isinstance(text, str) else "", spec.stop)
+    tokens = (answer.get("usage") or {}).get("completion_tokens") or 0  # checked with the rest (numbers.py)
+    tokens = int(tokens) if isinstance(tokens, float) and tokens.is_integer() else tokens
     reason = "length" if choice.get("finish_reason") == "length" and not stopped else "stop"
     return Generated(text=text, tokens=tokens, finish_reason=reason)
 
 
-def completions_generate(scorer, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
-    """ServerScorer.generate: raw prompts (the start token + the rendered turns) to /v1/completions."""
+async def _samples(jobs: list[tuple[int, int]], requests: list[GenerationRequest], sample, report) -> list:
+    """Every (request, sample) job run at once (`sample(n, i, s)` a coroutine); `report(key)` once all of
+    a request's samples are written. Each request's samples, in request order."""
+    left = [r.sampling.samples for r in requests]
+
+    async def one(n: int, i: int, s: int) -> Generated:
+        generated = await sample(n, i, s)
+        left[i] -= 1
+        if left[i] == 0 and report is not None:
+            report(requests[i].key)
+        return generated
+
+    done = await http.gather(one(n, i, s) for n, (i, s) in enumerate(jobs))
+    out: list[list[Generated]] = [[] for _ in requests]
+    for (i, _), generated in zip(jobs, done):
+        out[i].append(generated)
+    return out
+
+
+def completions_generate(scorer, requests: list[GenerationRequest],
+                         on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
+    """ServerScorer.generate: raw prompts (the start token + the rendered turns) to /v1/completions;
+    `on_done(key)` once an item's samples are all written (paced.py)."""
 
     async def one(server, prompt: str, request: GenerationRequest, sample: int) -> Generated:
         answer = await server.client.post("/v1/completions", {"model": server.model, "prompt": prompt,
@@ -42,17 +65,17 @@ def completions_generate(scorer, requests: list[GenerationRequest]) -> list[tupl
         choice = answer["choices"][0]
         return _generated(choice.get("text", ""), choice, answer, request.sampling)
 
-    async def body(servers):
-        prompts = [scorer.start_token + raw_prompt(r.turns) for r in requests]
-        jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.sampling.samples)]
-        done = await http.gather(one(servers[n % len(servers)], prompts[i], requests[i], s)
-                                 for n, (i, s) in enumerate(jobs))
-        out: list[list[Generated]] = [[] for _ in requests]
-        for (i, _), generated in zip(jobs, done):
-            out[i].append(generated)
-        return [(prompts[i], tuple(samples)) for i, samples in enumerate(out)]
+    def body(report):
+        async def each(servers):
+            prompts = [scorer.start_token + raw_prompt(r.turns) for r in requests]
+            jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.sampling.samples)]
+            out = await _samples(jobs, requests, lambda n, i, s: one(servers[n % len(servers)], prompts[i],
+                                                                      requests[i], s), report)
+            return [(prompts[i], tuple(samples)) for i, samples in enumerate(out)]
 
-    return http.run(scorer._session(body))
+        return scorer._session(each)
+
+    return paced.run(body, on_done)
 
 
 def chat_messages(scorer, turns: tuple[tuple[str, str], ...]) -> list[dict]:
@@ -63,16 +86,17 @@ def chat_messages(scorer, turns: tuple[tuple[str, str], ...]) -> list[dict]:
     return messages
 
 
-def chat_generate(scorer, requests: list[GenerationRequest]) -> list[tuple[str, tuple[Generated, ...]]]:
+def chat_generate(scorer, requests: list[GenerationRequest],
+                  on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
     """ChatScorer.generate: the turns as chat messages to /v1/chat/completions; the prompt stored is
-    the messages as JSON."""
+    the messages as JSON; `on_done(key)` once an item's samples are all written (paced.py)."""
     import json
 
     async def one(client, messages: list[dict], request: GenerationRequest, sample: int) -> Generated:
         answer = await client.post("/v1/chat/completions", {"model": scorer.model, "messages": messages,
                                                             **_body(request, sample)})
         if answer.get("model") and hasattr(scorer, "reported_models"):
-            scorer.reported_models.add(str(answer["model"]))
+            scorer.seen(scorer.reported_models, answer["model"])
         choice = answer["choices"][0]
         message = choice.get("message") or {}
         text = message.get("content") or ""
@@ -81,15 +105,12 @@ def chat_generate(scorer, requests: list[GenerationRequest]) -> list[tuple[str, 
             text = f"<think>{reasoning}</think>{text}"
         return _generated(text, choice, answer, request.sampling)
 
-    async def body():
+    async def body(report):
         async with http.ServerClient(scorer.url, concurrency=scorer.concurrency, retries=scorer.retries,
                                      timeout=scorer.timeout, api_key=scorer._api_key, usage=scorer.usage) as client:
             messages = [chat_messages(scorer, r.turns) for r in requests]
             jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.sampling.samples)]
-            done = await http.gather(one(client, messages[i], requests[i], s) for i, s in jobs)
-        out: list[list[Generated]] = [[] for _ in requests]
-        for (i, _), generated in zip(jobs, done):
-            out[i].append(generated)
+            out = await _samples(jobs, requests, lambda n, i, s: one(client, messages[i], requests[i], s), report)
         return [(json.dumps(messages[i], ensure_ascii=False), tuple(samples)) for i, samples in enumerate(out)]
 
-    return http.run(body())
+    return paced.run(body, on_done)

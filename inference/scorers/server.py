@@ -29,7 +29,9 @@ import math
 from dataclasses import dataclass, field
 
 from . import client as http
-from .base import AnswerSet, Request, Result, Variants, plan_variants
+from . import metadata, paced
+from .base import AnswerSet, Done, Request, Result, Variants, plan_variants
+from .numbers import BadAnswer
 
 FORCE = 100.0  # logit_bias that makes a token the greedy choice
 AGREE = 1e-4  # the bias check: log p read both ways agree within this
@@ -117,24 +119,35 @@ class ServerScorer:
             listed = (await c.get("/v1/models")).get("data") or []
         except http.ServerError as exc:
             raise http.ServerError(f"The server at {c.base_url} does not answer /v1/models ({exc}).") from None
+        if not isinstance(listed, list) or not all(isinstance(m, dict) for m in listed):
+            raise http.ServerError(f"The server at {c.base_url} answered /v1/models with no list of models.")
         ids = [m.get("id") for m in listed]
         if self.model and self.model not in ids:
-            raise ValueError(f"The server at {c.base_url} serves {ids}, not the configured model {self.model!r}.")
+            raise ValueError(f"The server at {c.base_url} serves {metadata.capped(ids, 1)}, not the configured model "
+                             f"{self.model!r}.")
         server.model = self.model or (ids[0] if ids else "")
         entry = next((m for m in listed if m.get("id") == server.model), {})
-        info = {"url": c.base_url, "model": server.model, "model_entry": entry}
+        # what the run's record keeps of what the server says about itself: chosen keys, capped (metadata.py)
+        info = {"url": c.base_url, "model": metadata.capped(server.model),
+                "model_entry": metadata.chosen(entry, metadata.MODEL_KEYS)}
         for path, key in (("/version", "version"), ("/props", "settings"), ("/openapi.json", "api")):
             try:
                 answer = await c.get(path, retry=False)
             except http.ServerError:
                 continue
+            if not isinstance(answer, dict):
+                continue
             if key == "api":
-                meta = answer.get("info") or {}
-                info.setdefault("version", f"{meta.get('title', '')} {meta.get('version', '')}".strip())
+                meta = answer.get("info") if isinstance(answer.get("info"), dict) else {}
+                title = f"{meta.get('title', '')} {meta.get('version', '')}".strip()
+                info.setdefault("version", metadata.capped(title))
             elif key == "settings":
-                info["settings"] = {k: v for k, v in answer.items() if k not in ("chat_template",)}
+                info["settings"] = metadata.chosen(answer, metadata.PROPS_KEYS)
             else:
-                info["version"] = answer.get("version", answer)
+                version = answer.get("version")
+                info["version"] = metadata.capped(version if isinstance(version, str | int | float) else
+                                                  metadata.chosen(answer, metadata.VERSION_KEYS))
+        info = metadata.fitted(info)
         server.tokenize_path = await self._find_tokenizer(server) if self.tokenizer is None else ""
         info["tokenize"] = server.tokenize_path or "local tokenizer"
         server.info = info
@@ -210,15 +223,37 @@ class ServerScorer:
         return [float(v) for v in tail]
 
     # --- scoring --------------------------------------------------------------------------------
-    def score(self, requests: list[Request]) -> list[Result]:
-        return http.run(self._session(lambda servers: self._score(servers, requests)))
+    def score(self, requests: list[Request], on_done: Done | None = None) -> list[Result]:
+        """`on_done(key)` as each request is finished (paced.py: the run's progress per item)."""
+        return paced.run(lambda report: self._session(lambda servers: self._score(servers, requests, report)), on_done)
 
-    async def _score(self, servers: list[_Server], requests: list[Request]) -> list[Result]:
-        prepared = await http.gather(self._prepare(servers[n % len(servers)], n % len(servers), r)
+    async def _score(self, servers: list[_Server], requests: list[Request], report=None) -> list[Result]:
+        prepared = await http.gather(self._read(r.key, self._prepare(servers[n % len(servers)], n % len(servers), r))
                                      for n, r in enumerate(requests))
         if self.bias_ok is None and prepared:
-            await self._check_bias(servers[prepared[0].server], prepared[0])
-        return await http.gather(self._score_one(servers[p.server], r, p) for r, p in zip(requests, prepared))
+            await self._read(requests[0].key, self._check_bias(servers[prepared[0].server], prepared[0]))
+
+        async def one(request: Request, p: _Prepared) -> Result:
+            result = await self._read(request.key, self._score_one(servers[p.server], request, p))
+            if report is not None:
+                report(request.key)
+            return result
+
+        return await http.gather(one(r, p) for r, p in zip(requests, prepared))
+
+    @staticmethod
+    async def _read(key, step):
+        """A step of one request; an answer that cannot be read (a field missing, a list too short, a
+        value of the wrong type) fails it naming the request (the run loop names the item)."""
+        try:
+            return await step
+        except BadAnswer:
+            raise
+        except http.ServerError as exc:
+            raise BadAnswer(key, str(exc)) from None
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise BadAnswer(key, f"the server's answer could not be read ({type(exc).__name__}: "
+                                 f"{metadata.capped(str(exc))})") from None
 
     async def _prepare(self, server: _Server, index: int, request: Request) -> _Prepared:
         prompt = self.start_token + request.text
@@ -306,13 +341,14 @@ class ServerScorer:
             nll_sum=math.fsum(nll), prompt_tokens=counted, top_token_id=int(top_id), top_token=top_token,
             top_logprob=float(top_logprob),
             first_token_logprobs={tokens[0]: v[1] for (_, tokens), v in zip(variants, values)},
+            prompt_logprobs=tuple(-v for v in nll),  # checked with the rest (numbers.py)
         )
 
-    def generate(self, requests):
+    def generate(self, requests, on_done: Done | None = None):
         """Generation mode (remote_generation.py): each sample one completion, spread over the servers."""
         from .remote_generation import completions_generate
 
-        return completions_generate(self, requests)
+        return completions_generate(self, requests, on_done)
 
 
 async def _nothing():

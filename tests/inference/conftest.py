@@ -72,7 +72,8 @@ def scored_keys(monkeypatch):
         def counting(*args, **kwargs):
             scorer = original(*args, **kwargs)
             real = scorer.score
-            scorer.score = lambda requests: (seen.extend(r.key for r in requests), real(requests))[1]
+            scorer.score = lambda requests, **options: (seen.extend(r.key for r in requests),
+                                                        real(requests, **options))[1]
             return scorer
 
         monkeypatch.setitem(scorers.REGISTRY.entries, backend, counting)
