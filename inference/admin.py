@@ -287,7 +287,8 @@ class ModelRunAdmin(RefusedActionsMixin, JobAdminMixin, admin.ModelAdmin):
     form = ModelRunForm
     # cancelling and retrying change a run (a retry asks its servers again): not for whoever may only view runs
     job_permission = "inference.change_modelrun"
-    list_display = ("id", "study", "language_model", "kind", "status", "progress", "partial", "queue", "started_at",
+    # status and progress first: on screen at 1366 px whatever the names beside them (job_lists.css wraps those)
+    list_display = ("id", "status", "progress", "study", "language_model", "kind", "partial", "queue", "started_at",
                     "finished_at")
     list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
