@@ -216,3 +216,16 @@ def test_the_form_speaks_of_every_library(admin_client):
     assert "OpenAI-compatible completions server" in page and "Server and chat: optional" in page
     missing = admin_client.post(reverse("admin:inference_languagemodel_add"), {**FAKE, "source": ""})
     assert b"Say which model to load" in missing.content and not LanguageModel.objects.exists()
+
+
+def test_a_scores_top_token_shows_its_space(admin_client, studies, fake_model, django_capture_on_commit_callbacks):
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
+        run = services.model_run_launch(study=studies[0], language_model=fake_model, item_limit=1)
+    score = run.scores.get()
+    assert score.top_token == " "  # the fake scorer's top token: the first character of ' Yes' or ' No'
+    listing = admin_client.get(reverse("admin:inference_modelscore_changelist")).content.decode()
+    assert '<td class="field-top_token_shown">␣</td>' in listing
+    page = admin_client.get(reverse("admin:inference_modelscore_change", args=[score.pk])).content.decode()
+    assert '<div class="readonly">␣</div>' in page
+    run_page = admin_client.get(reverse("admin:inference_modelrun_change", args=[run.pk])).content.decode()
+    assert "<td>␣Yes</td>" in run_page and "<td>␣No</td>" in run_page  # the configuration the run stored
