@@ -3,42 +3,29 @@ from __future__ import annotations
 
 import logging
 from types import SimpleNamespace
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import ValidationError
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from experiments.models import Study
 from studyserver import workers
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from studyserver.admin_forms import RefusedActionsMixin, form_or_page
 from studyserver.job_admin import JobAdminMixin
 
 from . import checks, services
+from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, shown, visible
 from .models import (
     GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus,
     stop_from_lines, stop_to_lines,
 )
 
 log = logging.getLogger(__name__)
-
-
-# What the configuration's form edits; a configuration with runs shows its IDENTITY read-only.
-FORM_FIELDS = ("name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env")
-KEEP_SPACES = ("answer_yes", "answer_no", "start_token")  # stored as typed: ' Yes' is another token than 'Yes'
-SHOWN_VISIBLY = (*KEEP_SPACES, "stop")  # on a read-only page: '␣Yes', stop strings one per line
-
-
-def visible(text: str | None) -> str:
-    """' Yes' → '␣Yes': the leading and trailing spaces a list or a read-only page would swallow, shown."""
-    text = text or ""
-    core = text.strip(" ")
-    if not core:
-        return "␣" * len(text)
-    lead, trail = len(text) - len(text.lstrip(" ")), len(text) - len(text.rstrip(" "))
-    return "␣" * lead + core + "␣" * trail
 
 
 class LanguageModelForm(forms.ModelForm):
@@ -120,35 +107,6 @@ class LanguageModelForm(forms.ModelForm):
         return cleaned
 
 
-class CheckForm(forms.Form):
-    """The "Check" action's one setting: the study whose first item is scored."""
-
-    study = forms.ModelChoiceField(
-        queryset=Study.objects.filter(items__isnull=False).distinct().order_by("-pk"),
-        help_text="The check scores this study's first item (a one-item run, partial: no report reads it). "
-                  "Preselected: the newest study with items.")
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        default = services.check_study_default()
-        if default is not None:
-            self.fields["study"].initial = default.pk
-
-
-def _shown(name: str):
-    field = LanguageModel._meta.get_field(name)
-
-    @admin.display(description=field.verbose_name)
-    def show(self, obj):
-        value = getattr(obj, name) if obj is not None else ""
-        if name == "stop":
-            return format_html('<pre class="stop-strings">{}</pre>', stop_to_lines(value)) if value != "[]" else "—"
-        return visible(value) or "—"
-
-    show.__name__ = f"{name}_shown"
-    return show
-
-
 @admin.register(LanguageModel)
 class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     """Model configurations. One with runs keeps the options that decide its numbers ('Save as new'
@@ -171,8 +129,8 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
             "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),
         ("Recorded", {"fields": ("token_ids_used", "created_at")}),
     )
-    answer_yes_shown, answer_no_shown = _shown("answer_yes"), _shown("answer_no")
-    start_token_shown, stop_shown = _shown("start_token"), _shown("stop")
+    answer_yes_shown, answer_no_shown = shown("answer_yes"), shown("answer_no")
+    start_token_shown, stop_shown = shown("start_token"), shown("stop")
 
     def has_check_permission(self, request) -> bool:
         return request.user.has_perm("inference.check_languagemodel")
@@ -224,6 +182,21 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     @admin.display(description="answers")
     def answers(self, obj):
         return f"{visible(obj.answer_yes)} / {visible(obj.answer_no)} (forms: {obj.answer_forms})"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """'Save as new' on a configuration with runs (whose options are read-only, so not posted): the add
+        form prefilled with its options and what was typed, to change what the new one needs."""
+        if request.method == "POST" and "_saveasnew" in request.POST and self.has_add_permission(request):
+            obj = self.get_object(request, unquote(object_id))
+            if self._fixed(obj):
+                initial = {name: getattr(obj, name) for name in FORM_FIELDS}
+                initial.update({name: request.POST[name] for name in FORM_FIELDS if name in request.POST})
+                if initial["name"] == obj.name:
+                    initial["name"] = f"{obj.name} (new options)"[:120]
+                self.message_user(request, f"'{obj.name}' has runs, so its options stay as they are. Here they are "
+                                           "in a new configuration: change what the new one needs, then save.")
+                return redirect(reverse("admin:inference_languagemodel_add") + "?" + urlencode(initial))
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def _fixed(self, obj) -> bool:
         return obj is not None and obj.pk is not None and obj.runs.exists()

@@ -229,3 +229,19 @@ def test_a_scores_top_token_shows_its_space(admin_client, studies, fake_model, d
     assert '<div class="readonly">␣</div>' in page
     run_page = admin_client.get(reverse("admin:inference_modelrun_change", args=[run.pk])).content.decode()
     assert "<td>␣Yes</td>" in run_page and "<td>␣No</td>" in run_page  # the configuration the run stored
+
+
+def test_save_as_new_on_a_configuration_with_runs_opens_the_add_form_with_its_options(admin_client, studies):
+    model = services.language_model_create(name="fake", source="/fake", backend="fake", device="cpu")
+    services.model_run_create(study=studies[0], language_model=model)
+    change = reverse("admin:inference_languagemodel_change", args=[model.pk])
+    moved = admin_client.post(change, {"name": "fake", "device": "cpu", "server_urls": "", "concurrency": "4",
+                                       "api_key_env": "", "_saveasnew": "Save as new"}, follow=True)
+    body = moved.content.decode()  # before: every read-only option "This field is required."
+    assert moved.redirect_chain[-1][0].startswith(reverse("admin:inference_languagemodel_add"))
+    assert "This field is required" not in body and "has runs, so its options stay as they are" in body
+    assert 'name="answer_yes" value=" Yes"' in body and 'value="fake (new options)"' in body
+    fields = {**FAKE, "name": "fake (new options)", "prompt_format": "chat"}
+    assert admin_client.post(reverse("admin:inference_languagemodel_add"), fields).status_code == 302
+    assert LanguageModel.objects.get(name="fake (new options)").prompt_format == "chat"
+    assert LanguageModel.objects.get(pk=model.pk).prompt_format == "raw"
