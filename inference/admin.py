@@ -183,6 +183,15 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     def answers(self, obj):
         return f"{visible(obj.answer_yes)} / {visible(obj.answer_no)} (forms: {obj.answer_forms})"
 
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """A refusal the service makes at save (a server that answered the form's check and not the
+        save's) is a message on the form's page, with nothing saved; never an error page."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ValidationError as exc:  # raised inside the admin's transaction: nothing was written
+            self.message_user(request, "Not saved: " + " ".join(exc.messages), level=messages.ERROR)
+            return redirect(request.get_full_path())
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """'Save as new' on a configuration with runs (whose options are read-only, so not posted): the add
         form prefilled with its options and what was typed, to change what the new one needs."""

@@ -245,3 +245,31 @@ def test_save_as_new_on_a_configuration_with_runs_opens_the_add_form_with_its_op
     assert admin_client.post(reverse("admin:inference_languagemodel_add"), fields).status_code == 302
     assert LanguageModel.objects.get(name="fake (new options)").prompt_format == "chat"
     assert LanguageModel.objects.get(pk=model.pk).prompt_format == "raw"
+
+
+class _ModelsOnce(_Models):
+    """Answers /v1/models once, then 404: a server that passed the form's check and is gone by the save."""
+
+    asked = 0
+
+    def do_GET(self):  # noqa: N802
+        type(self).asked += 1
+        if type(self).asked > 1:
+            self.path = "/gone"
+        super().do_GET()
+
+
+def test_a_refusal_at_save_is_a_message_with_nothing_saved(admin_client):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ModelsOnce)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        fields = {**FAKE, "name": "flaky", "backend": "server", "source": "", "decision_rule": "generated",
+                  "server_urls": url}
+        page = admin_client.post(reverse("admin:inference_languagemodel_add"), fields, follow=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert page.status_code == 200 and _ModelsOnce.asked == 2  # the form's check, then the save's
+    said = " ".join(str(m) for m in page.context["messages"])
+    assert said.startswith("Not saved: ") and "HTTP 404" in said and not LanguageModel.objects.exists()
