@@ -1,36 +1,82 @@
 """Admin for researchers: register models, launch runs, watch their progress, read the scores."""
 from __future__ import annotations
 
+import logging
+from types import SimpleNamespace
+from urllib.parse import urlencode
+
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import ValidationError
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
 from studyserver import workers
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
+from studyserver.admin_forms import RefusedActionsMixin, form_or_page
 from studyserver.job_admin import JobAdminMixin
 
 from . import checks, services
-from .models import GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus
+from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, shown, visible
+from .models import (
+    GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus,
+    stop_from_lines, stop_to_lines,
+)
+
+log = logging.getLogger(__name__)
 
 
 class LanguageModelForm(forms.ModelForm):
     class Meta:
         model = LanguageModel
-        fields = ["name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env"]
+        fields = list(FORM_FIELDS)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        for name in KEEP_SPACES:  # a Django form field strips by default: ' Yes' would be stored as 'Yes'
+            if name in self.fields:
+                self.fields[name].strip = False
         if "concurrency" in self.fields:
             self.fields["concurrency"].required = False  # empty: the default (4 per server)
         for name in GENERATION_DEFAULTS:  # left empty: the default (they only apply to generated answers)
             if name in self.fields:
                 self.fields[name].required = False
+        if "stop" in self.fields:  # one per line, as the help says; stored as a JSON list
+            field = self.fields["stop"]
+            self.fields["stop"] = forms.CharField(required=False, strip=False, label=field.label,
+                                                  help_text=field.help_text,
+                                                  widget=forms.Textarea(attrs={"rows": 3, "cols": 40}))
+            self.initial["stop"] = stop_to_lines(self.initial.get("stop") or "[]")
+
+    def _clean_answer(self, name: str) -> str:
+        value = self.cleaned_data.get(name) or ""
+        if not value.strip():
+            raise forms.ValidationError("An answer needs at least one character besides spaces, e.g. ' Yes'.")
+        return value
+
+    def clean_answer_yes(self):
+        return self._clean_answer("answer_yes")
+
+    def clean_answer_no(self):
+        return self._clean_answer("answer_no")
+
+    def clean_stop(self):
+        try:
+            return stop_from_lines(self.cleaned_data.get("stop") or "")
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_concurrency(self):
         value = self.cleaned_data.get("concurrency")
         return LanguageModel._meta.get_field("concurrency").default if value in (None, "") else value
+
+    def changes(self) -> dict:
+        """The configuration as saved: the form's fields, and the read-only ones (a configuration with
+        runs) as they are."""
+        cleaned = self.cleaned_data
+        return {name: cleaned[name] if name in cleaned else getattr(self.instance, name) for name in FORM_FIELDS}
 
     def clean(self):
         for name, default in GENERATION_DEFAULTS.items():
@@ -39,17 +85,18 @@ class LanguageModelForm(forms.ModelForm):
         cleaned = super().clean()
         if self.errors:
             return cleaned
-        changes = {name: cleaned[name] for name in self.Meta.fields if name in cleaned}
+        changes = self.changes()
         target = self.instance if self.instance.pk else LanguageModel()
-        changed = [n for n in LanguageModel.IDENTITY if getattr(self.instance, n) != changes.get(n)]
-        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, …)
+        changed = [n for n in (*LanguageModel.IDENTITY, "server_urls", "api_key_env")
+                   if getattr(self.instance, n) != changes[n]]
+        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, server up, …)
             candidate = LanguageModel(**changes)
             for field, message in checks.problems(candidate):
                 self.add_error(field if field in self.fields else None, message)
             if self.errors:
                 return cleaned
         try:  # the service's checks, on a copy: nothing is written before save_model
-            fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes.get(n)]
+            fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes[n]]
             if fixed and self.instance.runs.exists():
                 services.language_model_update(model=LanguageModel.objects.get(pk=self.instance.pk), **changes)
             twin = services.language_model_matching(identity={n: changes[n] for n in LanguageModel.IDENTITY})
@@ -61,8 +108,9 @@ class LanguageModelForm(forms.ModelForm):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(admin.ModelAdmin):
-    """Model configurations. One with runs keeps its options ('Save as new' makes another)."""
+class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
+    """Model configurations. One with runs keeps the options that decide its numbers ('Save as new'
+    makes another); its name, device, servers, concurrency and key variable may change."""
 
     form = LanguageModelForm
     save_as = True
@@ -81,27 +129,46 @@ class LanguageModelAdmin(admin.ModelAdmin):
             "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),
         ("Recorded", {"fields": ("token_ids_used", "created_at")}),
     )
+    answer_yes_shown, answer_no_shown = shown("answer_yes"), shown("answer_no")
+    start_token_shown, stop_shown = shown("start_token"), shown("stop")
 
-    @admin.action(description="Check: score one item and show the answer")
+    def has_check_permission(self, request) -> bool:
+        return request.user.has_perm("inference.check_languagemodel")
+
+    @admin.action(description="Check: score one item of a study and show the answer", permissions=["check"])
     def check_configurations(self, request, queryset):
-        """A one-item check run per configuration, on the newest study with items it can score; the
-        answer is shown here when the run is done at once (eager), else on the run's page."""
+        """A one-item check run per configuration on the study chosen (default: the newest with items);
+        the answer is shown here when the run is done at once (eager), else on the run's page. Whatever
+        goes wrong is a message."""
+        form, page = form_or_page(self, request, queryset, CheckForm, title="Check model configurations",
+                                  template="admin/inference/check_configurations.html",
+                                  action="check_configurations", submit="Check")
+        if page is not None:
+            return page
         for model in queryset:
-            try:
-                run = services.language_model_check(model=model)
-            except ValidationError as exc:
-                self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
-                continue
-            url = reverse("admin:inference_modelrun_change", args=[run.pk])
-            if run.status == RunStatus.DONE:
-                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> answered: {}', model.name,
-                                                       url, run.pk, services.check_answer(run=run)))
-            elif run.status == RunStatus.FAILED:
-                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> failed: {}', model.name,
-                                                       url, run.pk, run.error), level=messages.ERROR)
-            else:
-                self.message_user(request, format_html('{}: <a href="{}">check run {}</a> queued; its answer shows on '
-                                                       "its page.", model.name, url, run.pk))
+            self._check_one(request, model, form.cleaned_data["study"])
+
+    def _check_one(self, request, model, study) -> None:
+        try:
+            run = services.language_model_check(model=model, study=study)
+        except ValidationError as exc:
+            self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
+            return
+        except Exception as exc:  # never a 500: said in words, the details in the log
+            log.exception("check of configuration %s failed", model.pk)
+            self.message_user(request, f"{model.name}: the check could not run ({type(exc).__name__}; the details "
+                                       "are in the server's log).", level=messages.ERROR)
+            return
+        url = reverse("admin:inference_modelrun_change", args=[run.pk])
+        if run.status == RunStatus.DONE:
+            self.message_user(request, format_html('{}: <a href="{}">check run {}</a> answered: {}', model.name,
+                                                   url, run.pk, services.check_answer(run=run)))
+        elif run.status == RunStatus.FAILED:
+            self.message_user(request, format_html('{}: <a href="{}">check run {}</a> failed: {}', model.name,
+                                                   url, run.pk, run.error), level=messages.ERROR)
+        else:
+            self.message_user(request, format_html('{}: <a href="{}">check run {}</a> queued; its answer shows on '
+                                                   "its page.", model.name, url, run.pk))
 
     def get_queryset(self, request):
         from django.db.models import Count
@@ -114,24 +181,60 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
     @admin.display(description="answers")
     def answers(self, obj):
-        return f"{obj.answer_yes!r} / {obj.answer_no!r} (forms: {obj.answer_forms})"
+        return f"{visible(obj.answer_yes)} / {visible(obj.answer_no)} (forms: {obj.answer_forms})"
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """A refusal the service makes at save (a server that answered the form's check and not the
+        save's) is a message on the form's page, with nothing saved; never an error page."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ValidationError as exc:  # raised inside the admin's transaction: nothing was written
+            self.message_user(request, "Not saved: " + " ".join(exc.messages), level=messages.ERROR)
+            return redirect(request.get_full_path())
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """'Save as new' on a configuration with runs (whose options are read-only, so not posted): the add
+        form prefilled with its options and what was typed, to change what the new one needs."""
+        if request.method == "POST" and "_saveasnew" in request.POST and self.has_add_permission(request):
+            obj = self.get_object(request, unquote(object_id))
+            if self._fixed(obj):
+                initial = {name: getattr(obj, name) for name in FORM_FIELDS}
+                initial.update({name: request.POST[name] for name in FORM_FIELDS if name in request.POST})
+                if initial["name"] == obj.name:
+                    initial["name"] = f"{obj.name} (new options)"[:120]
+                self.message_user(request, f"'{obj.name}' has runs, so its options stay as they are. Here they are "
+                                           "in a new configuration: change what the new one needs, then save.")
+                return redirect(reverse("admin:inference_languagemodel_add") + "?" + urlencode(initial))
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _fixed(self, obj) -> bool:
+        return obj is not None and obj.pk is not None and obj.runs.exists()
 
     def get_readonly_fields(self, request, obj=None):
-        if obj is not None and obj.runs.exists():
-            return (*LanguageModel.IDENTITY, *self.readonly_fields)
+        if self._fixed(obj):
+            return (*LanguageModel.IDENTITY, *(f"{n}_shown" for n in SHOWN_VISIBLY), *self.readonly_fields)
         return self.readonly_fields
+
+    def get_fieldsets(self, request, obj=None):
+        """A configuration with runs: its answers, start token and stop strings shown as stored ('␣Yes')."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self._fixed(obj):
+            return fieldsets
+        swap = {name: f"{name}_shown" for name in SHOWN_VISIBLY}
+        return [(title, {**options, "fields": tuple(swap.get(n, n) for n in options["fields"])})
+                for title, options in fieldsets]
 
     @admin.display(description="variants of the latest run (first item)")
     def token_ids_used(self, obj):
         found = obj.answer_token_ids or {}
         if not found.get("token_ids"):
             return "— (filled by the configuration's first run; every score keeps its own)"
-        parts = [f"{text!r}={ids}" for text, ids in found["token_ids"].items()]
+        parts = [f"{visible(text)}={ids}" for text, ids in found["token_ids"].items()]
         dropped = [f"{forms} ({why})" for forms, why in ((d["forms"], d["why"]) for d in found.get("dropped", []))]
         return " · ".join(parts) + (" · dropped: " + "; ".join(dropped) if dropped else "")
 
     def save_model(self, request, obj, form, change):
-        fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.cleaned_data}
+        fields = form.changes()
         if change:
             services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), **fields)
         else:
@@ -162,10 +265,12 @@ class ModelRunForm(forms.ModelForm):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
+class ModelRunAdmin(RefusedActionsMixin, JobAdminMixin, admin.ModelAdmin):
     form = ModelRunForm
-    job_permission = "inference.view_modelrun"  # as before: whoever may see runs may cancel and retry them
-    list_display = ("id", "study", "language_model", "kind", "status", "progress", "partial", "queue", "started_at",
+    # cancelling and retrying change a run (a retry asks its servers again): not for whoever may only view runs
+    job_permission = "inference.change_modelrun"
+    # status and progress first: on screen at 1366 px whatever the names beside them (job_lists.css wraps those)
+    list_display = ("id", "status", "progress", "study", "language_model", "kind", "partial", "queue", "started_at",
                     "finished_at")
     list_filter = ("status", "kind", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
@@ -173,10 +278,19 @@ class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
     readonly_fields = ("status", "progress", "partial", "scores_link", "answer", "queue", "started_at", "finished_at",
                        "configuration_table", "versions_table", "error", "created_at")
     # a configuration's keys are LanguageModel's fields: shown with their labels ("GGUF file", not gguf_file)
-    configuration_table = structured(ModelRun, "configuration", labels={
+    _configuration_table = structured(ModelRun, "configuration", labels={
         f.name: str(f.verbose_name) for f in LanguageModel._meta.fields})
     versions_table = structured(ModelRun, "versions", labels={
         f.name: str(f.verbose_name) for f in LanguageModel._meta.fields if f.name in ("dtype", "prompt_format")})
+
+    @admin.display(description=ModelRun._meta.get_field("configuration").verbose_name)
+    def configuration_table(self, obj):
+        """The configuration's tables, its answers and start token with their spaces shown ('␣Yes')."""
+        shown = dict(obj.configuration or {})
+        for name in KEEP_SPACES:
+            if isinstance(shown.get(name), str):
+                shown[name] = visible(shown[name])
+        return type(self)._configuration_table(self, SimpleNamespace(configuration=shown))
 
     @admin.display(description="answer (first item)")
     def answer(self, obj):
@@ -243,7 +357,7 @@ class ModelScoreAdmin(ReadOnlyAdmin):
     inlines = [GeneratedAnswerInline]
     list_display = ("item", "run", "gold", "p_yes_rounded", "p_yes_interval", "p_no_rounded", "relative_p_yes_rounded",
                     "options", "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer",
-                    "top_token", "perplexity_rounded", "prompt_tokens", "answer_mass_rounded")
+                    "top_token_shown", "perplexity_rounded", "prompt_tokens", "answer_mass_rounded")
     p_yes_rounded, p_no_rounded = rounded(ModelScore, "p_yes"), rounded(ModelScore, "p_no")
     relative_p_yes_rounded = rounded(ModelScore, "relative_p_yes")
     soft_accuracy_rounded = rounded(ModelScore, "soft_accuracy")
@@ -253,11 +367,19 @@ class ModelScoreAdmin(ReadOnlyAdmin):
     list_select_related = ("item", "run")
     search_fields = ("item__code",)
     exclude = ("logprobs", "token_ids", "variants", "option_probs")  # shown as tables below
-    readonly_fields = ("logprobs_table", "token_ids_table", "variants_table", "option_probs_table")
+    readonly_fields = ("logprobs_table", "token_ids_table", "variants_table", "option_probs_table", "top_token_shown")
     logprobs_table = structured(ModelScore, "logprobs")
     token_ids_table = structured(ModelScore, "token_ids")
     variants_table = structured(ModelScore, "variants")
     option_probs_table = structured(ModelScore, "option_probs")
+
+    @admin.display(description=ModelScore._meta.get_field("top_token").verbose_name, ordering="top_token")
+    def top_token_shown(self, obj):
+        """' No' as '␣No': the top token with its spaces visible (a list swallows them)."""
+        return visible(obj.top_token) or "—"
+
+    def get_fields(self, request, obj=None):
+        return [("top_token_shown" if name == "top_token" else name) for name in super().get_fields(request, obj)]
 
     @admin.display(description="gold")
     def gold(self, obj):

@@ -1,5 +1,5 @@
 """Serving the embedded SmolLM2 with llama-cpp-python's OpenAI-compatible server (the `server`
-dependency group), for the tests and bench/models_server.py.
+dependency group), for `manage.py serve_model`, the tests and bench/models_server.py.
 
 `f32_gguf()` writes (once, under VAR_DIR/models) the GGUF with its Q4_1 weights dequantised to
 float32, the numbers transformers computes with; `start()` runs `python -m llama_cpp.server` on a
@@ -81,16 +81,18 @@ class Served:
 
 
 def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port: int | None = None,
-          logits_all: bool = True, n_ctx: int = 2048) -> Served:
-    """Start the server; raise RuntimeError with its log's tail when it does not answer within `wait` s."""
+          logits_all: bool = True, n_ctx: int = 2048, host: str = "127.0.0.1") -> Served:
+    """Start the server (listening on `host`: loopback unless told otherwise); raise RuntimeError with its
+    log's tail when it does not answer within `wait` s."""
     port = port or free_port()
-    command = [sys.executable, "-u", "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+    command = [sys.executable, "-u", "-m", "llama_cpp.server", "--model", str(model), "--host", host,
                "--port", str(port), "--n_threads", str(threads), "--n_ctx", str(n_ctx),
                "--type_k", "0", "--type_v", "0", "--logits_all", str(logits_all)]
     log.parent.mkdir(parents=True, exist_ok=True)
     handle = open(log, "ab")
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)  # -u: its log line by line
-    served = Served(url=f"http://127.0.0.1:{port}", process=process, log=log)
+    asked = "127.0.0.1" if host in ("0.0.0.0", "") else host  # where this machine reaches it
+    served = Served(url=f"http://{asked}:{port}", process=process, log=log)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:

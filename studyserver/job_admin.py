@@ -31,6 +31,13 @@ class JobAdminMixin:
     change_form_template = "admin/job_change_form.html"
     job_permission = ""
 
+    @property
+    def media(self):
+        """The admin's media and the job lists' CSS: long cells wrap, the list fits its box at 1366 px."""
+        from django import forms
+
+        return super().media + forms.Media(css={"all": ["studyserver/job_lists.css"]})
+
     @admin.display(description="progress")
     def progress(self, obj):
         return progress_html(obj)

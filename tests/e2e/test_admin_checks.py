@@ -40,6 +40,8 @@ def test_an_uncached_hub_id_is_refused_and_check_shows_an_answer(live_server, mo
         assert not LanguageModel.objects.filter(name="Absent 7B").exists()
 
         walk.action("check_configurations", generating.pk, changelist="inference/languagemodel")
+        assert page.input_value("#id_study") == str(study.pk)  # the study to check on: the newest preselected
+        page.click("input[value=Check]")
         page.wait_for_selector(".messagelist")
         said = page.inner_text(".messagelist")
         run = ModelRun.objects.get(language_model=generating)

@@ -41,7 +41,7 @@ def test_launch_from_admin_watch_progress_and_read_scores(admin_client, study, t
     assert scores.count("field-soft_accuracy") == len(PROMPTS)
     model_page = admin_client.get(reverse("admin:inference_languagemodel_change", args=[model.pk])).content.decode()
     yes_ids = run.scores.first().token_ids[" Yes"]
-    assert f"&#x27; Yes&#x27;={yes_ids}" in model_page
+    assert f"␣Yes={yes_ids}" in model_page  # its space shown (issue 35 item 3)
 
 
 def test_admin_refuses_bad_input_and_refreshes_a_running_run(admin_client, study, tiny_llama):

@@ -121,8 +121,10 @@ def test_the_check_action_scores_one_item_and_shows_the_answer(admin_client, dja
                                            decision_rule="generated")
     changelist = reverse("admin:inference_languagemodel_changelist")
     with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
-        page = admin_client.post(changelist, {"action": "check_configurations", "_selected_action": [model.pk]},
-                                 follow=True)
+        chosen = {"action": "check_configurations", "_selected_action": [model.pk]}
+        form = admin_client.post(changelist, chosen).content.decode()  # first the study to check on
+        assert 'name="study"' in form and f'<option value="{study.pk}" selected>' in form
+        page = admin_client.post(changelist, {**chosen, "confirm": "yes", "study": study.pk}, follow=True)
     run = ModelRun.objects.get()
     assert run.status == RunStatus.DONE and run.partial and run.items_total == 1
     body = page.content.decode()

@@ -1,0 +1,58 @@
+"""What the model configurations' admin edits and shows, so that it stores what it shows: the fields its
+form edits, the answers' spaces kept and shown ('␣Yes'), stop strings one per line (inference/models.py),
+and the "Check" action's form (the study to check on). The form itself: inference/admin.py."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.utils.html import format_html
+
+from experiments.models import Study
+
+from . import services
+from .models import LanguageModel, stop_to_lines
+
+# What the configuration's form edits; a configuration with runs shows its IDENTITY read-only.
+FORM_FIELDS = ("name", *LanguageModel.IDENTITY, "device", "server_urls", "concurrency", "api_key_env")
+KEEP_SPACES = ("answer_yes", "answer_no", "start_token")  # stored as typed: ' Yes' is another token than 'Yes'
+SHOWN_VISIBLY = (*KEEP_SPACES, "stop")  # on a read-only page: '␣Yes', stop strings one per line
+
+
+def visible(text: str | None) -> str:
+    """' Yes' → '␣Yes': the leading and trailing spaces a list or a read-only page would swallow, shown."""
+    text = text or ""
+    core = text.strip(" ")
+    if not core:
+        return "␣" * len(text)
+    lead, trail = len(text) - len(text.lstrip(" ")), len(text) - len(text.rstrip(" "))
+    return "␣" * lead + core + "␣" * trail
+
+
+class CheckForm(forms.Form):
+    """The "Check" action's one setting: the study whose first item is scored."""
+
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.filter(items__isnull=False).distinct().order_by("-pk"),
+        help_text="The check scores this study's first item (a one-item run, partial: no report reads it). "
+                  "Preselected: the newest study with items.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        default = services.check_study_default()
+        if default is not None:
+            self.fields["study"].initial = default.pk
+
+
+def shown(name: str):
+    """An admin display method showing the configuration's `name` as stored: '␣Yes', stop strings per line."""
+    field = LanguageModel._meta.get_field(name)
+
+    @admin.display(description=field.verbose_name)
+    def show(self, obj):
+        value = getattr(obj, name) if obj is not None else ""
+        if name == "stop":
+            return format_html('<pre class="stop-strings">{}</pre>', stop_to_lines(value)) if value != "[]" else "—"
+        return visible(value) or "—"
+
+    show.__name__ = f"{name}_shown"
+    return show
