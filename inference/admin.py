@@ -42,12 +42,9 @@ class LanguageModelForm(forms.ModelForm):
         changes = {name: cleaned[name] for name in self.Meta.fields if name in cleaned}
         target = self.instance if self.instance.pk else LanguageModel()
         changed = [n for n in LanguageModel.IDENTITY if getattr(self.instance, n) != changes.get(n)]
-        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, …)
-            candidate = LanguageModel(**changes)
-            for field, message in checks.problems(candidate):
-                self.add_error(field if field in self.fields else None, message)
-            if self.errors:
-                return cleaned
+        # is it usable here? (hub id cached, package installed, server answering): checked in _post_clean
+        self._candidate = (LanguageModel(**{"api_key_env": self.instance.api_key_env, **changes})
+                           if not self.instance.pk or changed else None)
         try:  # the service's checks, on a copy: nothing is written before save_model
             fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes.get(n)]
             if fixed and self.instance.runs.exists():
@@ -58,6 +55,13 @@ class LanguageModelForm(forms.ModelForm):
         except ValidationError as exc:
             raise forms.ValidationError(exc.messages) from None
         return cleaned
+
+    def _post_clean(self):
+        super()._post_clean()  # the model's own validation (http(s) URLs, …) first: no request for a bad one
+        candidate = getattr(self, "_candidate", None)
+        if candidate is not None and not self.errors:
+            for field, message in checks.problems(candidate):
+                self.add_error(field if field in self.fields else None, message)
 
 
 @admin.register(LanguageModel)
@@ -117,9 +121,10 @@ class LanguageModelAdmin(admin.ModelAdmin):
         return f"{obj.answer_yes!r} / {obj.answer_no!r} (forms: {obj.answer_forms})"
 
     def get_readonly_fields(self, request, obj=None):
+        keyless = () if request.user.has_perm("inference.name_api_key") else ("api_key_env",)  # issue 34
         if obj is not None and obj.runs.exists():
-            return (*LanguageModel.IDENTITY, *self.readonly_fields)
-        return self.readonly_fields
+            return (*LanguageModel.IDENTITY, *self.readonly_fields, *keyless)
+        return (*self.readonly_fields, *keyless)
 
     @admin.display(description="variants of the latest run (first item)")
     def token_ids_used(self, obj):
@@ -133,9 +138,9 @@ class LanguageModelAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.cleaned_data}
         if change:
-            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), **fields)
+            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), by=request.user, **fields)
         else:
-            obj.pk = services.language_model_create(**fields).pk
+            obj.pk = services.language_model_create(by=request.user, **fields).pk
 
 
 class ModelRunForm(forms.ModelForm):
