@@ -412,9 +412,9 @@ def _announced(headers: httpx.Headers, max_bytes: int) -> None:
 
 def _words(exc: httpx.HTTPError, seconds: float) -> OutboundError:
     if isinstance(exc, httpx.ConnectTimeout):
-        return OutboundError(UNREACHABLE, f"cannot be reached (no connection within {seconds:g} s)")
+        return OutboundError(UNREACHABLE, f"cannot be reached (no connection within {round(seconds, 1):g} s)")
     if isinstance(exc, httpx.TimeoutException):
-        return OutboundError(TIMEOUT, f"did not answer within {seconds:g} s")
+        return OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s")
     if isinstance(exc, httpx.ProtocolError | httpx.DecodingError):
         return OutboundError(NOT_HTTP, "did not answer as an HTTP server")
     return OutboundError(UNREACHABLE, "cannot be reached")
@@ -486,7 +486,7 @@ class AsyncSession:
                                   _decoded(response.headers, bytes(raw), self.max_bytes))
         except TimeoutError:
             if scope.expired():
-                raise OutboundError(TIMEOUT, f"did not answer within {seconds:g} s") from None
+                raise OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s") from None
             raise OutboundError(UNREACHABLE, "cannot be reached") from None
         except httpx.HTTPError as exc:
             raise _words(exc, seconds) from None

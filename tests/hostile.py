@@ -122,12 +122,17 @@ def openai_like(peer, conn, request):
 
 
 def internal_service(peer, conn, request):
-    """An internal service: it lists a model (so the save goes on), then fails every other request with its
-    own error text — the marker — in JSON, as OpenAI's {"error": {"message": …}} would."""
+    """An internal service: it lists a model and tokenizes (so a save or a run goes on), then refuses every
+    other request (HTTP 400, not retried) with its own error text — the marker — in JSON, as OpenAI's
+    {"error": {"message": …}} would."""
     if request.path.endswith("/v1/models"):
         send(conn, 200, models())
+    elif request.path.endswith("tokenize"):
+        asked = json.loads(request.body or b"{}")
+        text = str(asked.get("input") or asked.get("content") or "")
+        send(conn, 200, json.dumps({"tokens": list(range(1, len(text) + 1))}).encode())  # a token a character
     else:
-        send(conn, 500, json.dumps({"error": {"message": f"{MARKER} redis://10.0.0.5:6379 auth failed"}}).encode())
+        send(conn, 400, json.dumps({"error": {"message": f"{MARKER} redis://10.0.0.5:6379 auth failed"}}).encode())
 
 
 def drip(interval: float = 0.3, lasting: float = 30.0):
