@@ -26,6 +26,7 @@ origins that list binds it to (env.model_api_keys).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import ipaddress
 import json
@@ -155,13 +156,22 @@ def rules(entries: list[str]) -> list[Rule]:
     return found
 
 
-def _resolve(host: str, port: int) -> list:
+RESOLVE_SECONDS = 10.0  # the longest a host name's resolution is waited for (getaddrinfo has no timeout)
+_RESOLVERS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="duet-resolve")
+
+
+def _resolve(host: str, port: int, seconds: float = RESOLVE_SECONDS) -> list:
+    """The addresses of `host`, resolved once; a name server that does not answer holds a resolver thread,
+    never the caller past `seconds`."""
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = _RESOLVERS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM).result(max(0.01, seconds))
+    except concurrent.futures.TimeoutError:
+        raise OutboundError(UNREACHABLE, f"cannot be reached (its host name did not resolve within "
+                                         f"{round(seconds, 1):g} s)") from None
     except (socket.gaierror, UnicodeError, OSError):
         raise OutboundError(UNREACHABLE, "cannot be reached (its host name does not resolve here)") from None
     found = []
@@ -188,7 +198,7 @@ def services() -> set[tuple[str, int]]:
         if not host or not port:
             continue
         try:
-            found |= {(str(_plain(ip)), port) for ip in _resolve(host, port)}
+            found |= {(str(_plain(ip)), port) for ip in _resolve(host, port, 2.0)}
         except OutboundError:
             continue
     return found
@@ -215,11 +225,12 @@ def refusal(ip, host: str, port: int, allowed: list[Rule], own: set[tuple[str, i
     return f"is a {_kind(ip)} address" + ("" if str(ip) == host else f" ({ip})")
 
 
-def target(url: str) -> Target:
-    """The checked destination of a server's base URL: the URL validated, its host resolved once and every
-    address allowed; OutboundError (URL, DESTINATION or UNREACHABLE) otherwise, before anything is sent."""
+def target(url: str, *, seconds: float = RESOLVE_SECONDS) -> Target:
+    """The checked destination of a server's base URL: the URL validated, its host resolved once (within
+    `seconds`) and every address allowed; OutboundError (URL, DESTINATION or UNREACHABLE) otherwise, before
+    anything is sent."""
     scheme, host, port, prefix = url_parts(url)
-    addresses = _resolve(host, port)
+    addresses = _resolve(host, port, seconds)
     allowed, own = rules(env.outbound_allow()), services()
     for ip in addresses:
         why = refusal(ip, host, port, allowed, own)
@@ -428,7 +439,7 @@ def request(method: str, base_url: str, path: str, *, body: dict | None = None, 
     """One request (sync) to `path` under a server's base URL, finished within `seconds` in all, its answer
     read up to `max_bytes`; OutboundError saying what went wrong by class."""
     deadline = time.monotonic() + seconds
-    checked = checked or target(base_url)
+    checked = checked or target(base_url, seconds=min(seconds, RESOLVE_SECONDS))
     headers = {**HEADERS, **({"authorization": f"Bearer {key}"} if key else {})}
     try:
         with httpx.Client(transport=_transport(checked, deadline), trust_env=False, follow_redirects=False,

@@ -234,3 +234,20 @@ def test_a_listed_name_holding_a_service_url_is_refused(monkeypatch):
     monkeypatch.setenv("DUET_MODEL_API_KEYS", "COPY_OF_DB=http://127.0.0.1:8000")
     with pytest.raises(OutboundError, match="never a model API key"):
         outbound.api_key("COPY_OF_DB", urls=["http://127.0.0.1:8000"])
+
+
+def test_a_name_server_that_does_not_answer_holds_no_caller_past_the_deadline(monkeypatch):
+    real = socket.getaddrinfo
+
+    def stalled(host, port, *args, **kwargs):
+        if host != "stalled.example":
+            return real(host, port, *args, **kwargs)
+        time.sleep(3)
+        return real("127.0.0.1", port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", stalled)
+    started = time.monotonic()
+    with pytest.raises(OutboundError) as caught:
+        _get("http://stalled.example:8000", seconds=1.0)
+    assert time.monotonic() - started < 1.5
+    assert caught.value.kind == outbound.UNREACHABLE and "did not resolve within 1 s" in str(caught.value)
