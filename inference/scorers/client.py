@@ -1,11 +1,12 @@
-"""The request layer for inference servers and hosted APIs (httpx, asyncio): one client per server,
-a bounded number of requests in flight per server, retries with backoff (Retry-After honoured).
+"""The request layer for inference servers and hosted APIs (asyncio): one client per server, a
+bounded number of requests in flight per server, retries with backoff (Retry-After honoured).
 
 Scoring (server.py, chat.py) and generation call the same client: `post(path, body)` returns the
 decoded JSON, `gather(...)` runs many coroutines at once. The requests themselves go through
-studyserver/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in errors). Nothing here knows about scores; API keys
-are read where the client is built and kept only in its request headers (never in `describe()`,
-an error message or a log line).
+studyserver/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in
+errors). Nothing here knows about scores; API keys are read where the client is built
+(services.api_key: listed and bound to the server's origin) and kept only in its request headers
+(never in `describe()`, an error message or a log line).
 """
 from __future__ import annotations
 

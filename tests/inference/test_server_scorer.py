@@ -229,6 +229,7 @@ def test_the_client_retries_what_may_pass_with_doubling_waits_and_gives_up_sayin
     error, waits, usage = _ask(served.url, "POST", "/v1/completions", asked, retries=3, backoff=2.0, max_wait=3.0)
     assert waits[0] >= 2.0 and waits[1:] == [3.0, 3.0]  # a wait never exceeds max_wait
     error, waits, usage = _ask(served.url, "GET", "/no/such/path", retries=2)
-    assert error.endswith("/no/such/path answered HTTP 404") and waits == [] and usage["retries"] == 0  # it will not change
+    assert error.endswith("/no/such/path answered HTTP 404")  # an answer that will not change: not retried
+    assert waits == [] and usage["retries"] == 0
     error, waits, usage = _ask(f"http://127.0.0.1:{llama_serve.free_port()}", "GET", "/v1/models", retries=1)
     assert error.endswith("/v1/models cannot be reached (after 2 attempt(s))") and len(waits) == 1
