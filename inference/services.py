@@ -68,10 +68,10 @@ def language_model_create(
         **fields,
     )
     model.full_clean()
-    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     twin = language_model_matching(identity=model.identity())
-    if twin is not None:
+    if twin is not None:  # refused before the check below sends anything (issue 34)
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
+    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     model.save()
     return model
 

@@ -53,11 +53,14 @@ def test_a_listener_never_receives_a_secret_an_unlisted_or_a_misbound_key(catche
     monkeypatch.setenv("MISBOUND_KEY", "sk-misbound-0xd3")
     monkeypatch.setenv("DUET_MODEL_API_KEYS", "MISBOUND_KEY=https://api.openai.com")
     secrets = (settings.SECRET_KEY, "db-password-0xd1", "sk-unlisted-0xd2", "sk-misbound-0xd3")
-    _config(catcher.url, name="twin")  # a configuration with the same options: the next save is a duplicate too
     with pytest.raises(ValidationError) as caught:
         _config(catcher.url, name="leak", api_key_env=name)
     said = " ".join(caught.value.messages)
     assert "DUET_MODEL_API_KEYS" in said
+    assert catcher.connections == 0  # refused before any request
+    _config(catcher.url, name="twin")  # a configuration with the same options: the next save is a duplicate
+    with pytest.raises(ValidationError, match="already has exactly these options"):
+        _config(catcher.url, name="leak", api_key_env=name)
     sent = [r for r in catcher.requests if "authorization" in r.headers]
     assert sent == [], f"the key was sent: {[r.headers['authorization'][:12] for r in sent]}"
     assert not any(s in repr(catcher.requests) for s in secrets)
