@@ -43,7 +43,7 @@ def catcher():
 @pytest.fixture
 def fresh_slots(monkeypatch):
     """The process's bound on checks at once, read again from the environment for this test."""
-    monkeypatch.setattr(checks, "_RUNNING", None)
+    monkeypatch.setattr(checks, "_RUNNING", None, raising=False)
 
 
 @pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "UNLISTED_KEY", "MISBOUND_KEY"])
