@@ -75,7 +75,7 @@ def test_a_listed_key_reaches_its_bound_origin_only(catcher, monkeypatch):
     assert {r.headers.get("authorization") for r in catcher.requests} == {"Bearer sk-lab-0xd4"}
     with hostile.Peer(hostile.openai_like) as other:  # a second server, not bound: nothing goes there
         with pytest.raises(ValidationError, match="is sent only to"):
-            _config(f"{catcher.url}\n{other.url}", name="two", api_key_env="LAB_KEY")
+            _config(f"{catcher.url}\n{other.url}", name="two", api_key_env="LAB_KEY", server_model="m")
         assert other.connections == 0
 
 
