@@ -210,7 +210,10 @@ def target(url: str, *, seconds: float = RESOLVE_SECONDS) -> Target:
     anything is sent."""
     scheme, host, port, prefix = url_parts(url)
     addresses = _resolve(host, port, seconds)
-    allowed, own = rules(env.outbound_allow()), services()
+    try:
+        allowed, own = rules(env.outbound_allow()), services()
+    except env.SettingsError as exc:  # a malformed allow-list: said, not a 500
+        raise OutboundError(DESTINATION, f"cannot be checked: {exc}") from None
     for ip in addresses:
         why = refusal(ip, host, port, allowed, own)
         if why:

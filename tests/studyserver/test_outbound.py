@@ -251,3 +251,9 @@ def test_a_name_server_that_does_not_answer_holds_no_caller_past_the_deadline(mo
         _get("http://stalled.example:8000", seconds=1.0)
     assert time.monotonic() - started < 1.5
     assert caught.value.kind == outbound.UNREACHABLE and "did not resolve within 1 s" in str(caught.value)
+
+
+def test_a_malformed_allow_list_is_said_not_raised(monkeypatch):
+    monkeypatch.setenv("DUET_OUTBOUND_ALLOW", "gpu1:notaport")
+    with pytest.raises(OutboundError, match="DUET_OUTBOUND_ALLOW: 'gpu1:notaport' is not a CIDR block"):
+        _get("http://127.0.0.1:8000")
