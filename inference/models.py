@@ -282,8 +282,9 @@ class LanguageModel(models.Model):
     concurrency = models.PositiveIntegerField(default=4, help_text="Requests in flight per server.")
     api_key_env = models.CharField(
         max_length=80, blank=True, validators=[env_name_validator],
-        help_text="The environment variable (or Django setting) holding the API key, e.g. OPENAI_API_KEY. The key "
-        "itself is never stored.",
+        help_text="The environment variable holding the API key, e.g. OPENAI_API_KEY: one on the deployment's list "
+        "of model API keys (DUET_MODEL_API_KEYS), which also says the origins the key is sent to. The key itself is "
+        "never stored. Naming one needs the permission 'Can name an API key variable'.",
     )
     answer_token_ids = models.JSONField(
         default=dict, blank=True, editable=False,
@@ -295,8 +296,10 @@ class LanguageModel(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name = "model configuration"
-        # the admin's "Check" creates a run (and asks the server): its own permission, not view's
-        permissions = [("check_languagemodel", "Can check a model configuration (a one-item run)")]
+        # the admin's "Check" creates a run (and asks the server): its own permission, not view's;
+        # naming an API key sends it to the configuration's servers: a permission of its own (issue 34)
+        permissions = [("check_languagemodel", "Can check a model configuration (a one-item run)"),
+                       ("name_api_key", "Can name an API key variable in a model configuration")]
 
     def __str__(self) -> str:
         return self.name

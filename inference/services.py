@@ -52,11 +52,13 @@ def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
     answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
-    backend: str = Backend.HF, **fields,
+    backend: str = Backend.HF, by=None, **fields,
 ) -> LanguageModel:
     """Register a configuration; answers default to those of its prompt format (default_answers).
     `fields`: LanguageModel.SERVER_FIELDS (server and chat backends) and the generation settings
-    (GENERATION_DEFAULTS' names; decision rule 'generated')."""
+    (GENERATION_DEFAULTS' names; decision rule 'generated'). `by`: the user saving it, when a person does
+    (naming an API key needs its own permission: may_name_api_key)."""
+    may_name_api_key(user=by, name=fields.get("api_key_env", ""))
     unknown = sorted(set(fields) - set(LanguageModel.SERVER_FIELDS) - set(GENERATION_DEFAULTS))
     if unknown:
         raise ValidationError(f"Unknown configuration field(s) {unknown}.")
@@ -68,10 +70,10 @@ def language_model_create(
         **fields,
     )
     model.full_clean()
-    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     twin = language_model_matching(identity=model.identity())
-    if twin is not None:
+    if twin is not None:  # refused before the check below sends anything (issue 34)
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
+    checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
     model.save()
     return model
 
@@ -80,9 +82,21 @@ def language_model_matching(*, identity: dict) -> LanguageModel | None:
     return LanguageModel.objects.filter(**identity).order_by("pk").first()
 
 
-def language_model_update(*, model: LanguageModel, **changes) -> LanguageModel:
+def may_name_api_key(*, user, name: str, before: str = "") -> None:
+    """ValidationError unless `user` may name the API key variable `name` (a change from `before`): the
+    permission inference.name_api_key (issue 34: naming a key sends it to the configuration's servers).
+    `user` None: not a person through the admin (run_model, the demo, the tests)."""
+    if user is None or not (name or "").strip() or name == before or user.has_perm("inference.name_api_key"):
+        return
+    raise ValidationError({"api_key_env": "Naming an API key variable needs the permission 'Can name an API key "
+                                          "variable in a model configuration'; ask an administrator."})
+
+
+def language_model_update(*, model: LanguageModel, by=None, **changes) -> LanguageModel:
     """Change a configuration. What decides the numbers cannot change once it has runs: those runs'
-    scores would then claim options they were not made with. Make another configuration instead."""
+    scores would then claim options they were not made with. Make another configuration instead.
+    `by`: as for language_model_create."""
+    may_name_api_key(user=by, name=changes.get("api_key_env", model.api_key_env), before=model.api_key_env)
     fixed = sorted(name for name, value in changes.items()
                    if name in LanguageModel.IDENTITY and getattr(model, name) != value)
     if fixed and model.pk and model.runs.exists():
@@ -236,17 +250,16 @@ def model_run_enqueue(*, run: ModelRun) -> None:
     jobs.job_dispatch(run)
 
 
-def api_key(name: str) -> str:
-    """The API key in the environment variable (or Django setting) `name`; never stored anywhere."""
-    from studyserver.env import secret_from_environment
+def api_key(name: str, *, urls: list[str]) -> str:
+    """The API key in the environment variable `name`, for requests to `urls`: only a name on the deployment's
+    list (DUET_MODEL_API_KEYS) and only to the origins it binds the key to (studyserver/outbound.py); never a
+    Django setting, never stored anywhere. ValidationError saying why not."""
+    from studyserver import outbound
 
-    if not name:
-        return ""
-    value = secret_from_environment(name) or getattr(settings, name, "")
-    if not value:
-        raise ValidationError(f"The API key variable {name} is not set; set it in the worker's environment "
-                              "(or Django settings), never in the configuration.")
-    return value
+    try:
+        return outbound.api_key(name, urls=urls)
+    except outbound.OutboundError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def model_run_transition(*, run: ModelRun, to: str, error: str = "") -> ModelRun:
@@ -271,10 +284,10 @@ def _build_scorer(run: ModelRun, shard: int | None = None):
     if lm.backend == Backend.SERVER:
         urls = lm.urls() if shard is None else [lm.urls()[shard % len(lm.urls())]]  # fewer servers now: shared
         extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
-                           "start_token": lm.start_token, "api_key": api_key(lm.api_key_env)}
+                           "start_token": lm.start_token, "api_key": api_key(lm.api_key_env, urls=urls)}
     elif lm.backend == Backend.CHAT:
         extra["chat"] = {"url": lm.urls()[0], "model": lm.server_model, "concurrency": lm.concurrency,
-                         "api_key": api_key(lm.api_key_env)}
+                         "api_key": api_key(lm.api_key_env, urls=lm.urls()[:1])}
     return scorers.build(
         lm.backend,
         LoadConfig(source=lm.source, gguf_file=lm.gguf_file, revision=lm.revision, dtype=lm.dtype, device=run.effective_device),

@@ -325,3 +325,87 @@ def secret_from_environment(name: str) -> str:
     """A secret (an inference API key) read from the environment variable `name` when it is needed;
     it is kept in no setting, database row or log."""
     return os.environ.get(name, "").strip()
+
+
+# ---------------------------------------------------------------- outbound requests (studyserver/outbound.py)
+# The names that hold the deployment's own secrets: never an API key, whatever DUET_MODEL_API_KEYS says.
+SERVICE_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
+NEVER_API_KEYS = frozenset({"SECRET_KEY", *SERVICE_VARIABLES})
+
+
+def model_api_keys() -> dict[str, tuple[str, ...]]:
+    """DUET_MODEL_API_KEYS: the environment variables that may hold a model API key, each bound to the
+    origins it is sent to, e.g. "OPENAI_API_KEY=https://api.openai.com,OPENROUTER_API_KEY=https://openrouter.ai"
+    (several origins for one key: separated by |). Default: none. The secret key, the database, broker
+    and cache URLs are refused even when listed (SettingsError), as is an entry without an origin."""
+    from urllib.parse import urlsplit
+
+    text = os.environ.get("DUET_MODEL_API_KEYS", "").strip()
+    found: dict[str, tuple[str, ...]] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        name, _, origins = entry.partition("=")
+        name = name.strip()
+        if name.upper() in NEVER_API_KEYS:
+            raise SettingsError(f"DUET_MODEL_API_KEYS names {name}, which holds this deployment's own settings, never "
+                                "a model API key: remove it.")
+        if not name.isidentifier():
+            raise SettingsError(f"DUET_MODEL_API_KEYS: {name!r} is not an environment variable's name.")
+        bound = []
+        for origin in filter(None, (o.strip().rstrip("/") for o in origins.split("|"))):
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+                raise SettingsError(f"DUET_MODEL_API_KEYS: {name}'s origin {origin!r} is not scheme://host[:port] "
+                                    "(e.g. https://api.openai.com).")
+            bound.append(origin.lower())
+        if not bound:
+            raise SettingsError(f"DUET_MODEL_API_KEYS: {name} is bound to no origin; write {name}=https://HOST "
+                                "(the key is sent there and nowhere else).")
+        found[name] = tuple(bound)
+    return found
+
+
+def outbound_allow() -> list[str]:
+    """DUET_OUTBOUND_ALLOW: the addresses a model server may have although they are not public, comma-
+    separated: CIDR blocks (10.0.0.0/8), host names or addresses, each with an optional :PORT, and
+    'loopback' (127.0.0.0/8 and ::1). Default: 'loopback' on the embedded default, nothing in production
+    (DUET_PRODUCTION=true). The deployment's own database, broker and cache are reached only when an
+    entry names their host and port."""
+    default = "" if production() else "loopback"
+    text = os.environ.get("DUET_OUTBOUND_ALLOW", default)
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def service_urls() -> list[str]:
+    """The deployment's own services (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL) as set: never a model server."""
+    return [os.environ[name] for name in SERVICE_VARIABLES if os.environ.get(name, "").strip()]
+
+
+def _positive(name: str, default: float, *, whole: bool = False) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise SettingsError(f"{name} must be a {'whole ' if whole else ''}number above 0, not '{text}'.")
+    return value
+
+
+def outbound_max_bytes() -> int:
+    """DUET_OUTBOUND_MAX_MB (default 8): the largest answer read from a model server, in MB (a run's)."""
+    return int(_positive("DUET_OUTBOUND_MAX_MB", 8) * 1024 * 1024)
+
+
+def check_seconds() -> float:
+    """DUET_CHECK_SECONDS (default 25): the wall-clock cap of a configuration's save-time check, all its
+    servers together; a web thread is never held longer by one."""
+    return _positive("DUET_CHECK_SECONDS", 25.0)
+
+
+def checks_at_once() -> int:
+    """DUET_CHECKS_AT_ONCE (default 2): save-time checks of server configurations running at once in one
+    web process; one more is refused at once (try again). Keep it below gunicorn's threads per worker
+    (4 in docker/web.Dockerfile), so participants always find a free thread."""
+    return int(_positive("DUET_CHECKS_AT_ONCE", 2, whole=True))

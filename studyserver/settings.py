@@ -143,6 +143,9 @@ except _RateError as _error:
     raise duet_env.SettingsError(f"DUET_RATELIMIT_NEW_PARTICIPANT_SHARE: {_error}") from None
 # Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
 DUET_TRUSTED_PROXIES = duet_env.trusted_proxies()
+# Requests to model servers (studyserver/outbound.py reads these when it sends one): checked here, so a
+# malformed key list or limit stops the process at start-up rather than at the first save.
+duet_env.model_api_keys(), duet_env.check_seconds(), duet_env.checks_at_once(), duet_env.outbound_max_bytes()
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()

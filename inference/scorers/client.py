@@ -1,10 +1,12 @@
-"""The request layer for inference servers and hosted APIs (httpx, asyncio): one client per server,
-a bounded number of requests in flight per server, retries with backoff (Retry-After honoured).
+"""The request layer for inference servers and hosted APIs (asyncio): one client per server, a
+bounded number of requests in flight per server, retries with backoff (Retry-After honoured).
 
 Scoring (server.py, chat.py) and generation call the same client: `post(path, body)` returns the
-decoded JSON, `gather(...)` runs many coroutines at once. Nothing here knows about scores; API keys
-are read where the client is built and kept only in its request headers (never in `describe()`,
-an error message or a log line).
+decoded JSON, `gather(...)` runs many coroutines at once. The requests themselves go through
+studyserver/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in
+errors). Nothing here knows about scores; API keys are read where the client is built
+(services.api_key: listed and bound to the server's origin) and kept only in its request headers
+(never in `describe()`, an error message or a log line).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-import httpx
+from studyserver import outbound
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ class Usage:
         return out
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response) -> float | None:
     """Seconds the server asks to wait (Retry-After: seconds or an HTTP date), else None."""
     value = response.headers.get("retry-after")
     if not value:
@@ -73,7 +75,9 @@ def retry_after(response: httpx.Response) -> float | None:
 
 @dataclass
 class ServerClient:
-    """One server: its base URL, how many requests may be in flight, how errors are retried.
+    """One server: its base URL, how many requests may be in flight, how errors are retried. Every request
+    goes through studyserver.outbound (destination checked once, a total deadline of `timeout` seconds per
+    request, a byte cap per answer, failures in words without the server's text).
 
     Use inside one event loop (`async with ServerClient(...) as client`)."""
 
@@ -82,55 +86,64 @@ class ServerClient:
     retries: int = 5
     backoff: float = 0.5  # seconds before the first retry; doubled each time, with jitter
     max_wait: float = 60.0
-    timeout: float = 300.0
+    timeout: float = 300.0  # seconds, in all, per request (not per read)
     api_key: str = field(default="", repr=False)
     usage: Usage = field(default_factory=Usage)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    max_bytes: int | None = None  # per answer; None: DUET_OUTBOUND_MAX_MB
 
     def __post_init__(self):
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.base_url = self.base_url.rstrip("/")
         self._limit: asyncio.Semaphore | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._session: outbound.AsyncSession | None = None
 
     async def __aenter__(self) -> ServerClient:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=self.timeout, limits=limits)
+        session = outbound.AsyncSession(self.base_url, connections=self.concurrency, key=self.api_key,
+                                        max_bytes=self.max_bytes)
+        try:
+            self._session = await session.__aenter__()
+        except outbound.OutboundError as exc:
+            raise ServerError(f"The server at {self.base_url} {exc}") from None
         self._limit = asyncio.Semaphore(self.concurrency)
         return self
 
     async def __aexit__(self, *exc) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-        self._http = None
+        if self._session is not None:
+            await self._session.__aexit__(*exc)
+        self._session = None
 
     async def request(self, method: str, path: str, body: dict | None = None, *, retry: bool = True) -> dict:
-        """The decoded JSON answer; transient failures (connection errors, 408/429/5xx) are retried
-        with exponential backoff, a 429's Retry-After is waited for as given."""
-        if self._http is None:
+        """The decoded JSON answer; transient failures (no connection, no answer in time, 408/429/5xx) are
+        retried with exponential backoff, a 429's Retry-After is waited for as given."""
+        if self._session is None:
             raise RuntimeError("use the client inside `async with`")
         attempt = 0
         while True:
             wait: float | None = None
             async with self._limit:
                 try:
-                    response = await self._http.request(method, path, json=body)
-                except (httpx.TransportError, httpx.TimeoutException) as exc:
-                    problem = f"{type(exc).__name__}: {exc}"
+                    answer = await self._session.request(method, path, body, seconds=self.timeout)
+                except outbound.OutboundError as exc:
+                    problem = f"{self.base_url}{path} {exc}"
+                    if exc.kind not in outbound.RETRIABLE:
+                        raise ServerError(problem) from None
                 else:
-                    if response.status_code < 400:
+                    if answer.status < 300:
+                        try:
+                            decoded = answer.json()
+                        except outbound.OutboundError as exc:
+                            raise ServerError(f"{self.base_url}{path} {exc}") from None
                         self.usage.requests += 1
-                        answer = response.json()
-                        if isinstance(answer, dict):
-                            self.usage.add(answer)
-                        return answer
-                    problem = f"HTTP {response.status_code} from {self.base_url}{path}: {response.text[:300]}"
-                    if response.status_code == 429:
+                        if isinstance(decoded, dict):
+                            self.usage.add(decoded)
+                        return decoded
+                    problem = f"{self.base_url}{path} {answer.failure()}"
+                    if answer.status == 429:
                         self.usage.rate_limited += 1
-                        wait = retry_after(response)
-                    if response.status_code not in RETRIED_STATUS:
+                        wait = retry_after(answer)
+                    if answer.status not in RETRIED_STATUS:
                         raise ServerError(problem)
             attempt += 1
             if not retry or attempt > self.retries:

@@ -116,6 +116,7 @@ def test_an_unreachable_server_is_refused_at_save():
 
 def test_a_missing_api_key_is_refused_at_save(llama_server, monkeypatch):
     monkeypatch.delenv("DUET_TEST_ABSENT_KEY", raising=False)
+    monkeypatch.setenv("DUET_MODEL_API_KEYS", f"DUET_TEST_ABSENT_KEY={llama_server}")  # listed, bound, not set
     with pytest.raises(ValidationError) as caught:
         _server_config(llama_server, api_key_env="DUET_TEST_ABSENT_KEY")
     assert "DUET_TEST_ABSENT_KEY is not set here" in " ".join(caught.value.message_dict["api_key_env"])

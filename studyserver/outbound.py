@@ -1,0 +1,272 @@
+"""Every request Duet makes to a model server goes through here (DESIGN.md habit 18; issue 34 item 2).
+
+One way out, for the save-time checks (sync: `request`) and the runs (async: `AsyncSession`):
+
+1. The URL is validated first: http or https, a host, no user-info, query or fragment (a path
+   prefix such as https://openrouter.ai/api is fine). Nothing is sent for a URL that fails.
+2. The host is resolved once and every address it resolves to must be allowed: a public address,
+   or one an administrator allowed in DUET_OUTBOUND_ALLOW (studyserver/env.py; the embedded default
+   allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), private,
+   unspecified, multicast and reserved addresses are refused, and so are the deployment's own
+   database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL) unless an entry names
+   their host and port. The connection then goes to the address that was checked (httpcore's
+   network backend is replaced by one that connects there and nowhere else), with the URL's host
+   in the Host header and the TLS server name: a DNS answer that changes between the check and
+   the connection (rebinding) changes nothing.
+3. A request has a total deadline (not httpx's per-read timeouts: a peer sending one byte every 2 s
+   is cut at the deadline) and its answer a byte cap, counted while it streams in (compressed
+   answers: counted again as they are decompressed).
+4. Failures are said by class, in words ("cannot be reached", "refused the key (HTTP 401)",
+   "answered HTTP 404", "did not answer within 5 s", "sent more than 1 MB"): never with the peer's
+   own text, which may be an internal service's error page.
+
+Where a request may go and with which key (points 1 and 2, and `api_key(name, urls=…)`: a key read only
+from a name on DUET_MODEL_API_KEYS, for the origins that list binds it to) lives in
+studyserver/destinations.py; its names are re-exported here, the one module callers import.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import time
+import zlib
+from dataclasses import dataclass
+
+import httpcore
+import httpx
+
+from . import env
+from .destinations import (  # noqa: F401  (re-exported: the one module callers import)
+    DESTINATION, KEY, NOT_HTTP, NOT_JSON, RESOLVE_SECONDS, RETRIABLE, TIMEOUT, TOO_BIG, UNREACHABLE, URL, OutboundError,
+    Target, api_key, rules, size, target, url_parts,
+)
+
+# ------------------------------------------------------------------------------------- transports
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket whose every read and write ends by the request's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream, deadline: float):
+        self._inner, self._deadline = inner, deadline
+
+    def _left(self, timeout: float | None, error: type[Exception]) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise error("the request's deadline has passed")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        inner = self._inner.start_tls(ssl_context, server_hostname, self._left(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(inner, self._deadline)
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+def _same(host: str, port: int, checked: Target) -> None:
+    if host.strip("[]").lower().rstrip(".") != checked.host or port != checked.port:
+        raise httpcore.ConnectError("not the destination that was checked")
+
+
+class _PinnedBackend(httpcore.NetworkBackend):
+    """Connects to the checked address only, by the deadline."""
+
+    def __init__(self, checked: Target, deadline: float):
+        self._checked, self._deadline, self._inner = checked, deadline, httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        _same(host, port, self._checked)
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise httpcore.ConnectTimeout("the request's deadline has passed")
+        stream = self._inner.connect_tcp(self._checked.address, port, timeout=left if timeout is None else
+                                         min(timeout, left), local_address=local_address, socket_options=socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise httpcore.ConnectError("no unix sockets")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _PinnedAsyncBackend(httpcore.AsyncNetworkBackend):
+    """Connects to the checked address only (the deadline: asyncio.timeout around each request)."""
+
+    def __init__(self, checked: Target):
+        self._checked, self._inner = checked, httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        _same(host, port, self._checked)
+        return await self._inner.connect_tcp(self._checked.address, port, timeout=timeout,
+                                             local_address=local_address, socket_options=socket_options)
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise httpcore.ConnectError("no unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+@functools.cache
+def _tls():
+    """The certificate store, loaded once (a few hundred ms each time otherwise)."""
+    return httpx.create_ssl_context()
+
+
+def _pool_options(checked: Target, connections: int) -> dict:
+    return {"ssl_context": _tls() if checked.scheme == "https" else None, "max_connections": connections,
+            "max_keepalive_connections": connections, "keepalive_expiry": 5.0}
+
+
+# httpx builds its httpcore pool itself and takes no network backend: its transport is made as usual and its
+# pool replaced by one with the pinned backend (checked by tests/studyserver/test_outbound.py's rebinding test).
+def _transport(checked: Target, deadline: float) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport(verify=_tls())  # (its own pool, replaced below, would load the store again)
+    transport._pool = httpcore.ConnectionPool(**_pool_options(checked, 1),
+                                              network_backend=_PinnedBackend(checked, deadline))
+    return transport
+
+
+def _async_transport(checked: Target, connections: int) -> httpx.AsyncHTTPTransport:
+    transport = httpx.AsyncHTTPTransport(verify=_tls())
+    transport._pool = httpcore.AsyncConnectionPool(**_pool_options(checked, connections),
+                                                   network_backend=_PinnedAsyncBackend(checked))
+    return transport
+
+
+# ------------------------------------------------------------------------------------- answers
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+    def json(self):
+        try:
+            return json.loads(self.content)
+        except (ValueError, UnicodeDecodeError):
+            raise OutboundError(NOT_JSON, "did not answer with JSON") from None
+
+    def failure(self) -> str:
+        """'' for a success, else the answer's class in words (never its body)."""
+        if self.status < 300:
+            return ""
+        if self.status in (401, 403):
+            return f"refused the key (HTTP {self.status})"
+        if self.status < 400:
+            return f"answered HTTP {self.status} (a redirect, which Duet does not follow: give the URL it points to)"
+        return f"answered HTTP {self.status}"
+
+
+def _decoded(headers: httpx.Headers, raw: bytes, max_bytes: int) -> bytes:
+    coding = headers.get("content-encoding", "identity").strip().lower()
+    if coding in ("", "identity"):
+        return raw
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        raise OutboundError(NOT_HTTP, f"sent its answer in an encoding Duet does not read ({coding[:20]})")
+    try:
+        inflater = zlib.decompressobj(47)  # gzip or zlib, by their headers
+        out = inflater.decompress(raw, max_bytes + 1)
+    except zlib.error:
+        raise OutboundError(NOT_HTTP, "sent a compressed answer that does not decompress") from None
+    if len(out) > max_bytes or inflater.unconsumed_tail:
+        raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
+    return out
+
+
+def _announced(headers: httpx.Headers, max_bytes: int) -> None:
+    length = headers.get("content-length", "")
+    if length.isdigit() and int(length) > max_bytes:
+        raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
+
+
+def _words(exc: httpx.HTTPError, seconds: float) -> OutboundError:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return OutboundError(UNREACHABLE, f"cannot be reached (no connection within {round(seconds, 1):g} s)")
+    if isinstance(exc, httpx.TimeoutException):
+        return OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s")
+    if isinstance(exc, httpx.ProtocolError | httpx.DecodingError):
+        return OutboundError(NOT_HTTP, "did not answer as an HTTP server")
+    return OutboundError(UNREACHABLE, "cannot be reached")
+
+
+HEADERS = {"accept": "application/json", "accept-encoding": "gzip, deflate", "user-agent": "duet"}
+
+
+def request(method: str, base_url: str, path: str, *, body: dict | None = None, key: str = "", seconds: float,
+            max_bytes: int, checked: Target | None = None) -> Answer:
+    """One request (sync) to `path` under a server's base URL, finished within `seconds` in all, its answer
+    read up to `max_bytes`; OutboundError saying what went wrong by class."""
+    deadline = time.monotonic() + seconds
+    checked = checked or target(base_url, seconds=min(seconds, RESOLVE_SECONDS))
+    headers = {**HEADERS, **({"authorization": f"Bearer {key}"} if key else {})}
+    try:
+        with httpx.Client(transport=_transport(checked, deadline), trust_env=False, follow_redirects=False,
+                          timeout=None) as client:
+            with client.stream(method, checked.base + path, json=body, headers=headers) as response:
+                _announced(response.headers, max_bytes)
+                raw = bytearray()
+                for chunk in response.iter_raw():
+                    raw += chunk
+                    if len(raw) > max_bytes:
+                        raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
+                return Answer(response.status_code, response.headers, _decoded(response.headers, bytes(raw),
+                                                                                max_bytes))
+    except httpx.HTTPError as exc:
+        raise _words(exc, seconds) from None
+
+
+class AsyncSession:
+    """Requests (async) to one server, `connections` at most at once, its destination checked once on entry:
+    `async with AsyncSession(url, …) as s: answer = await s.request("POST", "/v1/completions", body, seconds=…)`."""
+
+    def __init__(self, base_url: str, *, connections: int = 4, key: str = "", max_bytes: int | None = None):
+        self.base_url, self.connections = base_url, connections
+        self.max_bytes = max_bytes or env.outbound_max_bytes()
+        self._headers = {**HEADERS, **({"authorization": f"Bearer {key}"} if key else {})}
+        self._http: httpx.AsyncClient | None = None
+        self.checked: Target | None = None
+
+    async def __aenter__(self) -> AsyncSession:
+        self.checked = await asyncio.to_thread(target, self.base_url)
+        # timeout=None: httpx's per-read timeouts are replaced by one deadline per request (asyncio.timeout)
+        self._http = httpx.AsyncClient(transport=_async_transport(self.checked, self.connections), trust_env=False,
+                                       follow_redirects=False, headers=self._headers, timeout=None)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+        self._http = None
+
+    async def request(self, method: str, path: str, body: dict | None = None, *, seconds: float) -> Answer:
+        if self._http is None:
+            raise RuntimeError("use the session inside `async with`")
+        scope = asyncio.timeout(seconds)
+        try:
+            async with scope:
+                async with self._http.stream(method, self.checked.base + path, json=body) as response:
+                    _announced(response.headers, self.max_bytes)
+                    raw = bytearray()
+                    async for chunk in response.aiter_raw():
+                        raw += chunk
+                        if len(raw) > self.max_bytes:
+                            raise OutboundError(TOO_BIG, f"sent more than {size(self.max_bytes)}")
+                    return Answer(response.status_code, response.headers,
+                                  _decoded(response.headers, bytes(raw), self.max_bytes))
+        except TimeoutError:
+            if scope.expired():
+                raise OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s") from None
+            raise OutboundError(UNREACHABLE, "cannot be reached") from None
+        except httpx.HTTPError as exc:
+            raise _words(exc, seconds) from None
