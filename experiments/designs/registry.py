@@ -113,6 +113,40 @@ class Generation:
         raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
+# What people are shown (issue 35 item 1): which phrasings of a design's items the human arm serves.
+ONE_PHRASING, EVERY_PHRASING = "one", "every"
+PEOPLE_PHRASINGS = {
+    ONE_PHRASING: "one phrasing: the study's human variant (study.settings['human_variant']; participation/paired.py)",
+    EVERY_PHRASING: "every phrasing its items have (a single-phrasing design has one)",
+}
+
+
+@dataclass(frozen=True)
+class PeopleShown:
+    """What a study's human arm can show people, by the one rule the arm's lists draw from (participation/
+    paired.py's pool, participation/services._grid) and every human/model contrast of the report reads:
+    never a catch item; the real items, and the perturbed copies and nonsense mirrors only where the arm
+    draws them (HumanArm.include_nonsense); of a design whose people see ONE_PHRASING, only the study's human
+    variant (an item written in no variant always counts). `source` says where the settings were read."""
+
+    human_variant: str = ""  # "" : every phrasing
+    perturbed: bool = False  # HumanArm.include_nonsense: perturbed copies (and nonsense mirrors) too
+    source: str = "the study's settings and human arm"
+
+    def shows(self, *, design: str, variant: str, condition: str) -> bool:
+        if design == CATCH_ITEMS or (condition != "real" and not self.perturbed):
+            return False
+        if variant and self.human_variant and people_phrasings(design) == ONE_PHRASING:
+            return variant == self.human_variant
+        return True
+
+    def describe(self) -> str:
+        phrasing = (f"the phrasing '{self.human_variant}' of designs whose people see one phrasing"
+                    if self.human_variant else "every phrasing")
+        copies = "originals, perturbed copies and nonsense mirrors" if self.perturbed else "the real (original) items only"
+        return f"{phrasing}; {copies} (read from {self.source})"
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of a generated design: the command's --flag and the admin form's field."""
@@ -206,8 +240,13 @@ class Design:
     # declare them; the report asks the registry which designs a section reads: designs_for_section).
     report_sections: tuple[str, ...] = ()
     generation: Generation = Generation()  # generation mode: its prompts and its answer parser
+    # Which of its phrasings people are shown (PEOPLE_PHRASINGS; PeopleShown applies it): models answer every one.
+    people_phrasings: str = EVERY_PHRASING
 
     def __post_init__(self):
+        if self.people_phrasings not in PEOPLE_PHRASINGS:
+            raise ValueError(f"{self.name}: unknown people_phrasings {self.people_phrasings!r}; "
+                             f"known: {', '.join(PEOPLE_PHRASINGS)}")
         if self.validity not in VALIDITY:
             raise ValueError(f"{self.name}: unknown validity {self.validity!r}; known: {', '.join(VALIDITY)}")
         if self.source == IMPORT:
@@ -296,6 +335,12 @@ def tested_forms(name: str) -> tuple[str, ...] | None:
     """The logical forms design `name` declares it tests (None: its items carry their own)."""
     found = _designs.get(name)
     return found.tested_forms() if found is not None and found.tested_forms is not None else None
+
+
+def people_phrasings(name: str) -> str:
+    """Which phrasings of design `name`'s items people are shown (PEOPLE_PHRASINGS; every, for no design)."""
+    found = _designs.get(name)
+    return found.people_phrasings if found is not None else EVERY_PHRASING
 
 
 def pair_roles() -> dict[str, tuple[str, ...]]:
