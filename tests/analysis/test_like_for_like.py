@@ -10,6 +10,8 @@ one in the all-items sensitivity analysis (on main the frame held every phrasing
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from django.core.management import call_command
@@ -109,3 +111,30 @@ def test_the_audits_construction_gives_a_positive_contrast_like_for_like(study_f
     assert sensitivity.tables["sides"].set_index("respondent").loc["fake-a", "answers"] == 2 * PAIRS * PHRASINGS
     wrong = sensitivity.tables["model_vs_human"].set_index("contrast").filter(like="fake-a", axis=0).iloc[0]
     assert wrong["estimate"] < 0  # the comparison main's report made: the sign flips
+
+
+# ------------------------------------------------------------------- typed links: multiple choice (001)
+LOGIQA = Path(__file__).resolve().parents[1] / "data" / "published" / "logiqa" / "Eval_excerpt.txt"
+
+
+def test_a_logiqa_study_has_option_orders_and_no_perturbation_section():
+    """The circular option orders link back to their original question (option_order links): the report's
+    paired sections read perturbations only, so a LogiQA study gets no 002 table and people no
+    'perturbation vs original' row (on main both appeared)."""
+    from analysis import frames, paired_frames, paired_report, prep
+    from experiments.models import LinkKind, Study
+
+    call_command("import_items", "multiple-choice", str(LOGIQA), "lfl-logiqa", "--format", "logiqa-text",
+                 "--skip-problems")
+    study = Study.objects.get(slug="lfl-logiqa")
+    kinds = dict(study.items.exclude(design="attention-check").values_list("pair_role", "link_kind").distinct())
+    assert kinds == {"rot0": LinkKind.PAIR_MEMBER, "rot1": LinkKind.OPTION_ORDER, "rot2": LinkKind.OPTION_ORDER,
+                     "rot3": LinkKind.OPTION_ORDER}
+    call_command("simulate_participants", "lfl-logiqa", "--n", "8", "--seed", "2", "--accuracy", "0.6")
+    kept, _ = prep.apply_exclusions(frames.trials_frame(study, include_simulated=True))
+    assert len(kept) and kept["original_item_id"].notna().any()  # people answered rotated orders
+    inputs = paired_frames.inputs(study)
+    sections = {s.key: s for s in paired_report.sections(pd.DataFrame(), kept, inputs)}
+    assert "perturbation" not in sections
+    people = sections.get("paired_people")
+    assert people is None or all(d != "perturbation" for d in people.tables["members"]["design"])
