@@ -83,3 +83,26 @@ def sides_note(table: pd.DataFrame, people) -> str:
         "unless the human arm draws perturbed copies")
     return (f"Like for like: models are compared on exactly the items people could be shown — {rule}. Each side: "
             + "; ".join(said) + ".")
+
+
+def state_paired_sides(section, answers: pd.DataFrame, people, design: str | None = None) -> None:
+    """What each side of the section holds (issue 35): people's and each model's items, answers and phrasings,
+    and which model rows are like for like (the phrasing people saw); rows pooling other phrasings or
+    perturbed copies no person saw are the models' own, not a comparison with people."""
+    part = answers if design is None else answers[answers["design"] == design]
+    if part.empty:
+        return
+    humans = part[part["respondent"] == "human"]
+    models = part[part["respondent"] != "human"].assign(model=lambda f: f["respondent"])
+    rule = people_shown(people, humans)
+    table = sides(humans, models)
+    section.tables["sides"] = table
+    said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.items} items, {r.answers} answers "
+                     f"({r.phrasings}; {r.conditions})" for r in table.itertuples())
+    like = ""
+    if len(humans) and len(models):
+        phrasing = rule.human_variant or "the phrasings people saw"
+        like = (f" People saw {rule.describe()}: compare them with the models' rows for variant '{phrasing}' "
+                "(like for like); the models' 'all' rows pool phrasings no person was shown (a sensitivity "
+                "reading, not a comparison with people).")
+    section.notes.insert(0, f"What each side holds: {said}.{like}")

@@ -31,6 +31,9 @@ class PairedInputs:
     # The study's declared factors: the dual-sided tables are sliced by these columns only (empty:
     # overall only). Issue 25: slicing by every descriptive column gave 769 one-rule rows for ULogic.
     factors: list[str] = field(default_factory=list)
+    # What people could be shown (experiments.designs.registry.PeopleShown; None: inferred from their answers):
+    # each paired section says which of its model rows are like for like.
+    people: object = None
 
 
 def report_options(settings: dict | None) -> dict:
@@ -90,11 +93,13 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
 def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     from experiments.models import HumanArm
 
+    from .frames import people_shown
+
     arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
-                        factors=_factors((study.settings or {}).get(SETTING)))
+                        factors=_factors((study.settings or {}).get(SETTING)), people=people_shown(study))
 
 
 def _factors(value) -> list[str]:

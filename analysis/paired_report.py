@@ -27,7 +27,7 @@ import re
 
 import pandas as pd
 
-from . import clustered, paired, paired_people
+from . import clustered, like_for_like, paired, paired_people
 from .sections import Section
 from .paired_frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
 
@@ -418,6 +418,12 @@ def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
     return section
 
 
+def _matched_items(answers: pd.DataFrame) -> set:
+    """The items 002's matched pairs read: the perturbed copies and their originals."""
+    copies = answers[answers["original_item_id"].notna() & answers["link_kind"].isin(PERTURBED_LINKS)]
+    return set(copies["item_id"]) | set(copies["original_item_id"].astype(int))
+
+
 def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | None) -> list[Section]:
     """A section per paired design present in the study (none when it has no linked items)."""
     if inputs is None or inputs.items.empty:
@@ -430,11 +436,14 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
     for name in registry.designs_for_section(TAU_SECTION):
         if name in designs:
             out.append(rulebreakers_section(answers, inputs, name))
+            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
     for name in registry.designs_for_section(DUAL_SIDED_SECTION):
         if name in designs:
             out.append(dual_sided_section(answers, inputs.factors, name))
+            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
     if perturbed(inputs.items).any():  # perturbed copies only: a question's option orders are no perturbation
         out.append(perturbation_section(answers, inputs.options))
+        like_for_like.state_paired_sides(out[-1], answers[answers["item_id"].isin(_matched_items(answers))], inputs.people)
     people = paired_people.people_section(answers, inputs.presentation)
     if people is not None:
         out.append(people)

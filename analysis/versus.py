@@ -108,7 +108,10 @@ def differs(frames: StudyFrames) -> bool:
 
 def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, people=None,
                 who: str = "participant") -> None:
-    """The section's `sides` table and its sentence: per side, items, answers and phrasings."""
+    """The section's `sides` table and its sentence: per side, items, answers and phrasings (a frame made
+    elsewhere without the item columns says nothing)."""
+    if not {"item_id", "agent"} <= set(frame.columns):
+        return
     humans = frame[frame["agent"] == "human"]
     models = frame[frame["agent"] != "human"].assign(model=lambda f: f["agent"].astype(str))
     table = like_for_like.sides(humans, models)
