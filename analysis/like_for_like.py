@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-SIDES_COLUMNS = ["side", "respondent", "items", "answers", "phrasings", "conditions"]
+SIDES_COLUMNS = ["side", "respondent", "n_items", "n_answers", "phrasings", "conditions"]
 SINGLE = "(one phrasing)"  # an item written in no variant
 
 
@@ -62,8 +62,8 @@ def sides(humans: pd.DataFrame, models: pd.DataFrame, *, who: str = "participant
             continue
         parts = [("human", frame)] if groups is None else list(frame.groupby(groups, sort=True, observed=True))
         for respondent, part in parts:
-            rows.append({"side": side, "respondent": str(respondent), "items": int(part["item_id"].nunique()),
-                         "answers": len(part),
+            rows.append({"side": side, "respondent": str(respondent), "n_items": int(part["item_id"].nunique()),
+                         "n_answers": len(part),
                          "phrasings": _phrasings(part["variant"]) if "variant" in part else SINGLE,
                          "conditions": ", ".join(sorted(set(part["condition"].astype(str))))
                          if "condition" in part else "real"})
@@ -77,7 +77,7 @@ def sides_note(table: pd.DataFrame, people) -> str:
     said = []
     for row in table.itertuples():
         who = "people" if row.side == "people" else row.respondent
-        said.append(f"{who}: {row.items} items, {row.answers} answers ({row.phrasings}; {row.conditions})")
+        said.append(f"{who}: {row.n_items} items, {row.n_answers} answers ({row.phrasings}; {row.conditions})")
     rule = people.describe() if people is not None else (
         "the registry's rule (experiments.designs.registry.PeopleShown): the study's human variant, the real items "
         "unless the human arm draws perturbed copies")
@@ -97,7 +97,7 @@ def state_paired_sides(section, answers: pd.DataFrame, people, design: str | Non
     rule = people_shown(people, humans)
     table = sides(humans, models)
     section.tables["sides"] = table
-    said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.items} items, {r.answers} answers "
+    said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.n_items} items, {r.n_answers} answers "
                      f"({r.phrasings}; {r.conditions})" for r in table.itertuples())
     like = ""
     if len(humans) and len(models):

@@ -443,7 +443,8 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
             like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
     if perturbed(inputs.items).any():  # perturbed copies only: a question's option orders are no perturbation
         out.append(perturbation_section(answers, inputs.options))
-        like_for_like.state_paired_sides(out[-1], answers[answers["item_id"].isin(_matched_items(answers))], inputs.people)
+        matched = answers[answers["item_id"].isin(_matched_items(answers))]
+        like_for_like.state_paired_sides(out[-1], matched, inputs.people)
     people = paired_people.people_section(answers, inputs.presentation)
     if people is not None:
         out.append(people)

@@ -117,12 +117,12 @@ def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, p
     table = like_for_like.sides(humans, models)
     section.tables["sides"] = table
     if all_items:
+        said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.n_items} items, {r.n_answers} "
+                         f"answers ({r.phrasings})" for r in table.itertuples())
         section.notes.insert(0, "Sensitivity analysis, not the comparison: the models' side holds every item they "
                                 "answered, including phrasings and copies no person could be shown, so the two sides "
-                                "answered different items. The like-for-like comparison is the section "
-                                f"'{KEY}'. Each side: " + "; ".join(
-                                    f"{'people' if r.side == 'people' else r.respondent}: {r.items} items, {r.answers} "
-                                    f"answers ({r.phrasings})" for r in table.itertuples()) + ".")
+                                f"answered different items. The like-for-like comparison is the section '{KEY}'. "
+                                f"Each side: {said}.")
     else:
         section.notes.insert(0, like_for_like.sides_note(table, people))
 

@@ -75,7 +75,8 @@ def written_pairs_of(study: Study, design: str) -> tuple[tuple[PairedItem, ...],
         kept = {k: v for k, v in attrs.items() if k not in ("conclusion", "member")}
         out[(pair_id, role)] = PairedItem(
             code=attrs.get("member") or f"{pair_id}:{role}", design=design, pair_id=pair_id, role=role,
-            form_id=form_id, rule=attrs.get("rule", ""), premises=tuple(premises), conclusion=attrs.get("conclusion", ""),
+            form_id=form_id, rule=attrs.get("rule", ""), premises=tuple(premises),
+            conclusion=attrs.get("conclusion", ""),
             gold_answer=gold, question="", prompt="", variants=(), attributes=kept)
     return tuple(out.values()), variants
 

@@ -143,7 +143,8 @@ class PeopleShown:
     def describe(self) -> str:
         phrasing = (f"the phrasing '{self.human_variant}' of designs whose people see one phrasing"
                     if self.human_variant else "every phrasing")
-        copies = "originals, perturbed copies and nonsense mirrors" if self.perturbed else "the real (original) items only"
+        copies = ("originals, perturbed copies and nonsense mirrors" if self.perturbed
+                  else "the real (original) items only")
         return f"{phrasing}; {copies} (read from {self.source})"
 
 

@@ -86,8 +86,8 @@ def test_the_frame_holds_for_models_only_the_phrasing_people_saw_and_says_both_s
     table = like_for_like.sides(rows[rows["agent"] == "human"],
                                 models.assign(model=models["agent"].astype(str)))
     people_row = table[table.side == "people"].iloc[0]
-    assert (people_row["answers"], people_row["phrasings"]) == (len(kept), "follow/yes-no")
-    assert list(table.loc[table.side == "model", "items"]) == [2 * PAIRS] * 2
+    assert (people_row["n_answers"], people_row["phrasings"]) == (len(kept), "follow/yes-no")
+    assert list(table.loc[table.side == "model", "n_items"]) == [2 * PAIRS] * 2
     assert versus.differs(frames)
     everything = versus.rows(frames, all_items=True)
     assert (everything["agent"] != "human").sum() == len(scores)
@@ -99,7 +99,7 @@ def test_the_audits_construction_gives_a_positive_contrast_like_for_like(study_f
     like = fit_spec(versus.spec(frames, ()), frames)
     assert not like.absent, like.absent
     sides = like.tables["sides"].set_index("respondent")
-    assert sides.loc["fake-a", "answers"] == 2 * PAIRS and sides.loc["human", "answers"] == len(kept)
+    assert sides.loc["fake-a", "n_answers"] == 2 * PAIRS and sides.loc["human", "n_answers"] == len(kept)
     assert sides.loc["fake-a", "phrasings"] == "follow/yes-no"
     assert like.notes[0].startswith("Like for like") and "fake-a: 60 items, 60 answers (follow/yes-no" in like.notes[0]
     contrast = like.tables["model_vs_human"].set_index("contrast").filter(like="fake-a", axis=0).iloc[0]
@@ -108,7 +108,7 @@ def test_the_audits_construction_gives_a_positive_contrast_like_for_like(study_f
     sensitivity = fit_spec(versus.spec(frames, (), all_items=True), frames)
     assert sensitivity.key == versus.ALL_ITEMS_KEY and sensitivity.title.startswith("Sensitivity analysis")
     assert sensitivity.notes[0].startswith("Sensitivity analysis, not the comparison")
-    assert sensitivity.tables["sides"].set_index("respondent").loc["fake-a", "answers"] == 2 * PAIRS * PHRASINGS
+    assert sensitivity.tables["sides"].set_index("respondent").loc["fake-a", "n_answers"] == 2 * PAIRS * PHRASINGS
     wrong = sensitivity.tables["model_vs_human"].set_index("contrast").filter(like="fake-a", axis=0).iloc[0]
     assert wrong["estimate"] < 0  # the comparison main's report made: the sign flips
 
