@@ -49,15 +49,16 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
 
 
 def people_shown(study):
-    """What the study's human arm can show people (experiments.designs.registry.PeopleShown): the phrasing
+    """What the study's human arm can show people (logic.people_shown.PeopleShown, as
+    experiments.designs.registry.people_shown builds it from the designs' declarations): the phrasing
     people see (study.settings["human_variant"]) and whether the arm draws perturbed copies and nonsense
     mirrors (HumanArm.include_nonsense); the report's human/model contrasts read models on these items."""
-    from experiments.designs.registry import PeopleShown
+    from experiments.designs import registry
     from experiments.models import HumanArm
     from experiments.participation.paired import human_variant
 
     arm = HumanArm.objects.filter(study=study).first()
-    return PeopleShown(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
+    return registry.people_shown(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
 
 
 def _inference_models():

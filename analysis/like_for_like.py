@@ -1,9 +1,9 @@
 """Humans and models on the same items (issue 35 item 1; DESIGN.md rule 19). Pure pandas.
 
-A human/model contrast uses, for models, exactly the items people could be shown: the rule is the
-registry's (experiments.designs.registry.PeopleShown: the study's human variant for a design whose
-people see one phrasing, the real items unless the human arm draws perturbed copies), read from the
-study by analysis.frames.people_shown. Without a study (frames handed over directly) it is inferred from
+A human/model contrast uses, for models, exactly the items people could be shown: the rule is
+logic.people_shown.PeopleShown as experiments.designs.registry.people_shown builds it from the designs'
+declarations (the study's human variant for a design whose people see one phrasing, the real items
+unless the human arm draws perturbed copies), read from the study by analysis.frames.people_shown. Without a study (frames handed over directly) it is inferred from
 the people's own answers: the phrasings and conditions they answered. Each contrast says, per side,
 how many items and answers it holds and which phrasings (`sides`); the comparison over every item the
 models answered stays available as a separately labelled sensitivity analysis.
@@ -12,22 +12,27 @@ from __future__ import annotations
 
 import pandas as pd
 
+from logic.people_shown import PeopleShown
+
 SIDES_COLUMNS = ["side", "respondent", "n_items", "n_answers", "phrasings", "conditions"]
 SINGLE = "(one phrasing)"  # an item written in no variant
 
 
-def people_shown(people, trials: pd.DataFrame):
-    """The rule to apply: `people` (the study's), else one inferred from the trials people answered."""
-    from experiments.designs.registry import PeopleShown
+def people_shown(people, trials: pd.DataFrame) -> PeopleShown:
+    """The rule to apply: `people` (the study's), else one inferred from the trials people answered (without
+    Django, as in the report's second R process: the phrasing people answered, if one, holds for every design
+    whose items carry phrasings)."""
+    from .metrics import CATCH_ITEMS
 
     if people is not None:
         return people
+    never = frozenset({CATCH_ITEMS})
     if not len(trials):
-        return PeopleShown(source="no study and no answers from people: every item counts")
+        return PeopleShown(never=never, source="no study and no answers from people: every item counts")
     variants = sorted(set(trials["variant"].fillna("").astype(str)) - {""}) if "variant" in trials else []
     conditions = set(trials["condition"].astype(str)) if "condition" in trials else {"real"}
     return PeopleShown(human_variant=variants[0] if len(variants) == 1 else "", perturbed=conditions != {"real"},
-                       source="the phrasings and conditions of the people's own answers (no study given)")
+                       never=never, source="the phrasings and conditions of the people's own answers (no study given)")
 
 
 def shown_mask(frame: pd.DataFrame, people) -> pd.Series:
@@ -79,7 +84,7 @@ def sides_note(table: pd.DataFrame, people) -> str:
         who = "people" if row.side == "people" else row.respondent
         said.append(f"{who}: {row.n_items} items, {row.n_answers} answers ({row.phrasings}; {row.conditions})")
     rule = people.describe() if people is not None else (
-        "the registry's rule (experiments.designs.registry.PeopleShown): the study's human variant, the real items "
+        "the registry's rule (logic.people_shown.PeopleShown): the study's human variant, the real items "
         "unless the human arm draws perturbed copies")
     return (f"Like for like: models are compared on exactly the items people could be shown — {rule}. Each side: "
             + "; ".join(said) + ".")

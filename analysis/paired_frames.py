@@ -31,7 +31,7 @@ class PairedInputs:
     # The study's declared factors: the dual-sided tables are sliced by these columns only (empty:
     # overall only). Issue 25: slicing by every descriptive column gave 769 one-rule rows for ULogic.
     factors: list[str] = field(default_factory=list)
-    # What people could be shown (experiments.designs.registry.PeopleShown; None: inferred from their answers):
+    # What people could be shown (logic.people_shown.PeopleShown; None: inferred from their answers):
     # each paired section says which of its model rows are like for like.
     people: object = None
 

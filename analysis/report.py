@@ -163,7 +163,7 @@ class ReportInputs:
     factors: tuple[str, ...] | None = None
     factor_values: pd.DataFrame | None = None
     designs: tuple[str, ...] | None = None
-    # What people could be shown (experiments.designs.registry.PeopleShown; analysis.frames.people_shown): the
+    # What people could be shown (logic.people_shown.PeopleShown; analysis.frames.people_shown): the
     # human/model contrasts read models on these items (None: inferred from the trials, analysis/like_for_like.py).
     people: object = None
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from studyserver.registry import Registry
 
 from logic import answer_parsing, human_defaults, prompting
+from logic import people_shown as people
 
 GENERATE, IMPORT = "generate", "import"
 BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
@@ -113,39 +114,10 @@ class Generation:
         raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
-# What people are shown (issue 35 item 1): which phrasings of a design's items the human arm serves.
-ONE_PHRASING, EVERY_PHRASING = "one", "every"
-PEOPLE_PHRASINGS = {
-    ONE_PHRASING: "one phrasing: the study's human variant (study.settings['human_variant']; participation/paired.py)",
-    EVERY_PHRASING: "every phrasing its items have (a single-phrasing design has one)",
-}
-
-
-@dataclass(frozen=True)
-class PeopleShown:
-    """What a study's human arm can show people, by the one rule the arm's lists draw from (participation/
-    paired.py's pool, participation/services._grid) and every human/model contrast of the report reads:
-    never a catch item; the real items, and the perturbed copies and nonsense mirrors only where the arm
-    draws them (HumanArm.include_nonsense); of a design whose people see ONE_PHRASING, only the study's human
-    variant (an item written in no variant always counts). `source` says where the settings were read."""
-
-    human_variant: str = ""  # "" : every phrasing
-    perturbed: bool = False  # HumanArm.include_nonsense: perturbed copies (and nonsense mirrors) too
-    source: str = "the study's settings and human arm"
-
-    def shows(self, *, design: str, variant: str, condition: str) -> bool:
-        if design == CATCH_ITEMS or (condition != "real" and not self.perturbed):
-            return False
-        if variant and self.human_variant and people_phrasings(design) == ONE_PHRASING:
-            return variant == self.human_variant
-        return True
-
-    def describe(self) -> str:
-        phrasing = (f"the phrasing '{self.human_variant}' of designs whose people see one phrasing"
-                    if self.human_variant else "every phrasing")
-        copies = ("originals, perturbed copies and nonsense mirrors" if self.perturbed
-                  else "the real (original) items only")
-        return f"{phrasing}; {copies} (read from {self.source})"
+# What people are shown (issue 35 item 1): a design declares which of its phrasings people see
+# (people_phrasings); logic/people_shown.py holds the rule, `people_shown` below builds it for a study.
+ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = people.ONE_PHRASING, people.EVERY_PHRASING, people.PEOPLE_PHRASINGS
+PeopleShown = people.PeopleShown
 
 
 @dataclass(frozen=True)
@@ -342,6 +314,15 @@ def people_phrasings(name: str) -> str:
     """Which phrasings of design `name`'s items people are shown (PEOPLE_PHRASINGS; every, for no design)."""
     found = _designs.get(name)
     return found.people_phrasings if found is not None else EVERY_PHRASING
+
+
+def people_shown(*, human_variant: str = "", perturbed: bool = False,
+                 source: str = "the study's settings and human arm") -> PeopleShown:
+    """The rule of what a study's human arm can show people, with the designs' declarations: the designs
+    whose people see one phrasing, and the catch items, which are never items people are shown."""
+    one = frozenset(d.name for d in all_designs() if d.people_phrasings == ONE_PHRASING)
+    return PeopleShown(human_variant=human_variant, perturbed=perturbed, one_phrasing=one,
+                       never=frozenset({CATCH_ITEMS}), source=source)
 
 
 def pair_roles() -> dict[str, tuple[str, ...]]:

@@ -138,3 +138,23 @@ def test_a_logiqa_study_has_option_orders_and_no_perturbation_section():
     assert "perturbation" not in sections
     people = sections.get("paired_people")
     assert people is None or all(d != "perturbation" for d in people.tables["members"]["design"])
+
+
+def test_the_rule_travels_to_the_reports_second_process_without_django(study_frames, tmp_path):
+    """The humans-vs-models fit runs in a second process with no Django (analysis/rprocess.py): the study's
+    rule, pickled with the spec and frames, is read and applied there to the same rows as here."""
+    import pickle
+    import subprocess
+    import sys
+
+    scores, kept, people, _ = study_frames
+    frames = StudyFrames(scores=scores, kept=kept, people=people)
+    spec = versus.spec(frames, ())
+    (tmp_path / "job.pickle").write_bytes(pickle.dumps((spec, frames)))
+    code = ("import pickle, sys; spec, frames = pickle.load(open(sys.argv[1], 'rb')); "
+            "print(len(spec.frame(frames)), sorted(spec.frame(frames)['variant'].unique()))")
+    ran = subprocess.run([sys.executable, "-c", code, str(tmp_path / "job.pickle")], capture_output=True, text=True,
+                         timeout=300, env={k: v for k, v in __import__("os").environ.items()
+                                           if k != "DJANGO_SETTINGS_MODULE"})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split(" ", 1) == [str(len(versus.rows(frames))), "['follow/yes-no']\n"]
