@@ -5,8 +5,9 @@ items take, how a perturbation (seed 002) copies them, how a result is said to t
 how a model's answer to its items is read (`Scoring`: the decision rule and the answer forms summed,
 each as the design's paper says) and what its items' `valid` and `gold` mean; what participants read
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
-defaults (practice questions, catch items: logic/human_defaults.py), the logical forms it tests, its pair
-roles and the report sections that read it. The commands (generate_items, import_items,
+defaults (practice questions, catch items: logic/human_defaults.py), which of its phrasings people are
+shown (`people_phrasings`; `people_shown` builds the rule every human/model contrast reads), the logical
+forms it tests, its pair roles and the report sections that read it. The commands (generate_items, import_items,
 perturb_items), the admin, the human arm, the model arm, the report and the codebook read it; nothing
 else branches on a design's name (tests/experiments/test_design_names.py greps for one).
 """
@@ -308,12 +309,6 @@ def tested_forms(name: str) -> tuple[str, ...] | None:
     """The logical forms design `name` declares it tests (None: its items carry their own)."""
     found = _designs.get(name)
     return found.tested_forms() if found is not None and found.tested_forms is not None else None
-
-
-def people_phrasings(name: str) -> str:
-    """Which phrasings of design `name`'s items people are shown (PEOPLE_PHRASINGS; every, for no design)."""
-    found = _designs.get(name)
-    return found.people_phrasings if found is not None else EVERY_PHRASING
 
 
 def people_shown(*, human_variant: str = "", perturbed: bool = False,
