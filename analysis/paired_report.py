@@ -409,7 +409,7 @@ def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
         "independent, and the clustered McNemar test of Durkalski et al. (2003) runs instead: z = Σ(c_k − b_k)/"
         "√Σ(c_k − b_k)² over units k (c_k, b_k: the unit's wrong→right and right→wrong pairs); when at most "
         f"{exact_max} units have c_k ≠ b_k, the exact randomisation test that flips each unit's sign. n is then the "
-        "units with c_k ≠ b_k, at most the item pairs. Both reduce to 002's test with one pair per unit.",
+        "units with c_k ≠ b_k, at most the clusters (units). Both reduce to 002's test with one pair per unit.",
     ]
     if clustered_rows:
         section.notes.append(
