@@ -64,6 +64,13 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "cluster": ("string", "", "Table 1's sampling unit: what was resampled as one observation (participant, item, "
                 "or pair: a linked pair's phrasings and members together)"),
     "n_clusters": ("integer", "", "how many of those units the row rests on"),
+    # the `sides` table of every human/model contrast (analysis/like_for_like.py, issue 35)
+    "side": ("string", "", "people or model: which side of the human/model contrast the row describes"),
+    "n_items": ("integer", "", "distinct items the side answered in this contrast"),
+    "n_answers": ("integer", "", "answers the side contributed to this contrast"),
+    "phrasings": ("string", "", "the prompt variants (phrasings) the side answered; '(one phrasing)' for items "
+                  "written in no variant"),
+    "conditions": ("string", "", "the item conditions the side answered (real, or a perturbation's label)"),
     "level": ("string", "", "the factor's level (ASCII code)"),
     "hypothesis": ("string", "", "the paper's hypothesis tested"),
     "group": ("string", "", "the random-effect grouping factor"), "Name": ("string", "", "the random-effect term"),

@@ -48,6 +48,19 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
     return _typed(frame)[list(TRIAL_COLUMNS)]
 
 
+def people_shown(study):
+    """What the study's human arm can show people (logic.people_shown.PeopleShown, as
+    experiments.designs.registry.people_shown builds it from the designs' declarations): the phrasing
+    people see (study.settings["human_variant"]) and whether the arm draws perturbed copies and nonsense
+    mirrors (HumanArm.include_nonsense); the report's human/model contrasts read models on these items."""
+    from experiments.designs import registry
+    from experiments.models import HumanArm
+    from experiments.participation.paired import human_variant
+
+    arm = HumanArm.objects.filter(study=study).first()
+    return registry.people_shown(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
+
+
 def _inference_models():
     try:
         from inference.models import ModelRun, ModelScore

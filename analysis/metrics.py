@@ -106,15 +106,37 @@ def _groupings(frame: pd.DataFrame, factors=PAPER_003) -> list[tuple[str, str, p
     return groups
 
 
+FAMILY = "cluster_family"  # the column table1 adds: the unit a model's answer is resampled in
+
+
+def families(scores: pd.DataFrame) -> pd.DataFrame:
+    """`scores` with the unit each answer belongs to (FAMILY): its item's pair where the items are linked
+    in pairs, else the item — a perturbed copy (condition not real, linked to its original) taking its
+    original's pair or item, so an original and its copies are one cluster (issue 35). A question's option
+    orders keep condition real and share their question's pair id already."""
+    if not len(scores) or "item_id" not in scores:
+        return scores
+    item = scores["item_id"]
+    root = item
+    if "original_item_id" in scores and "condition" in scores:
+        copies = scores["original_item_id"].notna() & (scores["condition"].astype(str) != "real")
+        root = item.where(~copies, scores["original_item_id"]).astype("Int64")
+    pair = (scores["pair_id"].fillna("").astype(str) if "pair_id" in scores
+            else pd.Series("", index=scores.index))
+    pair_of = dict(zip(item, pair))
+    found = [pair_of.get(r, "") or (p if r == i else "") for r, i, p in zip(root, item, pair)]
+    return scores.assign(**{FAMILY: [f or f"item {r}" for f, r in zip(found, root)]})
+
+
 def model_clusters(scores: pd.DataFrame) -> tuple[pd.Series, str]:
     """What one independent observation of a model is: an item, or a linked pair (all its phrasings and
-    both members resampled together) where the items carry a pair id."""
-    if "pair_id" in scores and len(scores) and (scores["pair_id"].fillna("") != "").any():
-        pair = scores["pair_id"].fillna("").astype(str)
-        return pair.where(pair != "", "item " + scores["item_id"].astype(str)), PAIR
-    if "item_id" not in scores:
+    both members resampled together) where the items carry a pair id; a perturbed copy belongs to its
+    original's (families)."""
+    if not len(scores) or "item_id" not in scores:
         return pd.Series(range(len(scores)), index=scores.index), ITEM
-    return scores["item_id"].astype(str), ITEM
+    found = scores if FAMILY in scores else families(scores)
+    paired = "pair_id" in scores and (scores["pair_id"].fillna("") != "").any()
+    return found[FAMILY].astype(str), PAIR if paired else ITEM
 
 
 def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:
@@ -140,7 +162,7 @@ def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, see
     its decisions, its items resampled (pairs where items are linked in pairs), and people's proportion
     correct, participants resampled, with 95% percentile-bootstrap CIs. `cluster` names what was
     resampled and `n_clusters` how many there were."""
-    scores, trials = analysed_rows(scores), analysed_rows(trials)
+    scores, trials = families(analysed_rows(scores)), analysed_rows(trials)
     draws = Resamples(seed=seed)
     heads, columns, clusters = [], [], []
     measures = [("soft accuracy", "soft_acc"), ("decision accuracy", "correct")]

@@ -15,7 +15,7 @@ from studyserver.registry import Registry
 from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
 from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 
-from . import metrics, prep
+from . import like_for_like, metrics, prep, versus
 from . import rbridge as rb
 from .sections import ModelSpec, Section, StudyFrames, fit_spec
 
@@ -63,7 +63,8 @@ def distribution_scores(frames: StudyFrames) -> pd.DataFrame:
 
 
 def agent_rows(frames: StudyFrames) -> pd.DataFrame:
-    return prep.agent_frame(frames.kept, frames.scores)
+    """People and models on the modal syllogisms, models on the items people could be shown (issue 35)."""
+    return prep.agent_frame(frames.kept, like_for_like.models_like_people(frames.scores, frames.people, frames.kept))
 
 
 def humans_and_models(frames: StudyFrames) -> str:
@@ -249,7 +250,7 @@ AGENTS = ModelSpec(
     unit=("one answer: a person's answer to an item, or a model's decision on it. Answers are clustered by "
           "respondent (a random intercept per participant; each model configuration is one more level) and by "
           "interpretation (a random intercept per interpretation, crossed with respondents)."),
-    designs=SYLLOGISM_DESIGNS,
+    designs=SYLLOGISM_DESIGNS, extra=partial(versus.state_sides, who="respondent"),
     paper="003",  # an agent always right or always wrong: fit_spec says so and fits it with blme (issue 25)
 )
 # The report's model sections by key (studyserver.registry: a key declared twice raises), in the

@@ -13,7 +13,12 @@ import pandas as pd
 from . import rules
 from .factors import SETTING, normalise
 
-ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes"]
+ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes",
+                "link_kind"]
+# The kinds of link (experiments.models.LinkKind) each paired section reads (issue 35): 002's matched-pair
+# test reads perturbed copies and nonsense mirrors (both keep the logic and change the tokens), never the
+# option orders of a multiple-choice question (001), which the multiple-choice section reads.
+PERTURBED_LINKS = ("perturbation", "nonsense_mirror")
 PROBE_COLUMNS = ["model", "run_id", "probe_key", "target", "p_target", "top_token", "known"]
 
 
@@ -26,6 +31,9 @@ class PairedInputs:
     # The study's declared factors: the dual-sided tables are sliced by these columns only (empty:
     # overall only). Issue 25: slicing by every descriptive column gave 769 one-rule rows for ULogic.
     factors: list[str] = field(default_factory=list)
+    # What people could be shown (logic.people_shown.PeopleShown; None: inferred from their answers):
+    # each paired section says which of its model rows are like for like.
+    people: object = None
 
 
 def report_options(settings: dict | None) -> dict:
@@ -41,10 +49,30 @@ def items_frame(study) -> pd.DataFrame:
     originals = Item.objects.filter(study=study, original__isnull=False).values("original_id")
     rows = (Item.objects.filter(study=study).filter(~Q(pair_id="") | Q(original__isnull=False) | Q(pk__in=originals))
             .order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
-                                        "original_id", "attributes"))
+                                        "original_id", "attributes", "link_kind"))
     frame = pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
     frame["original_item_id"] = frame["original_item_id"].astype("Int64")
     return frame
+
+
+def with_link_kinds(items: pd.DataFrame) -> pd.DataFrame:
+    """`items` with a link_kind column: as stored, or (a frame made without one) by LinkKind.of's rule from
+    the item's original, condition and pair (an item of a multiple-choice design: its `kind` column, else
+    its pair role rot1–rot3)."""
+    if "link_kind" in items and items["link_kind"].notna().all():
+        return items
+    from experiments.models import LinkKind
+
+    kinds = items["kind"] if "kind" in items else pd.Series(
+        ["multiple_choice" if str(r).startswith("rot") else "yes_no" for r in items["pair_role"]], index=items.index)
+    filled = [LinkKind.of(original=not pd.isna(o), condition=c, kind=k, pair_id=p or "")
+              for o, c, k, p in zip(items["original_item_id"], items["condition"], kinds, items["pair_id"])]
+    return items.assign(link_kind=filled)
+
+
+def perturbed(items: pd.DataFrame) -> pd.Series:
+    """Which of `items` are perturbed copies of their original (PERTURBED_LINKS)."""
+    return with_link_kinds(items)["link_kind"].isin(PERTURBED_LINKS)
 
 
 def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
@@ -65,11 +93,13 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
 def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     from experiments.models import HumanArm
 
+    from .frames import people_shown
+
     arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
-                        factors=_factors((study.settings or {}).get(SETTING)))
+                        factors=_factors((study.settings or {}).get(SETTING)), people=people_shown(study))
 
 
 def _factors(value) -> list[str]:

@@ -49,7 +49,10 @@ def member_answers(answers: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, 
             reference, other = sorted(design.pair_roles, key=lambda role: gold.get(role) != "yes")
             out.append((design.name, f"{other} vs {reference}", part.assign(member=part["pair_role"]),
                         (reference, other)))
-    perturbed = people[people["original_item_id"].notna()]
+    from .paired_frames import PERTURBED_LINKS
+
+    kinds = people["link_kind"] if "link_kind" in people else pd.Series("perturbation", index=people.index)
+    perturbed = people[people["original_item_id"].notna() & kinds.isin(PERTURBED_LINKS)]
     originals = people[people["item_id"].isin(set(perturbed["original_item_id"].astype(int)))]
     for label in sorted(set(perturbed["condition"])):
         part = pd.concat([originals.assign(member="original"),

@@ -27,9 +27,9 @@ import re
 
 import pandas as pd
 
-from . import clustered, paired, paired_people
+from . import clustered, like_for_like, paired, paired_people
 from .sections import Section
-from .paired_frames import PairedInputs
+from .paired_frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
 
 HUMAN = "human"
 ALL = "all"
@@ -38,7 +38,8 @@ BOOKKEEPING = {"rule_id", "rule", "conclusion", "member"}
 
 def responses(scores: pd.DataFrame, trials: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """One row per answer to a linked item: respondent, order (participant for people), correct,
-    said_yes, p_pos (models only) and the item's pair columns."""
+    said_yes, p_pos (models only) and the item's pair columns (with its link's kind)."""
+    items = with_link_kinds(items)
     frames = []
     if len(scores):
         s = scores[scores["item_id"].isin(items["item_id"])]
@@ -336,28 +337,33 @@ def dual_sided_section(answers: pd.DataFrame, factors: list[str] | tuple[str, ..
 
 
 def matched_pairs(answers: pd.DataFrame) -> pd.DataFrame:
-    """(respondent, participant, label, item pair, original correct, perturbed correct) per matched pair.
+    """(respondent, participant, label, item pair, cluster, original correct, perturbed correct) per matched
+    pair, over the perturbed copies only (links of PERTURBED_LINKS' kinds: never a multiple-choice option order).
 
     The item pair is the original item regardless of phrasing: a linked item's pair and role (every
-    prompt variant of one RULEBREAKERS member is one item), else the item itself."""
-    perturbed = answers[answers["original_item_id"].notna()].copy()
+    prompt variant of one RULEBREAKERS member is one item), else the item itself. The cluster is the
+    original's pair (both members and all their phrasings, issue 35), else the original item."""
+    kinds = answers["link_kind"] if "link_kind" in answers else pd.Series("perturbation", index=answers.index)
+    perturbed = answers[answers["original_item_id"].notna() & kinds.isin(PERTURBED_LINKS)].copy()
     perturbed["link"] = perturbed["original_item_id"].astype(int)
     originals = answers[answers["item_id"].isin(set(perturbed["link"]))].copy()
     originals["link"] = originals["item_id"]
     joined = pair_up(originals, perturbed, ["respondent", "link"])
-    columns = ["respondent", "order", "label", "item_pair", "original", "perturbed"]
+    columns = ["respondent", "order", "label", "item_pair", "cluster", "original", "perturbed"]
     if joined.empty:
         return pd.DataFrame(columns=columns)
     item_pair = [f"{p}|{r}" if p else f"item {i}" for p, r, i in
                  zip(joined["pair_id_a"], joined["pair_role_a"], joined["link"])]
+    cluster = [p if p else f"item {i}" for p, i in zip(joined["pair_id_a"], joined["link"])]
     return pd.DataFrame({"respondent": joined["respondent"], "order": joined["order"], "label": joined["condition_b"],
-                         "item_pair": item_pair, "original": joined["correct_a"].astype(bool),
+                         "item_pair": item_pair, "cluster": cluster, "original": joined["correct_a"].astype(bool),
                          "perturbed": joined["correct_b"].astype(bool)})[columns]
 
 
-PT_UNIT = ("an item pair: an original item and its perturbation, one matched observation per item pair and "
-           "perturbation (002). Where a model answered several phrasings (prompt variants) of an item, those "
-           "phrasings are one cluster and the clustered test runs; a person's pairs are one cluster.")
+PT_UNIT = ("a pair where the items are linked in pairs (rulebreakers, dual-sided rules: both members and all their "
+           "phrasings, and their perturbed copies, are one cluster), else an item pair (an original item and its "
+           "perturbation); one matched observation per item pair, phrasing and perturbation (002). Where a cluster "
+           "holds several matched observations the clustered test runs; a person's pairs are one cluster.")
 
 
 def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
@@ -373,7 +379,8 @@ def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
     for label, group in pairs.groupby("label", sort=True):
         tests = {}
         for respondent, part in group.groupby("respondent", sort=True):
-            unit, column = ("participant", "order") if respondent == HUMAN else ("item pair", "item_pair")
+            unit, column = ("participant", "order") if respondent == HUMAN else (
+                ("pair" if (part["cluster"] != part["item_pair"]).any() else "item pair"), "cluster")
             test = clustered.matched_pair_test(list(zip(part["original"], part["perturbed"])), list(part[column]),
                                                alternative=alternative, exact_max=exact_max)
             tests[respondent] = (unit, int(part["item_pair"].nunique()), len(part), test)
@@ -402,13 +409,19 @@ def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
         "independent, and the clustered McNemar test of Durkalski et al. (2003) runs instead: z = Σ(c_k − b_k)/"
         "√Σ(c_k − b_k)² over units k (c_k, b_k: the unit's wrong→right and right→wrong pairs); when at most "
         f"{exact_max} units have c_k ≠ b_k, the exact randomisation test that flips each unit's sign. n is then the "
-        "units with c_k ≠ b_k, at most the item pairs. Both reduce to 002's test with one pair per unit.",
+        "units with c_k ≠ b_k, at most the clusters (units). Both reduce to 002's test with one pair per unit.",
     ]
     if clustered_rows:
         section.notes.append(
             "Departure from 002: the paper assumes independent matched pairs; "
             f"{len(clustered_rows)} row(s) here have several phrasings (or pairs) per unit and use the clustered test.")
     return section
+
+
+def _matched_items(answers: pd.DataFrame) -> set:
+    """The items 002's matched pairs read: the perturbed copies and their originals."""
+    copies = answers[answers["original_item_id"].notna() & answers["link_kind"].isin(PERTURBED_LINKS)]
+    return set(copies["item_id"]) | set(copies["original_item_id"].astype(int))
 
 
 def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | None) -> list[Section]:
@@ -423,11 +436,15 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
     for name in registry.designs_for_section(TAU_SECTION):
         if name in designs:
             out.append(rulebreakers_section(answers, inputs, name))
+            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
     for name in registry.designs_for_section(DUAL_SIDED_SECTION):
         if name in designs:
             out.append(dual_sided_section(answers, inputs.factors, name))
-    if inputs.items["original_item_id"].notna().any():
+            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
+    if perturbed(inputs.items).any():  # perturbed copies only: a question's option orders are no perturbation
         out.append(perturbation_section(answers, inputs.options))
+        matched = answers[answers["item_id"].isin(_matched_items(answers))]
+        like_for_like.state_paired_sides(out[-1], matched, inputs.people)
     people = paired_people.people_section(answers, inputs.presentation)
     if people is not None:
         out.append(people)

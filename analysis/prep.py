@@ -106,17 +106,21 @@ def syllogism_trials(trials: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
 
 
 def agent_frame(trials: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """Humans and models in one frame: one row per answer, a model's answer its greedy decision."""
+    """Humans and models in one frame: one row per answer, a model's answer its greedy decision; the item,
+    its phrasing and condition ride along (not in the model: the section says what each side holds)."""
     humans = trials[(trials["design"] == SYLLOGISMS) & (trials["condition"] == "real")]
     models = scores[(scores["design"] == SYLLOGISMS) & (scores["condition"] == "real")]
-    columns = ["agent", "respondent", "interpretation", "modality", "argform", "correct"]
+    columns = ["agent", "respondent", "interpretation", "modality", "argform", "correct", "item_id", "variant",
+               "condition"]
     human_rows = pd.DataFrame({
         "agent": "human", "respondent": humans["participant"], "interpretation": humans["interpretation_id"],
         "modality": humans["modality"], "argform": humans["argform"], "correct": humans["correct"],
+        **_item_columns(humans),
     })
     model_rows = pd.DataFrame({
         "agent": models["model"], "respondent": models["model"], "interpretation": models["interpretation_id"],
         "modality": models["modality"], "argform": models["argform"], "correct": models["correct"],
+        **_item_columns(models),
     })
     frame = pd.concat([human_rows, model_rows], ignore_index=True)[columns]
     frame["interpretation"] = "I" + frame["interpretation"].astype(str)
@@ -124,3 +128,9 @@ def agent_frame(trials: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     agents = ["human"] + sorted(set(frame["agent"]) - {"human"})
     frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
     return frame
+
+
+def _item_columns(frame: pd.DataFrame) -> dict:
+    return {"item_id": frame["item_id"] if "item_id" in frame else pd.NA,
+            "variant": frame["variant"].fillna("").astype(str) if "variant" in frame else "",
+            "condition": frame["condition"].astype(str)}

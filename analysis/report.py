@@ -84,7 +84,7 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
     if section.key == "agents":
         section.figures["agents_by_modality"] = plots.agents(tables["emmeans_agent_by_modality"], "modality")
         section.figures["agents_by_argform"] = plots.agents(tables["emmeans_agent_by_argform"], "argform")
-    if section.key == versus.KEY:
+    if section.key in (versus.KEY, versus.ALL_ITEMS_KEY):
         for name in tables:
             if name.startswith("emmeans_agent_by_"):
                 factor = name.removeprefix("emmeans_agent_by_")
@@ -163,6 +163,9 @@ class ReportInputs:
     factors: tuple[str, ...] | None = None
     factor_values: pd.DataFrame | None = None
     designs: tuple[str, ...] | None = None
+    # What people could be shown (logic.people_shown.PeopleShown; analysis.frames.people_shown): the
+    # human/model contrasts read models on these items (None: inferred from the trials, analysis/like_for_like.py).
+    people: object = None
 
     def study_designs(self) -> set[str]:
         if self.designs is not None:
@@ -215,7 +218,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     designs, factors = inputs.study_designs(), inputs.declared_factors()
     frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
-                         kept=declared.join(kept, inputs.factor_values))
+                         kept=declared.join(kept, inputs.factor_values), people=inputs.people)
     specs = [spec for spec in mixed.SPECS if applies(spec, designs)]
     elsewhere = []  # the titles of analyses of designs this study does not have, in the report's order
     for spec in mixed.SPECS:
@@ -225,6 +228,8 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     if both is None:
         both = versus.spec(frames, factors)  # humans vs each model by the study's own factors
         specs.append(both)
+        if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
+            specs.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors),
                     frames.scores, frames.kept)

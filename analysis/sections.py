@@ -69,10 +69,12 @@ class FittedModel:
 @dataclass(frozen=True)
 class StudyFrames:
     """The data the report's models read: the model scores and the human trials kept after the
-    exclusions (analysis/prep.py)."""
+    exclusions (analysis/prep.py), and what people could be shown (logic.people_shown.PeopleShown,
+    read from the study by analysis.frames.people_shown; None: inferred from the trials, analysis/like_for_like.py)."""
 
     scores: pd.DataFrame
     kept: pd.DataFrame = field(default_factory=pd.DataFrame)
+    people: object = None
 
 
 @dataclass(frozen=True)

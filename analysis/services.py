@@ -59,7 +59,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared),
-            designs=tuple(factors.study_designs(study)),
+            designs=tuple(factors.study_designs(study)), people=frames.people_shown(study),
         ), out_dir=Path(out_dir), helper=helper)
 
 

@@ -17,11 +17,12 @@ from functools import partial
 import pandas as pd
 
 from . import factors as declared
-from . import metrics
+from . import like_for_like, metrics
 from .prep import ARGFORM_CODES, MODALITIES
 from .sections import ModelSpec, StudyFrames
 
 KEY = "humans_vs_models"
+ALL_ITEMS_KEY = "humans_vs_models_all_items"  # the sensitivity analysis: models on every item they answered
 UNIT = ("one answer: a person's answer to an item, or a model configuration's decision on it. Answers are "
         "clustered by participant (a random intercept per person; each model configuration is one more level) "
         "and by item (a random intercept per item, crossed with participants), so neither the people nor the "
@@ -33,10 +34,21 @@ NOTES = (
 )
 
 
-def rows(frames: StudyFrames, *, factors: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Humans and models in one frame, one row per answer (a model's answer its decision), with the
-    factors (frame columns) under their R names; rows with a factor left blank are left out."""
+def sides(frames: StudyFrames, *, all_items: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(people's answers, models' answers) the comparison reads: for models, only the items people could be
+    shown (like_for_like), unless `all_items` (the sensitivity analysis)."""
     humans, models = metrics.analysed_rows(frames.kept), metrics.analysed_rows(frames.scores)
+    if not all_items and len(models):
+        models = like_for_like.models_like_people(models, frames.people, humans)
+    return humans, models
+
+
+def rows(frames: StudyFrames, *, factors: tuple[str, ...] = (), all_items: bool = False) -> pd.DataFrame:
+    """Humans and models in one frame, one row per answer (a model's answer its decision), with the
+    factors (frame columns) under their R names; rows with a factor left blank are left out. Models
+    answer the items people could be shown (like_for_like), every item they answered with `all_items`;
+    `variant` and `condition` ride along (not in the model) so the section can say what each side holds."""
+    humans, models = sides(frames, all_items=all_items)
     parts = []
     for frame, agent, who in ((humans, "human", "participant"), (models, None, "model")):
         if not len(frame):
@@ -46,13 +58,17 @@ def rows(frames: StudyFrames, *, factors: tuple[str, ...] = ()) -> pd.DataFrame:
             "participant": frame[who].astype(str),
             "item": "i" + frame["item_id"].astype(str),
             "correct": frame["correct"].astype(int),
+            "item_id": frame["item_id"],
+            "variant": frame["variant"].fillna("").astype(str) if "variant" in frame else "",
+            "condition": frame["condition"].astype(str) if "condition" in frame else "real",
         })
         for factor in factors:
             part[declared.r_name(factor)] = _codes(frame, factor)
         parts.append(part)
     names = [declared.r_name(f) for f in factors]
     if not parts:
-        return pd.DataFrame(columns=["agent", "participant", "item", "correct", *names])
+        return pd.DataFrame(columns=["agent", "participant", "item", "correct", "item_id", "variant", "condition",
+                                     *names])
     frame = pd.concat(parts, ignore_index=True)
     for name in names:
         frame = frame[frame[name] != ""]
@@ -76,10 +92,39 @@ def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
 
 
 def both_arms(frames: StudyFrames) -> str:
-    humans, models = metrics.analysed_rows(frames.kept), metrics.analysed_rows(frames.scores)
-    if not (len(humans) and len(models)):
+    humans, models = sides(frames)
+    if not len(humans) or not len(metrics.analysed_rows(frames.scores)):
         return "needs both human trials and model scores"
+    if not len(models):
+        return ("no model answered an item people could be shown (" + like_for_like.people_shown(
+            frames.people, humans).describe() + ")")
     return ""
+
+
+def differs(frames: StudyFrames) -> bool:
+    """Whether the models answered items people could not be shown (then the sensitivity analysis runs)."""
+    return len(sides(frames)[1]) != len(sides(frames, all_items=True)[1])
+
+
+def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, people=None,
+                who: str = "participant") -> None:
+    """The section's `sides` table and its sentence: per side, items, answers and phrasings (a frame made
+    elsewhere without the item columns says nothing)."""
+    if not {"item_id", "agent"} <= set(frame.columns):
+        return
+    humans = frame[frame["agent"] == "human"]
+    models = frame[frame["agent"] != "human"].assign(model=lambda f: f["agent"].astype(str))
+    table = like_for_like.sides(humans, models)
+    section.tables["sides"] = table
+    if all_items:
+        said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.n_items} items, {r.n_answers} "
+                         f"answers ({r.phrasings})" for r in table.itertuples())
+        section.notes.insert(0, "Sensitivity analysis, not the comparison: the models' side holds every item they "
+                                "answered, including phrasings and copies no person could be shown, so the two sides "
+                                f"answered different items. The like-for-like comparison is the section '{KEY}'. "
+                                f"Each side: {said}.")
+    else:
+        section.notes.insert(0, like_for_like.sides_note(table, people))
 
 
 def formula(names: list[str]) -> str:
@@ -87,11 +132,12 @@ def formula(names: list[str]) -> str:
     return f"correct ~ {fixed} + (1 | participant) + (1 | item)"
 
 
-def spec(frames: StudyFrames, factors) -> ModelSpec:
+def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
     """The model for these frames: the declared factors with at least two levels among the answers
-    (a factor with one level cannot be estimated and is left out, as a note says)."""
+    (a factor with one level cannot be estimated and is left out, as a note says). Models answer the items
+    people could be shown; `all_items`: every item they answered, the separately labelled sensitivity analysis."""
     factors = tuple(f for f in factors if f in frames.kept.columns or f in frames.scores.columns)
-    data = rows(frames, factors=factors) if not both_arms(frames) else pd.DataFrame()
+    data = rows(frames, factors=factors, all_items=all_items) if not both_arms(frames) else pd.DataFrame()
     kept = tuple(f for f in factors if len(data) and data[declared.r_name(f)].nunique() >= 2)
     names = [declared.r_name(f) for f in kept]
     notes = list(NOTES)
@@ -101,12 +147,17 @@ def spec(frames: StudyFrames, factors) -> ModelSpec:
     if not factors:
         notes.append("The study declares no factors (import_items --factors, or the study's settings): the model "
                      "compares the agents overall.")
+    people = like_for_like.people_shown(frames.people, metrics.analysed_rows(frames.kept))
+    title = "Humans vs each model (binomial GLMM, crossed random effects)"
+    if all_items:
+        title = "Sensitivity analysis: humans vs each model on every item the models answered (not like for like)"
     return ModelSpec(
-        key=KEY, title="Humans vs each model (binomial GLMM, crossed random effects)", formula=formula(names),
-        frame=partial(rows, factors=kept), columns=("correct", "agent", *names, "participant", "item"),
+        key=ALL_ITEMS_KEY if all_items else KEY, title=title, formula=formula(names),
+        frame=partial(rows, factors=kept, all_items=all_items), columns=("correct", "agent", *names, "participant",
+                                                                          "item"),
         group="item", needs="answers", factors=("agent", *names), min_groups=2, family="binomial",
         precheck=both_arms,
         emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
-        notes=tuple(notes), unit=UNIT,
+        notes=tuple(notes), unit=UNIT, extra=partial(state_sides, all_items=all_items, people=people),
     )

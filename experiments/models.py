@@ -50,6 +50,27 @@ class Condition(models.TextChoices):
     NONSENSE = "nonsense", "nonsense"
 
 
+class LinkKind(models.TextChoices):
+    """What an item's link to other items means (issue 35): each report section reads only its own kind.
+    `original` holds the item linked to for a nonsense mirror, a perturbation and an option order; the
+    members of a pair share `pair_id` instead."""
+
+    NONE = "", "none"
+    NONSENSE_MIRROR = "nonsense_mirror", "nonsense mirror (003): the real item's logic in nonsense words"
+    PERTURBATION = "perturbation", "perturbation (002): a copy of its original with other tokens"
+    OPTION_ORDER = "option_order", "option order (001): its original question's options in another order"
+    PAIR_MEMBER = "pair_member", "pair member (000, 004): one member of its pair (pair id and role)"
+
+    @classmethod
+    def of(cls, *, original: bool, condition: str, kind: str, pair_id: str) -> str:
+        """The kind of an item's link, from what it is: the rule the data migration and every writer apply."""
+        if original:
+            if kind == "multiple_choice":
+                return cls.OPTION_ORDER
+            return cls.NONSENSE_MIRROR if condition == "nonsense" else cls.PERTURBATION
+        return cls.PAIR_MEMBER if pair_id else cls.NONE
+
+
 class LogicSystem(models.TextChoices):
     K = "K", "K"
     T = "T", "T"
@@ -235,6 +256,12 @@ class ItemQuerySet(models.QuerySet):
         self._refuse_if_locked("delete")
         return super().delete()
 
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        for item in objs:  # every writer's items get their link's kind by one rule (LinkKind.of)
+            item.fill_link_kind()
+        return super().bulk_create(objs, *args, **kwargs)
+
 
 class Item(models.Model):
     study = models.ForeignKey(
@@ -319,6 +346,12 @@ class Item(models.Model):
         max_length=30, blank=True,
         help_text="Paired designs: which member of the pair it is (e.g. original or flipped).",
     )
+    link_kind = models.CharField(
+        max_length=16, blank=True, default=LinkKind.NONE, choices=LinkKind.choices,
+        verbose_name="link",
+        help_text="What the item's link means: a nonsense mirror, a perturbation or an option order of its "
+        "original, or a member of its pair; set from the item when it is saved.",
+    )
     variant = models.CharField(
         max_length=40, blank=True,
         help_text="The prompt variant (phrasing) this item is written in; models are scored on every "
@@ -364,7 +397,12 @@ class Item(models.Model):
     def __str__(self) -> str:
         return self.code
 
+    def fill_link_kind(self) -> None:
+        self.link_kind = LinkKind.of(original=self.original_id is not None, condition=self.condition,
+                                     kind=self.kind, pair_id=self.pair_id)
+
     def save(self, *args, **kwargs):
+        self.fill_link_kind()
         if self.pk is not None and Study.objects.get(pk=self.study_id).has_responses():
             raise ItemsLocked(
                 f"Item {self.code} cannot be edited: study '{self.study.slug}' already has "

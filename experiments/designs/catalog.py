@@ -14,7 +14,8 @@ from ..models import LogicSystem
 from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from .registry import (
-    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option, Scoring,
+    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option,
+    Scoring,
     Wording,
     register,
 )
@@ -164,6 +165,7 @@ register(Design(
     practice=human_defaults.rulebreakers_practice,
     tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
     pair_roles=rulebreakers.ROLES,
+    people_phrasings=ONE_PHRASING,  # people answer the study's human variant; models all ten (000 §4.2)
     report_sections=("paired-accuracy-tau",),  # analysis/paired_report.py: τ and Π⁺ (000 Eq. 1–6)
 ))
 
@@ -207,6 +209,7 @@ register(Design(
     ),
     practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
     pair_roles=dual_sided.ROLES,
+    people_phrasings=ONE_PHRASING,  # people answer the study's human variant (template 3); models all five
     report_sections=("dual-sided-accuracy",),  # analysis/paired_report.py: both sides right (004 §3.1)
 ))
 

@@ -7,6 +7,7 @@ those, and the rendered items are stored like any generation: validated first, a
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from logic import dual_sided, perturb, rulebreakers
+from logic import dual_sided, perturb, perturb_written, rulebreakers
 from logic import generate as gen
 from logic.generate import InterpretationSpec
+from logic.pairs import PairedItem
 from logic.rulebreakers_data import categories
 from logic.wording import Proposition
 from ..models import Item, Study
@@ -52,12 +54,42 @@ def _members(study: Study, design: str) -> tuple[dict[str, dict[str, dict]], lis
     return pairs, variants
 
 
+def _generated(pair_id: str, attributes: dict) -> bool:
+    """Whether a stored pair was rendered by the generator (rulebreakers.pair_id: a numeric index) rather than
+    imported as written (a published id, kept in its pair id: RULEBREAKER_0000246)."""
+    return "source_id" not in attributes and re.fullmatch(r"[^:]+:real:\d+", pair_id) is not None
+
+
+def written_pairs_of(study: Study, design: str) -> tuple[tuple[PairedItem, ...], list[str]]:
+    """The stored real members of `design` that were imported as written, as the pair items they were stored
+    from (their written premises and conclusion, their attributes), one per pair and role; and the variants."""
+    out: dict[tuple[str, str], PairedItem] = {}
+    variants: list[str] = []
+    rows = _real(study, design).order_by("id").values_list(
+        "pair_id", "pair_role", "variant", "attributes", "premises", "form_id", "gold_answer")
+    for pair_id, role, variant, attrs, premises, form_id, gold in rows:
+        if variant not in variants:
+            variants.append(variant)
+        if (pair_id, role) in out or _generated(pair_id, attrs):
+            continue
+        kept = {k: v for k, v in attrs.items() if k not in ("conclusion", "member")}
+        out[(pair_id, role)] = PairedItem(
+            code=attrs.get("member") or f"{pair_id}:{role}", design=design, pair_id=pair_id, role=role,
+            form_id=form_id, rule=attrs.get("rule", ""), premises=tuple(premises),
+            conclusion=attrs.get("conclusion", ""),
+            gold_answer=gold, question="", prompt="", variants=(), attributes=kept)
+    return tuple(out.values()), variants
+
+
 def rulebreaker_specs_of(study: Study) -> tuple[tuple[rulebreakers.RulebreakerSpec, ...], list[str]]:
-    """The stored real pairs as the specs they were rendered from."""
+    """The stored real pairs the generator rendered, as the specs they were rendered from (imported pairs:
+    written_pairs_of)."""
     articles = {c.instance: c.article for c in (*categories(), *categories("alternate"))}
     pairs, variants = _members(study, rulebreakers.DESIGN)
     specs = []
     for pair_id, members in pairs.items():
+        if not _generated(pair_id, members["rulebreaker"]["attributes"]):
+            continue
         rb, nrb = members["rulebreaker"]["attributes"], members["non-rulebreaker"]["attributes"]
         kind = rb["entity_kind"]
         specs.append(rulebreakers.RulebreakerSpec(
@@ -126,10 +158,24 @@ def items_perturb(
 
 
 def perturb_rulebreaker_items(*, study: Study, kind: str, seed: int, mapping, label: str) -> int:
-    """Seed 000's pairs with other tokens (the registry's perturbation of 'rulebreakers')."""
+    """Seed 000's pairs with other tokens (the registry's perturbation of 'rulebreakers'): generated pairs
+    rendered again from their specs, imported pairs (RULEBREAKERS as published, a paired bank) with their
+    written wording and published ids kept (logic/perturb_written.py)."""
     specs, variants = rulebreaker_specs_of(study)
-    new = perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping, label=label)
-    return paired_items_store(study=study, items=rulebreakers.render_all(new), variants=variants).items
+    written, _ = written_pairs_of(study, rulebreakers.DESIGN)
+    items: list[PairedItem] = []
+    if specs:
+        items += rulebreakers.render_all(perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping,
+                                                                      label=label))
+    if written:
+        by_pair: dict[str, dict[str, PairedItem]] = defaultdict(dict)
+        for member in written:
+            by_pair[member.pair_id][member.role] = member
+        pairs = [(m[rulebreakers.ROLES[0]], m[rulebreakers.ROLES[1]]) for m in by_pair.values()
+                 if set(m) == set(rulebreakers.ROLES)]
+        items += perturb_written.perturb_written_rulebreakers(pairs, kind=kind, seed=seed, mapping=mapping,
+                                                              label=label)
+    return paired_items_store(study=study, items=items, variants=variants).items
 
 
 def perturb_dual_sided_items(*, study: Study, kind: str, seed: int, mapping, label: str) -> int:

@@ -5,8 +5,9 @@ items take, how a perturbation (seed 002) copies them, how a result is said to t
 how a model's answer to its items is read (`Scoring`: the decision rule and the answer forms summed,
 each as the design's paper says) and what its items' `valid` and `gold` mean; what participants read
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
-defaults (practice questions, catch items: logic/human_defaults.py), the logical forms it tests, its pair
-roles and the report sections that read it. The commands (generate_items, import_items,
+defaults (practice questions, catch items: logic/human_defaults.py), which of its phrasings people are
+shown (`people_phrasings`; `people_shown` builds the rule every human/model contrast reads), the logical
+forms it tests, its pair roles and the report sections that read it. The commands (generate_items, import_items,
 perturb_items), the admin, the human arm, the model arm, the report and the codebook read it; nothing
 else branches on a design's name (tests/experiments/test_design_names.py greps for one).
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from studyserver.registry import Registry
 
 from logic import answer_parsing, human_defaults, prompting
+from logic import people_shown as people
 
 GENERATE, IMPORT = "generate", "import"
 BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
@@ -113,6 +115,12 @@ class Generation:
         raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
+# What people are shown (issue 35 item 1): a design declares which of its phrasings people see
+# (people_phrasings); logic/people_shown.py holds the rule, `people_shown` below builds it for a study.
+ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = people.ONE_PHRASING, people.EVERY_PHRASING, people.PEOPLE_PHRASINGS
+PeopleShown = people.PeopleShown
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of a generated design: the command's --flag and the admin form's field."""
@@ -206,8 +214,13 @@ class Design:
     # declare them; the report asks the registry which designs a section reads: designs_for_section).
     report_sections: tuple[str, ...] = ()
     generation: Generation = Generation()  # generation mode: its prompts and its answer parser
+    # Which of its phrasings people are shown (PEOPLE_PHRASINGS; PeopleShown applies it): models answer every one.
+    people_phrasings: str = EVERY_PHRASING
 
     def __post_init__(self):
+        if self.people_phrasings not in PEOPLE_PHRASINGS:
+            raise ValueError(f"{self.name}: unknown people_phrasings {self.people_phrasings!r}; "
+                             f"known: {', '.join(PEOPLE_PHRASINGS)}")
         if self.validity not in VALIDITY:
             raise ValueError(f"{self.name}: unknown validity {self.validity!r}; known: {', '.join(VALIDITY)}")
         if self.source == IMPORT:
@@ -296,6 +309,15 @@ def tested_forms(name: str) -> tuple[str, ...] | None:
     """The logical forms design `name` declares it tests (None: its items carry their own)."""
     found = _designs.get(name)
     return found.tested_forms() if found is not None and found.tested_forms is not None else None
+
+
+def people_shown(*, human_variant: str = "", perturbed: bool = False,
+                 source: str = "the study's settings and human arm") -> PeopleShown:
+    """The rule of what a study's human arm can show people, with the designs' declarations: the designs
+    whose people see one phrasing, and the catch items, which are never items people are shown."""
+    one = frozenset(d.name for d in all_designs() if d.people_phrasings == ONE_PHRASING)
+    return PeopleShown(human_variant=human_variant, perturbed=perturbed, one_phrasing=one,
+                       never=frozenset({CATCH_ITEMS}), source=source)
 
 
 def pair_roles() -> dict[str, tuple[str, ...]]:

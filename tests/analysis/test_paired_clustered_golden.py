@@ -118,7 +118,7 @@ R_MODELS = {
         "tau_N": (0.46999999999999997, 0.41656355436436687, 0.52413319851874751),
         "tau follow/yes-no": (0.20000000000000001, 0.095051071772898746, 0.37305696413148254),
         "pi": (0.79258822685274322, 0.80054893072111188, -0.2349997269585786, 0.81420894514303221),
-        "durkalski": (0.46979617587469252, 0.68074967659082852, 53),
+        "durkalski": (0.41122049614645845, 0.65954456973665876, 29),
     },
     "fake-b": {
         "tau": (0.28000000000000003, 0.23506276912136162, 0.3298238156787402),
@@ -126,10 +126,10 @@ R_MODELS = {
         "tau_N": (0.49666666666666665, 0.45018909004475066, 0.54320192174229331),
         "tau follow/yes-no": (0.26666666666666666, 0.14182663319596328, 0.44447961695188881),
         "pi": (0.80867622639305159, 0.76118287393030393, 1.3925345418764434, 0.16376058927414208),
-        "durkalski": (-0.69748583246291573, 0.24274940132214115, 48),
+        "durkalski": (-0.67292658491045321, 0.25049699906135503, 27),
     },
 }
-R_BH = {"fake-a": 0.68074967659082852, "fake-b": 0.4854988026442823}
+R_BH = {"fake-a": 0.65954456973665876, "fake-b": 0.50099399812271006}
 R_PEOPLE = {
     "tau": (0.40277777777777779, 0.24976475846439136, 0.57738769469710205),
     "tau_R": (0.4861111111111111, 0.34489562511110694, 0.62957944096386453),
@@ -184,11 +184,26 @@ def test_rulebreakers_and_002_rest_on_pairs_and_equal_r(tmp_path):
         z, p, n = reference["durkalski"]
         item_pairs = stored_matched[stored_matched.respondent == model]["item_pair"].nunique()
         assert item_pairs == 2 * PAIRS and test["item_pairs"] == item_pairs and test["matched"] == 600
-        assert test["n"] == n <= item_pairs  # once 600 "matched pairs", each phrasing as if independent
+        # the unit is the original's pair (issue 35): 30 clusters, not the 60 pair members; once 600 "matched pairs"
+        assert (test["unit"], test["clusters"]) == ("pair", PAIRS)
+        assert test["n"] == n <= PAIRS
         assert test["method"] == "clustered McNemar z (Durkalski 2003)"
         assert (test["statistic"], test["p_value"], test["p_adjusted"]) == (
             pytest.approx(z, abs=TOL), pytest.approx(p, abs=TOL), pytest.approx(R_BH[model], abs=TOL))
     assert any("Departure from 002" in note for note in pt.notes)
+
+
+@pytest.mark.django_db
+def test_table1_counts_a_perturbed_copy_in_its_original_pairs_cluster():
+    """Issue 35: the 30 original pairs and their 30 perturbed copies are 30 clusters in Table 1, not 60."""
+    from analysis import metrics
+
+    _, scores, _ = build_study()
+    assert set(scores["condition"]) == {"real", "names"} and scores["pair_id"].nunique() == 2 * PAIRS
+    table = metrics.table1(scores, pd.DataFrame())
+    overall = table[table.factor == "overall"]
+    assert set(overall["respondent"]) == set(MODELS) and set(overall["cluster"]) == {"pair"}
+    assert set(overall["n_clusters"]) == {PAIRS} and set(overall["n"]) == {2 * 2 * PAIRS * PHRASINGS}
 
 
 def test_people_within_participants_cluster_by_person_and_equal_r():

@@ -52,9 +52,13 @@ for (m in c("fake-a", "fake-b")) {
   zz <- co[["Estimate"]] / co[["Std.err"]]
   out(paste(m, "pi"), c(mean(s$v[s$a == 1]), mean(s$v[s$a == 0]), zz, 2 * pnorm(-abs(zz))))
   t <- matched[matched$respondent == m, ]
-  res <- durkalski(t$original, t$perturbed, t$item_pair)
+  # the unit is the original's pair (issue 35): both members, their phrasings and perturbed copies are one
+  # cluster; item_pair is "<pair id>|<role>", so the pair is what precedes the bar
+  pair <- sub("[|].*$", "", t$item_pair)
+  res <- durkalski(t$original, t$perturbed, pair)
   out(paste(m, "durkalski z p n"), res)
   out(paste(m, "item pairs"), length(unique(t$item_pair)))
+  out(paste(m, "pairs"), length(unique(pair)))
   p_models <- c(p_models, res[2])
 }
 out("BH", p.adjust(p_models, method = "BH"))
