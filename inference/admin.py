@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
+from experiments.team_admin import TeamScopedAdmin
+from experiments.team_scope import visible_studies
 from studyserver import workers
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from studyserver.job_admin import JobAdminMixin
@@ -88,7 +90,7 @@ class LanguageModelAdmin(admin.ModelAdmin):
         answer is shown here when the run is done at once (eager), else on the run's page."""
         for model in queryset:
             try:
-                run = services.language_model_check(model=model)
+                run = services.language_model_check(model=model, studies=visible_studies(request.user))
             except ValidationError as exc:
                 self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
                 continue
@@ -106,7 +108,10 @@ class LanguageModelAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         from django.db.models import Count
 
-        return super().get_queryset(request).annotate(n_runs=Count("runs"))
+        from experiments.team_scope import condition
+
+        mine = condition(request.user, "runs__study")  # configurations are shared; a team counts its own runs
+        return super().get_queryset(request).annotate(n_runs=Count("runs", filter=mine))
 
     @admin.display(description="runs", ordering="n_runs")
     def run_count(self, obj):
@@ -162,7 +167,7 @@ class ModelRunForm(forms.ModelForm):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(JobAdminMixin, admin.ModelAdmin):
+class ModelRunAdmin(TeamScopedAdmin, JobAdminMixin, admin.ModelAdmin):
     form = ModelRunForm
     job_permission = "inference.view_modelrun"  # as before: whoever may see runs may cancel and retry them
     list_display = ("id", "study", "language_model", "kind", "status", "progress", "partial", "queue", "started_at",
@@ -239,7 +244,8 @@ class GeneratedAnswerInline(admin.TabularInline):
 
 
 @admin.register(ModelScore)
-class ModelScoreAdmin(ReadOnlyAdmin):
+class ModelScoreAdmin(TeamScopedAdmin, ReadOnlyAdmin):
+    study_path = "run__study"
     inlines = [GeneratedAnswerInline]
     list_display = ("item", "run", "gold", "p_yes_rounded", "p_yes_interval", "p_no_rounded", "relative_p_yes_rounded",
                     "options", "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer",
@@ -282,8 +288,10 @@ class ModelScoreAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ProbeScore)
-class ProbeScoreAdmin(ReadOnlyAdmin):
+class ProbeScoreAdmin(TeamScopedAdmin, ReadOnlyAdmin):
     """Knowledge-probe answers (000 §4.1): read-only, filterable by run and by whether the model knows."""
+
+    study_path = "run__study"
 
     list_display = ("probe_key", "run", "target", "p_target_rounded", "top_token", "known")
     p_target_rounded = rounded(ProbeScore, "p_target")

@@ -395,13 +395,15 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
 # --------------------------------------------------------------------------- checks
 
 
-def language_model_check(*, model: LanguageModel) -> ModelRun:
+def language_model_check(*, model: LanguageModel, studies=None) -> ModelRun:
     """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on the newest
-    study with items, scored where runs are (studyserver.dispatch); ValidationError saying why not."""
+    study with items (of `studies`, a queryset: the user's teams' studies), scored where runs are
+    (studyserver.dispatch); ValidationError saying why not."""
     from experiments.models import Item
 
     checks.refuse(model)
-    item = Item.objects.exclude(study__isnull=True).order_by("-study_id", "id").first()
+    items = Item.objects.exclude(study__isnull=True) if studies is None else Item.objects.filter(study__in=studies)
+    item = items.order_by("-study_id", "id").first()
     if item is None:
         raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
     run = model_run_launch(study=item.study, language_model=model, item_limit=1, batch_size=1)
