@@ -102,7 +102,7 @@ class TeamAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         rows = team_scope.teams_of(request.user)
-        return rows.annotate(_studies=Count("studies", distinct=True)).prefetch_related("members")
+        return rows.annotate(_studies=Count("studies", distinct=True)).prefetch_related("members").order_by("name")
 
     @admin.display(description="members")
     def member_names(self, obj):
