@@ -357,3 +357,20 @@ def test_the_migration_puts_existing_studies_in_the_default_team_with_the_staff(
     team = Team.objects.get(name="Default team")
     assert Study.objects.get(pk=study.pk).team == team
     assert [u.username for u in team.members.all()] == [staff.username]
+
+
+def test_a_configurations_check_runs_only_on_the_checkers_teams_studies(world, settings):
+    """A shared configuration's "Check" is a run on the newest study with items of the user's teams,
+    never on another team's study (whose first item it would show)."""
+    from django.core.exceptions import ValidationError
+
+    from experiments.team_scope import visible_studies
+    from inference import services as inference
+
+    settings.DUET_TASK_MODE = "eager"
+    fake = LanguageModel.objects.create(name="fake-check", source="fake", backend="fake")
+    with pytest.raises(ValidationError, match="no study with items"):
+        inference.language_model_check(model=fake, studies=visible_studies(world["users"]["member-b"]))
+    assert not ModelRun.objects.filter(language_model=fake).exists()
+    run = inference.language_model_check(model=fake, studies=visible_studies(world["users"]["member-a"]))
+    assert run.study == world["study"]
