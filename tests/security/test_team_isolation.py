@@ -114,7 +114,9 @@ def _client(user) -> Client:
 def _body(response) -> bytes:
     if response.streaming:
         body = b"".join(response.streaming_content)
-        response.close()
+        # not response.close(): it sends request_finished, which closes the test's database connection
+        if getattr(response, "file_to_stream", None) is not None:
+            response.file_to_stream.close()
         return body
     return response.content
 
