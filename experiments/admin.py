@@ -128,7 +128,8 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
                        "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
     fieldsets = (
-        (None, {"fields": ("slug", "title", "team", "participant_title", "description", "design", "logic_system", "consequence", "status",
+        (None, {"fields": ("slug", "title", "team", "participant_title", "description", "design", "logic_system",
+                           "consequence", "status",
                            "items_panel", "launch_panel", "participant_progress")}),
         *settings_editor.FIELDSETS,
         ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),
