@@ -379,3 +379,20 @@ def test_a_configurations_check_runs_only_on_the_checkers_teams_studies(world, s
     assert not ModelRun.objects.filter(language_model=fake).exists()
     run = inference.language_model_check(model=fake, studies=visible_studies(world["users"]["member-a"]))
     assert run.study == world["study"]
+
+
+def test_deleting_a_shared_configuration_never_names_another_teams_runs(world):
+    """A configuration is shared; its runs are not. Its delete page (and the list's delete action)
+    names the kind of object in the way ("model run": another team's run is one the user may not
+    delete), never another team's run or study, and deletes nothing."""
+    b = _client(world["users"]["member-b"])
+    lm = LanguageModel.objects.get(name="shared-configuration")
+    page = b.get(reverse("admin:inference_languagemodel_delete", args=[lm.pk])).content.decode()
+    assert "Cannot delete" in page and "model run" in page and SLUG not in page
+    action = b.post(reverse("admin:inference_languagemodel_changelist"),
+                    {"action": "delete_selected", "_selected_action": [lm.pk]}).content.decode()
+    assert "model run" in action and SLUG not in action
+    b.post(reverse("admin:inference_languagemodel_delete", args=[lm.pk]), {"post": "yes"})
+    assert LanguageModel.objects.filter(pk=lm.pk).exists() and ModelRun.objects.filter(language_model=lm).exists()
+    own = _client(world["users"]["member-a"]).get(reverse("admin:inference_languagemodel_delete", args=[lm.pk]))
+    assert SLUG in own.content.decode()  # the control: lab A's member sees its own run named
