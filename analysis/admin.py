@@ -9,12 +9,12 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from experiments.models import Study
+from experiments.team_admin import TeamScopedAdmin
 from studyserver import dispatch
 from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
 from studyserver.job_admin import JobAdminMixin
@@ -60,7 +60,7 @@ add_action(Study, run_analysis)
 
 
 @admin.register(Report)
-class ReportAdmin(JobAdminMixin, ReadOnlyAdmin):
+class ReportAdmin(TeamScopedAdmin, JobAdminMixin, ReadOnlyAdmin):
     deletable = True  # a report's row and files; the data it read stays
     job_permission = "analysis.run_analysis"
     # status, progress and the report's links first, so they stay on screen at 1366 px; the list fits its box
@@ -106,7 +106,7 @@ class ReportAdmin(JobAdminMixin, ReadOnlyAdmin):
     def _done(self, request, pk) -> Report:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        report = get_object_or_404(Report, pk=pk)
+        report = self.scoped_object_or_404(request, pk)  # another team's report: 404
         if report.status != ReportStatus.DONE or not (Path(report.out_dir) / "report.html").exists():
             raise Http404("This report has no files (yet).")
         return report

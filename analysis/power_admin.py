@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
+from experiments.team_admin import TeamScopedAdmin
 from studyserver import dispatch
 from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
 from studyserver.admin_forms import form_or_page
@@ -69,7 +70,7 @@ add_action(Study, estimate_sample_size)
 
 
 @admin.register(PowerAnalysis)
-class PowerAnalysisAdmin(JobAdminMixin, ReadOnlyAdmin):
+class PowerAnalysisAdmin(TeamScopedAdmin, JobAdminMixin, ReadOnlyAdmin):
     deletable = True
     job_permission = "analysis.run_analysis"
     list_display = ("id", "study", "status", "progress", "pilot", "created_at", "finished_at")

@@ -6,7 +6,6 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import BooleanField, Count, ExpressionWrapper
-from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -22,6 +21,8 @@ from .participation import erasure
 from .participation import services as participation
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
+from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
+from .team_scope import teams_of
 
 
 def _design_choices() -> list[tuple[str, str]]:
@@ -38,7 +39,7 @@ class StudyForm(settings_editor.StudySettingsFields, forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["slug", "title", "participant_title", "description", "design", "logic_system", "consequence"]
+        fields = ["slug", "title", "team", "participant_title", "description", "design", "logic_system", "consequence"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -116,16 +117,19 @@ class HumanArmInline(admin.StackedInline):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
+    study_path = ""  # a study is its own
     form = StudyForm
-    list_display = ("slug", "title", "design", "status", "logic_system", "consequence", "item_count", "created_at")
-    list_filter = ("status", "design", "logic_system", "consequence")
+    list_display = ("slug", "title", "team", "design", "status", "logic_system", "consequence", "item_count",
+                    "created_at")
+    list_filter = ("status", "team", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
     readonly_fields = ("status", "items_panel", "launch_panel", "participant_progress", "stored_settings",
                        "created_at", "updated_at")
     prepopulated_fields = {"slug": ("title",)}
     fieldsets = (
-        (None, {"fields": ("slug", "title", "participant_title", "description", "design", "logic_system", "consequence", "status",
+        (None, {"fields": ("slug", "title", "team", "participant_title", "description", "design", "logic_system",
+                           "consequence", "status",
                            "items_panel", "launch_panel", "participant_progress")}),
         *settings_editor.FIELDSETS,
         ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),
@@ -163,6 +167,23 @@ class StudyAdmin(admin.ModelAdmin):
         return launch.launch_html(obj) if obj and obj.pk else "—"
     actions = ["open_studies", "pause_studies", "close_studies", "export_trials", "expire_silent_sessions"]
     inlines = [HumanArmInline]
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        if "team" not in initial:  # a new study goes to the user's team (the first of theirs; they may choose)
+            first = teams_of(request.user).first()
+            if first is not None:
+                initial["team"] = first.pk
+        return initial
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "team" and field is not None:
+            field.empty_label = None
+            if not field.queryset.exists():
+                field.help_text = ("You are in no team yet, so you cannot make a study: a superuser adds you to "
+                                   "your lab's team (Studies and items → Teams).")
+        return field
 
     def get_inline_instances(self, request, obj=None):
         # The human arm is edited once the study exists: it is then made from the study's design
@@ -215,7 +236,8 @@ class StudyAdmin(admin.ModelAdmin):
         prolific_ids = request.GET.get("prolific_ids") == "1"
         if prolific_ids and not request.user.has_perm("experiments.view_prolific_ids"):
             raise PermissionDenied("Seeing Prolific ids needs the permission 'Can see participants' Prolific ids'.")
-        return participation_admin.trials_csv_response(study=get_object_or_404(Study, pk=pk), prolific_ids=prolific_ids)
+        study = self.scoped_object_or_404(request, pk)  # another team's study: 404
+        return participation_admin.trials_csv_response(study=study, prolific_ids=prolific_ids)
 
     def has_change_status_permission(self, request):
         return request.user.has_perm("experiments.change_study_status")
@@ -225,7 +247,11 @@ class StudyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Export trials as CSV (first selected study; participants as P<id>)")
     def export_trials(self, request, queryset):
-        return participation_admin.trials_csv_response(study=queryset.first())
+        study = queryset.first()  # of the user's teams' studies (get_queryset): none when all were another's
+        if study is None:
+            self.message_user(request, "No study of your teams was selected.", level=messages.ERROR)
+            return None
+        return participation_admin.trials_csv_response(study=study)
 
     @admin.action(description="Mark silent in-progress sessions as returned", permissions=["change_status"])
     def expire_silent_sessions(self, request, queryset):
@@ -263,7 +289,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Interpretation)
-class InterpretationAdmin(admin.ModelAdmin):
+class InterpretationAdmin(TeamScopedAdmin, admin.ModelAdmin):
     list_display = ("study", "index", "condition", "p_subject", "p_predicate", "q_subject", "q_predicate")
     list_filter = ("study", "condition")
     search_fields = ("p_subject", "p_predicate", "q_subject", "q_predicate")
@@ -274,7 +300,7 @@ class InterpretationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(TeamScopedAdmin, admin.ModelAdmin):
     """Items are read-only here: premises, question and prompt are written together by a design's
     generator or importer, so a correction is a re-generation or re-import (while the study has no
     responses), never a hand edit that lets them drift apart."""
@@ -357,7 +383,7 @@ class FailedAttentionFilter(admin.SimpleListFilter):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(TeamScopedAdmin, admin.ModelAdmin):
     list_display = (
         "prolific_pid", "study", "key_mapping", "status", "answered", "attention", "list_number", "last_seen_at",
         "is_preview", "is_simulated", "started_at", "finished_at",
@@ -469,8 +495,10 @@ class ParticipantAdmin(admin.ModelAdmin):
 
 
 @admin.register(Trial)
-class TrialAdmin(ReadOnlyAdmin):
+class TrialAdmin(TeamScopedAdmin, ReadOnlyAdmin):
     """Trials come from participants' answers only: the admin never invents, edits or deletes one."""
+
+    study_path = "participant__study"
 
     list_display = (
         "participant", "index", "item", "key", "key_code", "answer", "correct", "rt_ms_rounded", "timed_out",

@@ -15,6 +15,7 @@ from studyserver.choices import StateChoices
 # The simulated pilot's model (participation/pilot.py) imports this module, so it is loaded by
 # ExperimentsConfig.import_models (apps.py) rather than from here: no import runs in a circle.
 from .participation.arm import HumanArm  # noqa: F401
+from .teams import Team, default_team_id  # noqa: F401  (a study's team: teams.py)
 
 
 class Modality(models.TextChoices):
@@ -123,6 +124,10 @@ class Study(models.Model):
         "title is never shown to them.",
     )
     description = models.TextField(blank=True, help_text="Notes for the researchers; participants never see it.")
+    team = models.ForeignKey(
+        Team, on_delete=models.PROTECT, related_name="studies", default=default_team_id,
+        help_text="The lab the study belongs to: only its members (and superusers) see the study and everything "
+                  "under it — items, participants, trials, runs, reports.")
     design = models.CharField(
         max_length=40, help_text="What the study's items are made from: a design generated with its options or an item bank imported from CSV."
     )

@@ -13,12 +13,15 @@ from .models import Item, Study, StudyStatus
 
 def study_create(
     *, slug: str, title: str, design: str, logic_system: str = "S5", settings: dict | None = None,
-    description: str = "", participant_title: str = "",
+    description: str = "", participant_title: str = "", team=None,
 ) -> Study:
+    """A new study, in `team` (a teams.Team; None: the default team)."""
     study = Study(
         slug=slug, title=title, design=design, logic_system=logic_system,
         settings=settings or {}, description=description, participant_title=participant_title,
     )
+    if team is not None:
+        study.team = team
     study.full_clean()
     study.save()
     return study

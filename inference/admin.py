@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from types import SimpleNamespace
 from urllib.parse import urlencode
 
@@ -13,6 +14,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
+from experiments.team_admin import TeamScopedAdmin
+from experiments.team_scope import visible_studies
 from studyserver import workers
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from studyserver.admin_forms import RefusedActionsMixin, form_or_page
@@ -144,7 +147,8 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
         """A one-item check run per configuration on the study chosen (default: the newest with items);
         the answer is shown here when the run is done at once (eager), else on the run's page. Whatever
         goes wrong is a message."""
-        form, page = form_or_page(self, request, queryset, CheckForm, title="Check model configurations",
+        choose = partial(CheckForm, studies=visible_studies(request.user))
+        form, page = form_or_page(self, request, queryset, choose, title="Check model configurations",
                                   template="admin/inference/check_configurations.html",
                                   action="check_configurations", submit="Check")
         if page is not None:
@@ -154,7 +158,7 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
 
     def _check_one(self, request, model, study) -> None:
         try:
-            run = services.language_model_check(model=model, study=study)
+            run = services.language_model_check(model=model, study=study, studies=visible_studies(request.user))
         except ValidationError as exc:
             self.message_user(request, f"{model.name}: " + " ".join(exc.messages), level=messages.ERROR)
             return
@@ -177,7 +181,10 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     def get_queryset(self, request):
         from django.db.models import Count
 
-        return super().get_queryset(request).annotate(n_runs=Count("runs"))
+        from experiments.team_scope import condition
+
+        mine = condition(request.user, "runs__study")  # configurations are shared; a team counts its own runs
+        return super().get_queryset(request).annotate(n_runs=Count("runs", filter=mine))
 
     @admin.display(description="runs", ordering="n_runs")
     def run_count(self, obj):
@@ -270,7 +277,7 @@ class ModelRunForm(forms.ModelForm):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(RefusedActionsMixin, JobAdminMixin, admin.ModelAdmin):
+class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.ModelAdmin):
     form = ModelRunForm
     # cancelling and retrying change a run (a retry asks its servers again): not for whoever may only view runs
     job_permission = "inference.change_modelrun"
@@ -358,7 +365,8 @@ class GeneratedAnswerInline(admin.TabularInline):
 
 
 @admin.register(ModelScore)
-class ModelScoreAdmin(ReadOnlyAdmin):
+class ModelScoreAdmin(TeamScopedAdmin, ReadOnlyAdmin):
+    study_path = "run__study"
     inlines = [GeneratedAnswerInline]
     list_display = ("item", "run", "gold", "p_yes_rounded", "p_yes_interval", "p_no_rounded", "relative_p_yes_rounded",
                     "options", "soft_accuracy_rounded", "decision", "decision_rule", "decision_relative", "top_answer",
@@ -409,8 +417,10 @@ class ModelScoreAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ProbeScore)
-class ProbeScoreAdmin(ReadOnlyAdmin):
+class ProbeScoreAdmin(TeamScopedAdmin, ReadOnlyAdmin):
     """Knowledge-probe answers (000 §4.1): read-only, filterable by run and by whether the model knows."""
+
+    study_path = "run__study"
 
     list_display = ("probe_key", "run", "target", "p_target_rounded", "top_token", "known")
     p_target_rounded = rounded(ProbeScore, "p_target")

@@ -36,9 +36,12 @@ class CheckForm(forms.Form):
         help_text="The check scores this study's first item (a one-item run, partial: no report reads it). "
                   "Preselected: the newest study with items.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, studies=None, **kwargs):
+        """`studies`: those the user may check on (their teams' studies, experiments.team_scope)."""
         super().__init__(*args, **kwargs)
-        default = services.check_study_default()
+        if studies is not None:
+            self.fields["study"].queryset = self.fields["study"].queryset.filter(pk__in=studies.values("pk"))
+        default = services.check_study_default(studies=studies)
         if default is not None:
             self.fields["study"].initial = default.pk
 

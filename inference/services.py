@@ -443,20 +443,24 @@ def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exce
 # --------------------------------------------------------------------------- checks
 
 
-def check_study_default() -> Study | None:
-    """The study a "Check" scores on unless the researcher picks another: the newest with items."""
+def check_study_default(*, studies=None) -> Study | None:
+    """The study a "Check" scores on unless the researcher picks another: the newest with items (of
+    `studies`, a queryset: the user's teams' studies; all when None)."""
     from experiments.models import Item
 
-    item = Item.objects.exclude(study__isnull=True).order_by("-study_id", "id").first()
+    items = Item.objects.exclude(study__isnull=True) if studies is None else Item.objects.filter(study__in=studies)
+    item = items.order_by("-study_id", "id").first()
     return item.study if item is not None else None
 
 
-def language_model_check(*, model: LanguageModel, study: Study | None = None) -> ModelRun:
+def language_model_check(*, model: LanguageModel, study: Study | None = None, studies=None) -> ModelRun:
     """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on `study`'s first
-    item (default: the newest study with items), scored where runs are (studyserver.dispatch);
-    ValidationError saying why not."""
+    item (default: the newest study with items of `studies`, the user's teams' studies), scored where runs
+    are (studyserver.dispatch); ValidationError saying why not."""
     checks.refuse(model)
-    study = study or check_study_default()
+    if study is not None and studies is not None and not studies.filter(pk=study.pk).exists():
+        study = None  # not one of the user's teams' studies: never told apart from one that does not exist
+    study = study or check_study_default(studies=studies)
     if study is None:
         raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
     run = model_run_launch(study=study, language_model=model, item_limit=1, batch_size=1)

@@ -62,3 +62,12 @@ def review_consent(study, *, contact: str = "Dr A. Researcher, duet-study@exampl
         arm.completion_code = arm.completion_code or completion_code
         arm.save(update_fields=["contact", "completion_code"])
     return consent_review(arm=arm, by=by)
+
+
+def join_default_team(user):
+    """Make `user` a member of the default team, where studies made without a team go (issue 34
+    item 6: a staff user sees only their teams' studies). Returns the user."""
+    from experiments.teams import Team, default_team_id
+
+    Team.objects.get(pk=default_team_id()).members.add(user)
+    return user

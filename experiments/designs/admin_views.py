@@ -16,11 +16,12 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import ItemsLocked, Study
+from ..team_scope import study_or_404
 from . import registry
 
 PREVIEW_ROWS = 10
@@ -92,7 +93,7 @@ def _page(request, model_admin, study, *, title, design, form, kind, preview=Non
 def _study(request, model_admin, pk) -> Study:
     if not model_admin.has_change_permission(request):
         raise PermissionDenied
-    return get_object_or_404(Study, pk=pk)
+    return study_or_404(user=request.user, pk=pk)  # another team's study: 404
 
 
 def _chosen(request, choices, default: str | None = None) -> registry.Design | None:

@@ -14,6 +14,7 @@ from studyserver.job_admin import JobAdminMixin
 
 from ..models import Study
 from ..study_jobs import StudyBusy
+from ..team_admin import TeamScopedAdmin
 from .pilot import MAX_PARTICIPANTS, BotProfile, Pilot, pilot_create
 
 
@@ -72,7 +73,7 @@ if _study_admin is not None:
 
 
 @admin.register(Pilot)
-class PilotAdmin(JobAdminMixin, ReadOnlyAdmin):
+class PilotAdmin(TeamScopedAdmin, JobAdminMixin, ReadOnlyAdmin):
     deletable = True  # pilots start from the study list's action
     job_permission = "experiments.add_pilot"
     actions = ["cancel_jobs", "retry_jobs"]

@@ -23,6 +23,7 @@ from studyserver import ratelimit
 
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
+from ..team_scope import study_or_404
 from . import choice, flow, overview, services, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
@@ -93,8 +94,9 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """Staff walk through the flow as a preview participant, kept apart from the real data."""
-    study = _study_or_404(slug)
+    """Staff of the study's team walk through the flow as a preview participant, kept apart from the
+    real data (another team's study: 404, and no preview participant is made)."""
+    study = study_or_404(user=request.user, slug=slug)
     try:
         participant, _ = services.participant_start(
             study=study, prolific_pid=f"preview-{request.user.pk}", preview=True

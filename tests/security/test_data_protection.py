@@ -20,6 +20,7 @@ from experiments.participation import services
 from experiments.participation.erasure import participant_erase
 from experiments.participation.payload import parse_trial
 from tests.experiments.participation.conftest import make_open_study, trial_data
+from tests.factories import join_default_team
 
 pytestmark = pytest.mark.django_db
 PIDS = ("5f1a2b3c4d5e6f7a8b9c0d1e", "6a7b8c9d0e1f2a3b4c5d6e7f")
@@ -111,6 +112,7 @@ def test_only_researchers_allowed_to_delete_participants_may_erase(study_with_tw
     from django.contrib.auth.models import Permission
 
     staff.user_permissions.add(Permission.objects.get(codename="view_participant"))
+    join_default_team(staff)  # sees the study's participants (issue 34 item 6), may not erase them
     client.force_login(staff)
     changelist = reverse("admin:experiments_participant_changelist")
     assert b"erase_participants" not in client.get(changelist).content

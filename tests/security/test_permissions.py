@@ -13,6 +13,7 @@ from experiments.models import Participant, ParticipantStatus, StudyStatus
 from experiments.participation import trials
 from experiments.participation import services
 from tests.experiments.participation.conftest import make_open_study
+from tests.factories import join_default_team
 
 pytestmark = pytest.mark.django_db
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
@@ -23,6 +24,7 @@ def staff(client, *codenames):
                                                 password="x-" * 8, is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename__in=("view_study", "view_participant",
                                                                        "view_report", *codenames)))
+    join_default_team(user)  # the studies' team (issue 34 item 6)
     client.force_login(user)
     return user
 

@@ -17,6 +17,7 @@ from experiments.models import Participant
 from experiments.participation import services
 from experiments.participation.pilot import pilot_create
 from tests.experiments.participation.conftest import make_open_study
+from tests.factories import join_default_team
 
 pytestmark = pytest.mark.django_db
 PID, STUDY_ID, SESSION = "5f1a2b3c4d5e6f7a8b9c0d1e", "6a7b8c9d0e1f2a3b4c5d6e7f", "7c8d9e0f1a2b3c4d5e6f7a8b"
@@ -37,6 +38,7 @@ def _staff(client, *codenames):
                                                 is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename__in=(
         "view_study", "view_participant", "view_trial", "view_pilot", *codenames)))
+    join_default_team(user)  # the studies' team (issue 34 item 6)
     client.force_login(user)
     return user
 

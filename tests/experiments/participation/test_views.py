@@ -11,6 +11,7 @@ from django.urls import reverse
 from experiments.models import Participant, ParticipantStatus, Trial
 
 from .conftest import code_for, trial_data
+from tests.factories import join_default_team
 
 pytestmark = pytest.mark.django_db
 
@@ -264,7 +265,7 @@ def test_staff_preview_records_nothing_as_real_data(client, open_study):
     study = open_study(target_sample_size=1)
     assert client.get(f"/s/{study.slug}/preview/").status_code == 302  # to the admin login
     staff = get_user_model().objects.create_user("researcher", password="x-" * 8, is_staff=True)
-    client.force_login(staff)
+    client.force_login(join_default_team(staff))  # a member of the study's team (issue 34 item 6)
     response = client.get(reverse("participant:preview", kwargs={"slug": study.slug}))
     preview = Participant.objects.get()
     assert preview.is_preview and response["Location"].endswith(f"/p/{preview.token}/")

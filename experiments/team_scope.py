@@ -1,0 +1,97 @@
+"""Who sees which study (issue 34 item 6), the one rule: a staff user sees the studies of the teams
+they are a member of and everything under those studies; a superuser sees everything; anyone else
+nothing. Everything under a study names its way to it once — a path of relations, declared by its
+admin (team_admin.TeamScopedAdmin.study_path, e.g. "participant__study" for a trial) — and every list,
+page, action, filter, form field and download reads it through the functions here.
+
+    scope(Trial.objects.all(), user=request.user, path="participant__study")
+    study_or_404(user=request.user, pk=pk)
+"""
+from __future__ import annotations
+
+from django.db.models import Model, Q, QuerySet
+from django.http import Http404
+
+from .models import Study
+from .teams import Team
+
+STUDY_PATHS: dict[type[Model], str] = {Study: ""}  # model → the relations from it to its study ("" : itself)
+
+
+def register(model: type[Model], path: str) -> None:
+    """Declare how `model` reaches its study (team_admin does it for each admin it scopes)."""
+    known = STUDY_PATHS.get(model)
+    if known is not None and known != path:
+        raise ValueError(f"{model.__name__} reaches its study by {known!r}, not {path!r}")
+    STUDY_PATHS[model] = path
+
+
+def team_ids(user) -> frozenset[int] | None:
+    """The ids of the teams whose studies `user` sees; None for a superuser (every team). Read once
+    per user object (a request's user), so a page of many checks asks the database once."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return frozenset()
+    if user.is_superuser:
+        return None
+    ids = getattr(user, "_duet_team_ids", None)
+    if ids is None:
+        ids = frozenset(Team.objects.filter(members=user).values_list("pk", flat=True))
+        user._duet_team_ids = ids
+    return ids
+
+
+def teams_of(user) -> QuerySet:
+    """The teams `user` may put a study in and see (a superuser: every team)."""
+    ids = team_ids(user)
+    return Team.objects.all() if ids is None else Team.objects.filter(pk__in=ids)
+
+
+def is_scoped(model: type[Model]) -> bool:
+    """Whether `model`'s rows belong to teams (a team, a study, anything under a study)."""
+    return model is Team or model in STUDY_PATHS
+
+
+def condition(user, path: str) -> Q:
+    """The condition on rows that reach their study by `path` that `user` may see (Q(): all)."""
+    ids = team_ids(user)
+    return Q() if ids is None else Q(**{f"{path}__team__in" if path else "team__in": ids})
+
+
+def limit(model: type[Model], user) -> Q | None:
+    """The condition on `model`'s rows that `user` may see: Q() for all, None when `model` is not
+    under a study (a model configuration, a user: shared)."""
+    ids = team_ids(user)
+    if model is Team:
+        return Q() if ids is None else Q(pk__in=ids)
+    path = STUDY_PATHS.get(model)
+    return None if path is None else condition(user, path)
+
+
+def scope(queryset: QuerySet, *, user, path: str) -> QuerySet:
+    """`queryset` (of a model `path` leads from to its study) cut to the rows `user` may see."""
+    return queryset if team_ids(user) is None else queryset.filter(condition(user, path))
+
+
+def sees(user, obj, path: str) -> bool:
+    """Whether `user` may see `obj` (reached from it by `path`, the relations to its study)."""
+    ids = team_ids(user)
+    if ids is None:
+        return True
+    for name in filter(None, path.split("__")):
+        obj = getattr(obj, name, None)
+        if obj is None:
+            return False
+    return getattr(obj, "team_id", None) in ids
+
+
+def visible_studies(user) -> QuerySet:
+    return scope(Study.objects.all(), user=user, path="")
+
+
+def study_or_404(*, user, pk=None, slug=None) -> Study:
+    """The study `user` may see, by id or slug; Http404 for any other (another team's study is not
+    told apart from a study that does not exist)."""
+    found = visible_studies(user).filter(**({"pk": pk} if slug is None else {"slug": slug})).first()
+    if found is None:
+        raise Http404("No such study.")
+    return found
