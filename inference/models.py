@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from studyserver.jobs import Job, JobKind, JobStatus, Part, counter, record
+from studyserver.registry import Registry
 
 
 class Dtype(models.TextChoices):
@@ -369,6 +370,12 @@ class LanguageModel(models.Model):
         return out
 
 
+# How each run kind makes, scores and stores its units (inference/strategies.py fills it: `register`).
+# It lives here, below the strategies, so that a run can say what it lacks (ModelRun.unfinished)
+# without the models importing the module built on them.
+RUN_KINDS: Registry = Registry("run kind")
+
+
 class ModelRun(Job):
     """A model configuration scoring a study's items: a background job (studyserver/jobs.py) whose
     progress counts items and which resumes where its killed worker stopped."""
@@ -445,9 +452,7 @@ class ModelRun(Job):
     def unfinished(self) -> str:
         """The items (or probes) the run owns that are not stored, in words; "" when none (then, and only
         then, may it be done: studyserver.jobs.job_finish)."""
-        from .strategies import for_kind
-
-        strategy = for_kind(self.kind)
+        strategy = RUN_KINDS[self.kind]
         missing = strategy.missing(self)
         if not missing:
             return ""

@@ -26,8 +26,8 @@ from studyserver.registry import Registry
 
 from . import probes
 from .models import (
-    AnswerForms, DecisionRule, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, PromptFormat, RunKind,
-    Sampling, stop_strings,
+    RUN_KINDS, AnswerForms, DecisionRule, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore,
+    PromptFormat, RunKind, Sampling, stop_strings,
 )
 from .probes import Probe, study_probes
 from .scorers import AnswerSet, Request, Result, summarise, summarise_options
@@ -392,7 +392,7 @@ def replace_score(answer: GeneratedAnswer, score_id: int) -> GeneratedAnswer:
     return answer
 
 
-REGISTRY: Registry[Strategy] = Registry("run kind")
+REGISTRY: Registry[Strategy] = RUN_KINDS  # declared with the models (ModelRun.unfinished reads it)
 
 
 def register(strategy: Strategy) -> Strategy:

@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from inference import services
 from inference.models import LanguageModel, ModelRun, RunStatus
-from tests.factories import ItemFactory, StudyFactory
+from tests.factories import ItemFactory, StudyFactory, join_default_team
 from tests.inference.tiny_models import PROMPTS
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,8 @@ FAKE = {"name": "fake", "backend": "fake", "source": "/fake", "gguf_file": "", "
 
 
 def _staff(*codenames: str) -> Client:
-    user = get_user_model().objects.create_user(f"staff-{'-'.join(codenames) or 'none'}", is_staff=True)
+    user = join_default_team(get_user_model().objects.create_user(f"staff-{'-'.join(codenames) or 'none'}",
+                                                                  is_staff=True))
     user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
     client = Client()
     client.force_login(user)
