@@ -117,7 +117,9 @@ def test_every_bad_row_is_named_and_nothing_is_returned():
 
 @pytest.mark.parametrize("data,expected", [
     (b"", ["row 1: the file is empty"]),
-    (b"\xff\xfe premise", ["row 1: the file is not UTF-8 text (invalid start byte)"]),
+    (b"\xff\xfe premise", ["row 1: the file is not UTF-8 text (on this line, character 1: the byte 0xff, invalid "
+                           "start byte); save it as UTF-8 text: in Excel, File › Save As › “CSV UTF-8 (Comma "
+                           "delimited) (*.csv)”; in LibreOffice, Text CSV with the character set “Unicode (UTF-8)”"]),
     ("premise,conclusion\nA,B\n", ["row 1, column 'flipped_conclusion': required column is missing"]),
     ("premise,conclusion,flipped_conclusion,Premise\n", ["row 1, column 'premise': column appears more than once"]),
     ("premise,conclusion,flipped_conclusion\n", ["row 2: the file has a header but no rules"]),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
+from logic.csv_table import EXCEL_MESSAGE, SAVE_AS_UTF8, is_workbook
 from studyserver.registry import Registry
 
 from .. import registry
@@ -89,10 +90,14 @@ def _text(data, filename: str) -> str:
         data = bytes(data)
         if len(data) > MAX_BYTES:
             raise ReaderError(f"{filename}: larger than {MAX_BYTES // 2**20} MiB; split it")
+        if is_workbook(data[:8]):
+            raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ReaderError(f"{filename}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise ReaderError(f"{filename}: not UTF-8 text (line {line}: the byte 0x{data[exc.start]:02x}, {exc.reason}); "
+                              f"{SAVE_AS_UTF8}") from None
     if not isinstance(data, str):
         raise ReaderError(f"{filename}: expected the file's bytes or text, got {type(data).__name__}")
     if "\x00" in data:
