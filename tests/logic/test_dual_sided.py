@@ -60,8 +60,9 @@ def test_the_five_templates_of_table_9():
     assert [(v.positive, v.negative) for v in original.variants] == [
         ("True", "False"), ("Right", "Wrong"), ("Yes", "No"), ("Yes", "No"), ("Yes", "No")]
     t1, t2, t3, t4, t5 = (v.text for v in flipped.variants)
+    # the rule line as 004 Table 12 prints it ("Rule: If …"; it read "Input rule:" before issue 35)
     assert t1 == ("True or False? Please predict whether the input rule is very likely to be true.\n"
-                  "Input rule: If Person X is allergic to Substance Z and Food Y contains Substance Z, "
+                  "Rule: If Person X is allergic to Substance Z and Food Y contains Substance Z, "
                   "then Person X can eat Food Y.\nAnswer:")
     assert t2.startswith("Right or Wrong? Please predict whether the input rule is valid and correct.\n")
     assert t3.startswith("Yes or No? Please predict whether the premise entails the conclusion.\n")
