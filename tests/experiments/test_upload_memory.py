@@ -47,7 +47,16 @@ BUILD = {
     "json_nested_in_a_record": ("data = b'[{\"id\": ' + b'[' * 100_000 + b']' * 100_000 + b'}]'", "bank.json"),
     "jsonl_nested": ("data = b'{\"a\": ' + b'[' * 100_000 + b']' * 100_000 + b'}\\n'", "bank.jsonl"),
     "json_wide_record": ("data = b'[{' + b','.join(b'\"c%d\": 1' % i for i in range(1_000_000)) + b'}]'", "bank.json"),
+    # the published readers the admin tries on every upload of their design (20 MB, under the upload limit)
+    "logiqa_one_block": ("data = b'ab\\n' * 6_600_000", "Eval.txt"),
+    "rulebreakers_rows": (
+        "data = b'id,rulebreaker_type,category,firstName,pronoun,verb,entityA,entityB,premise1,premise2,conclusion,"
+        "label\\n' + b''.join(b'x%d,a,b,c,d,e,f,g,h,i,j,k\\n' % i for i in range(600_000))", "rb.csv"),
+    # 20,000 rows × 50 columns of text: a CSV bank at its bounds, read whole
+    "csv_at_the_bounds": ("data = (','.join(f'c{i}' for i in range(50)) + '\\n' + ('x,' * 49 + 'x\\n') * 20_000).encode()",
+                          "bank.csv"),
 }
+READERS = {"Eval.txt": "logiqa-text", "rb.csv": "rulebreakers-finegrained"}
 
 CHILD = """
 import json, os, resource, sys
@@ -56,12 +65,18 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyserver.settings")
 import django
 django.setup()  # the web process's own imports, counted in the peak as they are there
 data = open({path!r}, "rb").read()
-from experiments.designs import bank_files
+from experiments.designs import bank_files, sources
 try:
-    bank_files.read_table(data, name={name!r})
-    outcome = "read"
+    if {reader!r}:
+        reading = sources.get({reader!r}).read(data, filename={name!r})
+        outcome = str(reading.problems[0]) if reading.problems else "read"
+    else:
+        bank_files.read_table(data, name={name!r})
+        outcome = "read"
 except bank_files.BankError as exc:
     outcome = exc.problems[0]
+except sources.ReaderError as exc:
+    outcome = str(exc)
 except BaseException as exc:
     outcome = "RAISED " + type(exc).__name__
 print(json.dumps({{"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "outcome": outcome,
@@ -75,7 +90,7 @@ def _measure(case: str, folder: Path) -> dict:
     made = subprocess.run([sys.executable, "-c", f"{build}\nopen({str(path)!r}, 'wb').write(data)"],
                           capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr[-3000:]
-    child = CHILD.format(root=str(ROOT), path=str(path), name=name)
+    child = CHILD.format(root=str(ROOT), path=str(path), name=name, reader=READERS.get(name, ""))
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -91,6 +106,9 @@ def _measure(case: str, folder: Path) -> dict:
     ("json_nested_in_a_record", "record 1, column 'id': the JSON nests more than 16 levels deep"),
     ("jsonl_nested", "record 1 (line 1), column 'a': the JSON nests more than 16 levels deep"),
     ("json_wide_record", "record 1: an object of more than 500 keys"),
+    ("logiqa_one_block", "logiqa-0001: has 6600000 lines between blank lines"),
+    ("rulebreakers_rows", "RULEBREAKERS (finegrained format): more than 50,000 data rows"),
+    ("csv_at_the_bounds", "read"),
 ])
 def test_the_red_teams_files_are_refused_within_300_mb(case, refusal, tmp_path):
     measured = _measure(case, tmp_path)

@@ -15,6 +15,20 @@ from .. import registry
 from ..registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
 
 MAX_BYTES = 64 * 1024 * 1024  # a published file read whole; the admin's upload limit is lower
+# Records one published file may hold (RULEBREAKERS' whole file has 25,600 rows; LogiQA's Train.txt
+# 7,376 questions; ULogic's are read within bounded_reading's 20,000): past it the reader stops.
+MAX_RECORDS = 50_000
+
+
+def text_lines(text: str):
+    """(number from 1, line without its line end) of a text, one at a time (no list of every line)."""
+    start, number = 0, 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        number += 1
+        yield number, text[start:end].rstrip("\r")
+        start = end + 1
 
 
 @dataclass(frozen=True)
