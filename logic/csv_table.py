@@ -7,14 +7,18 @@ wrong number of fields and unreadable quoting reported with their line number, i
 file and the study. The importer collects every error and raises CsvImportError once, so nothing is
 saved from a file with an error.
 
-Bounds (issue 26 item 5): the file may be a binary stream, read and decoded as the rows are taken,
-so nothing holds the whole text; at most MAX_ROWS records are read (the rest of the file is not),
-at most MAX_COLUMNS columns, and repeated column names are found in one pass.
+Bounds (issue 26 item 5): the file may be a binary stream, read and decoded a line at a time as the
+rows are taken, so nothing holds the whole text and a byte that is not UTF-8 is reported on its own
+line with how to save the file as CSV UTF-8 (issue 34); a spreadsheet workbook (.xlsx, .xls, .ods) is
+recognised by its first bytes and refused with how to export it as CSV; at most MAX_ROWS records are
+read (the rest of the file is not), at most MAX_COLUMNS columns, and repeated column names are found
+in one pass.
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -85,9 +89,8 @@ class CsvTable:
                 yield line, dict(zip(self.header, (_unquote(v.strip()) for v in values)))
         except csv.Error as exc:
             self.fail(reader.line_num, "", f"unreadable CSV ({exc})")
-        except UnicodeDecodeError as exc:  # decoded a block at a time: the bad byte is here or further on
-            self.fail(reader.line_num + 1, "", f"the file is not UTF-8 text ({exc.reason}) from this row or a "
-                                               "later one; nothing after it was read")
+        except NotUtf8 as exc:  # decoded a line at a time: the bad byte is on this line
+            self.fail(exc.line, "", f"{exc} (nothing after this line was read)")
 
     def fail(self, row: int, column: str, message: str) -> None:
         self.errors.append(RowError(row, column, message))
@@ -109,13 +112,57 @@ class CsvTable:
         return parsed
 
 
-def _text(data: bytes | str | BinaryIO) -> io.TextIOBase:
-    """The file as text, decoded as it is read (a stream stays a stream)."""
+SAVE_AS_UTF8 = ("save it as UTF-8 text: in Excel, File › Save As › “CSV UTF-8 (Comma delimited) (*.csv)”; in "
+                "LibreOffice, Text CSV with the character set “Unicode (UTF-8)”")
+# The first bytes of a spreadsheet workbook: a zip archive (.xlsx, .xlsm, .ods) or an OLE file (.xls).
+WORKBOOK_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+EXCEL_MESSAGE = ("the file is a spreadsheet workbook (Excel .xlsx/.xls, or .ods), and Duet does not read workbooks: "
+                 "export the sheet as CSV first (Excel: File › Save As › “CSV UTF-8 (Comma delimited) (*.csv)”; "
+                 "LibreOffice: File › Save As › Text CSV, character set “Unicode (UTF-8)”) and upload that file")
+
+
+def is_workbook(head: bytes) -> bool:
+    """Whether the file's first bytes are a spreadsheet workbook's (not text at all)."""
+    return bytes(head[:8]).startswith(WORKBOOK_MAGIC)
+
+
+class NotUtf8(ValueError):
+    """A line of the file is not UTF-8: `line` is its number in the file (from 1), `column` the
+    character at which the bad byte stands (from 1)."""
+
+    def __init__(self, line: int, column: int, byte: int, reason: str):
+        self.line, self.column = line, column
+        super().__init__(f"the file is not UTF-8 text (on this line, character {column}: the byte 0x{byte:02x}, "
+                         f"{reason}); {SAVE_AS_UTF8}")
+
+
+_LINE_END = re.compile(r"(?<=\r)(?!\n)")  # a lone CR also ends a line (as universal newlines read it)
+
+
+def _lines(data: bytes | str | BinaryIO) -> Iterator[str]:
+    """The file's lines as text, decoded one line at a time, so that a byte that is not UTF-8 is
+    reported on its own line (NotUtf8), and a workbook is recognised by its first bytes."""
     if isinstance(data, str):
-        return io.StringIO(data, newline="")
+        yield from io.StringIO(data, newline="")
+        return
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = io.BytesIO(bytes(data))
-    return io.TextIOWrapper(data, encoding="utf-8-sig", newline="")
+    number = 0
+    for raw in iter(data.readline, b""):
+        if number == 0:
+            if is_workbook(raw):
+                raise CsvImportError([RowError(1, "", EXCEL_MESSAGE)])
+            raw = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            before = raw[:exc.start].decode("utf-8", "replace")
+            lone = before.count("\r") - before.count("\r\n")
+            raise NotUtf8(number + 1 + lone, len(before.rsplit("\r", 1)[-1]) + 1, raw[exc.start], exc.reason) from None
+        for piece in (_LINE_END.split(text) if "\r" in text else (text,)):
+            if piece:
+                number += 1
+                yield piece
 
 
 def open_csv(data: bytes | str | BinaryIO, *, required: Iterable[str],
@@ -128,13 +175,13 @@ def open_csv(data: bytes | str | BinaryIO, *, required: Iterable[str],
     as written (stripped)."""
     is_known = known if callable(known) else frozenset(known).__contains__
     required = tuple(required)
-    reader = csv.reader(_text(data), strict=True)
+    reader = csv.reader(_lines(data), strict=True)
     try:
         first = next((row for row in reader if any(v.strip() for v in row)), None)
     except csv.Error as exc:
         raise CsvImportError([RowError(1, "", f"unreadable CSV header ({exc})")]) from None
-    except UnicodeDecodeError as exc:
-        raise CsvImportError([RowError(1, "", f"the file is not UTF-8 text ({exc.reason})")]) from None
+    except NotUtf8 as exc:
+        raise CsvImportError([RowError(exc.line, "", str(exc))]) from None
     if first is None:
         raise CsvImportError([RowError(1, "", "the file is empty")])
     if len(first) > MAX_COLUMNS:

@@ -141,7 +141,7 @@ def _variant(number: int, premise: str, conclusion: str) -> PromptVariant:
     elif number == 5:
         text = question = instruction.format(premise=premise, conclusion=conclusion)
     else:
-        text = f"{instruction}\nInput rule: If {premise}, then {conclusion}."
+        text = f"{instruction}\nRule: If {premise}, then {conclusion}."  # the rule line as 004 Table 12 prints it
         question = instruction
     return PromptVariant(f"template-{number}", question, positive, negative, f"{text}\n{ANSWER_CUE}")
 

@@ -47,16 +47,19 @@ def template_view(model_admin, request, name):
     return response
 
 
-def known_source(design: registry.Design, data: bytes, filename: str, wanted: str = ""):
+def known_source(design: registry.Design, data: bytes, filename: str, wanted: str = "", errors=None):
     """(reader, reading) of the first published format the design declares that reads the file (at
-    least one row, no ReaderError) — or of `wanted`, named by the researcher; None when none does."""
+    least one row, no ReaderError) — or of `wanted`, named by the researcher; None when none does
+    (each reader's reason is added to `errors`, when given)."""
     readers = sources.for_design(design)
     if wanted:
         readers = [r for r in readers if r.name == wanted]
     for reader in readers:
         try:
             reading = reader.read(data, filename=filename)
-        except sources.ReaderError:
+        except sources.ReaderError as exc:
+            if errors is not None:
+                errors.append(f"As {reader.title} ({reader.name}): {exc}")
             continue
         if reading.rows:
             return reader, reading
@@ -129,10 +132,30 @@ def _store_factors(study: Study, factors: list[str]) -> None:
     study.save(update_fields=["settings", "updated_at"])
 
 
+UNREADABLE = ("The file could not be read within the server's limits ({what}); nothing was written. A bank's records "
+              "are objects of text, numbers and lists of text: check that the file is the bank you meant to upload.")
+
+
 def upload_view(model_admin, request, pk):
     """Upload a bank (CSV, JSON, Parquet) or a published file: mapped, previewed (every check, nothing
-    written), then written."""
+    written), then written. A file that exhausts the reader (nesting past Python's recursion limit,
+    memory) is a refusal like any other, never a server error (issue 34 item 4); the transactions it
+    was inside are undone."""
     study = _study(request, model_admin, pk)
+    try:
+        return _upload(model_admin, request, study)
+    except (RecursionError, MemoryError) as exc:
+        what = "it nests too deep" if isinstance(exc, RecursionError) else "it needs too much memory"
+        design = _chosen(request, registry.uploadable(), study.design or "csv-import") or registry.get("csv-import")
+        token = request.POST.get("upload", "")
+        if token:
+            uploads.upload_discard(user=request.user, study=study, token=token)
+        form = options_form(design, request.POST, request.FILES, upload=True)
+        return _page(request, model_admin, study, title=f"Upload {design.title} items into {study.slug}",
+                     design=design, form=form, kind="upload", errors=[UNREADABLE.format(what=what)], status=400)
+
+
+def _upload(model_admin, request, study):
     design = _chosen(request, registry.uploadable(), study.design if study.design else "csv-import")
     if design is None:
         design = registry.get("csv-import")
@@ -144,6 +167,7 @@ def upload_view(model_admin, request, pk):
     post = request.POST
 
     def refused(errors, token="", shown=None):
+        errors = list(dict.fromkeys(errors))  # each error once
         if token and shown is None:
             uploads.upload_discard(user=request.user, study=study, token=token)
         return _page(request, model_admin, study, **page, errors=errors, status=400, upload=token if shown else "",
@@ -167,12 +191,15 @@ def upload_view(model_admin, request, pk):
                         "elsewhere); choose it again." if token else "Choose a file to upload."])
     data = path.read_bytes()
     fmt = fmt if fmt in bank_files.FORMATS else bank_files.detect_format(filename, data[:64])
-    table, unreadable = None, []
+    if fmt == "workbook":  # a spreadsheet: no reader reads it, and the researcher is told how to export it
+        return refused([bank_files.WORKBOOK_MESSAGE], token)
+    table, unreadable, reasons = None, [], []
     try:
         table = bank_files.read_table(data, format=fmt)
     except bank_files.BankError as exc:
         unreadable = exc.problems
-    known = None if wanted == MAP_MYSELF and design.columns else known_source(design, data, filename, wanted)
+    known = (None if wanted == MAP_MYSELF and design.columns
+             else known_source(design, data, filename, wanted, errors=reasons))
     if known is not None:
         return _from_source(request, model_admin, study, page, form, design, data, filename, token, fmt, table,
                             known, refused)
@@ -180,7 +207,7 @@ def upload_view(model_admin, request, pk):
         names = ", ".join(r.name for r in sources.for_design(design))
         return refused([f"The design '{design.name}' has no bank of its own, and the file is not in a format it "
                         f"reads ({names}). A yes/no bank with pair_id and pair_role columns goes into it through "
-                        "the yes/no design (csv-import)."], token)
+                        "the yes/no design (csv-import).", *reasons], token)
     if table is None:
         return refused(unreadable, token)
     return _mapped(request, model_admin, study, page, form, design, table, token, fmt, filename, refused)

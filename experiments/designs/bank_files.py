@@ -12,32 +12,29 @@ No Django here.
 Rows are numbered as in a CSV file, the header being row 1: a CSV file's own line numbers; in JSON
 and Parquet, record k (from 1) is "record k". Cells are read as text: numbers as written
 (Python's text of them: 1.0 stays "1.0", 7 is "7"), booleans as true / false, null as empty; a list
-is accepted only by a `many` field (premises), an object nowhere.
+is accepted only by a `many` field (premises), an object nowhere. Every format is read with its
+bounds counted as it is read (bounded_reading.py: records, cells, a cell's length, nesting, a Parquet
+file's decoded size); a spreadsheet workbook is refused with how to export it as CSV UTF-8.
 """
 from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from logic.csv_table import MAX_COLUMNS, MAX_ROWS, CsvImportError, RowError, open_csv
+from logic.csv_table import EXCEL_MESSAGE, MAX_COLUMNS, CsvImportError, RowError, is_workbook, open_csv
+
+from .bounded_reading import BankError, Cells, json_records, jsonl_records, parquet_records
 
 FORMATS = {"csv": "CSV (UTF-8, header row)", "json": "JSON (a list of objects)", "jsonl": "JSON lines (one object "
            "a line)", "parquet": "Parquet"}
 EXTENSIONS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
               ".pq": "parquet"}
+WORKBOOKS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")  # spreadsheets: refused with how to export them as CSV
+WORKBOOK_MESSAGE = EXCEL_MESSAGE[0].upper() + EXCEL_MESSAGE[1:] + "."
 PREVIEW_ROWS = 5  # the file's first rows shown beside the mapping
-
-
-class BankError(ValueError):
-    """A file that cannot be read, or a mapping that cannot be applied: every problem, one a line."""
-
-    def __init__(self, problems: Sequence[str]):
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,10 @@ def _shown(value) -> str:
 
 
 def detect_format(name: str, head: bytes) -> str:
-    """The file's format from its name's extension, else from its first bytes."""
+    """The file's format from its name's extension, else from its first bytes ("workbook": a
+    spreadsheet, which is not read)."""
+    if name.lower().endswith(WORKBOOKS) or is_workbook(head):
+        return "workbook"
     for ext, fmt in EXTENSIONS.items():
         if name.lower().endswith(ext):
             return fmt
@@ -74,6 +74,8 @@ def detect_format(name: str, head: bytes) -> str:
 def read_table(data: bytes, *, name: str = "", format: str | None = None) -> BankTable:
     """The file's columns and rows; BankError saying why it cannot be read (nothing else happens)."""
     fmt = format or detect_format(name, data[:64])
+    if fmt == "workbook" or is_workbook(data[:8]):
+        raise BankError([WORKBOOK_MESSAGE])
     if fmt not in FORMATS:
         raise BankError([f"unknown format {fmt!r}; known: {', '.join(FORMATS)}"])
     reader = {"csv": _read_csv, "json": _read_json, "jsonl": _read_jsonl, "parquet": _read_parquet}[fmt]
@@ -87,7 +89,9 @@ def _read_csv(data: bytes) -> BankTable:
     try:
         table = open_csv(data, required=())
         rows, labels = [], []
+        cells = Cells()
         for line, record in table.records():
+            cells.add(len(record))
             rows.append(record)
             labels.append(f"row {line}")
         if table.errors:
@@ -136,64 +140,20 @@ def _records(objects, labels: list[str], fmt: str) -> BankTable:
     return BankTable(fmt, tuple(columns), tuple(rows), tuple(labels[:len(rows)]))
 
 
-def _too_many(n: int) -> None:
-    if n > MAX_ROWS:
-        raise BankError([f"the file has {n:,} records; split it into files of at most {MAX_ROWS:,}"])
-
-
 def _read_json(data: bytes) -> BankTable:
-    try:
-        value = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise BankError([f"the file is not UTF-8 text ({exc.reason})"]) from None
-    except json.JSONDecodeError as exc:
-        raise BankError([f"the file cannot be read as JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]) from None
-    if isinstance(value, dict):  # {"data": [...]} or {"rows": [...]}: one list of objects inside
-        lists = [v for v in value.values() if isinstance(v, list)]
-        value = lists[0] if len(lists) == 1 else value
-    if not isinstance(value, list):
-        raise BankError(["the JSON file must hold a list of objects ([{\"column\": value, …}, …]) or be JSON lines"])
-    _too_many(len(value))
-    return _records(value, [f"record {i + 1}" for i in range(len(value))], "json")
+    records = json_records(data)
+    return _records(records, [f"record {i + 1}" for i in range(len(records))], "json")
 
 
 def _read_jsonl(data: bytes) -> BankTable:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BankError([f"the file is not UTF-8 text ({exc.reason})"]) from None
-    objects, labels, problems = [], [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            objects.append(json.loads(line))
-            labels.append(f"record {len(objects)} (line {number})")
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg}, column {exc.colno})")
-            if len(problems) >= 50:
-                break
-    if problems:
-        raise BankError(problems)
-    _too_many(len(objects))
-    return _records(objects, labels, "jsonl")
+    records, labels = jsonl_records(data)
+    return _records(records, labels, "jsonl")
 
 
 def _read_parquet(data: bytes) -> BankTable:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        handle = pq.ParquetFile(pa.BufferReader(data))
-        _too_many(handle.metadata.num_rows)
-        if handle.metadata.num_columns > MAX_COLUMNS:
-            raise BankError([f"the file has {handle.metadata.num_columns:,} columns; at most {MAX_COLUMNS} are read"])
-        table = handle.read()
-    except (pa.ArrowException, OSError) as exc:
-        raise BankError([f"the file cannot be read as Parquet: {exc}"]) from None
-    records = table.to_pylist()
+    columns, records = parquet_records(data)
     out = _records(records, [f"record {i + 1}" for i in range(len(records))], "parquet")
-    return BankTable("parquet", tuple(table.column_names), out.rows, out.labels)
+    return BankTable("parquet", columns, out.rows, out.labels)
 
 
 # --- mapping ----------------------------------------------------------------------------------------------

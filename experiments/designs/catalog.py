@@ -29,8 +29,9 @@ _MODAL_OPTIONS = (
     Option("consequence", str, None, "consequence relation that keys the items (default: the study's, 'paper': "
            "global for Appendix C.1's necessitation, local otherwise); each item stores the other's answer too",
            choices=gen.CONSEQUENCES),
-    Option("paper_lexicon", bool, False, "draw from the first 200 names and 204 verb phrases (003 §3.4's counts) "
-           "instead of all 336 names and 283 verb phrases"),
+    Option("paper_lexicon", bool, False, "draw from 003 §3.4's top-200 US baby names (the SSA's 2020 top 100 of each "
+           "sex: logic/lexicon/PAPER_NAMES.md) and the first 204 verb phrases, instead of all 336 names and 283 "
+           "verb phrases"),
     Option("replace", bool, False, "regenerate a design the study already has"),
 )
 # The factors of 003's designs (§3.2): modality and argument form; necessitation varies the modality only.

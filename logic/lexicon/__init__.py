@@ -2,10 +2,14 @@
 
 A proposition reads "<Name> is <verb phrase>", e.g. "Jane is watching a show".
 
-The lists hold 336 names (most common US baby names first) and 283 verb phrases; paper 003 §3.4
-used "top-200 popular baby names in the US" and 204 manually selected verb phrases. The "paper"
-lexicon size takes the first 200 names and the first 204 verb phrases, the paper's counts (its own
-204 phrases were not published, so the phrases themselves differ); "full" (the default) takes all.
+The lists hold 336 names (common US given names; female names first: lines 1–165 are female) and
+283 verb phrases; paper 003 §3.4 used "top-200 popular baby names in the US" (its footnote 6: the
+Social Security Administration's national data, ssa.gov/oact/babynames/names.zip) and 204 manually
+selected verb phrases. The "paper" lexicon size takes paper_names.txt — the top 100 female and top
+100 male names of the SSA's national data for 2020, interleaved by rank (a top-200 list balanced by
+sex as the SSA's ranked lists are; provenance in PAPER_NAMES.md beside it) — and the first 204 verb
+phrases, the paper's count (its own 204 phrases were not published, so the phrases themselves
+differ); "full" (the default) takes all of names.txt and every verb phrase.
 The nonsense mirror swaps the i-th real verb phrase for the i-th nonsense phrase
 ("balaring a montery"), so the verb-phrase and nonsense lists have equal length.
 
@@ -25,8 +29,10 @@ __all__ = ["LEXICON_SIZES", "Lexicon", "load_lines", "nonsense_phrases", "real_l
 
 # How many names and verb phrases each lexicon size takes (None: the whole list).
 LEXICON_SIZES: dict[str, tuple[int | None, int | None]] = {"full": (None, None), "paper": (200, 204)}
+# The names list each size draws from: 003's "top-200 popular baby names" are the SSA's (PAPER_NAMES.md).
+NAME_LISTS = {"full": "names", "paper": "paper_names"}
 
-_FILES = frozenset({"names", "verb_phrases", "nonsense_verbs", "nonsense_nouns"})
+_FILES = frozenset({"names", "paper_names", "verb_phrases", "nonsense_verbs", "nonsense_nouns"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def real_lexicon(size: str = "full") -> Lexicon:
     if size not in LEXICON_SIZES:
         raise ValueError(f"unknown lexicon size {size!r}; choose one of {', '.join(LEXICON_SIZES)}")
     names, phrases = LEXICON_SIZES[size]
-    return Lexicon(names=load_lines("names")[:names], verb_phrases=load_lines("verb_phrases")[:phrases])
+    return Lexicon(names=load_lines(NAME_LISTS[size])[:names], verb_phrases=load_lines("verb_phrases")[:phrases])
 
 
 @lru_cache(maxsize=None)

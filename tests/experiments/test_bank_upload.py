@@ -98,7 +98,7 @@ def test_a_json_list_cell_fills_the_premises_and_an_object_is_refused():
 
 
 @pytest.mark.parametrize(("name", "data", "message"), [
-    ("x.json", b'[{"id": 1},', "the file cannot be read as JSON: Expecting value at line 1, column 12"),
+    ("x.json", b'[{"id": 1},', "the file cannot be read as JSON (after record 1): parse error: premature EOF"),
     ("x.json", b'{"id": 1}', "the JSON file must hold a list of objects"),
     ("x.json", b"[1, 2]", "record 1: is not an object"),
     ("x.jsonl", b'{"id": 1}\n{"id": \n', "line 2: not JSON"),
@@ -521,3 +521,65 @@ def test_a_known_sources_factor_columns_are_checked_and_a_wrong_one_writes_nothi
                  write="w", follow=True, **{"o-bank_factors": "domain"})
     assert done.redirect_chain and study.items.count() == 900
     assert Study.objects.get(pk=study.pk).settings["factors"] == ["domain"]
+
+
+# --- a Latin-1 CSV and a workbook, as a new user brings them (issue 34 item 7) --------------------------
+
+LATIN1 = ("item_id,premise_1,question,gold_answer\n"
+          + "".join(f"i{n},Ann is reading or Bo is cooking.,Can we infer that Bo is cooking?,no\n" for n in range(600))
+          + "cafe,Le café est ouvert.,Can we infer that it is open?,yes\n").encode("latin-1")
+
+
+def _workbook() -> bytes:
+    import zipfile
+
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w") as book:  # the parts every .xlsx has
+        book.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        book.writestr("xl/workbook.xml", '<?xml version="1.0"?><workbook/>')
+        book.writestr("xl/worksheets/sheet1.xml", '<?xml version="1.0"?><worksheet/>')
+    return sink.getvalue()
+
+
+def _errors(page: str) -> list[str]:
+    import html
+    import re
+
+    block = page.split('id="import-errors"')[1].split("</div>")[0]
+    return [html.unescape(e) for e in re.findall(r"<li>(.*?)</li>", block, re.S)]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("design", ["csv-import", "dual-sided", "multiple-choice", "rulebreakers"])
+def test_a_latin1_csv_names_its_line_and_says_save_as_csv_utf8_once(researcher, design):
+    study = StudyFactory(design=design)
+    page = _post(researcher, study, name="bank.csv", data=LATIN1, design=design)
+    assert page.status_code == 400
+    errors = _errors(page.content.decode())
+    assert len(errors) == len(set(errors)), errors  # each error once
+    utf8 = [e for e in errors if "not UTF-8 text" in e]
+    assert len(utf8) == 1, errors
+    assert ("row 602" in utf8[0] or "line 602" in utf8[0]) and "CSV UTF-8" in utf8[0], utf8  # 600 rows after the header
+    assert not Item.objects.filter(study=study).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("design", ["csv-import", "dual-sided", "multiple-choice", "rulebreakers"])
+@pytest.mark.parametrize("name", ["bank.xlsx", "bank.bin"])
+def test_an_excel_workbook_is_refused_once_with_how_to_export_it(researcher, design, name):
+    study = StudyFactory(design=design)
+    page = _post(researcher, study, name=name, data=_workbook(), design=design)
+    assert page.status_code == 400
+    errors = _errors(page.content.decode())
+    assert errors == [bank_files.WORKBOOK_MESSAGE], errors
+    assert "Duet does not read workbooks" in errors[0] and "CSV UTF-8" in errors[0]
+    assert not Item.objects.filter(study=study).exists()
+
+
+def test_a_workbook_at_the_command_line_gets_the_same_advice():
+    from experiments.item_csv import CsvImportError, parse_item_csv
+
+    with pytest.raises(CsvImportError, match="Duet does not read workbooks"):
+        parse_item_csv(_workbook())
+    with pytest.raises(bank_files.BankError, match="Duet does not read workbooks"):
+        bank_files.read_table(_workbook(), name="bank.xlsx")

@@ -398,10 +398,14 @@ def test_a_form_repeated_in_a_file_is_checked_once_against_its_budget(monkeypatc
         parse_item_csv(HEADER + distinct)
 
 
-def test_a_bad_byte_deep_in_a_stream_is_an_error_at_or_before_its_row():
+def test_a_bad_byte_deep_in_a_stream_is_an_error_on_its_own_row():
+    """Issue 34 item 7: the line is the bad byte's own (it was the decoded block's, up to 8 KB earlier),
+    and the message says how to save the file as CSV UTF-8."""
     good = "".join(f"i{n},Ann is reading.,Is Ann reading?,yes\n" for n in range(2000)).encode()
     data = b"item_id,premise_1,question,gold_answer\n" + good + b"bad,\xff,Is it?,yes\n"
     with pytest.raises(CsvImportError) as info:
         parse_item_csv(io.BufferedReader(io.BytesIO(data)))
     [error] = info.value.errors
-    assert 1 < error.row <= 2002 and error.message.startswith("the file is not UTF-8 text (invalid start byte)")
+    assert error.row == 2002 and error.message.startswith(
+        "the file is not UTF-8 text (on this line, character 5: the byte 0xff, invalid start byte); save it as "
+        "UTF-8 text: in Excel, File › Save As › “CSV UTF-8 (Comma delimited) (*.csv)”")

@@ -353,3 +353,32 @@ def test_an_unknown_kind_or_format_is_named_with_the_known_ones():
     with pytest.raises(CommandError, match="--skip-problems is for a published format"):
         call_command("import_items", "dual-sided", str(ULOGIC), "x", "--skip-problems")
     assert not Study.objects.filter(slug="x").exists()
+
+
+# ---------------------------------------------------------------------- --factors for every design (issue 35)
+
+
+@pytest.mark.django_db
+def test_import_items_takes_factors_for_every_design_as_documented(tmp_path, capsys):
+    """docs/designs.md: factors for every design. `import_items dual-sided … --factors` was refused
+    ("--factors is for the yes-no bank")."""
+    call_command("import_items", "dual-sided", str(ULOGIC), "ul-f", "--format", "ulogic-json", "--skip-problems",
+                 "--factors", "Domain", "pair_role")  # a descriptive column, matched in any case; an item field
+    assert Study.objects.get(slug="ul-f").settings["factors"] == ["domain", "pair_role"]
+    bank = tmp_path / "rules.csv"
+    bank.write_text("premise,conclusion,flipped_conclusion,topic\n"
+                    "Person X is a parent of Person Y,Person Y is a child of Person X,"
+                    "Person Y is not a child of Person X,family\n", encoding="utf-8")
+    call_command("import_items", "dual-sided", str(bank), "rules-f", "--templates", "3", "--factors", "topic")
+    assert Study.objects.get(slug="rules-f").settings["factors"] == ["topic"]
+    call_command("import_items", "multiple-choice", str(LOGIQA), "lq-f", "--format", "logiqa-text", "--skip-problems",
+                 "--factors", "variant")
+    assert Study.objects.get(slug="lq-f").settings["factors"] == ["variant"]
+
+
+@pytest.mark.django_db
+def test_a_factor_the_imported_items_lack_imports_nothing():
+    with pytest.raises(CommandError, match="no column named 'colour' among the items.*Nothing was imported"):
+        call_command("import_items", "dual-sided", str(ULOGIC), "ul-bad", "--format", "ulogic-json",
+                     "--skip-problems", "--factors", "colour")
+    assert not Study.objects.filter(slug="ul-bad").exists() and not Item.objects.exists()

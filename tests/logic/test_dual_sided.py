@@ -60,8 +60,9 @@ def test_the_five_templates_of_table_9():
     assert [(v.positive, v.negative) for v in original.variants] == [
         ("True", "False"), ("Right", "Wrong"), ("Yes", "No"), ("Yes", "No"), ("Yes", "No")]
     t1, t2, t3, t4, t5 = (v.text for v in flipped.variants)
+    # the rule line as 004 Table 12 prints it ("Rule: If …"; it read "Input rule:" before issue 35)
     assert t1 == ("True or False? Please predict whether the input rule is very likely to be true.\n"
-                  "Input rule: If Person X is allergic to Substance Z and Food Y contains Substance Z, "
+                  "Rule: If Person X is allergic to Substance Z and Food Y contains Substance Z, "
                   "then Person X can eat Food Y.\nAnswer:")
     assert t2.startswith("Right or Wrong? Please predict whether the input rule is valid and correct.\n")
     assert t3.startswith("Yes or No? Please predict whether the premise entails the conclusion.\n")
@@ -117,7 +118,9 @@ def test_every_bad_row_is_named_and_nothing_is_returned():
 
 @pytest.mark.parametrize("data,expected", [
     (b"", ["row 1: the file is empty"]),
-    (b"\xff\xfe premise", ["row 1: the file is not UTF-8 text (invalid start byte)"]),
+    (b"\xff\xfe premise", ["row 1: the file is not UTF-8 text (on this line, character 1: the byte 0xff, invalid "
+                           "start byte); save it as UTF-8 text: in Excel, File › Save As › “CSV UTF-8 (Comma "
+                           "delimited) (*.csv)”; in LibreOffice, Text CSV with the character set “Unicode (UTF-8)”"]),
     ("premise,conclusion\nA,B\n", ["row 1, column 'flipped_conclusion': required column is missing"]),
     ("premise,conclusion,flipped_conclusion,Premise\n", ["row 1, column 'premise': column appears more than once"]),
     ("premise,conclusion,flipped_conclusion\n", ["row 2: the file has a header but no rules"]),

@@ -150,3 +150,23 @@ def test_nonsense_phrases_mirror_verb_phrases():
     for i, phrase in enumerate(phrases):
         assert phrase == f"{verbs[i]} {nouns[i]}"
         assert VERB_PHRASE_RE.match(phrase), phrase
+
+
+def test_the_paper_lexicon_is_the_ssa_top_200_balanced_by_sex_with_its_provenance():
+    """Issue 35: --paper-lexicon drew names.txt's first 200 lines, 165 female and 35 male. Now 003's
+    "top-200 popular baby names" are the SSA's national data (003's footnote 6), 100 of each sex,
+    interleaved by rank; logic/lexicon/PAPER_NAMES.md says where the list was read."""
+    from importlib import resources
+
+    names = real_lexicon("paper").names
+    assert names == load_lines("paper_names") and len(names) == 200 == len(set(names))
+    female, male = names[0::2], names[1::2]
+    assert female[:3] == ("Olivia", "Emma", "Ava") and female[-1] == "Brielle"  # yob2020.txt, F rows 1–3 and 100
+    assert male[:3] == ("Liam", "Noah", "Oliver") and male[-1] == "Silas"  # M rows 1–3 and 100
+    old = load_lines("names")  # names.txt: lines 1–165 female, the rest male
+    assert sum(n in old[:165] for n in names) < 120 and sum(n in old[165:] for n in names) > 60
+    provenance = resources.files("logic.lexicon").joinpath("PAPER_NAMES.md").read_text(encoding="utf-8")
+    for fact in ("aramshiva/babies", "a164b5f2e8a0842578e8e5a630d75bfc4f41d399", "names/yob2020.txt",
+                 "ssa.gov/oact/babynames/names.zip"):
+        assert fact in provenance
+    assert real_lexicon().names == old  # the full lexicon is unchanged

@@ -39,7 +39,8 @@ def test_template_1_asks_with_table_11s_answer_explain_wording_and_two_demonstra
     assert TABLE_10_ORIGINAL in questions[0] and TABLE_10_FLIPPED in questions[1]
     # "one correct rule and one incorrect rule in the two demonstrations" (004 §3.1), answer first (Answer-Explain)
     assert turns[1].text.startswith("True. ") and turns[3].text.startswith("False. ")
-    assert questions[2] == TABLE_11 + "\nInput rule: If Tool Y is sharp, then Person X can cut with Tool Y."
+    # 004 Table 12: "… and also explain why. Rule: If Person X has a job A …" (the rule line read "Input rule:")
+    assert questions[2] == TABLE_11 + "\nRule: If Tool Y is sharp, then Person X can cut with Tool Y."
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4, 5])

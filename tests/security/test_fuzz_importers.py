@@ -226,3 +226,41 @@ def test_values_that_do_not_fit_a_column_are_refused_by_name(changes):
     else:
         for item in Item.objects.filter(study=study):
             item.full_clean()
+
+
+# JSON and JSON lines banks (issue 34 item 4): any value, however nested, and any bytes are read or
+# refused with a BankError; never another exception (a RecursionError was a 500).
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=30)
+
+
+@PURE
+@given(value=json_values, depth=st.integers(0, 40), lines=st.booleans())
+def test_a_json_bank_is_read_or_refused_with_its_reason(value, depth, lines):
+    import json
+
+    from experiments.designs import bank_files
+
+    for _ in range(depth):
+        value = [value] if depth % 2 else {"k": value}
+    text = json.dumps(value)
+    data = (text + "\n" + text).encode() if lines else text.encode()
+    try:
+        table = bank_files.read_table(data, name="bank.jsonl" if lines else "bank.json")
+    except bank_files.BankError as error:
+        assert error.problems and all(p.strip() for p in error.problems)
+    else:
+        assert table.rows and all(isinstance(row, dict) for row in table.rows)
+
+
+@PURE
+@given(data=st.binary(max_size=300), name=st.sampled_from(["bank.json", "bank.jsonl", "bank.parquet", "bank.csv"]))
+def test_any_bytes_are_read_or_refused_in_every_format(data, name):
+    from experiments.designs import bank_files
+
+    try:
+        bank_files.read_table(data, name=name)
+    except bank_files.BankError as error:
+        assert error.problems

@@ -8,12 +8,27 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
+from logic.csv_table import EXCEL_MESSAGE, SAVE_AS_UTF8, is_workbook
 from studyserver.registry import Registry
 
 from .. import registry
 from ..registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
 
 MAX_BYTES = 64 * 1024 * 1024  # a published file read whole; the admin's upload limit is lower
+# Records one published file may hold (RULEBREAKERS' whole file has 25,600 rows; LogiQA's Train.txt
+# 7,376 questions; ULogic's are read within bounded_reading's 20,000): past it the reader stops.
+MAX_RECORDS = 50_000
+
+
+def text_lines(text: str):
+    """(number from 1, line without its line end) of a text, one at a time (no list of every line)."""
+    start, number = 0, 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        number += 1
+        yield number, text[start:end].rstrip("\r")
+        start = end + 1
 
 
 @dataclass(frozen=True)
@@ -89,10 +104,14 @@ def _text(data, filename: str) -> str:
         data = bytes(data)
         if len(data) > MAX_BYTES:
             raise ReaderError(f"{filename}: larger than {MAX_BYTES // 2**20} MiB; split it")
+        if is_workbook(data[:8]):
+            raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ReaderError(f"{filename}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise ReaderError(f"{filename}: not UTF-8 text (line {line}: the byte 0x{data[exc.start]:02x}, {exc.reason}); "
+                              f"{SAVE_AS_UTF8}") from None
     if not isinstance(data, str):
         raise ReaderError(f"{filename}: expected the file's bytes or text, got {type(data).__name__}")
     if "\x00" in data:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from itertools import chain
 
-from .base import Problem, Reader, Reading, Row, register
+from .base import MAX_RECORDS, Problem, Reader, ReaderError, Reading, Row, register, text_lines
 
 LOGIQA_COLUMNS = {
     "line 1": "blank (separates questions)",
@@ -17,41 +18,49 @@ def read_logiqa(text: str) -> Reading:
     """LogiQA's text files (Train.txt, Eval.txt, Test.txt): eight lines a question — a blank line, the
     right choice (a–d), the context, the question and the four options 'A.…' to 'D.…'. A question's
     id is its position (logiqa-0001 is the first); a block that is not of this shape is a problem, and
-    reading goes on at the next blank line."""
-    lines = text.splitlines()
+    reading goes on at the next blank line. Read a line at a time, a block's first eight lines kept:
+    more than MAX_RECORDS blocks is a ReaderError."""
     rows, problems = [], []
-    i, number = 0, 0
-    while i < len(lines):
-        if not lines[i].strip():
-            i += 1
+    number = 0
+    block: list[str] = []
+    size = first = 0
+    for line_number, line in chain(text_lines(text), [(0, "")]):  # a last blank line closes the last block
+        if line.strip():
+            if not size:
+                first = line_number
+            size += 1
+            if size <= 8:
+                block.append(line.strip())
+            continue
+        if not size:
             continue
         number += 1
-        row_id = f"logiqa-{number:04d}"
-        end = i
-        while end < len(lines) and lines[end].strip():
-            end += 1
-        block = [line.strip() for line in lines[i:end]]
-        i = end
-        if len(block) != 7:
-            problems.append(Problem(row_id, "", f"has {len(block)} lines between blank lines (from line "
-                                                f"{i - len(block) + 1}); a question has 7: its answer, context, "
-                                                "question and four options"))
-            continue
-        answer, context, question, *options = block
-        bad = []
-        if answer.lower() not in ("a", "b", "c", "d"):
-            bad.append(("answer", f"'{answer}' is not one of a, b, c, d"))
-        texts = []
-        for letter, option in zip("ABCD", options):
-            if not re.match(rf"^{letter}\s*[.．]", option, re.IGNORECASE):
-                bad.append((f"option_{letter.lower()}", f"does not start with '{letter}.'"))
-            texts.append(re.sub(rf"^{letter}\s*[.．]\s*", "", option, flags=re.IGNORECASE))
-        if bad:
-            problems += [Problem(row_id, column, reason) for column, reason in bad]
-            continue
-        rows.append(Row(row_id, {"id": row_id, "context": context, "question": question,
-                                 **{f"option_{l}": t for l, t in zip("abcd", texts)}, "answer": answer.upper()}))
+        if number > MAX_RECORDS:
+            raise ReaderError(f"LogiQA text: more than {MAX_RECORDS:,} questions; split the file")
+        _question(f"logiqa-{number:04d}", block, size, first, rows, problems)
+        block, size = [], 0
     return Reading(tuple(rows), tuple(problems))
+
+
+def _question(row_id: str, block: list[str], size: int, first: int, rows: list, problems: list) -> None:
+    if size != 7:
+        problems.append(Problem(row_id, "", f"has {size} lines between blank lines (from line {first}); a question "
+                                            "has 7: its answer, context, question and four options"))
+        return
+    answer, context, question, *options = block
+    bad = []
+    if answer.lower() not in ("a", "b", "c", "d"):
+        bad.append(("answer", f"'{answer}' is not one of a, b, c, d"))
+    texts = []
+    for letter, option in zip("ABCD", options):
+        if not re.match(rf"^{letter}\s*[.．]", option, re.IGNORECASE):
+            bad.append((f"option_{letter.lower()}", f"does not start with '{letter}.'"))
+        texts.append(re.sub(rf"^{letter}\s*[.．]\s*", "", option, flags=re.IGNORECASE))
+    if bad:
+        problems += [Problem(row_id, column, reason) for column, reason in bad]
+        return
+    rows.append(Row(row_id, {"id": row_id, "context": context, "question": question,
+                             **{f"option_{l}": t for l, t in zip("abcd", texts)}, "answer": answer.upper()}))
 
 
 register(Reader(

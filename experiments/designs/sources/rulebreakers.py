@@ -6,7 +6,7 @@ import io
 import re
 from collections.abc import Iterator, Sequence
 
-from .base import Reader, ReaderError, Reading, Problem, Row, register
+from .base import MAX_RECORDS, Reader, ReaderError, Reading, Problem, Row, register
 
 RULEBREAKERS_ID = re.compile(r"^(?P<pair>\S+)_(?P<suffix>rb|nonrb)$")
 RULEBREAKERS_ROLES = {"rb": "rulebreaker", "nonrb": "non-rulebreaker"}
@@ -43,6 +43,8 @@ def _csv_records(text: str, required: Sequence[str], what: str) -> Iterator[tupl
             if not any(v.strip() for v in values):
                 continue
             number += 1
+            if number > MAX_RECORDS:
+                raise ReaderError(f"{what}: more than {MAX_RECORDS:,} data rows; split the file (pairs kept together)")
             if len(values) != len(header):
                 yield number, {"": f"has {len(values)} fields; the header has {len(header)}"}
                 continue

@@ -1,9 +1,9 @@
 """The ULogic reader (seed 004): Data/probing_subset.json as published, flipped conclusions derived."""
 from __future__ import annotations
 
-import json
 import re
 
+from ..bounded_reading import BankError, json_document
 from .base import Problem, Reader, ReaderError, Reading, Row, register
 
 # The declared transformation (004 §3.1: "we flip each rule by negating its conclusion"): the one
@@ -64,10 +64,15 @@ def read_ulogic(text: str) -> Reading:
     """ULogic's JSON (a list of rule objects, Data/probing_subset.json or Data/ulogic.json): one rule
     each, its id its position in the list (ulogic-0001 is the first). The "If …, then …" text is split
     into the condition and the conclusion; the flipped conclusion is derived (NEGATIONS)."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ReaderError(f"ULogic JSON: not JSON ({exc})") from None
+    from ijson import JSONError
+
+    try:  # streamed within the upload bounds (bounded_reading.py): no recursion follows the file's nesting
+        data = json_document(text.encode("utf-8"))
+    except BankError as exc:
+        raise ReaderError("ULogic JSON: " + "; ".join(exc.problems)) from None
+    except (JSONError, UnicodeDecodeError, StopIteration) as exc:
+        raise ReaderError(f"ULogic JSON: not JSON ({str(exc).strip().splitlines()[0] if str(exc).strip() else 'empty'})"
+                          ) from None
     if not isinstance(data, list):
         raise ReaderError(f"ULogic JSON: expected a list of rules, found a {type(data).__name__}")
     rows, problems = [], []

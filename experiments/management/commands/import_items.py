@@ -1,5 +1,5 @@
 """python manage.py import_items [yes-no] FILE.csv [STUDY | --study SLUG] [--factors COLUMN …]
-python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5]
+python manage.py import_items dual-sided FILE.csv [STUDY | --study SLUG] [--templates 1 2 3 4 5] [--factors …]
 python manage.py import_items multiple-choice FILE.csv [STUDY | --study SLUG]
 python manage.py import_items KIND FILE STUDY --format NAME [--skip-problems]
 python manage.py import_items rulebreakers RULEBREAKERS_finegrained_format.csv STUDY
@@ -16,6 +16,9 @@ for dual-sided, logiqa-text for multiple-choice, rulebreakers-finegrained for ru
 reads no bank and takes it by default); "bank" names the design's own CSV columns (the default where
 it has them). Rows of a published format that cannot be read or transformed are listed by id and
 refuse the import; --skip-problems writes the others and lists those left out.
+--factors COLUMN … works for every design (docs/designs.md): the names are checked against the
+imported items' fields and descriptive columns and stored in the study's settings, in the import's
+transaction (a wrong name imports nothing).
 Every error names its row and column; nothing is written when any row is wrong.
 """
 from __future__ import annotations
@@ -61,6 +64,17 @@ def _format(kind: str, design: designs.Design, named: str | None) -> str:
     raise CommandError(f"The format '{named}' reads into {other}, not {kind}; {kind} reads: {', '.join(known)}.")
 
 
+def _store_factors(study, names) -> None:
+    """The factors checked against every item of the study (the ones just imported among them) and
+    stored in its settings, as the admin's upload form does for any design (ValueError naming the
+    columns there are)."""
+    from experiments.factors import SETTING, validate
+
+    study.refresh_from_db(fields=["settings"])
+    study.settings = {**(study.settings or {}), SETTING: validate(study, names)}
+    study.save(update_fields=["settings", "updated_at"])
+
+
 class Command(BaseCommand):
     help = ("Import items from a file: a yes/no bank, a dual-sided rule bank (seed 004), a multiple-choice "
             "bank, or a published dataset in its own format (--format). All rows or none.")
@@ -82,8 +96,9 @@ class Command(BaseCommand):
         parser.add_argument("--variants", nargs="+", default=None, metavar="ID",
                             help="rulebreakers: the prompt variants to store (default all ten)")
         parser.add_argument("--factors", nargs="+", default=None, metavar="COLUMN",
-                            help="yes-no: the bank's factor columns (e.g. modality, or a descriptive column); Table 1 "
-                                 "and the humans-vs-models model are by these (stored in the study's settings)")
+                            help="any design: the bank's factor columns (e.g. modality, pair_role, or a descriptive "
+                                 "column such as domain); Table 1 and the humans-vs-models model are by these (stored "
+                                 "in the study's settings; a name the imported items lack imports nothing)")
 
     def handle(self, *args, arguments, study, title, format_name, skip_problems, system, templates, variants,
                factors, **options):
@@ -110,10 +125,12 @@ class Command(BaseCommand):
             if "variants" not in declared:
                 raise CommandError(f"--variants is for the rulebreakers design, not {kind}.")
             values["variants"] = variants
+        bank_factors = []  # a design without a factors option: checked against the imported items, then stored
         if factors:
-            if "factors" not in declared:
-                raise CommandError(f"--factors is for the yes-no bank; {kind} declares its own factors.")
-            values["factors"] = factors
+            if "factors" in declared:
+                values["factors"] = factors
+            else:
+                bank_factors = factors
         if published:
             values.update(format=chosen, skip_problems=skip_problems, filename=path.name)
         elif skip_problems:
@@ -125,12 +142,16 @@ class Command(BaseCommand):
                     target = services.study_create(slug=slug, title=title or slug, design=design.name,
                                                    logic_system=system)
                 report = design.importer(study=target, data=path.read_bytes(), **values)
+                if bank_factors:
+                    _store_factors(target, bank_factors)
         except CsvImportError as exc:
             raise CommandError(f"{path}: {exc}") from None
         except sources.RowProblems as exc:
             raise CommandError(f"{path}: " + "\n  ".join(exc.messages)) from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
+        except ValueError as exc:  # a factor the items lack (experiments/factors.py); the transaction undid the import
+            raise CommandError(f"{exc} Nothing was imported.") from None
         self.stdout.write(self.style.SUCCESS(design.describe(report)))
         for line in design.warnings(report):
             self.stdout.write(self.style.WARNING(line))
