@@ -164,8 +164,9 @@ def entry(relative: str, name: str, path: Path, factors=()) -> dict:
         by_name = {c.name: c for c in declared}
         if name in by_name:
             return _schema_entry(by_name[name])
-    if name in factors and relative.startswith("data/"):
-        return {"type": "string", "unit": "", "allowed_values": "", "description": FACTOR}
+    if name in factors:
+        return {"type": "string", "unit": "", "allowed_values": "", "description": FACTOR if relative.startswith("data/")
+                else f"the level of the study's declared factor {name} this row is about"}
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
