@@ -165,8 +165,9 @@ def entry(relative: str, name: str, path: Path, factors=()) -> dict:
         if name in by_name:
             return _schema_entry(by_name[name])
     if name in factors:
-        return {"type": "string", "unit": "", "allowed_values": "", "description": FACTOR if relative.startswith("data/")
-                else f"the level of the study's declared factor {name} this row is about"}
+        meaning = (FACTOR if relative.startswith("data/")
+                   else f"the level of the study's declared factor {name} this row is about")
+        return {"type": "string", "unit": "", "allowed_values": "", "description": meaning}
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
@@ -204,7 +205,8 @@ def write_codebook(folder: Path, *, factors=()) -> pd.DataFrame:
     rows = []
     for relative in [f for f in csv_files(folder) if f != CODEBOOK] + [CODEBOOK]:
         names = list(CODEBOOK_COLUMNS) if relative == CODEBOOK else header(folder / relative)
-        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors)} for name in names]
+        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors)}
+                 for name in names]
     table = pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
     from studyserver import csvsafe
 

@@ -162,7 +162,8 @@ def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, see
     if len(trials):
         for factor, name, group in _groupings(trials, factors):
             stats_ = bootstrap_mean(group["correct"], group["participant"], seed=seed, level=level)
-            found = _degenerate("proportion correct", group["correct"], group["participant"], stats_[1:], PARTICIPANT, level)
+            found = _degenerate("proportion correct", group["correct"], group["participant"], stats_[1:],
+                                PARTICIPANT, level)
             rows.append(("human", "proportion correct", factor, name, len(group), PARTICIPANT,
                          int(group["participant"].nunique()), stats_[0], *found[:2], found[2]))
     return pd.DataFrame(rows, columns=["respondent", "measure", "factor", "level", "n", "cluster", "n_clusters",

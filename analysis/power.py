@@ -160,8 +160,9 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
 
 def _blank_rows(frame: pd.DataFrame, spec: ModelSpec) -> pd.DataFrame:
     """Every contrast the test reports (factor, level, contrast), for a study the rule cannot fit at all."""
-    models = [str(a) for a in frame["agent"].cat.categories[1:]] if isinstance(frame["agent"].dtype, pd.CategoricalDtype) \
-        else sorted(set(frame["agent"].astype(str)) - {"human"})
+    agents = frame["agent"]
+    models = ([str(a) for a in agents.cat.categories[1:]] if isinstance(agents.dtype, pd.CategoricalDtype)
+              else sorted(set(agents.astype(str)) - {"human"}))
     rows = []
     for _, _, by in spec.versus:
         levels = [OVERALL[1]] if by is None else [str(v) for v in pd.Series(frame[by]).astype("category").cat
@@ -296,8 +297,8 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
 def _adjustment_note(models: list[str]) -> str:
     if len(models) > 1:
         return (f"With {len(models)} model configurations ({', '.join(models)}) the p-values are Holm-adjusted across the "
-                f"{len(models)} model-vs-human contrasts within each table (each level of each factor), as in the report's "
-                "tables, so the power is that of the adjusted test.")
+                f"{len(models)} model-vs-human contrasts within each table (each level of each factor), as in the "
+                "report's tables, so the power is that of the adjusted test.")
     return "With one model configuration there is one contrast per level: Holm leaves it unadjusted."
 
 
