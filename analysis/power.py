@@ -113,8 +113,6 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
     spec = spec or AGENTS
     people, items = groups(spec)
     fit = rb.fit(spec.formula, frame, family="binomial", fast=spec.fast)
-    # a separation-safe refit starts from the pilot's safe fit (same parameters, same order): about half
-    # the evaluations of blme's Laplace optimisation, the same optimum
     total, done = len(plan.sizes) * plan.nsim, 0
     rows = []
     with rb.r_session() as r:
@@ -123,6 +121,8 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
             ro.r(f"source('{POWER_R.as_posix()}')")
         data = rb.to_r(r, rb._factors_for_r(frame))
         beta, theta = (ro.NULL, ro.NULL) if truth is None else _newparams(ro, fit.model, truth)
+        # a separation-safe refit starts from the pilot's safe fit (same parameters, same order): about half
+        # the evaluations of blme's Laplace optimisation, the same optimum
         start = ro.r("function(m) list(theta = lme4::getME(m, 'theta'), fixef = lme4::fixef(m))")(fit.model) \
             if fit.method == "bglmer" else None
         blanks = _blank_rows(frame, spec)
