@@ -30,6 +30,9 @@ CODEBOOK_COLUMNS = {
     "description": "what the column holds",
 }
 _P = "probability"
+FACTOR = ("a factor the study declares (import_items --factors, or the study's settings), taken from the item bank's "
+          "own column of that name: the item's value (blank where it has none); Table 1 and the humans-vs-models "
+          "model are by it")
 # Model frames and tables: name → (type, unit, description).
 GLOSSARY: dict[str, tuple[str, str, str]] = {
     "agent": ("string", "", "human, or the model configuration's name"),
@@ -55,6 +58,8 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "se": ("number", "", "standard error"), "df": ("number", "", "degrees of freedom (Inf: asymptotic)"),
     "ci_low": ("number", "", "lower bound of the 95% confidence interval"),
     "ci_high": ("number", "", "upper bound of the 95% confidence interval"),
+    "interval": ("string", "", "how Table 1's interval was made: the percentile bootstrap, or, where that has zero "
+                 "width (every cluster with the same share), the unit-clustered interval and why"),
     "null": ("number", "", "the null value the test compares with"),
     "statistic": ("number", "", "test statistic (t, z or the test's own)"), "p_value": ("number", _P, "p-value"),
     "p_adjusted": ("number", _P, "p-value adjusted for multiple comparisons (Benjamini–Hochberg)"),
@@ -166,14 +171,19 @@ def _inferred(path: Path, name: str) -> str:
     return {"b": "boolean", "i": "integer", "f": "number"}.get(dtype.kind, "string")
 
 
-def entry(relative: str, name: str, path: Path) -> dict:
-    """The codebook row of one column of one file."""
+def entry(relative: str, name: str, path: Path, factors=()) -> dict:
+    """The codebook row of one column of one file (`factors`: the study's declared factors, as named in the
+    data files and as the model frames name them)."""
     stem = Path(relative).stem
     declared = schema.TABLES.get(stem) if relative.startswith("data/") and "/" not in relative[5:] else None
     if declared is not None:
         by_name = {c.name: c for c in declared}
         if name in by_name:
             return _schema_entry(by_name[name])
+    if name in factors:
+        meaning = (FACTOR if relative.startswith("data/")
+                   else f"the level of the study's declared factor {name} this row is about")
+        return {"type": "string", "unit": "", "allowed_values": "", "description": meaning}
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
     own = _files().get(relative, {})
@@ -205,13 +215,18 @@ def header(path: Path) -> list[str]:
         return next(csv.reader(handle), [])
 
 
-def write_codebook(folder: Path) -> pd.DataFrame:
-    """codebook.csv for every CSV in `folder` (written last among the CSVs, describing itself too)."""
+def write_codebook(folder: Path, *, factors=()) -> pd.DataFrame:
+    """codebook.csv for every CSV in `folder` (written last among the CSVs, describing itself too);
+    `factors`: the study's declared factors (a column of that name in a data file is described as one)."""
+    from .factors import FIELD_SOURCES, r_name
+
     folder = Path(folder)
+    factors = {n for f in (factors or ()) if f not in FIELD_SOURCES for n in (f, r_name(f))}
     rows = []
     for relative in [f for f in csv_files(folder) if f != CODEBOOK] + [CODEBOOK]:
         names = list(CODEBOOK_COLUMNS) if relative == CODEBOOK else header(folder / relative)
-        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative)} for name in names]
+        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors)}
+                 for name in names]
     table = pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
     from studyserver import csvsafe
 

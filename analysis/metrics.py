@@ -178,14 +178,37 @@ def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, see
                 heads.append((model, measure, factor, name, len(rows), unit))
                 columns.append(rows[column].to_numpy(dtype=float))
                 clusters.append(found.reset_index(drop=True))
-    rows = _clustered(heads, columns, clusters, draws, seed, level)
+    rows = []
+    for i, row in enumerate(_clustered(heads, columns, clusters, draws, seed, level)):
+        rows.append((*row[:-2], *_degenerate(heads[i][1], columns[i], clusters[i], row[-2:], heads[i][5], level)))
     if len(trials):
         for factor, name, group in _groupings(trials, factors):
             stats_ = bootstrap_mean(group["correct"], group["participant"], seed=seed, level=level)
+            found = _degenerate("proportion correct", group["correct"], group["participant"], stats_[1:],
+                                PARTICIPANT, level)
             rows.append(("human", "proportion correct", factor, name, len(group), PARTICIPANT,
-                         int(group["participant"].nunique()), *stats_))
+                         int(group["participant"].nunique()), stats_[0], *found[:2], found[2]))
     return pd.DataFrame(rows, columns=["respondent", "measure", "factor", "level", "n", "cluster", "n_clusters",
-                                       "accuracy", "ci_low", "ci_high"])
+                                       "accuracy", "ci_low", "ci_high", "interval"])
+
+
+PERCENTILE = "percentile bootstrap"
+
+
+def _degenerate(measure, values, clusters, bounds, unit, level) -> tuple[float, float, str]:
+    """A zero-width bootstrap interval (every resample gives the same mean: every cluster has the same share,
+    or every answer is alike) replaced for a right/wrong measure by the unit-clustered interval the τ tables
+    use (clustered.proportion: Wilson over the units, each counted once), and said; otherwise kept, with why."""
+    low, high = (float(b) for b in bounds)
+    if not (np.isfinite(low) and low == high):
+        return low, high, PERCENTILE
+    if measure == "soft accuracy":
+        return low, high, f"{PERCENTILE}: zero width, every {unit} has the same mean soft accuracy"
+    from .clustered import proportion
+
+    found = proportion(np.asarray(values, dtype=float) > 0.5, list(np.asarray(clusters)), 1 - level, unit=unit)
+    return found.low, found.high, (f"{PERCENTILE} zero width ({found.note or 'every ' + unit + ' alike'}): "
+                                   f"{found.method}")
 
 
 def analysed_rows(frame: pd.DataFrame) -> pd.DataFrame:

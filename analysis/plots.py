@@ -220,9 +220,10 @@ def agents(table: pd.DataFrame, factor: str) -> Figure:
 
 
 def power_curve(curve: pd.DataFrame, target: float) -> Figure:
-    """Power against the number of participants, one panel per factor (modality, argument form), a
-    line per level and model, its Monte-Carlo 95% interval as a band; the target as a dashed line."""
-    factors = [f for f in ("modality", "argform") if f in set(curve["factor"])]
+    """Power against the number of participants, one panel per factor of the tests (003's: modality, argument
+    form; any study's: overall and each declared factor), a line per level and model, its Monte-Carlo 95%
+    interval as a band; the target as a dashed line."""
+    factors = list(dict.fromkeys(curve["factor"]))
     fig, axes = plt.subplots(1, len(factors), figsize=(5.2 * len(factors), 3.6), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, factor in zip(axes[0], factors):
@@ -236,7 +237,7 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
         ax.set_xticks(sorted(set(part["n"])), labels=[str(n) for n in sorted(set(part["n"]))])
         ax.set_ylim(0, 1)
         ax.set_xlabel("participants")
-        _title(ax, f"by {'modality' if factor == 'modality' else 'argument form'}")
+        _title(ax, "overall" if factor == "overall" else f"by {'argument form' if factor == 'argform' else factor}")
         ax.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("power")
     reached = curve[curve["low"] >= target]  # "needed": the Monte-Carlo lower bound reaches the target

@@ -1,27 +1,35 @@
 """Sample size by simulation: how many participants a study needs to detect each model's difference
-from the humans, per modality and per argument form, at a chosen power, with the report's own test.
+from the humans, with the report's own test, for any study with people and models.
 
-From a pilot (simulated or real participants) and the model scores, the human-vs-model GLMM of the
-report (analysis.mixed.AGENTS) is fitted once, as the report fits it (rbridge.fit: the
-separation-safe blme fit where a model is always right or always wrong in some cell). Then, for
-each candidate number of participants n, `nsim` studies are simulated from that fit
-(analysis/r/power.R: n participants drawn from the pilot's lists, every answer drawn from the fitted
-model with new participants and re-drawn random effects — lme4's simulate with allow.new.levels,
-since r-cran-simr is not in Debian), each is refitted by the report's rule (glmer, or blme::bglmer
-on separation) and tested as the report tests it: each model minus the humans on the probability
-scale (emmeans regrid), Holm-adjusted across the models within each modality and argument form
-(`rbridge.versus_reference`). Power is the share of the nsim studies whose adjusted p-value is below
-`alpha`, a refit that fails counting as no rejection, with a Wilson 95% Monte-Carlo interval; failed
-and non-converged refits are counted and shown. The number needed is the smallest n tried whose
-interval's LOWER bound reaches `target` (NEEDED_DEFINITION).
+The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes):
+paper 003's (analysis.mixed.AGENTS, contrasts within each modality and argument form) for a study of
+003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
+the overall contrast and one within each factor's levels). Its frame is read through the spec's own
+frame function, so the pilot holds exactly the rows the report's model holds.
+
+From a pilot (simulated or real participants) and the model scores the model is fitted once as the
+report fits it (rbridge.fit). Then, for each candidate number of participants n, `nsim` studies are
+simulated from that fit (analysis/r/power.R, duet_power_simulate: n participants drawn from the
+pilot's lists; every answer, the models' included, drawn from the fitted GLMM — new participants, the
+models' own effects, item effects drawn anew and shared by people and models, as the report's model
+treats them). Each simulated study is fitted by the report's one rule (rbridge.fit_r: the cell and
+linear-programming separation checks, glmer with the Nelder-Mead retry, and blme::bglmer on
+separation, on a glmer error or on an SE past the limit) and tested as the report tests it: each model
+minus the humans on the probability scale (emmeans regrid), Holm-adjusted across the models within
+each table (`rbridge.versus_reference`). Power is the share of the nsim studies whose adjusted
+p-value is below `alpha`, with a Wilson 95% Monte-Carlo interval; a study the report's rule cannot fit
+at all (bglmer stops too) counts as no rejection, and every kind of refit is counted and shown. The
+number needed is the smallest n tried whose interval's LOWER bound reaches `target` (NEEDED_DEFINITION).
 
 The fitted model stands in for the truth (as in every pilot-based power analysis): a pilot's effect
 estimates are noisy, so the curve is as good as the pilot. `truth` replaces the fit's parameters
-(lme4's newparams: beta, theta) when they are known; the tests use it to check the estimate against
-an independent simulation with a known effect.
+(beta, theta) when they are known; the tests use it to check the estimate against an independent
+simulation with a known effect. DEPARTURES lists what the simulation still does differently from the
+study it stands for; the report's section prints it.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,10 +39,11 @@ import pandas as pd
 from . import rbridge as rb
 from .paired import wilson
 from .power_plan import PowerPlan
-from .sections import StudyFrames
+from .sections import ModelSpec, StudyFrames
 
 POWER_R = Path(__file__).with_name("r") / "power.R"
-COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")
+COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")  # 003's (mixed.AGENTS)
+OVERALL = ("overall", "all")  # the factor and level of a contrast over every item (Table 1's words)
 
 
 NEEDED_DEFINITION = (
@@ -43,46 +52,85 @@ NEEDED_DEFINITION = (
     "reaches the target. A size whose point estimate reaches the target but whose lower bound does not is not enough; "
     "more simulated studies per size narrow the interval.")
 
+DEPARTURES = (
+    "The pilot's fit stands in for the truth: its effects are estimates, so the curve is as good as the pilot.",
+    "Every answer is drawn from the fitted model, the models' included: the report's model treats a configuration's "
+    "decisions as Bernoulli draws around its fitted rate; the real configurations' answers are already known and "
+    "would not change in the study.",
+    "The items' effects are drawn anew in each simulated study (the report treats the items as a sample); the study "
+    "will ask the pilot's items, whose effects are fixed.",
+    "New participants take the lists (items and order) of pilot participants drawn at random; exclusions are not "
+    "simulated (every simulated participant is kept).",
+)
+
 
 @dataclass
 class PowerResult:
     plan: PowerPlan
-    # n, factor, level, contrast, rejections, nsim, power, low, high, failed, not_converged, safe_fits
+    # n, factor, level, contrast, rejections, nsim, power, low, high, failed, not_converged, safe_fits,
+    # ml_errors, lp_separations, retried
     curve: pd.DataFrame
     needed: pd.DataFrame  # factor, level, contrast, needed (None: more than the largest n tried), power_at_max
     pilot: dict = field(default_factory=dict)  # participants, trials, models in the pilot; the pilot fit's method
 
 
-def pilot_frame(frames: StudyFrames) -> pd.DataFrame:
-    """The pilot's humans and models in the report's human-vs-model frame."""
-    from .mixed import AGENTS, humans_and_models
+def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
+    """The humans-vs-models model the report fits for a study of these designs and declared factors
+    (analysis/report.py: 003's AGENTS where it applies, otherwise versus.spec)."""
+    from . import versus
+    from .mixed import AGENTS
+    from .report import applies
 
-    reason = humans_and_models(frames)
+    return AGENTS if applies(AGENTS, set(designs)) else versus.spec(frames, tuple(factors))
+
+
+def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFrame:
+    """The pilot's humans and models in the report's human-vs-model frame (`spec`'s; 003's by default)."""
+    from .mixed import AGENTS
+
+    spec = spec or AGENTS
+    reason = spec.precheck(frames) if spec.precheck else ""
     if reason:
         raise ValueError(f"A power analysis {reason} (a pilot, simulated or real, and at least one model run).")
-    return AGENTS.frame(frames)[list(COLUMNS)]
+    return spec.frame(frames)[list(spec.columns)]
 
 
-def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, truth: dict | None = None,
-             progress: Callable[[int, int], None] | None = None) -> PowerResult:
+def groups(spec: ModelSpec) -> tuple[str, str]:
+    """(people, items): the grouping factors of the spec's two random intercepts, items being spec.group."""
+    found = re.findall(r"\(\s*1\s*\|\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*\)", spec.formula)
+    people = [g for g in found if g != spec.group]
+    if len(found) != 2 or len(people) != 1:
+        raise ValueError(f"A power analysis needs a model with random intercepts by participant and by item; "
+                         f"{spec.key} has {spec.formula}")
+    return people[0], spec.group
+
+
+def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelSpec | None = None,
+             truth: dict | None = None, progress: Callable[[int, int], None] | None = None) -> PowerResult:
     """The power curve of every model-vs-human contrast over plan.sizes (see the module's docstring)."""
     from .mixed import AGENTS
 
-    fit = rb.fit(AGENTS.formula, frame, family="binomial", fast=AGENTS.fast)
+    spec = spec or AGENTS
+    people, items = groups(spec)
+    fit = rb.fit(spec.formula, frame, family="binomial", fast=spec.fast)
     total, done = len(plan.sizes) * plan.nsim, 0
     rows = []
     with rb.r_session() as r:
         ro = r.ro
-        if "duet_power_once" not in ro.globalenv:
+        if "duet_power_simulate" not in ro.globalenv:
             ro.r(f"source('{POWER_R.as_posix()}')")
         data = rb.to_r(r, rb._factors_for_r(frame))
-        newparams = ro.NULL if truth is None else _newparams(ro, fit.model, truth)
+        beta, theta = (ro.NULL, ro.NULL) if truth is None else _newparams(ro, fit.model, truth)
+        # a separation-safe refit starts from the pilot's safe fit (same parameters, same order): about half
+        # the evaluations of blme's Laplace optimisation, the same optimum
+        start = ro.r("function(m) list(theta = lme4::getME(m, 'theta'), fixef = lme4::fixef(m))")(fit.model) \
+            if fit.method == "bglmer" else None
+        blanks = _blank_rows(frame, spec)
         for n in plan.sizes:
             for k in range(plan.nsim):
                 seed = (plan.seed * 1_000_003 + n * 10_007 + k) % 2_147_483_647
-                result = rb.to_pandas(r, rb.call(
-                    "duet_power_once", fit.model, data, n, seed, newparams, 0 if AGENTS.fast else 1,
-                    "|".join(rb._CONVERGENCE_WORDS), rb.SE_LIMIT, "holm"))
+                study = rb.call("duet_power_simulate", fit.model, data, n, seed, people, items, beta, theta)
+                result = study_result(r, spec, study, start=start, blanks=blanks)
                 result["n"] = n
                 rows.append(result)
                 done += 1
@@ -92,24 +140,70 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, truth: dict 
     runs["reject"] = (runs["p_value"] < plan.alpha).fillna(False).astype(bool)  # a failed refit rejects nothing
     runs["failed"] = runs["status"] == "failed"
     runs["not_converged"] = runs["status"] == "not converged"
-    runs["safe"] = runs["safe"].astype(bool)
+    for column in ("safe", "ml_error", "lp", "retried"):
+        runs[column] = runs[column].astype(bool)
     keys = ["n", "factor", "level", "contrast"]
     curve = runs.groupby(keys, sort=False).agg(
         rejections=("reject", "sum"), nsim=("reject", "size"), failed=("failed", "sum"),
-        not_converged=("not_converged", "sum"), safe_fits=("safe", "sum")).reset_index()
+        not_converged=("not_converged", "sum"), safe_fits=("safe", "sum"), ml_errors=("ml_error", "sum"),
+        lp_separations=("lp", "sum"), retried=("retried", "sum")).reset_index()
     bounds = [wilson(int(k), int(m)) for k, m in zip(curve["rejections"], curve["nsim"])]
     curve["power"] = [b.estimate for b in bounds]
     curve["low"], curve["high"] = [b.low for b in bounds], [b.high for b in bounds]
     humans = frame[frame["agent"] == "human"]
-    pilot = {"participants": int(humans["respondent"].nunique()), "trials": int(len(humans)),
+    pilot = {"participants": int(humans[people].nunique()), "trials": int(len(humans)),
              "models": sorted(set(frame["agent"].astype(str)) - {"human"}), "method": fit.method,
-             "separated_cells": [cell.words("correct") for cell in fit.separation]}
+             "separated_cells": [cell.words("correct") for cell in fit.separation],
+             "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
     return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
 
 
+def _blank_rows(frame: pd.DataFrame, spec: ModelSpec) -> pd.DataFrame:
+    """Every contrast the test reports (factor, level, contrast), for a study the rule cannot fit at all."""
+    agents = frame["agent"]
+    models = ([str(a) for a in agents.cat.categories[1:]] if isinstance(agents.dtype, pd.CategoricalDtype)
+              else sorted(set(agents.astype(str)) - {"human"}))
+    rows = []
+    for _, _, by in spec.versus:
+        levels = [OVERALL[1]] if by is None else [str(v) for v in pd.Series(frame[by]).astype("category").cat
+                                                  .remove_unused_categories().cat.categories]
+        rows += [(by or OVERALL[0], level, f"{model} - human") for level in levels for model in models]
+    return pd.DataFrame(rows, columns=["factor", "level", "contrast"])
+
+
+def study_result(r, spec: ModelSpec, study, *, start=None, blanks: pd.DataFrame, adjust: str = "holm") -> pd.DataFrame:
+    """One simulated study (an R data.frame) fitted by the report's rule (rbridge.fit_r) and tested as the
+    report tests it (spec.versus through rbridge.versus_reference): one row per contrast with its estimate,
+    adjusted p-value, status (ok, not converged, failed) and how it was fitted (safe: blme; ml_error: glmer
+    stopped with an error and the report's rule refitted it; lp: separation only the linear program finds;
+    retried: the Nelder-Mead retry ran)."""
+    n_obs = int(r.ro.baseenv["nrow"](study)[0])
+    try:
+        fit = rb.fit_r(r, spec.formula, study, n_obs=n_obs, family="binomial", fast=spec.fast, start=start)
+        parts = []
+        for _, factor, by in spec.versus:
+            table = rb.versus_reference(fit, factor, by, adjust=adjust)
+            parts.append(pd.DataFrame({
+                "factor": by or OVERALL[0], "level": table[by].astype(str) if by else OVERALL[1],
+                "contrast": table["contrast"].astype(str).str.replace(r"^\((.*)\) - ", r"\1 - ", regex=True),
+                "estimate": table["estimate"], "p_value": table["p_value"]}))
+        out = pd.concat(parts, ignore_index=True)
+    except Exception as error:  # the report's rule could not fit it at all (bglmer stopped too)
+        if type(error).__name__ != "RRuntimeError":
+            raise
+        out = blanks.assign(estimate=float("nan"), p_value=float("nan"), status="failed", safe=False,
+                            ml_error=False, lp=False, retried=False)
+        return out
+    own = [w for w in fit.warnings if w.startswith(f"[{fit.optimizer}]")]  # the chosen attempt's notes
+    out["status"] = "not converged" if rb._convergence_problems(own) else "ok"
+    out["safe"], out["ml_error"] = fit.separated, fit.ml_error is not None
+    out["lp"], out["retried"] = fit.perfectly_predicted > 0, len(fit.attempts) > 1
+    return out
+
+
 def _newparams(ro, model, truth: dict):
-    """lme4's newparams from {"beta": {name: value}, "theta": {name: value}}, every parameter of the
-    model named (fixef and getME(m, "theta") names), so nothing depends on lme4's internal order."""
+    """Named beta and theta vectors from {"beta": {name: value}, "theta": {name: value}}, every parameter of
+    the model named (fixef and getME(m, "theta") names), so nothing depends on lme4's internal order."""
     names = {"beta": list(ro.r["names"](ro.r["fixef"](model))),
              "theta": list(ro.r["names"](ro.r["getME"](model, "theta")))}
     values = {}
@@ -118,8 +212,10 @@ def _newparams(ro, model, truth: dict):
         missing, unknown = sorted(set(wanted) - set(given)), sorted(set(given) - set(wanted))
         if missing or unknown:
             raise ValueError(f"truth[{part!r}] must name exactly {wanted}; missing {missing}, unknown {unknown}")
-        values[part] = ro.FloatVector([float(given[name]) for name in wanted])
-    return ro.r["list"](beta=values["beta"], theta=values["theta"])
+        vector = ro.FloatVector([float(given[name]) for name in wanted])
+        vector.names = ro.StrVector(wanted)
+        values[part] = vector
+    return values["beta"], values["theta"]
 
 
 def needed(curve: pd.DataFrame, target: float) -> pd.DataFrame:
@@ -146,7 +242,8 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     plan, pilot = analysis.plan, analysis.pilot_summary
     section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})", unit=(
         "a simulated study: power is a share of the simulated studies per size (Wilson Monte-Carlo interval over "
-        "them); within each, the report's own test, with answers clustered by participant and by interpretation"))
+        "them); within each, the report's own test, with answers clustered by participant and by item (003's model: by "
+        "interpretation)"))
     section.tables["needed"], section.tables["curve"] = needed_rows, curve
     section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
     section.n_obs = int(pilot.get("trials", 0))
@@ -162,19 +259,30 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
             f"WARNING: this power analysis used model runs {', '.join(f'#{r}' for r in used) or 'none'}, "
             f"this report uses {', '.join(f'#{r}' for r in report_run_ids) or 'none'}: its estimate is for "
             "other model scores. Run a new power analysis to match.")
+    by = pilot.get("by", ["modality", "argform"])
+    within = " and ".join("overall" if b is None else f"within each level of {b}" for b in by)
+    model = pilot.get("formula", "correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation)")
     section.notes += [
         f"From a pilot of {pilot.get('participants')} participants ({'simulated pilots included' if analysis.pilot else 'real participants only'}) "
         f"and the models {', '.join(pilot.get('models', []))}; {plan.get('nsim')} simulated studies per size "
         f"({', '.join(map(str, plan.get('sizes', [])))} participants), alpha {plan.get('alpha')}, target power "
         f"{plan.get('target')}, seed {plan.get('seed')}; finished {analysis.finished_at:%Y-%m-%d %H:%M} UTC.",
-        "Each simulated study draws new participants from the pilot's lists, answers from the human-vs-model GLMM "
-        "fitted on the pilot (lme4 simulate; the models' own answers stay as they are), refits it as the report does "
-        "(glmer, or blme::bglmer where a cell separates), and runs the report's own test: each model minus the humans "
-        "in probability correct (emmeans on the probability scale), within each modality and argument form.",
+        f"The model is the report's humans-vs-models GLMM, {model}, fitted on the pilot. "
+        + ("Each simulated study draws new participants from the pilot's lists and every answer, the models' "
+           "included, from that fit (new participants; each model configuration keeps its own effect; the items' "
+           "effects drawn anew and shared by people and models, as the report's model treats them), fits it by "
+           "the report's own rule (the cell and linear-programming separation checks; glmer, retried with "
+           "Nelder-Mead on a convergence warning; blme::bglmer on separation, on a glmer error or on an SE past "
+           "the limit) and runs the report's own test: each model minus the humans in probability correct "
+           f"(emmeans on the probability scale), {within}." if "by" in pilot else
+           "This power analysis predates the report's fitting rule for each simulated study (its refits had no "
+           "Nelder-Mead retry and no linear-programming check, and a glmer error counted as a failed study): "
+           "re-run it."),
         _adjustment_note(pilot.get("models", [])),
         f"Power is the share of the {plan.get('nsim')} simulated studies per size whose adjusted p-value is below alpha "
-        "(a refit that fails counts as no rejection), with a Wilson 95% Monte-Carlo interval. " + NEEDED_DEFINITION,
-        "The fitted pilot stands in for the truth, so the estimate is as good as the pilot.",
+        "(a study the report's rule cannot fit at all counts as no rejection), with a Wilson 95% Monte-Carlo "
+        "interval. " + NEEDED_DEFINITION,
+        "Departures of the simulation from the study it stands for: " + " ".join(DEPARTURES),
     ]
     section.notes.append(_refits_note(curve))
     if pilot.get("method", "ml") != "ml":
@@ -189,9 +297,9 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
 def _adjustment_note(models: list[str]) -> str:
     if len(models) > 1:
         return (f"With {len(models)} model configurations ({', '.join(models)}) the p-values are Holm-adjusted across the "
-                f"{len(models)} model-vs-human contrasts within each modality and within each argument form, as in the "
+                f"{len(models)} model-vs-human contrasts within each table (each level of each factor), as in the "
                 "report's tables, so the power is that of the adjusted test.")
-    return "With one model configuration there is one contrast per modality and argument form: Holm leaves it unadjusted."
+    return "With one model configuration there is one contrast per level: Holm leaves it unadjusted."
 
 
 def _refits_note(curve: pd.DataFrame) -> str:
@@ -204,6 +312,11 @@ def _refits_note(curve: pd.DataFrame) -> str:
     safe = int(first["safe_fits"].sum()) if "safe_fits" in first else 0
     per_size = "; ".join(f"n = {int(r.n)}: {int(r.failed)} failed, {int(r.not_converged)} not converged"
                          for r in first.itertuples() if r.failed or r.not_converged)
+    how = ""
+    if "ml_errors" in first:
+        how = (f" ({int(first['ml_errors'].sum())} after glmer stopped with an error, "
+               f"{int(first['lp_separations'].sum())} on a separation only the linear-programming check finds); "
+               f"{int(first['retried'].sum())} were refitted with Nelder-Mead after a convergence warning")
     return (f"Refits: {failed} of {total} simulated studies failed (counted as no rejection) and {stalled} did not "
             f"converge (their tests kept, as the report would show them with a warning){f' ({per_size})' if per_size else ''}; "
-            f"{safe} were fitted with the separation-safe method.")
+            f"{safe} were fitted with the separation-safe method{how}.")

@@ -101,4 +101,4 @@ class PowerAnalysisAdmin(TeamScopedAdmin, JobAdminMixin, ReadOnlyAdmin):
             return "—"
         png = bytes(obj.curve_png)
         return format_html('<img src="data:image/png;base64,{}" alt="Power against the number of participants, per '
-                           'modality and argument form" style="max-width:100%">', base64.b64encode(png).decode())
+                           'level of the study\'s factors" style="max-width:100%">', base64.b64encode(png).decode())

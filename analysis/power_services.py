@@ -36,8 +36,8 @@ class Cancelled(Exception):
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
     """Run a queued power analysis; idempotent (anything not queued is returned as it is). A cancelled
     analysis stops at its next progress write, keeping nothing."""
-    from . import frames, plots
-    from .power import estimate, pilot_frame
+    from . import factors, frames, plots
+    from .power import estimate, human_model_spec, pilot_frame
     from .prep import apply_exclusions
     from .runs import select_runs, used_ids
     from .sections import StudyFrames
@@ -60,7 +60,11 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         kept, removed = apply_exclusions(trials, exclusions_for(study=study)) if len(trials) else (trials, None)
         run_ids = used_ids(select_runs(study))
         scores = frames.scores_frame(study, run_ids)
-        result = estimate(pilot_frame(StudyFrames(scores=scores, kept=kept)), plan, progress=progress)
+        declared = factors.declared_factors(study)  # the report's factors, values joined as the report joins them
+        values = factors.values_frame(study, declared)
+        pilot = StudyFrames(scores=factors.join(scores, values), kept=factors.join(kept, values))
+        spec = human_model_spec(pilot, factors.study_designs(study), declared)
+        result = estimate(pilot_frame(pilot, spec), plan, spec=spec, progress=progress)
     except Cancelled:
         analysis.refresh_from_db()
         return analysis

@@ -274,31 +274,40 @@ def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: boo
         raise ValueError("fast=True (nAGQ = 0) is for binomial models only")
     data = _factors_for_r(data)
     with r_session() as r:
-        frame = to_r(r, data)
-        cells = _separation_r(r, formula, frame) if family == "binomial" else []
-        perfect = _lp_separation_r(r, formula, frame) if family == "binomial" and not cells else 0
-        cells_or_lp = bool(cells) or perfect > 0
-        try:
-            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=cells_or_lp)
-        except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
-            if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells_or_lp:
-                raise
-            chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
-            chosen.ml_error = " ".join(str(error).split())
-        if family == "binomial" and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
-            se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
-            if (se > SE_LIMIT).any():  # separation that no single cell shows
-                chosen = _fit_tries(r, formula, frame, len(data), family, fast, safe=True)
-                chosen.ml_se_max = float(se.max())
-        chosen.separation = cells
-        chosen.perfectly_predicted = perfect
-        return chosen
+        return fit_r(r, formula, to_r(r, data), n_obs=len(data), family=family, fast=fast)
 
 
-def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, safe: bool) -> Fit:
+def fit_r(r, formula: str, frame, *, n_obs: int, family: str = "gaussian", fast: bool = False,
+          start=None) -> Fit:
+    """`fit`'s rule on a data.frame already in R (the caller holds the R session): the one place the
+    report's fitting rule is written; the power analysis fits each simulated study through it
+    (analysis/power.py). `start` (an R list(theta, fixef)) is where a separation-safe fit starts from:
+    the same optimum in fewer evaluations (the power analysis starts from its pilot's safe fit)."""
+    cells = _separation_r(r, formula, frame) if family == "binomial" else []
+    perfect = _lp_separation_r(r, formula, frame) if family == "binomial" and not cells else 0
+    cells_or_lp = bool(cells) or perfect > 0
+    try:
+        chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=cells_or_lp, start=start)
+    except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
+        if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells_or_lp:
+            raise
+        chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=True, start=start)
+        chosen.ml_error = " ".join(str(error).split())
+    if family == "binomial" and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
+        se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
+        if (se > SE_LIMIT).any():  # separation that no single cell shows
+            chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=True, start=start)
+            chosen.ml_se_max = float(se.max())
+    chosen.separation = cells
+    chosen.perfectly_predicted = perfect
+    return chosen
+
+
+def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, safe: bool, start=None) -> Fit:
     tries: list[Fit] = []
     for optimizer in OPTIMIZERS:
-        result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=n_obs, safe=safe)
+        result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=n_obs, safe=safe,
+                        start=start if safe else None)
         tries.append(result)
         if result.converged or not result.groups:  # a glm has no optimizer to change
             break
@@ -317,8 +326,10 @@ def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
     return data
 
 
-def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int, safe: bool = False) -> Fit:
-    result = call("duet_fit", formula, frame, family, optimizer, nagq, "safe" if safe else "ml")
+def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int, safe: bool = False,
+           start=None) -> Fit:
+    extra = () if start is None else (start,)
+    result = call("duet_fit", formula, frame, family, optimizer, nagq, "safe" if safe else "ml", *extra)
     parts = dict(zip(result.names, result))
     groups = parts["groups"]
     coefs = to_pandas(r, parts["coefs"])

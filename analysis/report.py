@@ -233,7 +233,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors),
                     frames.scores, frames.kept)
-    columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir)
+    columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir, inputs.factor_values)
     sections = []
     for spec in specs:
         if spec is both:
@@ -277,7 +277,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     )
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")
-    book = codebook.write_codebook(out_dir)  # every column of every CSV, then the hashes of every file
+    book = codebook.write_codebook(out_dir, factors=factors)  # every column of every CSV, then the hashes of every file
     codebook.write_description(out_dir, codebook=book, page=page)
     timings["tables and html"] = time.perf_counter() - start
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
@@ -317,19 +317,27 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     safe.to_csv(path, index=False)
 
 
-def items_frame(trials: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per item seen by a participant or scored by a model (schema.ITEM's columns)."""
+def items_frame(trials: pd.DataFrame, scores: pd.DataFrame, *, extra=()) -> pd.DataFrame:
+    """One row per item seen by a participant or scored by a model (schema.ITEM's columns, then `extra`:
+    the declared factors from the bank's own columns)."""
     names = list(schema.names(schema.ITEM))
-    parts = [frame[names] for frame in (trials, scores) if len(frame)]
+    parts = [frame[names + [c for c in extra if c in frame]] for frame in (trials, scores) if len(frame)]
     if not parts:
         return pd.DataFrame(columns=names)
     return pd.concat(parts, ignore_index=True).drop_duplicates("item_id").sort_values("item_id").reset_index(drop=True)
 
 
-def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
+def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path,
+                factor_values: pd.DataFrame | None = None) -> pd.DataFrame:
+    """data/trials, scores and items; a declared factor taken from the bank's own columns (factors.values_frame)
+    is a column of each, after the schema's, so the by-factor tables can be redone from the data files."""
+    trials, scores = declared.join(trials, factor_values), declared.join(scores, factor_values)
+    extra = [c for c in (factor_values.columns if factor_values is not None else []) if c != "item_id"]
+    extra = [c for c in extra if c in trials.columns or c in scores.columns]
     _write_data(trials, data_dir, "trials")
     _write_data(scores, data_dir, "scores")
-    _write_data(items_frame(trials, scores), data_dir, "items")
-    return pd.DataFrame(
-        [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file in schema.REPORT_FILES
-         for c in schema.TABLES[file]], columns=["file", "column", "type", "unit", "meaning"])
+    _write_data(items_frame(trials, scores, extra=extra), data_dir, "items")
+    rows = [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file in schema.REPORT_FILES
+            for c in schema.TABLES[file]]
+    rows += [(f"data/{file}.csv", name, "string", "", codebook.FACTOR) for file in schema.REPORT_FILES for name in extra]
+    return pd.DataFrame(rows, columns=["file", "column", "type", "unit", "meaning"])

@@ -161,7 +161,10 @@ duet_bglmer <- function(f, data, family, optimizer, start = NULL) {
   fit <- function(start) blme::bglmer(f, data = data, family = family, nAGQ = 1L,
                                       control = glmerControl(optimizer = optimizer),
                                       fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
-  if (!is.null(start)) return(fit(start))
+  if (!is.null(start)) {  # a start that does not fit this design (another set of fixed effects): the default path
+    got <- tryCatch(fit(start), error = function(e) NULL)
+    if (!is.null(got)) return(got)
+  }
   tryCatch(fit(NULL), error = function(e) {
     b <- stats::coef(stats::glm(lme4::nobars(f), data = data, family = family, method = brglm2::brglmFit,
                                 type = "AS_mean"))
@@ -218,9 +221,9 @@ duet_separation <- function(formula, data) {
 # Fit one model (duet_model) and return it with its summary pieces in the layout pymer4 0.8.2 used:
 # coefficients with Wald 95% CIs (plus odds ratios and probabilities for binomial), group sizes,
 # random-effect variances, and every warning and message R raised.
-duet_fit <- function(formula, data, family, optimizer, nagq = 1L, method = "ml") {
+duet_fit <- function(formula, data, family, optimizer, nagq = 1L, method = "ml", start = NULL) {
   f <- as.formula(formula)
-  got <- duet_capture(duet_model(f, data, family, optimizer, nagq, method))
+  got <- duet_capture(duet_model(f, data, family, optimizer, nagq, method, start))
   m <- got$value
   table <- duet_capture(duet_coefs(m, family))
   if (isS4(m)) {

@@ -1,86 +1,65 @@
-# Simulation-based power for the human-vs-model contrasts (analysis/power.py, issues 18 and 25):
-# draw a study of n participants from the pilot's lists, simulate their answers from a fitted GLMM
-# (new participants and re-drawn random effects: lme4's simulate with allow.new.levels; a model's
-# answers are its own, the same in every study, so they stay as observed), refit the same model the
-# way the report fits it, and run the report's own test of each model against the humans within each
-# modality and argument form. Needs analysis/r/helpers.R (duet_model, duet_separation,
-# duet_vs_reference, duet_capture).
+# Simulation-based power for the human-vs-model contrasts (analysis/power.py, issues 18, 25 and 35):
+# draw a study of n participants from the pilot's lists and simulate every answer, people's and the
+# models', from the report's human-vs-model GLMM fitted on the pilot. The fit and the test of each
+# simulated study are not here: analysis/power.py fits it by the report's own rule
+# (rbridge.fit_r: separation by cells and by linear programming, glmer with the Nelder-Mead retry,
+# blme::bglmer where the report would use it) and tests it with the report's duet_vs_reference.
+# Needs analysis/r/helpers.R.
 
 # The pilot's rows with n participants: each new participant takes the trials (items, order) of a
-# pilot participant drawn at random; the models' rows stay as they are.
-duet_power_design <- function(data, n) {
-  data$respondent <- as.character(data$respondent)
+# pilot participant drawn at random; the models' rows (every item a configuration answered) stay.
+duet_power_design <- function(data, n, people) {
   humans <- data[data$agent == "human", ]
   others <- data[data$agent != "human", ]
-  ids <- unique(as.character(humans$respondent))
-  picks <- sample(ids, n, replace = TRUE)
-  people <- do.call(rbind, lapply(seq_len(n), function(k) {
-    rows <- humans[as.character(humans$respondent) == picks[k], ]
-    rows$respondent <- sprintf("sim%04d", k)
-    rows
-  }))
-  out <- rbind(people, others)
-  out$respondent <- factor(as.character(out$respondent))
+  who <- as.character(humans[[people]])
+  rows <- split(seq_len(nrow(humans)), factor(who, levels = unique(who)))
+  picks <- sample(names(rows), n, replace = TRUE)
+  taken <- rows[picks]
+  out <- humans[unlist(taken, use.names = FALSE), ]
+  out[[people]] <- rep(sprintf("sim%04d", seq_len(n)), lengths(taken))
+  others[[people]] <- as.character(others[[people]])
+  out <- rbind(out, others)
+  out[[people]] <- factor(out[[people]])
+  rownames(out) <- NULL
   out
 }
 
-# One simulated study, tested as the report tests it (analysis/mixed.py AGENTS, duet_vs_reference):
-# the refit is checked for separation (duet_separation; a model always right or always wrong in
-# some cell) and then fitted by the report's own rule: maximum likelihood (glmer, nagq), or
-# blme::bglmer when a cell separates or an ML coefficient's SE passes se_limit (the report's
-# linear-programming check for separations no cell shows is not repeated per study). Each model is
-# compared with the humans on the probability scale (emmeans regrid, trt.vs.ctrl), Holm-adjusted
-# across the models within each modality and each argument form. Nothing is suppressed: a refit
-# that stops with an error is "failed" (its p-values NA), one whose notes match `pattern` (lme4's
-# convergence messages, as rbridge reads them) is "not converged".
-duet_power_once <- function(m, data, n, seed, newparams = NULL, nagq = 0L, pattern = "converge",
-                            se_limit = 100, adjust = "holm") {
+# One simulated study's answers, the way the report's model treats them (the model is
+# correct ~ agent * (...) + (1 | people) + (1 | items)):
+# - logit = the fixed effects (the pilot fit's, or `beta`) + a person's effect + an item's effect;
+# - new participants: each a new draw of the people's random intercept (sd from the fit, or `theta`);
+#   a model configuration is the same configuration in every study: it keeps its own conditional mode;
+# - items: their random intercepts drawn anew in each study and shared by people and models (the report
+#   treats the items as a sample of the sentences one could ask, one effect per item for every agent);
+# - every answer, the models' included, a Bernoulli draw (the report's binomial model of a decision).
+# `beta` and `theta`: named vectors (fixef and getME(m, "theta") names) that replace the fit's.
+duet_power_simulate <- function(m, data, n, seed, people, items, beta = NULL, theta = NULL) {
+  bars <- vapply(lme4::findbars(formula(m)), function(b) paste(deparse(b), collapse = ""), character(1))
+  wanted <- c(paste("1 |", people), paste("1 |", items))
+  if (!setequal(bars, wanted)) {
+    stop("the power simulation handles random intercepts by ", people, " and by ", items, " only; the model has ",
+         paste(bars, collapse = ", "))
+  }
   set.seed(seed)
-  design <- duet_power_design(data, n)
-  args <- list(m, nsim = 1, newdata = design, allow.new.levels = TRUE)
-  if (!is.null(newparams)) args$newparams <- newparams
-  people <- design$agent == "human"
-  design$correct[people] <- do.call(simulate, args)[[1]][people]  # the models' answers stay as they were
-  f <- formula(m)
-  formula_text <- paste(deparse(f, width.cutoff = 500L), collapse = " ")
-  safe <- nrow(duet_separation(formula_text, design)) > 0
-  # a safe refit starts from the pilot's safe fit (same parameters, same order): about half the
-  # evaluations of blme's Laplace optimisation, the same optimum
-  start <- if (inherits(m, "bglmerMod")) list(theta = lme4::getME(m, "theta"), fixef = lme4::fixef(m)) else NULL
-  attempt <- function(method) tryCatch(
-    duet_capture(duet_model(f, design, "binomial", "bobyqa", nagq, method, if (method == "safe") start else NULL)),
-    error = function(e) list(error = conditionMessage(e)))
-  got <- attempt(if (safe) "safe" else "ml")
-  if (is.null(got$error) && !safe && any(summary(got$value)$coefficients[, "Std. Error"] > se_limit)) {
-    safe <- TRUE  # separation that no single cell shows: the report refits it safely too
-    got <- attempt("safe")
-  }
-  models <- setdiff(levels(design$agent), levels(design$agent)[1])
-  blank <- function(by) {
-    levels_ <- levels(droplevels(design[[by]]))
-    data.frame(factor = by, level = rep(levels_, each = length(models)),
-               contrast = rep(paste(models, "-", levels(design$agent)[1]), times = length(levels_)),
-               estimate = NA_real_, p_value = NA_real_)
-  }
-  if (!is.null(got$error)) {
-    out <- rbind(blank("modality"), blank("argform"))
-    out$status <- "failed"
-  } else {
-    notes <- unique(c(got$notes, duet_optinfo(got$value)))
-    pick <- function(by) {
-      s <- duet_vs_reference(got$value, "agent", by, adjust)
-      contrast <- gsub("^\\((.*)\\) - ", "\\1 - ", as.character(s$contrast))  # emmeans brackets "lm-1"
-      data.frame(factor = by, level = as.character(s[[by]]), contrast = contrast, estimate = s$estimate,
-                 p_value = s$p.value)
-    }
-    out <- tryCatch(rbind(pick("modality"), pick("argform")), error = function(e) NULL)
-    if (is.null(out)) {
-      out <- rbind(blank("modality"), blank("argform"))
-      out$status <- "failed"
-    } else {
-      out$status <- if (any(grepl(pattern, notes, ignore.case = TRUE))) "not converged" else "ok"
-    }
-  }
-  out$safe <- safe
-  out
+  design <- duet_power_design(data, n, people)
+  fixed <- lme4::fixef(m)
+  if (!is.null(beta)) fixed <- beta[names(fixed)]
+  sds <- lme4::getME(m, "theta")
+  if (!is.null(theta)) sds <- theta[names(sds)]
+  X <- stats::model.matrix(stats::delete.response(stats::terms(lme4::nobars(formula(m)))), design,
+                           contrasts.arg = attr(lme4::getME(m, "X"), "contrasts"))
+  eta <- drop(X[, names(fixed), drop = FALSE] %*% fixed)
+  modes <- lme4::ranef(m)[[people]]
+  own <- stats::setNames(modes[, 1], rownames(modes))
+  who <- as.character(design[[people]])
+  new <- design$agent == "human"
+  fresh <- unique(who[new])
+  drawn <- stats::setNames(stats::rnorm(length(fresh), 0, sds[[paste0(people, ".(Intercept)")]]), fresh)
+  person <- ifelse(new, drawn[who], own[who])
+  person[is.na(person)] <- 0  # a configuration the pilot fit has no mode for (none in practice)
+  level <- unique(as.character(design[[items]]))
+  item <- stats::setNames(stats::rnorm(length(level), 0, sds[[paste0(items, ".(Intercept)")]]), level)
+  eta <- eta + person + item[as.character(design[[items]])]
+  design$correct <- stats::rbinom(nrow(design), 1, stats::plogis(eta))
+  design
 }

@@ -80,6 +80,23 @@ def test_a_csv_bank_gets_table_1_by_its_factor_and_humans_vs_models_with_crossed
     assert set(models.loc[models["factor"] == "overall", "n"]) == {24}
     assert (table1["ci_low"] <= table1["accuracy"]).all() and (table1["accuracy"] <= table1["ci_high"]).all()
     assert "Accuracy by difficulty." in html and "No data" not in html
+    # the declared factor is in every data file and the codebook (issue 35 item 3: it was only in model_frames)
+    difficulty = {f"e{i}": "easy" for i in range(12)} | {f"h{i}": "hard" for i in range(12)}
+    items = pd.read_csv(out / "data" / "items.csv")
+    bank_items = items[items["item_code"].isin(difficulty)]
+    assert dict(zip(bank_items["item_code"], bank_items["difficulty"])) == difficulty and len(bank_items) == 24
+    assert items.loc[~items["item_code"].isin(difficulty), "difficulty"].isna().all()  # the catch items
+    for name in ("trials", "scores"):
+        rows = pd.read_csv(out / "data" / f"{name}.csv")
+        bank = rows["item_code"].isin(difficulty)  # the arm's catch items have no difficulty: blank
+        assert bank.sum() > 24 and (rows.loc[bank, "difficulty"] == rows.loc[bank, "item_code"].map(difficulty)).all()
+        assert rows.loc[~bank, "difficulty"].isna().all(), name
+    book = pd.read_csv(out / "codebook.csv")
+    described = book[book["column"] == "difficulty"].set_index("file")["description"]
+    data = ["data/items.csv", "data/trials.csv", "data/scores.csv", "data/model_frames/humans_vs_models.csv"]
+    assert described[data].str.contains("a factor the study declares").all(), described
+    tables = described[[f for f in described.index if f.startswith("tables/")]]
+    assert len(tables) and tables.str.startswith("the level of the study's declared factor difficulty").all()
 
     # humans vs each model: a binomial GLMM with crossed random effects, fitted by R
     assert "correct ~ agent * difficulty + (1 | participant) + (1 | item)" in html
@@ -146,3 +163,23 @@ def test_a_model_only_bank_gets_accuracy_by_its_factor_with_item_clustered_inter
     assert "Not fitted in this report: Humans vs each model (binomial GLMM, crossed random effects) (needs both " \
            "human trials and model scores)." in html
     assert "<h2 id='humans_vs_models'>" not in html and "not shown" not in html.lower()
+
+
+def test_an_imported_bank_with_a_declared_factor_gets_a_power_analysis_by_that_factor(r_stack, tmp_path, capsys):
+    """Issue 35 item 4: the power analysis was refused for every study but 003's. An imported CSV bank with
+    one declared factor (difficulty) gets one through the command, on the report's any-study model (versus.spec)
+    with its contrasts overall and within each difficulty. Tiny: 4 people, one size, 10 simulated studies."""
+    study = make_bank_study(tmp_path, slug="bankpower")
+    call_command("simulate_participants", "bankpower", "--n", "4", "--seed", "2", "--accuracy", "0.75")
+    call_command("run_model", "bankpower", "--model", "fake-raw", "--device", "cpu", "--no-progress")
+    capsys.readouterr()
+    call_command("estimate_sample_size", "bankpower", "--sizes", "4", "--nsim", "10", "--out", str(tmp_path / "p"))
+    printed = capsys.readouterr().out
+    assert "4 pilot participants, models fake-raw; 10 simulated studies" in printed, printed
+    curve = pd.read_csv(tmp_path / "p" / "power_curve.csv")
+    assert set(zip(curve["factor"], curve["level"])) == {("overall", "all"), ("difficulty", "easy"),
+                                                          ("difficulty", "hard")}
+    assert set(curve["contrast"]) == {"fake-raw - human"} and (curve["nsim"] == 10).all()
+    summary = study.power_analyses.latest("created_at").pilot_summary
+    assert summary["formula"] == "correct ~ agent * difficulty + (1 | participant) + (1 | item)"
+    assert summary["by"] == [None, "difficulty"]

@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 class Command(BaseCommand):
     help = ("Estimate how many participants the study needs to detect each model's difference from the humans, per "
-            "modality and argument form, by simulating from the human-vs-model GLMM fitted on its pilot (analysis/power.py).")
+            "level of its factors (003: modality and argument form; any study: its declared factors), by simulating "
+            "from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py).")
 
     def add_arguments(self, parser):
         parser.add_argument("study", help="the study's slug")
