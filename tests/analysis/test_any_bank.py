@@ -160,8 +160,10 @@ def test_a_model_only_bank_gets_accuracy_by_its_factor_with_item_clustered_inter
     by = table1[table1["factor"] == "difficulty"]
     assert set(by["level"]) == {"easy", "hard"} and set(by["n_clusters"]) == {12}
     assert ((by["ci_low"] < by["accuracy"]) & (by["accuracy"] < by["ci_high"])).all()
-    assert "Not fitted in this report: Humans vs each model (binomial GLMM, crossed random effects) (needs both " \
-           "human trials and model scores)." in html
+    absent = html.split("Not fitted in this report: ", 1)[1].split("</p>", 1)[0]  # each section it lists, with why
+    assert "Humans vs each model (binomial GLMM, crossed random effects) (needs both human trials and model " \
+           "scores)" in absent
+    assert "How human-like is each model" in absent and absent.count("needs both human trials and model scores") == 2
     assert "<h2 id='humans_vs_models'>" not in html and "not shown" not in html.lower()
 
 
