@@ -152,6 +152,9 @@ def test_bad_plans_and_truths_are_refused_with_a_reason(r_stack):
         power.estimate(generate(6, seed=3), power.PowerPlan(sizes=(6,), nsim=10), truth={"beta": BETA, "theta": {}})
 
 
+# R-bound (every simulated study is fitted by the report's full rule; ~3 min on this machine): the database is only
+# where the command and the admin keep the analysis, so it runs once, in the PostgreSQL pass (scripts/test.sh).
+@pytest.mark.postgres_only
 @pytest.mark.django_db
 def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_study, admin_client, settings, tmp_path,
                                                                   django_capture_on_commit_callbacks, capsys):
