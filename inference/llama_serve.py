@@ -23,8 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
+from studyserver import outbound
 from studyserver.env import VAR_DIR
 
 F32_NAME = "SmolLM2-135M-Instruct.F32.gguf"
@@ -80,6 +79,10 @@ class Served:
             self.process.wait()
 
 
+
+def _ask(own: outbound.Target, method: str, path: str, *, seconds: float, body: dict | None = None):
+    return outbound.request(method, own.base, path, body=body, seconds=seconds, max_bytes=1 << 20, checked=own)
+
 def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port: int | None = None,
           logits_all: bool = True, n_ctx: int = 2048, host: str = "127.0.0.1") -> Served:
     """Start the server (listening on `host`: loopback unless told otherwise); raise RuntimeError with its
@@ -93,18 +96,20 @@ def start(model: Path, *, log: Path, threads: int = 1, wait: float = 180.0, port
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)  # -u: its log line by line
     asked = "127.0.0.1" if host in ("0.0.0.0", "") else host  # where this machine reaches it
     served = Served(url=f"http://{asked}:{port}", process=process, log=log)
+    # the server this process started: its own address, not a configured destination (no allow-list to pass)
+    own = outbound.Target("http", asked, port, "", asked)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
             break
-        try:
-            if httpx.get(f"{served.url}/v1/models", timeout=2).status_code == 200:
+        try:  # through the one outbound client (deadline, byte cap), to the process started here and nowhere else
+            if _ask(own, "GET", "/v1/models", seconds=2).status == 200:
                 warm = {"prompt": "Is this a warm-up? Yes or no?", "max_tokens": 1, "temperature": 0.0}
                 if logits_all:  # the first echo touches the n_ctx × vocabulary scores (15 s at 2048 when busy)
                     warm.update(echo=True, logprobs=1)
-                httpx.post(f"{served.url}/v1/completions", json=warm, timeout=max(1.0, deadline - time.monotonic()))
+                _ask(own, "POST", "/v1/completions", body=warm, seconds=max(1.0, deadline - time.monotonic()))
                 return served
-        except httpx.HTTPError:
+        except outbound.OutboundError:
             pass
         time.sleep(0.5)
     served.stop()
