@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -123,14 +124,51 @@ def _slow_rank(item) -> int:
     return next((rank for rank, slow in enumerate(SLOW_FIRST) if path.endswith(slow)), len(SLOW_FIRST))
 
 
+# Tests whose database use is incidental to what they test run in one pass only (scripts/test.sh runs the
+# suite on SQLite, then every database test again on PostgreSQL). Path under tests/ → the pass, and why.
+ONE_PASS = {
+    # Chromium drives the page: the browser's view is what is tested, against the production database.
+    "e2e/": ("postgres", "Chromium"),
+    "security/test_csp_browser.py": ("postgres", "Chromium"),
+    "analysis/test_report_plots.py": ("postgres", "Chromium prints the report; R fits it"),
+    # A llama.cpp server and the run's claims: locking is the database's, so the production one.
+    "inference/test_server_fanout.py": ("postgres", "llama.cpp servers; concurrent claims"),
+    "inference/test_server_scorer.py::test_a_server_run_killed_half_way": ("postgres", "llama.cpp; a resumed run"),
+    # R fits the report's models: the database only holds the answers read into the frame once.
+    "analysis/test_reproduce.py": ("sqlite", "R and the reproduce scripts"),
+    "analysis/test_separation.py": ("sqlite", "R (brglm2, blme)"),
+    "analysis/test_paired_clustered_golden.py": ("sqlite", "R golden values"),
+    "analysis/test_published_rulebreakers.py": ("sqlite", "R"),
+    "analysis/test_other_decisions.py": ("sqlite", "R"),
+    "analysis/test_dataset.py": ("sqlite", "R and the report folder"),
+    "analysis/test_like_for_like.py": ("sqlite", "R"),
+    "analysis/test_embedded_report.py": ("sqlite", "the embedded default is SQLite"),
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pass_marks(test: str, *, uses_db: bool) -> set[str]:
+    """The markers that choose the passes of `test` ("path under tests/::name"): a test without the database
+    runs once already (db_independent), so ONE_PASS applies to database tests only."""
+    if test.startswith("integration/"):  # real servers against PostgreSQL
+        return {"postgres_only"}
+    if not uses_db:
+        return {"db_independent"}
+    where = next((where for prefix, (where, _why) in ONE_PASS.items() if test.startswith(prefix)), None)
+    if where == "postgres":
+        return {"postgres_only"}
+    return {"sqlite_only"} if where == "sqlite" else set()
+
+
 def pytest_collection_modifyitems(items):
-    """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL."""
+    """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL, except
+    those ONE_PASS names."""
     items.sort(key=_slow_rank)  # stable: collection order otherwise
     for item in items:
-        if "/tests/integration/" in str(item.path):
-            item.add_marker(pytest.mark.postgres_only)
         uses_db = item.get_closest_marker("django_db") is not None or bool(
             _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
         )
-        if not uses_db:
-            item.add_marker(pytest.mark.db_independent)
+        path = Path(str(item.path)).resolve()
+        test = f"{path.relative_to(TESTS).as_posix()}::{item.name}" if TESTS in path.parents else item.nodeid
+        for mark in pass_marks(test, uses_db=uses_db):
+            item.add_marker(getattr(pytest.mark, mark))
