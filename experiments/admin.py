@@ -12,10 +12,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import services, settings_editor
-from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
-from .designs.presets import MappingPreset
+from .models import (
+    HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial,
+)
+from .designs.presets import preset_check
 from .participation import admin_views as participation_admin
-from .participation import attention
+from .models import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
@@ -514,9 +516,25 @@ class TrialAdmin(TeamScopedAdmin, ReadOnlyAdmin):
 from .participation import pilot_admin  # noqa: E402,F401  (the pilot action and the pilots list)
 
 
+class MappingPresetForm(forms.ModelForm):
+    """A preset's design and mapping obey the rule every saved preset obeys (designs/presets.py)."""
+
+    class Meta:
+        model = MappingPreset
+        fields = ("name", "design", "mapping", "note")
+
+    def clean(self):
+        cleaned = super().clean()
+        if "design" in cleaned and "mapping" in cleaned:
+            cleaned["mapping"] = preset_check(design_name=cleaned["design"], mapping=cleaned["mapping"])
+        return cleaned
+
+
 @admin.register(MappingPreset)
 class MappingPresetAdmin(admin.ModelAdmin):
     """Named mappings of a file's columns onto a design's fields (saved from the upload page)."""
+
+    form = MappingPresetForm
 
     list_display = ("name", "design", "updated_at")
     list_filter = ("design",)

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
-from . import attention
+from ..models import attention
 from .. import schema
 from ..models import Participant, ParticipantStatus, Study, Trial
 
