@@ -19,7 +19,7 @@ from ..models import (
 )
 from . import choice, consent, flow, lists, paired, practice
 from logic import human_defaults
-from ..arms import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow: experiments/arms.py)
+from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
 from ..models import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 

@@ -1,10 +1,10 @@
 """A study's human arm, made when first needed with its design's defaults: its practice set and its catch
-items (the design's registry entry). Below the participant flow (experiments/participation/), which reads
-the arm, and beside the designs, whose importers give a new study its arm."""
+items (the design's registry entry). Here, with the designs (whose importers give a new study its arm) and
+below the participant flow (experiments/participation/), which reads the arm."""
 from __future__ import annotations
 
-from .designs import registry
-from .models import HumanArm, Study
+from ..models import HumanArm, Study
+from . import registry
 
 
 def human_arm_ensure(*, study: Study) -> HumanArm:
