@@ -45,7 +45,7 @@ LAYERS = (
     ("experiments' top (admin, services, jobs, commands)", ("experiments", "experiments.participation.pilot_admin")),
     ("apps above experiments", ("inference", "analysis")),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
-                                           "studyserver.asgi", "studyserver.landing", "demo")),
+                                           "studyserver.asgi", "demo")),
 )
 
 # (importer, imported) → why the import is where it is. Keep it short; every entry is a debt.
