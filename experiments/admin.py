@@ -25,11 +25,12 @@ from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
 from .team_scope import teams_of
+from . import designs
+from .designs import admin_upload
+from .designs import admin_views as items_views
 
 
 def _design_choices() -> list[tuple[str, str]]:
-    from . import designs
-
     return [("", "— choose a design —"), *designs.choices()]
 
 
@@ -219,8 +220,6 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         return participation_admin.progress_html(obj) if obj.pk else "—"
 
     def get_urls(self):
-        from .designs import admin_upload, admin_views as items_views
-
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(

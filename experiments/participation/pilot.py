@@ -25,7 +25,12 @@ from django.db import models, transaction
 
 from studyserver import jobs
 
+from ..designs.registry import is_catch_item
+from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
 from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
+from ..study_jobs import study_job_claim
+from . import choice, trials
+from .services import participant_start, simulated_ids
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,6 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
     """Record a pilot and send it to the workers (studyserver.jobs); run=False only records it.
     Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
     queued or running."""
-    from ..study_jobs import study_job_claim
-
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
     with transaction.atomic():
@@ -155,9 +158,6 @@ def _client() -> _Browser:
 
 def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
     """One bot: returns (completed, answers saved)."""
-    from ..models import Item, ParticipantStatus
-    from .services import participant_start, simulated_ids
-
     # random ids in the simulated namespace (services.simulated_ids): no entry link reaches them, and
     # a bot never takes over a participant's row
     pid, session = simulated_ids()
@@ -173,8 +173,6 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
             continue
         _expect(client.post(base + step, {**data, "csrfmiddlewaretoken": token}), (200, 302), step)
     participant.refresh_from_db()
-    from ..designs.registry import is_catch_item
-
     items = {i.pk: i for i in Item.objects.filter(pk__in=participant.plan)}
     keys = _keys(participant)
     clock = 1_700_000_000_000.0 + rng.random() * 1e9
@@ -202,8 +200,6 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
 
 
 def _answer(item, right: bool, rng: random.Random) -> str:
-    from ..models import ItemKind
-
     if item.kind == ItemKind.MULTIPLE_CHOICE:
         letters = ["A", "B", "C", "D"]
         return item.gold_answer if right else rng.choice([x for x in letters if x != item.gold_answer])
@@ -212,9 +208,6 @@ def _answer(item, right: bool, rng: random.Random) -> str:
 
 def _keys(participant) -> dict[str, str]:
     """answer → the key code that gives it for this participant (yes/no mapping, or the study's four keys)."""
-    from ..models import KeyMapping
-    from . import choice, trials
-
     mc = choice.settings_for(participant.study)
     if mc is not None:
         return {letter: code for code, letter in mc.key_codes().items()}
