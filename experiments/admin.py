@@ -366,7 +366,7 @@ class ItemAdmin(TeamScopedAdmin, admin.ModelAdmin):
 
 
 class FailedAttentionFilter(admin.SimpleListFilter):
-    """Failed or passed by the study's attention rule (participation/attention.py), as counted on the
+    """Failed or passed by the study's attention rule (models/attention.py), as counted on the
     study page and left out of the report."""
 
     title = "attention checks"

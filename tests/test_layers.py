@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,16 @@ def test_the_reader_resolves_relative_and_lazy_imports():
     assert "experiments.models" in graph["experiments.participation.selectors"]  # from ..models import …
     assert "experiments.schema" in graph["experiments.participation.selectors"]  # from .. import schema
     assert "experiments.designs.registry" in graph["experiments.schema"]  # lazy, inside a function
+
+
+def test_the_layout_page_names_only_paths_that_exist():
+    """docs/layout.md answers "where does X live?" with paths: each one it names (in backquotes) is there, and
+    it asks its eight questions."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    named = {p for p in re.findall(r"`([\w./-]+/[\w./-]*)`", text) if not p.startswith(("http", "/"))}
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert len(named) >= 15 and not missing, f"docs/layout.md names paths that are not there: {missing}"
+    assert len(re.findall(r"^\d\. \*\*", text, flags=re.M)) == 8
 
 
 ENV_MODULE = "studyserver/env.py"
