@@ -12,10 +12,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import services, settings_editor
-from .models import HumanArm, Interpretation, Item, ItemsLocked, Participant, Study, StudyStatus, Trial
-from .designs.presets import MappingPreset
+from .models import (
+    HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial,
+)
+from .designs.presets import preset_check
 from .participation import admin_views as participation_admin
-from .participation import attention
+from .models import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
@@ -23,11 +25,12 @@ from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
 from .team_scope import teams_of
+from . import designs
+from .designs import admin_upload
+from .designs import admin_views as items_views
 
 
 def _design_choices() -> list[tuple[str, str]]:
-    from . import designs
-
     return [("", "— choose a design —"), *designs.choices()]
 
 
@@ -217,8 +220,6 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         return participation_admin.progress_html(obj) if obj.pk else "—"
 
     def get_urls(self):
-        from .designs import admin_upload, admin_views as items_views
-
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(
@@ -365,7 +366,7 @@ class ItemAdmin(TeamScopedAdmin, admin.ModelAdmin):
 
 
 class FailedAttentionFilter(admin.SimpleListFilter):
-    """Failed or passed by the study's attention rule (participation/attention.py), as counted on the
+    """Failed or passed by the study's attention rule (models/attention.py), as counted on the
     study page and left out of the report."""
 
     title = "attention checks"
@@ -514,9 +515,25 @@ class TrialAdmin(TeamScopedAdmin, ReadOnlyAdmin):
 from .participation import pilot_admin  # noqa: E402,F401  (the pilot action and the pilots list)
 
 
+class MappingPresetForm(forms.ModelForm):
+    """A preset's design and mapping obey the rule every saved preset obeys (designs/presets.py)."""
+
+    class Meta:
+        model = MappingPreset
+        fields = ("name", "design", "mapping", "note")
+
+    def clean(self):
+        cleaned = super().clean()
+        if "design" in cleaned and "mapping" in cleaned:
+            cleaned["mapping"] = preset_check(design_name=cleaned["design"], mapping=cleaned["mapping"])
+        return cleaned
+
+
 @admin.register(MappingPreset)
 class MappingPresetAdmin(admin.ModelAdmin):
     """Named mappings of a file's columns onto a design's fields (saved from the upload page)."""
+
+    form = MappingPresetForm
 
     list_display = ("name", "design", "updated_at")
     list_filter = ("design",)

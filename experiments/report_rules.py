@@ -17,7 +17,7 @@ class Exclusions:
     rt_min_ms: float | None = 200.0
     rt_log_sd: float | None = 3.0  # per participant, on log RT; None turns the rule off
     # The study's definition of a failed attention check (AttentionRule.describe()), for the report's
-    # text; the frames' failed_attention column applies it (experiments/participation/attention.py).
+    # text; the frames' failed_attention column applies it (experiments/models/attention.py).
     attention_rule: str = "a participant who answers one attention check wrongly has failed"
 
     def describe(self) -> list[str]:

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 
 from .designs.storage import refuse_if_locked
 from .models import Item, Study, StudyStatus
+from .participation.readiness import open_problems  # the human arm's rules (consent, practice)
 
 
 def study_create(
@@ -39,8 +40,6 @@ def study_transition(*, study: Study, to: str) -> Study:
     if to == StudyStatus.OPEN and not study.items.exists():
         raise ValidationError(f"Study '{study.slug}' has no items yet; generate or import some first.")
     if to == StudyStatus.OPEN:
-        from .participation.readiness import open_problems  # the human arm's rules (consent, practice)
-
         problems = open_problems(study)
         if problems:
             raise ValidationError([f"Study '{study.slug}' cannot open. {problem}" for problem in problems])

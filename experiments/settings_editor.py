@@ -23,6 +23,11 @@ from types import SimpleNamespace
 from django import forms
 from django.core.exceptions import ValidationError
 
+from studyserver.structured import structured_html
+
+from .designs.paired import human_variant_problem, paired_variants
+from .factors import declared_factors, validate
+from .participation.arm import mc_settings
 from .report_rules import ALTERNATIVES, Exclusions, exclusion_settings, paired_report_options
 
 EXCLUSIONS = "analysis_exclusions"
@@ -66,8 +71,6 @@ def _mid_sentence(error: Exception) -> str:
 
 def _stored(settings: dict) -> tuple[dict, list[str]]:
     """Each edited group as stored (defaults where absent or unreadable) and what could not be read."""
-    from .participation.arm import mc_settings
-
     values, problems = {}, []
     try:
         exclusions = exclusion_settings(settings)
@@ -138,8 +141,6 @@ class StudySettingsFields(forms.Form):
         help_text="Read from the study's knowledge-probe runs; without one, every pair stays in.")
 
     def settings_initial(self, study) -> None:
-        from .designs.paired import paired_variants
-
         self.fields["paired_alternative"].choices = [(a, a) for a in ALTERNATIVES]
         variants = sorted(paired_variants(study=study)) if study.pk else []
         field = self.fields["human_variant"]
@@ -148,8 +149,6 @@ class StudySettingsFields(forms.Form):
         if not variants:
             field.disabled = True
         if study.pk:
-            from experiments.factors import declared_factors
-
             try:
                 now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
             except ValueError as error:
@@ -165,9 +164,6 @@ class StudySettingsFields(forms.Form):
 
     def settings_clean(self, study, cleaned: dict) -> dict | None:
         """The study's new settings from the cleaned fields (None when a field has an error, added to it)."""
-        from .designs.paired import human_variant_problem
-        from .participation.arm import mc_settings
-
         if any(name in self.errors for name in self.settings_field_names()):
             return None
         old = dict(study.settings or {})
@@ -191,8 +187,6 @@ class StudySettingsFields(forms.Form):
         elif HUMAN_VARIANT in old:
             new[HUMAN_VARIANT] = old[HUMAN_VARIANT]  # a disabled field (no variants left) keeps what was chosen
         if (cleaned.get("factors") or "").strip():
-            from experiments.factors import validate
-
             try:
                 new[FACTORS] = validate(study, cleaned["factors"]) if study.pk else None
             except ValueError as error:
@@ -218,6 +212,4 @@ class StudySettingsFields(forms.Form):
 
 def stored_settings_html(study) -> str:
     """The settings as stored, with what generation recorded, for the study page: tables, not JSON."""
-    from studyserver.structured import structured_html
-
     return structured_html(dict(sorted((study.settings or {}).items())))

@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from studyserver.jobs import ACTIVE, Job
 
+from .models import Study
+
 STALE_AFTER = timedelta(hours=6)
 
 
@@ -42,8 +44,6 @@ def study_job_running(*, study, now=None) -> str | None:
 
 def study_job_claim(*, study) -> None:
     """Inside the transaction that records a new job: lock the study and refuse while another job runs."""
-    from .models import Study
-
     Study.objects.select_for_update().filter(pk=study.pk).first()
     running = study_job_running(study=study)
     if running is not None:

@@ -19,7 +19,7 @@ from django.db.models import Count
 from django.http import Http404
 
 from . import team_scope
-from .teams import Team
+from .models import Team
 
 
 class TeamRelatedFilter(admin.RelatedFieldListFilter):

@@ -13,7 +13,7 @@ from django.db.models import Model, Q, QuerySet
 from django.http import Http404
 
 from .models import Study
-from .teams import Team
+from .models import Team
 
 STUDY_PATHS: dict[type[Model], str] = {Study: ""}  # model → the relations from it to its study ("" : itself)
 

@@ -1,8 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from demo.landing import landing
+
+from .documents import doc
 from .health import healthz
-from .landing import doc, landing
 
 admin.site.site_header = "Duet — studies, items and runs"
 admin.site.site_title = "Duet admin"

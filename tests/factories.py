@@ -67,7 +67,7 @@ def review_consent(study, *, contact: str = "Dr A. Researcher, duet-study@exampl
 def join_default_team(user):
     """Make `user` a member of the default team, where studies made without a team go (issue 34
     item 6: a staff user sees only their teams' studies). Returns the user."""
-    from experiments.teams import Team, default_team_id
+    from experiments.models import Team, default_team_id
 
     Team.objects.get(pk=default_team_id()).members.add(user)
     return user

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from logic import multiple_choice as mc
-from ..models import Condition, Item, ItemKind, Study
+from ..models import Condition, HumanArm, Item, ItemKind, Study
 from ..item_limits import check_lengths
 from . import registry, sources
+from .arm_defaults import human_arm_ensure
 from .registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
 
@@ -155,9 +156,6 @@ def _write(study: Study, questions, originals, taken) -> McImportReport:
 def _human_arm_defaults(study: Study) -> None:
     """A study whose human arm is not set up yet gets its design's practice and attention checks (the
     four-option sets); one set up for a yes/no bank and never edited gets them too."""
-    from ..participation.arm import HumanArm
-    from ..participation.services import human_arm_ensure
-
     arm = HumanArm.objects.filter(study=study).first()
     if arm is None:
         human_arm_ensure(study=study)

@@ -2,7 +2,7 @@
 
 import django.core.validators
 import django.db.models.deletion
-import experiments.participation.arm
+import experiments.models.human_arm
 from decimal import Decimal
 from django.db import migrations, models
 
@@ -47,7 +47,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='humanarm',
             name='completion_url',
-            field=models.CharField(default='https://app.prolific.com/submissions/complete?cc={code}', help_text='Where participants are sent at the end; {code} is replaced by their code.', max_length=300, validators=[experiments.participation.arm.validate_url_template], verbose_name='return-to-Prolific URL'),
+            field=models.CharField(default='https://app.prolific.com/submissions/complete?cc={code}', help_text='Where participants are sent at the end; {code} is replaced by their code.', max_length=300, validators=[experiments.models.human_arm.validate_url_template], verbose_name='return-to-Prolific URL'),
         ),
         migrations.AlterField(
             model_name='humanarm',

@@ -6,9 +6,9 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import experiments.teams
+import experiments.models.teams
 
-DEFAULT_TEAM = "Default team"  # experiments.teams.DEFAULT_TEAM as it was when this migration was written
+DEFAULT_TEAM = "Default team"  # experiments.models.teams.DEFAULT_TEAM as it was when this migration was written
 
 
 def existing_studies_to_the_default_team(apps, schema_editor):
@@ -60,7 +60,7 @@ class Migration(migrations.Migration):
                 model_name="study",
                 name="team",
                 field=models.ForeignKey(
-                    default=experiments.teams.default_team_id, on_delete=django.db.models.deletion.PROTECT,
+                    default=experiments.models.teams.default_team_id, on_delete=django.db.models.deletion.PROTECT,
                     related_name="studies", to="experiments.team",
                     help_text="The lab the study belongs to: only its members (and superusers) see the study and "
                               "everything under it — items, participants, trials, runs, reports."),

@@ -23,27 +23,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-# The default text, true for what this platform stores; {institution} is replaced. 003's A.2 wording
-# is kept as PAPER_CONSENT for reference (docs/participants.md says why it is not the default).
-DEFAULT_CONSENT = (
-    "This study is part of a scientific research project at {institution}. Taking part is voluntary: you "
-    "may stop at any time by closing this page and returning the study on Prolific. We do not learn your "
-    "name or contact details, and we never store your IP address. What we store about this session is "
-    "listed below; the researchers can also see, on Prolific, the demographic information you provided to "
-    "Prolific. The results of the research may be presented at scientific meetings or published in "
-    "scientific journals, without your Prolific ID. Clicking on the button below indicates that you are at "
-    "least 18 years of age and agree to complete this study voluntarily."
-)
-
-PAPER_CONSENT = (
-    "This study is part of a scientific research project at {institution}. Your decision to complete "
-    "this study is voluntary. There is no way for us to identify you. The only information we will "
-    "have, in addition to your responses, is the demographic information you provided to Prolific and "
-    "the time at which you completed the survey. The results of the research may be presented at "
-    "scientific meetings or published in scientific journals. Clicking on the button below indicates "
-    "that you are at least 18 years of age and agree to complete this study voluntarily. Press the "
-    "button below to start the experiment."
-)
+from ..models.human_arm import DEFAULT_CONSENT, PAPER_CONSENT  # noqa: F401  (models/human_arm.py)
 
 
 @dataclass(frozen=True)

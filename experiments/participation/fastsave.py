@@ -53,7 +53,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from ..designs.registry import CATCH_ITEMS
 from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, Study, Trial
 from . import flow
-from .attention import AttentionRule
+from ..models.attention import AttentionRule
 from .payload import MAX_RT_MS, TIME_LIMIT_GRACE_MS
 
 ATTENTION_DESIGN = CATCH_ITEMS  # Item.design of the catch items

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from ..models import Participant, ParticipantStatus, Study
+from ..models import Participant, ParticipantStatus, Study, StudyStatus
 from . import consent, readiness
 from .selectors import study_progress
+from .services import human_arm_ensure, lists_scheme
 
 
 LISTS_DRAWN = "participants' lists can be drawn"
@@ -81,8 +82,6 @@ def checklist(study: Study, arm) -> list[Check]:
 
 
 def launch_html(study: Study) -> str:
-    from .services import human_arm_ensure, lists_scheme
-
     arm = human_arm_ensure(study=study)
     link = study_link(study, arm)
     planned = consent.planned_questions(arm)
@@ -124,8 +123,6 @@ def _missing(check: Check) -> str:
 
 def state_line(study: Study, checks: list[Check]) -> str:
     """What the panel says of the study as a whole: its status, and for a draft whether it can open."""
-    from ..models import StudyStatus
-
     if study.status == StudyStatus.OPEN:
         return "Open: participants can take the study now (the action 'Pause' stops new entries)."
     if study.status == StudyStatus.PAUSED:

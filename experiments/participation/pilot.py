@@ -24,7 +24,13 @@ from django.conf import settings
 from django.db import models, transaction
 
 from studyserver import jobs
-from studyserver.jobs import Job, JobKind, JobStatus, counter
+
+from ..designs.registry import is_catch_item
+from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
+from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
+from ..study_jobs import study_job_claim
+from . import choice, trials
+from .services import participant_start, simulated_ids
 
 
 @dataclass(frozen=True)
@@ -59,52 +65,6 @@ class BotProfile:
         return cls(**values)
 
 
-# A pilot's status: the one status machine of every background job (studyserver/jobs.py).
-PilotStatus = JobStatus
-
-
-class Pilot(Job):
-    """One simulated pilot of a study: what was asked for and what came of it. A background job
-    (studyserver/jobs.py) whose progress counts the bots walked through the flow."""
-
-    KIND = JobKind("experiments.run_pilot", log_name="pilot", noun="simulated pilot", unit="simulated participants",
-                   one_per_study=True)
-
-    study = models.ForeignKey(
-        "experiments.Study", on_delete=models.CASCADE, related_name="pilots",
-        help_text="The study the simulated participants take.",
-    )
-    participants = models.PositiveSmallIntegerField(
-        help_text="How many simulated participants take the study.", verbose_name="simulated participants",
-    )
-    profile = models.JSONField(
-        default=dict, help_text="How the simulated participants answer: their accuracy on the items and the catch items, and their response times.",
-        verbose_name="bot profile",
-    )
-    seed = models.BigIntegerField(
-        default=0, help_text="The random seed the bots drew their answers with (the same seed gives the same pilot).",
-    )
-    done = counter("bots walked", "Simulated participants walked so far.")
-    total = counter("bots in all", "Simulated participants the pilot walks.")
-    completed = counter("bots that completed", "Simulated participants that reached the end of the study.")
-    trials = counter("answers saved", "Answers the bots saved, through the participant pages.")
-    seconds = models.FloatField(
-        null=True, blank=True, editable=False,
-        verbose_name="time taken",
-        help_text="How long the pilot took, in seconds.",
-    )
-    message = models.TextField(blank=True, editable=False, help_text="What came of it (the error, when it failed, is under error).")
-
-    class Meta:
-        app_label = "experiments"
-        ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=models.Q(participants__gte=1) & models.Q(participants__lte=500),
-                                              name="pilot_participants_1_to_500")]
-
-    def __str__(self) -> str:
-        return f"pilot {self.pk} of {self.study.slug}: {self.participants} simulated participants ({self.status})"
-
-
 MAX_PARTICIPANTS = 500
 
 
@@ -113,8 +73,6 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
     """Record a pilot and send it to the workers (studyserver.jobs); run=False only records it.
     Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
     queued or running."""
-    from ..study_jobs import study_job_claim
-
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
     with transaction.atomic():
@@ -200,9 +158,6 @@ def _client() -> _Browser:
 
 def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
     """One bot: returns (completed, answers saved)."""
-    from ..models import Item, ParticipantStatus
-    from .services import participant_start, simulated_ids
-
     # random ids in the simulated namespace (services.simulated_ids): no entry link reaches them, and
     # a bot never takes over a participant's row
     pid, session = simulated_ids()
@@ -218,8 +173,6 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
             continue
         _expect(client.post(base + step, {**data, "csrfmiddlewaretoken": token}), (200, 302), step)
     participant.refresh_from_db()
-    from ..designs.registry import is_catch_item
-
     items = {i.pk: i for i in Item.objects.filter(pk__in=participant.plan)}
     keys = _keys(participant)
     clock = 1_700_000_000_000.0 + rng.random() * 1e9
@@ -247,8 +200,6 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
 
 
 def _answer(item, right: bool, rng: random.Random) -> str:
-    from ..models import ItemKind
-
     if item.kind == ItemKind.MULTIPLE_CHOICE:
         letters = ["A", "B", "C", "D"]
         return item.gold_answer if right else rng.choice([x for x in letters if x != item.gold_answer])
@@ -257,9 +208,6 @@ def _answer(item, right: bool, rng: random.Random) -> str:
 
 def _keys(participant) -> dict[str, str]:
     """answer → the key code that gives it for this participant (yes/no mapping, or the study's four keys)."""
-    from ..models import KeyMapping
-    from . import choice, trials
-
     mc = choice.settings_for(participant.study)
     if mc is not None:
         return {letter: code for code, letter in mc.key_codes().items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..models import Study
 from . import consent, practice
+from .services import human_arm_ensure, lists_problem
 
 
 def practice_problem(study: Study, arm) -> str | None:
@@ -25,8 +26,6 @@ def practice_problem(study: Study, arm) -> str | None:
 
 def open_problems(study: Study) -> list[str]:
     """Why `study` cannot open for participants (empty when it can)."""
-    from .services import human_arm_ensure, lists_problem
-
     arm = human_arm_ensure(study=study)
     lists = lists_problem(study=study, arm=arm) if study.items.exists() else None
     if lists:

@@ -7,9 +7,10 @@ from decimal import Decimal
 
 from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
-from . import attention
+from ..models import attention
 from .. import schema
 from ..models import Participant, ParticipantStatus, Study, Trial
+from .services import human_arm_ensure
 
 
 pseudonym = schema.pseudonym  # the participant's pseudonymous label, as the analysis names it (P<id>)
@@ -56,8 +57,6 @@ class Progress:
 
 
 def study_progress(*, study: Study) -> Progress:
-    from .services import human_arm_ensure
-
     arm = human_arm_ensure(study=study)
     real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
     counts = {s: 0 for s in ParticipantStatus.values}

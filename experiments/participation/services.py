@@ -19,7 +19,8 @@ from ..models import (
 )
 from . import choice, consent, flow, lists, paired, practice
 from logic import human_defaults
-from .arm import PairedPresentation
+from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
+from ..models import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
 
 class FlowError(Exception):
@@ -28,18 +29,6 @@ class FlowError(Exception):
     def __init__(self, reason: str, message: str, status: int = 409):
         super().__init__(message)
         self.reason, self.message, self.status = reason, message, status
-
-
-def human_arm_ensure(*, study: Study) -> HumanArm:
-    """The study's human arm; a new one gets its design's default practice set and catch items (the
-    design's registry entry), whoever makes it (a command, the admin, an import)."""
-    from ..designs import registry
-
-    arm, _ = HumanArm.objects.get_or_create(study=study, defaults={
-        "practice": registry.practice_for(study.design),
-        "attention_checks": registry.catch_items_for(study.design),
-    })
-    return arm
 
 
 # An entry that has not consented yet holds no place of the sample and counts for no list or key

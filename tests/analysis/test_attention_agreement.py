@@ -13,7 +13,7 @@ from analysis.services import exclusions_for
 from experiments.models import Item, Participant, ParticipantStatus
 from experiments.participation import selectors, services, trials
 from experiments.participation.payload import parse_trial
-from experiments.participation.attention import AttentionRule
+from experiments.models.attention import AttentionRule
 from tests.experiments.participation.conftest import code_for, make_open_study, trial_data
 
 pytestmark = pytest.mark.django_db

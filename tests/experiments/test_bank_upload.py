@@ -19,7 +19,8 @@ from django.urls import reverse
 from experiments import designs
 from experiments.designs import bank_columns, bank_files
 from experiments.designs.registry import uploadable
-from experiments.designs.presets import MappingPreset, preset_save
+from experiments.designs.presets import preset_save
+from experiments.models import MappingPreset
 from experiments.models import HumanArm, Item, Study
 from tests.factories import StudyFactory
 

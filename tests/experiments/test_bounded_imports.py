@@ -26,7 +26,7 @@ from logic.checker import MAX_NODES, MAX_SIZE, TooComplex, entails
 from logic.dual_sided import parse_rule_bank
 from logic.parser import MAX_DEPTH, ParseError, parse_sequent
 from experiments.models import HumanArm, Item
-from experiments.participation.arm import validate_practice
+from experiments.models.human_arm import validate_practice
 from experiments.participation.services import human_arm_ensure
 from tests.admin_form import change_form
 from tests.factories import StudyFactory

@@ -23,12 +23,12 @@ from django.test import Client
 from django.urls import reverse
 
 from analysis.models import PowerAnalysis, Report, ReportStatus
-from experiments.designs.presets import MappingPreset
+from experiments.models import MappingPreset
 from experiments.models import Participant, Study
 from experiments.participation import services, trials
 from experiments.participation.payload import parse_trial
 from experiments.participation.pilot import Pilot
-from experiments.teams import Team
+from experiments.models import Team
 from inference.models import GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore
 from tests.admin_form import change_form
 from tests.experiments.participation.conftest import make_open_study, trial_data

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from studyserver.landing import DEMO_SLUG
+from demo import DEMO_SLUG
 
 
 @pytest.mark.django_db

@@ -22,7 +22,7 @@ from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
 from studyserver.env import BASE_DIR
 
-DEMO_SLUG = "modal-syllogisms-demo"
+from demo import DEMO_SLUG
 
 
 class Command(BaseCommand):

@@ -25,9 +25,8 @@ class Command(BaseCommand):
     def handle(self, *args, model_items, pilot_interpretations, pilot_participants, address, **options):
         from demo.model_arm import demo_model_scores
         from demo.pilot import pilot_demo
+        from demo import DEMO_SLUG
         from experiments.models import Study
-
-        from .demo import DEMO_SLUG
 
         demo_model_scores(study=Study.objects.get(slug=DEMO_SLUG), stdout=self.stdout, style=self.style,
                           limit=model_items)

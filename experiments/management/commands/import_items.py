@@ -31,6 +31,7 @@ from django.db import transaction
 
 from experiments import designs, selectors, services
 from experiments.designs import sources
+from experiments.factors import SETTING, validate
 from experiments.item_csv import CsvImportError
 from experiments.models import LogicSystem
 
@@ -68,8 +69,6 @@ def _store_factors(study, names) -> None:
     """The factors checked against every item of the study (the ones just imported among them) and
     stored in its settings, as the admin's upload form does for any design (ValueError naming the
     columns there are)."""
-    from experiments.factors import SETTING, validate
-
     study.refresh_from_db(fields=["settings"])
     study.settings = {**(study.settings or {}), SETTING: validate(study, names)}
     study.save(update_fields=["settings", "updated_at"])

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from experiments.models import Study
+from experiments.participation.pilot import BotError, BotProfile, pilot_create, pilot_execute
+from studyserver.jobs import ProgressPrinter
+
 
 class Command(BaseCommand):
     help = ("Run a simulated pilot: N bots take the study through the participant pages (consent, instructions, "
@@ -21,9 +25,6 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="random seed (default: a fresh one, recorded on the pilot)")
 
     def handle(self, *args, **options):
-        from experiments.models import Study
-        from experiments.participation.pilot import BotError, BotProfile, pilot_create, pilot_execute
-
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"No study with slug '{options['study']}'.")
@@ -31,8 +32,6 @@ class Command(BaseCommand):
             profile = BotProfile(accuracy=options["accuracy"], attention_accuracy=options["attention_accuracy"],
                                  rt_median_ms=options["rt_median"], rt_log_sd=options["rt_log_sd"])
             pilot = pilot_create(study=study, participants=options["n"], profile=profile, seed=options["seed"], run=False)
-            from studyserver.jobs import ProgressPrinter
-
             printer = ProgressPrinter(self.stdout.write, label=f"Pilot {pilot.pk}", unit="simulated participants",
                                       every=15.0)
             printer(0, pilot.participants)

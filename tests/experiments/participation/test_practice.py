@@ -14,7 +14,7 @@ from logic.parser import parse_sequent
 from experiments.designs.multiple_choice import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus
 from experiments.participation import practice
-from experiments.participation.arm import validate_practice
+from experiments.models.human_arm import validate_practice
 from experiments.participation.services import human_arm_ensure
 from tests.factories import ItemFactory, StudyFactory, review_consent
 

@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from experiments.models import HumanArm, Item, Participant, ParticipantStatus, Trial
 from experiments.participation import services, trials
-from experiments.participation.attention import AttentionRule
+from experiments.models.attention import AttentionRule
 from experiments.participation.erasure import participant_erase
 from experiments.participation.payload import PayloadError, parse_trial
 from experiments.participation.selectors import participant_by_token

@@ -1,31 +1,23 @@
-"""`/`: where someone who just started Duet lands — links to the admin, the documentation and, when
-the demo has been set up, the demo study (a fresh participant link and the staff preview). `/docs/`
-lists the project's documentation (README.md and docs/*.md) and serves each file as text."""
+"""`/`: where someone who just started Duet lands — links to the admin, the documentation
+(studyserver/documents.py serves it under /docs/) and, when the demo has been set up, the demo study (a
+fresh participant link and the staff preview)."""
 from __future__ import annotations
 
 import secrets
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from .env import BASE_DIR
+from experiments.models import Study, StudyStatus
+from studyserver.documents import documents
 
-DEMO_SLUG = "modal-syllogisms-demo"  # the study `manage.py demo` sets up (its DEMO_SLUG)
-
-
-def documents() -> dict[str, object]:
-    """File name → path of each document served under /docs/ (nothing else is)."""
-    found = {"README.md": BASE_DIR / "README.md"}
-    found.update({path.name: path for path in sorted((BASE_DIR / "docs").glob("*.md"))})
-    return {name: path for name, path in found.items() if path.is_file()}
+from . import DEMO_SLUG
 
 
 def _demo(request: HttpRequest) -> dict | None:
-    from experiments.models import Study, StudyStatus
-
     study = Study.objects.filter(slug=DEMO_SLUG).select_related("human_arm").first()
     if study is None:
         return None
@@ -43,11 +35,3 @@ def _demo(request: HttpRequest) -> dict | None:
 @require_GET
 def landing(request: HttpRequest) -> HttpResponse:
     return render(request, "landing.html", {"demo": _demo(request), "documents": list(documents())})
-
-
-@require_GET
-def doc(request: HttpRequest, name: str) -> HttpResponse:
-    path = documents().get(name)
-    if path is None:
-        raise Http404("No such document.")
-    return HttpResponse(path.read_bytes(), content_type="text/plain; charset=utf-8")

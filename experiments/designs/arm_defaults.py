@@ -1,0 +1,17 @@
+"""A study's human arm, made when first needed with its design's defaults: its practice set and its catch
+items (the design's registry entry). Here, with the designs (whose importers give a new study its arm) and
+below the participant flow (experiments/participation/), which reads the arm."""
+from __future__ import annotations
+
+from ..models import HumanArm, Study
+from . import registry
+
+
+def human_arm_ensure(*, study: Study) -> HumanArm:
+    """The study's human arm; a new one gets its design's default practice set and catch items (the
+    design's registry entry), whoever makes it (a command, the admin, an import)."""
+    arm, _ = HumanArm.objects.get_or_create(study=study, defaults={
+        "practice": registry.practice_for(study.design),
+        "attention_checks": registry.catch_items_for(study.design),
+    })
+    return arm
