@@ -78,7 +78,7 @@ def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
     """The humans-vs-models model the report fits for a study of these designs and declared factors
     (analysis/report.py: 003's AGENTS where it applies, otherwise versus.spec)."""
     from . import versus
-    from .mixed import AGENTS
+    from designs.modal.mixed import AGENTS
     from .report import applies
 
     return AGENTS if applies(AGENTS, set(designs)) else versus.spec(frames, tuple(factors))
@@ -86,7 +86,7 @@ def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
 
 def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFrame:
     """The pilot's humans and models in the report's human-vs-model frame (`spec`'s; 003's by default)."""
-    from .mixed import AGENTS
+    from designs.modal.mixed import AGENTS
 
     spec = spec or AGENTS
     reason = spec.precheck(frames) if spec.precheck else ""
@@ -108,7 +108,7 @@ def groups(spec: ModelSpec) -> tuple[str, str]:
 def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelSpec | None = None,
              truth: dict | None = None, progress: Callable[[int, int], None] | None = None) -> PowerResult:
     """The power curve of every model-vs-human contrast over plan.sizes (see the module's docstring)."""
-    from .mixed import AGENTS
+    from designs.modal.mixed import AGENTS
 
     spec = spec or AGENTS
     people, items = groups(spec)

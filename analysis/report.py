@@ -18,15 +18,18 @@ import pandas as pd
 
 from studyserver import csvsafe
 
-from . import codebook, metrics, mixed, plots, prep, reproduce, versus
+from . import codebook, metrics, plots, prep, reproduce, versus
 from . import factors as declared
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec, table_file
 from . import rbridge as rb
-from . import likeness_report, mc_report, paired_report
+from . import likeness_report
+from designs.modal import mixed
+from designs.multiple_choice import report as mc_report
+from designs.paired import report as paired_report
 from experiments import schema
 from .runs import RUN_COLUMNS
-from .paired_frames import PairedInputs
+from designs.paired.frames import PairedInputs
 from .html import Page, render
 
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")

@@ -33,7 +33,9 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from . import factors, frames, generated, paired_frames, runs
+    from designs.paired import frames as paired_frames
+
+    from . import factors, frames, generated, runs
     from .rprocess import RProcess
     from .report import ReportInputs, build_report
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import mixed, simulate
+from designs.modal import mixed, simulate
 from analysis.sections import StudyFrames, fit_spec, models_without_perplexity
 
 

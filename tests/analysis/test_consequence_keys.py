@@ -3,7 +3,7 @@ paper's templates disagree, and C.1 fitted under both keys where they differ (re
 import numpy as np
 import pandas as pd
 
-from analysis import mixed
+from designs.modal import mixed
 
 FORMS = {"none": ("p ⊢ p", 0.9), "box": ("p ⊢ □p", 0.1), "dia": ("p ⊢ ◇p", 0.6)}
 

@@ -121,7 +121,9 @@ def test_a_logiqa_study_has_option_orders_and_no_perturbation_section():
     """The circular option orders link back to their original question (option_order links): the report's
     paired sections read perturbations only, so a LogiQA study gets no 002 table and people no
     'perturbation vs original' row (on main both appeared)."""
-    from analysis import frames, paired_frames, paired_report, prep
+    from analysis import frames, prep
+    from designs.paired import frames as paired_frames
+    from designs.paired import report as paired_report
     from experiments.models import LinkKind, Study
 
     call_command("import_items", "multiple-choice", str(LOGIQA), "lfl-logiqa", "--format", "logiqa-text",

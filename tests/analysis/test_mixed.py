@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import mixed, prep, rprocess, simulate
+from analysis import prep, rprocess
+from designs.modal import mixed, simulate
 from studyserver.env import SettingsError
 
 

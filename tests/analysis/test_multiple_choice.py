@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from analysis import mc_report
-from analysis import multiple_choice as mc
+from designs.multiple_choice import metrics as mc
+from designs.multiple_choice import report as mc_report
 
 # 001 §2.2 (after Eq. 2): mutants (o1,o2,o3,o4), (o2,o3,o4,o1), (o3,o4,o1,o2), (o4,o1,o2,o3) predict
 # o1, o1, o3, o4; the truth is o1. So c = 2, p(o1) = 2/4, p(o2) = 0, p(o3) = p(o4) = 1/4, and

@@ -21,8 +21,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import clustered, paired_report
-from analysis.paired_frames import PairedInputs
+from analysis import clustered
+from designs.paired import report as paired_report
+from designs.paired.frames import PairedInputs
 from analysis.rules import PAIRED_REPORT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "paired_clustered"
@@ -34,7 +35,8 @@ def build_study():
     """The study, scored by both fake configurations; returns (study, scores frame, paired inputs)."""
     from django.core.management import call_command
 
-    from analysis import frames, paired_frames
+    from analysis import frames
+    from designs.paired import frames as paired_frames
     from experiments.models import Study
     from inference import services
     from inference.models import LanguageModel
@@ -270,7 +272,8 @@ def build_dual_sided(tmp_path):
     """20 rules × 5 templates (004's), imported as a rule bank declaring its factor `domain`, scored by fake-a."""
     from django.core.management import call_command
 
-    from analysis import frames, paired_frames
+    from analysis import frames
+    from designs.paired import frames as paired_frames
     from experiments.models import Study
     from inference import services
     from inference.models import LanguageModel

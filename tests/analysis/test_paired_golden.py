@@ -154,7 +154,7 @@ def _clustered_people():
 def test_the_participant_clustered_comparison_matches_geepack():
     import pandas as pd
 
-    from analysis.paired_people import compare_members
+    from designs.paired.people import compare_members
 
     row = compare_members(pd.DataFrame(_clustered_people()), ("a", "b"))
     assert row["log_odds_b_vs_a"] == pytest.approx(GEE_R["estimate"], abs=1e-9)
@@ -167,7 +167,7 @@ def test_the_participant_clustered_comparison_matches_geepack():
 def test_the_clustered_comparison_says_why_it_cannot_be_estimated():
     import pandas as pd
 
-    from analysis.paired_people import compare_members
+    from designs.paired.people import compare_members
 
     rows = [{"order": f"P{p}", "member": m, "correct": m == "a" or p % 2 == 0} for p in range(6) for m in "ab"]
     row = compare_members(pd.DataFrame(rows), ("a", "b"))

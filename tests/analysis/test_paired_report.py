@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import paired_report
-from analysis.paired_frames import PairedInputs, report_options
+from designs.paired import report as paired_report
+from designs.paired.frames import PairedInputs, report_options
 from analysis.rules import PAIRED_REPORT as OPTIONS
 
 
@@ -438,7 +438,7 @@ def test_one_table_per_model_so_the_page_cap_never_hides_a_model():
 
 
 def test_declared_factors_are_read_from_the_study_settings():
-    from analysis.paired_frames import _factors
+    from designs.paired.frames import _factors
 
     assert _factors(None) == [] and _factors([]) == [] and _factors("domain") == ["domain"]
     assert _factors(["domain", "length"]) == ["domain", "length"]

@@ -104,7 +104,7 @@ def test_the_simulated_test_is_the_reports_holm_adjusted_probability_contrast(r_
     Holm across the two models within each modality and argument form (p.adjust), estimates on the
     probability scale (between -1 and 1)."""
     from analysis import rbridge as rb
-    from analysis.mixed import AGENTS
+    from designs.modal.mixed import AGENTS
 
     pilot = generate(12, seed=5)
     fit = rb.fit(AGENTS.formula, pilot, family="binomial", fast=True)
@@ -253,7 +253,8 @@ def test_a_model_always_right_or_always_wrong_is_simulated_with_the_separation_s
     """A model answering "yes" to everything (100 % on valid forms, 0 % on invalid ones) separates the
     pilot and every simulated study: each refit is blme::bglmer, as the report's, and the contrasts stay
     finite on the probability scale (a logit Wald test would be lost to Hauck-Donner)."""
-    from analysis import prep, simulate
+    from analysis import prep
+    from designs.modal import simulate
     from analysis.sections import StudyFrames
 
     scores = simulate.always_yes(simulate.scores(n_models=1, n_interpretations=4, seed=3))

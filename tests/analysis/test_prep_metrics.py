@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import metrics, prep, simulate
+from analysis import metrics, prep
+from designs.modal import simulate
 from analysis.rules import Exclusions
 
 

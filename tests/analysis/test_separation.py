@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import mixed, prep, simulate
+from analysis import prep
+from designs.modal import mixed, simulate
 from analysis.sections import ModelSpec, StudyFrames, fit_spec, unestimated_blanked
 
 GOLDEN_R = r"""

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from analysis import metrics, simulate
+from analysis import metrics
+from designs.modal import simulate
 
 
 def test_a_zero_width_bootstrap_interval_falls_back_to_the_unit_clustered_interval_and_says_so():

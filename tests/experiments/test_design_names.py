@@ -71,7 +71,8 @@ def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path)
 def test_the_report_sections_a_design_declares_are_the_sections_that_read_it():
     """Each design names its report sections (registry); the 003 sections name their designs too
     (analysis/mixed.py): the two agree, and every paired design has a section that reads its pairs."""
-    from analysis import mixed, paired_report
+    from designs.modal import mixed
+    from designs.paired import report as paired_report
 
     for spec in mixed.SPECS:
         if spec.designs:

@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from analysis import frames, report, simulate
+from analysis import frames, report
+from designs.modal import simulate
 from experiments import designs, selectors
 from experiments.item_csv import write_items_csv
 from experiments.models import Item, ItemKind, Participant, ParticipantStatus, Study, Trial

@@ -55,7 +55,7 @@ def test_the_simulator_builds_its_rows_without_django():
     import sys
     from pathlib import Path
 
-    code = ("import sys; from analysis import simulate; simulate.scores(n_models=1, n_interpretations=1); "
+    code = ("import sys; from designs.modal import simulate; simulate.scores(n_models=1, n_interpretations=1); "
             "simulate.trials(n_participants=2); sys.exit('django.apps' in sys.modules and "
             "__import__('django.apps').apps.apps.ready)")
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from analysis.paired_frames import report_options
+from designs.paired.frames import report_options
 from analysis.services import exclusions_for
 from experiments.models import Study
 from tests.admin_form import change_form

@@ -10,7 +10,7 @@ from studyserver.registry import Registry
 
 
 def _registries():
-    from analysis import mixed
+    from designs.modal import mixed
     from experiments.designs import registry as designs
     from experiments.designs import sources
     from inference import scorers, strategies
@@ -30,7 +30,7 @@ def test_every_registry_is_the_one_helper_and_refuses_a_second_entry_of_a_name()
 
 
 def test_the_registration_functions_refuse_a_second_entry():
-    from analysis import mixed
+    from designs.modal import mixed
     from inference import strategies
 
     with pytest.raises(ValueError, match="registered twice"):

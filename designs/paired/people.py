@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .sections import Section
+from analysis.sections import Section
 
 HUMAN = "human"
 ACROSS, WITHIN = "across", "within"
@@ -49,7 +49,7 @@ def member_answers(answers: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, 
             reference, other = sorted(design.pair_roles, key=lambda role: gold.get(role) != "yes")
             out.append((design.name, f"{other} vs {reference}", part.assign(member=part["pair_role"]),
                         (reference, other)))
-    from .paired_frames import PERTURBED_LINKS
+    from .frames import PERTURBED_LINKS
 
     kinds = people["link_kind"] if "link_kind" in people else pd.Series("perturbation", index=people.index)
     perturbed = people[people["original_item_id"].notna() & kinds.isin(PERTURBED_LINKS)]

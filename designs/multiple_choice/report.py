@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import multiple_choice as mc
-from .metrics import bootstrap_mean
-from .paired_report import per_respondent
-from .sections import Section
+from analysis.metrics import bootstrap_mean
+from analysis.sections import Section
+from designs.paired.report import per_respondent
+
+from . import metrics as mc
 
 ALPHAS = (0.5,)  # Appendix F's α shown beside PartialCircular (α = 1) and plain c/4 (α = 0 is not needed)
 COLUMNS = ["respondent", "type", "measure", "n", "estimate", "ci_low", "ci_high"]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import rules
-from .factors import SETTING, normalise
+from analysis import rules
+from analysis.factors import SETTING, normalise
 
 ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes",
                 "link_kind"]
@@ -82,7 +82,7 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
     except ImportError:
         return pd.DataFrame(columns=PROBE_COLUMNS)
     if run_ids is None:
-        from . import runs
+        from analysis import runs
 
         run_ids = runs.used_ids(runs.select_runs(study), kinds=[runs.PROBE])
     rows = (ProbeScore.objects.filter(run_id__in=list(run_ids), run__study=study).order_by("run_id", "probe_key")
@@ -93,7 +93,7 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
 def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
     from experiments.models import HumanArm
 
-    from .frames import people_shown
+    from analysis.frames import people_shown
 
     arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),

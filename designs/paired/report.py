@@ -27,9 +27,11 @@ import re
 
 import pandas as pd
 
-from . import clustered, like_for_like, paired, paired_people
-from .sections import Section
-from .paired_frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
+from analysis import clustered, like_for_like, paired
+from analysis.sections import Section
+
+from . import people as paired_people
+from .frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
 
 HUMAN = "human"
 ALL = "all"

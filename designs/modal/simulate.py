@@ -14,7 +14,7 @@ import pandas as pd
 from experiments import schema
 from logic.modal_forms import SYLLOGISMS
 
-from .frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
+from analysis.frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 
 FORMS = [  # (rule, argform label, gold): paper 003's 8 forms per modality (∨ᴸ and ∨ᴿ share a label)
     ("orL", "∨⊢", "yes"), ("orR", "∨⊢", "yes"), ("toL", "→ᴸ⊢", "yes"), ("toR", "→ᴿ⊢", "yes"),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .metrics import bootstrap_mean
+from analysis.metrics import bootstrap_mean
 
 LETTERS = ("A", "B", "C", "D")
 N_OPTIONS = 4

@@ -15,9 +15,9 @@ from studyserver.registry import Registry
 from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
 from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 
-from . import like_for_like, metrics, prep, versus
-from . import rbridge as rb
-from .sections import ModelSpec, Section, StudyFrames, fit_spec
+from analysis import like_for_like, metrics, prep, versus
+from analysis import rbridge as rb
+from analysis.sections import ModelSpec, Section, StudyFrames, fit_spec
 
 MODALITY_HYPOTHESES = (("none", "dia"), ("box", "none"), ("box", "dia"))  # Table 2: a < b
 ARGFORM_HYPOTHESES = (("DS", "MP"), ("MT", "MP"), ("MT", "DS"))
