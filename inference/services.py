@@ -376,8 +376,9 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
 class RunSteps(jobs.Steps):
     """A model run's own steps. Every chunk's results pass scorers/numbers.py's check before anything
     is stored (a bad number fails the run naming the item and the value); the progress moves as each
-    unit is finished (a server or chat scorer's requests finish one by one), and is set to what is
-    stored after each chunk, in the chunk's transaction. A run is done only when every unit it owns
+    unit is finished when a server or chat scorer's requests finish one by one (a local scorer's
+    finish together: its chunk is one write), and moves by what is stored after each chunk, in the
+    chunk's transaction. A run is done only when every unit it owns
     is stored (ModelRun.unfinished, checked by job_execute)."""
 
     related = ("language_model", "study")
@@ -400,15 +401,26 @@ class RunSteps(jobs.Steps):
         pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         self.tell(len(stored))
+        advanced = [0]  # requests of this chunk counted one by one (a remote scorer's)
+
+        def one_done(key) -> None:
+            advanced[0] += 1
+            jobs.job_advance(run)
+
+        one_by_one = one_done if run.language_model.backend in REMOTE_BACKENDS else None
         for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
             self.checkpoint()  # cancelled meanwhile: stop here, keeping the chunks stored
-            results = strategy.compute(scorer, run, chunk, on_done=lambda key: jobs.job_advance(run))
+            advanced[0] = 0
+            results = strategy.compute(scorer, run, chunk, on_done=one_by_one)
             results = check_results(results, [strategy.key(unit) for unit in chunk], samples=strategy.samples(run),
                                     distribution=getattr(scorer, "distribution", True))
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
-                strategy.store(run, rows)
-                jobs.job_progress(run, strategy.stored_count(run))
+                fresh = strategy.store(run, rows)
+                if shard is None:  # the units stored now, added (a count of every row would grow with the run)
+                    jobs.job_advance(run, by=len(fresh) - advanced[0])
+                else:  # shards store at the same time: what is stored, counted
+                    jobs.job_progress(run, strategy.stored_count(run))
             _record_usage(run, scorer, shard)
             self.tell()
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
@@ -418,7 +430,9 @@ class RunSteps(jobs.Steps):
             raise strategies.NotStored(f"{len(lost)} of the {len(units)} items this task scored are not stored "
                                        f"({', '.join(strategy.name(u) for u in lost[:5])}).")
         # one task: it owns every unit; a shard: the run is done when the last shard finds nothing missing
-        return {} if shard is None or not strategy.missing(run) else None
+        if shard is None or not strategy.missing(run):
+            return {"items_done": strategy.stored_count(run)}
+        return None
 
     def failure(self, error: Exception):
         self.discard()
