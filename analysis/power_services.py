@@ -29,31 +29,33 @@ def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = Tru
     return analysis
 
 
-class Cancelled(Exception):
-    """The analysis was cancelled while it ran: its worker stops at the next progress write."""
-
-
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
-    """Run a queued power analysis; idempotent (anything not queued is returned as it is). A cancelled
-    analysis stops at its next progress write, keeping nothing."""
-    from . import factors, frames, plots
-    from .power import estimate, human_model_spec, pilot_frame
-    from .prep import apply_exclusions
-    from .runs import select_runs, used_ids
-    from .sections import StudyFrames
-    from .services import exclusions_for
+    """Run a queued power analysis through the one job loop (studyserver.jobs.job_execute);
+    idempotent (anything not queued is returned as it is). A cancelled analysis stops at its next
+    progress write, keeping nothing."""
+    return jobs.job_execute(PowerAnalysis, analysis_id, PowerSteps())
 
-    analysis, claimed = jobs.job_claim(PowerAnalysis, analysis_id, related=("study",))
-    if not claimed:
-        return analysis
 
-    def progress(done: int, total: int) -> None:
-        if done % PROGRESS_EVERY == 0 or done == total:
-            if not jobs.job_still_running(analysis):
-                raise Cancelled
-            jobs.job_progress(analysis, done, total)
+class PowerSteps(jobs.Steps):
+    """A power analysis's own steps: the pilot's frames as the report reads them, then the simulated
+    studies (progress written, and a cancel noticed, every PROGRESS_EVERY of them)."""
 
-    try:
+    related = ("study",)
+
+    def run(self) -> dict:
+        from . import factors, frames, plots
+        from .power import estimate, human_model_spec, pilot_frame
+        from .prep import apply_exclusions
+        from .runs import select_runs, used_ids
+        from .sections import StudyFrames
+        from .services import exclusions_for
+
+        analysis = self.job
+
+        def progress(done: int, total: int) -> None:
+            if done % PROGRESS_EVERY == 0 or done == total:
+                self.progress(done, total, check=True)
+
         study = analysis.study
         plan = PowerPlan(**{**analysis.plan, "sizes": tuple(analysis.plan["sizes"])})
         trials = frames.trials_frame(study, include_simulated=analysis.pilot)
@@ -65,23 +67,15 @@ def power_execute(*, analysis_id: int) -> PowerAnalysis:
         pilot = StudyFrames(scores=factors.join(scores, values), kept=factors.join(kept, values))
         spec = human_model_spec(pilot, factors.study_designs(study), declared)
         result = estimate(pilot_frame(pilot, spec), plan, spec=spec, progress=progress)
-    except Cancelled:
-        analysis.refresh_from_db()
-        return analysis
-    except Exception as error:  # recorded where the researcher sees it
-        jobs.job_fail(analysis, error)
-        raise
-    jobs.job_finish(
-        analysis, done=analysis.total,
-        curve=_records(result.curve), needed=_records(result.needed),
-        # what went in, printed by the report's section (analysis/power.py: power_section)
-        pilot_summary={**result.pilot, "run_ids": run_ids,
-                       "exclusions": _records(removed) if removed is not None else []},
-        curve_png=plots.power_curve(result.curve, plan.target).png,
-        message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
-                f"{analysis.total} simulated studies{_refits(result.curve)}.")
-    analysis.refresh_from_db()
-    return analysis
+        return dict(
+            done=analysis.total,
+            curve=_records(result.curve), needed=_records(result.needed),
+            # what went in, printed by the report's section (analysis/power.py: power_section)
+            pilot_summary={**result.pilot, "run_ids": run_ids,
+                           "exclusions": _records(removed) if removed is not None else []},
+            curve_png=plots.power_curve(result.curve, plan.target).png,
+            message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
+                    f"{analysis.total} simulated studies{_refits(result.curve)}.")
 
 
 def power_cancel(*, analysis: PowerAnalysis) -> PowerAnalysis:

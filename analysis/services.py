@@ -117,41 +117,31 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
 
 
 def report_execute(*, report_id: int) -> Report:
-    """Build a queued report. Idempotent: a report already done (or taken by a worker) is returned.
-    A report withdrawn or cancelled while it was being built keeps no files."""
-    report, claimed = jobs.job_claim(Report, report_id)
-    if not claimed:
-        return report
-    jobs.job_progress(report, 0, REPORT_STEPS)
-    try:
+    """Build a queued report through the one job loop (studyserver.jobs.job_execute). Idempotent: a
+    report already done (or taken by a worker) is returned. A report withdrawn or cancelled while it
+    was being built keeps no files."""
+    return jobs.job_execute(Report, report_id, ReportSteps())
+
+
+class ReportSteps(jobs.Steps):
+    """A report's own steps: build it (report_build), each step written as progress."""
+
+    def run(self) -> dict:
+        report = self.job
+        self.progress(0, REPORT_STEPS)
         result = report_build(study=report.study, out_dir=Path(report.out_dir), run_ids=report.runs_requested or None,
-                              pilot=report.pilot, on_step=lambda done: jobs.job_progress(report, done))
-    except Exception as error:
-        with transaction.atomic():
-            if not _stopped_meanwhile(report):
-                jobs.job_fail(report, error)
-        raise
-    absent = [s.title for s in result.sections if s.absent]
-    shown = len(result.sections) - len(absent)
-    with transaction.atomic():
-        if _stopped_meanwhile(report):
-            return report
-        jobs.job_finish(report, warnings=result.warnings, n_scores=result.n_scores, n_trials=result.n_trials,
-                        runs_used=result.runs_used, done=REPORT_STEPS,
-                        message=f"{shown} section{'s' if shown != 1 else ''}"
-                                + (f"; waiting for data: {', '.join(absent)}" if absent else ""))
-    return report
+                              pilot=report.pilot, on_step=lambda done: self.progress(done))
+        self.checkpoint()  # withdrawn or cancelled while it was built: its files go
+        absent = [s.title for s in result.sections if s.absent]
+        shown = len(result.sections) - len(absent)
+        return dict(warnings=result.warnings, n_scores=result.n_scores, n_trials=result.n_trials,
+                    runs_used=result.runs_used, done=REPORT_STEPS,
+                    message=f"{shown} section{'s' if shown != 1 else ''}"
+                            + (f"; waiting for data: {', '.join(absent)}" if absent else ""))
 
-
-def _stopped_meanwhile(report: Report) -> bool:
-    """Re-read the report under its row lock (held until the caller's transaction ends); when it was
-    withdrawn or cancelled while the worker built it, delete what the build wrote."""
-    current = Report.objects.select_for_update().get(pk=report.pk)
-    if current.status not in (ReportStatus.WITHDRAWN, ReportStatus.CANCELLED):
-        return False
-    _delete_files(current.out_dir)
-    report.status, report.message = current.status, current.message
-    return True
+    def discard(self) -> None:
+        """Withdrawn or cancelled while it was built: delete what the build wrote."""
+        _delete_files(self.job.out_dir)
 
 
 def _delete_files(out_dir: str) -> None:

@@ -22,7 +22,7 @@ from studyserver.admin_forms import RefusedActionsMixin, form_or_page
 from studyserver.job_admin import JobAdminMixin
 
 from . import checks, services
-from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, shown, visible
+from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, SweepForm, shown, visible
 from .models import (
     GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus,
     stop_from_lines, stop_to_lines,
@@ -126,7 +126,7 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     list_filter = ("prompt_format", "dtype", "decision_rule", "backend")
     search_fields = ("name", "source")
     readonly_fields = ("token_ids_used", "created_at")
-    actions = ["check_configurations"]
+    actions = ["check_configurations", "run_sweep"]
     fieldsets = (
         (None, {"fields": ("name", "backend", "source", "gguf_file", "revision", "dtype", "device", "prompt_format",
                            "answer_yes", "answer_no", "answer_forms", "decision_rule")}),
@@ -155,6 +155,36 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
             return page
         for model in queryset:
             self._check_one(request, model, form.cleaned_data["study"])
+
+    def has_run_permission(self, request) -> bool:
+        return request.user.has_perm("inference.add_modelrun")
+
+    @admin.action(description="Run on a study: a run per selected configuration (a sweep)", permissions=["run"])
+    def run_sweep(self, request, queryset):
+        """One normal run per selected configuration over every item of the study chosen (inference/sweeps.py);
+        each refused one is a message saying why, the others run."""
+        from .sweeps import model_runs_sweep
+
+        choose = partial(SweepForm, studies=visible_studies(request.user))
+        form, page = form_or_page(self, request, queryset, choose, title="Run model configurations on a study",
+                                  template="admin/inference/run_sweep.html", action="run_sweep", submit="Run")
+        if page is not None:
+            return page
+        try:
+            sweep = model_runs_sweep(study=form.cleaned_data["study"], language_models=list(queryset.order_by("name")),
+                                     batch_size=form.cleaned_data["batch_size"])
+        except ValidationError as exc:
+            self.message_user(request, " ".join(exc.messages), level=messages.ERROR)
+            return None
+        for model, why in sweep.refused:
+            self.message_user(request, f"{model.name}: not run: {why}", level=messages.ERROR)
+        if sweep.runs:
+            url = reverse("admin:inference_modelrun_changelist") + "?" + urlencode(
+                {"study__id__exact": form.cleaned_data["study"].pk})
+            self.message_user(request, format_html(
+                '{} run{} of {} queued ({} items each): <a href="{}">follow them</a>.', len(sweep.runs),
+                "s" if len(sweep.runs) != 1 else "", form.cleaned_data["study"].slug, sweep.runs[0].items_total, url))
+        return None
 
     def _check_one(self, request, model, study) -> None:
         try:

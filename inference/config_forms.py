@@ -1,6 +1,6 @@
 """What the model configurations' admin edits and shows, so that it stores what it shows: the fields its
 form edits, the answers' spaces kept and shown ('␣Yes'), stop strings one per line (inference/models.py),
-and the "Check" action's form (the study to check on). The form itself: inference/admin.py."""
+and the "Check" and "Run on a study" actions' forms. The form itself: inference/admin.py."""
 from __future__ import annotations
 
 from django import forms
@@ -38,6 +38,26 @@ class CheckForm(forms.Form):
 
     def __init__(self, *args, studies=None, **kwargs):
         """`studies`: those the user may check on (their teams' studies, experiments.team_scope)."""
+        super().__init__(*args, **kwargs)
+        if studies is not None:
+            self.fields["study"].queryset = self.fields["study"].queryset.filter(pk__in=studies.values("pk"))
+        default = services.check_study_default(studies=studies)
+        if default is not None:
+            self.fields["study"].initial = default.pk
+
+
+class SweepForm(forms.Form):
+    """The "Run on a study" action's settings: the study every selected configuration scores (a run each)."""
+
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.filter(items__isnull=False).distinct().order_by("-pk"),
+        help_text="Each selected configuration scores every item of this study, in a run of its own.")
+    batch_size = forms.IntegerField(
+        min_value=1, max_value=1024, initial=16,
+        help_text="Items scored together in one pass of the model (each run's batch size).")
+
+    def __init__(self, *args, studies=None, **kwargs):
+        """`studies`: those the user may run on (their teams' studies, experiments.team_scope)."""
         super().__init__(*args, **kwargs)
         if studies is not None:
             self.fields["study"].queryset = self.fields["study"].queryset.filter(pk__in=studies.values("pk"))

@@ -381,7 +381,7 @@ class ModelRun(Job):
     progress counts items and which resumes where its killed worker stopped."""
 
     KIND = JobKind("inference.run_model", log_name="model-run", noun="model run", unit="items",
-                   done_field="items_done", total_field="items_total", resumes=True)
+                   done_field="items_done", total_field="items_total", resumes=True, raises=False)
 
     study = models.ForeignKey(
         "experiments.Study", on_delete=models.CASCADE, related_name="model_runs",

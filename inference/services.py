@@ -363,46 +363,66 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
 
 def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
                       shard: int | None = None, shards: int | None = None) -> ModelRun:
-    """The one run loop, for every run kind. Idempotent: a finished run is left alone, a run whose
-    worker died resumes, finished chunks are never recomputed or duplicated. `shard` (server backend
-    with several servers): this task scores the units k, k + n, … (n: `shards`, the count its tasks
-    were sent as; None: the configuration's now) on server k (k mod the servers listed now); the run
-    is done when every unit is stored, whichever shard stores the last.
+    """Run a model run of any kind through the one job loop (studyserver.jobs.job_execute: claim,
+    cancel, failure, the final check), its steps in `RunSteps`. Idempotent: a finished run is left
+    alone, a run whose worker died resumes, finished chunks are never recomputed or duplicated.
+    `shard` (server backend with several servers): this task scores the units k, k + n, … (n:
+    `shards`, the count its tasks were sent as; None: the configuration's now) on server k (k mod the
+    servers listed now); the run is done when every unit is stored, whichever shard stores the last.
+    A failed run records why on its row; the task itself ends normally (JobKind.raises)."""
+    return jobs.job_execute(ModelRun, run_id, RunSteps(on_progress, scorer=scorer, shard=shard, shards=shards))
 
-    Every chunk's results pass scorers/numbers.py's check before anything is stored (a bad number
-    fails the run naming the item and the value); the progress moves as each unit is finished (a
-    server or chat scorer's requests finish one by one), and is set to what is stored after each
-    chunk. A run is done only when every unit it owns is stored (ModelRun.unfinished)."""
-    run, claimed = jobs.job_claim(ModelRun, run_id, related=("language_model", "study"))
-    if not claimed:
-        return run  # done, failed or cancelled: nothing to do (retry a failed run with model_run_retry)
-    strategy = strategies.for_kind(run.kind)
-    units: list = []
-    try:
-        scorer = scorer or _build_scorer(run, shard)
+
+class RunSteps(jobs.Steps):
+    """A model run's own steps. Every chunk's results pass scorers/numbers.py's check before anything
+    is stored (a bad number fails the run naming the item and the value); the progress moves as each
+    unit is finished when a server or chat scorer's requests finish one by one (a local scorer's
+    finish together: its chunk is one write), and moves by what is stored after each chunk, in the
+    chunk's transaction. A run is done only when every unit it owns
+    is stored (ModelRun.unfinished, checked by job_execute)."""
+
+    related = ("language_model", "study")
+
+    def __init__(self, on_progress=None, *, scorer=None, shard: int | None = None, shards: int | None = None):
+        super().__init__(on_progress)
+        self.scorer, self.shard, self.shards = scorer, shard, shards
+        self.units: list = []
+
+    def run(self) -> dict | None:
+        run, shard = self.job, self.shard
+        strategy = strategies.for_kind(run.kind)
+        scorer = self.scorer or _build_scorer(run, shard)
         _record_setup(run, scorer, shard)
         stored = strategy.stored_keys(run)
         units = strategy.run_units(run)
         if shard is not None:
-            units = units[shard :: shards or run.language_model.shards()]
+            units = units[shard :: self.shards or run.language_model.shards()]
+        self.units = units
         pending = [unit for unit in units if strategy.key(unit) not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
-        if on_progress:
-            on_progress(len(stored), run.items_total)
+        self.tell(len(stored))
+        advanced = [0]  # requests of this chunk counted one by one (a remote scorer's)
+
+        def one_done(key) -> None:
+            advanced[0] += 1
+            jobs.job_advance(run)
+
+        one_by_one = one_done if run.language_model.backend in REMOTE_BACKENDS else None
         for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
-            if not jobs.job_still_running(run):  # cancelled meanwhile
-                run.refresh_from_db()
-                return run
-            results = strategy.compute(scorer, run, chunk, on_done=lambda key: jobs.job_advance(run))
+            self.checkpoint()  # cancelled meanwhile: stop here, keeping the chunks stored
+            advanced[0] = 0
+            results = strategy.compute(scorer, run, chunk, on_done=one_by_one)
             results = check_results(results, [strategy.key(unit) for unit in chunk], samples=strategy.samples(run),
                                     distribution=getattr(scorer, "distribution", True))
             rows = strategy.rows(run, chunk, results)
             with transaction.atomic():
-                strategy.store(run, rows)
-                jobs.job_progress(run, strategy.stored_count(run))
+                fresh = strategy.store(run, rows)
+                if shard is None:  # the units stored now, added (a count of every row would grow with the run)
+                    jobs.job_advance(run, by=len(fresh) - advanced[0])
+                else:  # shards store at the same time: what is stored, counted
+                    jobs.job_progress(run, strategy.stored_count(run))
             _record_usage(run, scorer, shard)
-            if on_progress:
-                on_progress(run.items_done, run.items_total)
+            self.tell()
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
         lost = strategy.missing(run, units)
@@ -411,20 +431,20 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
                                        f"({', '.join(strategy.name(u) for u in lost[:5])}).")
         # one task: it owns every unit; a shard: the run is done when the last shard finds nothing missing
         if shard is None or not strategy.missing(run):
-            try:
-                jobs.job_finish(run)  # refused unless every unit of the run is stored (ModelRun.unfinished)
-            except jobs.JobRefused:
-                if shard is None or ModelRun.objects.get(pk=run.pk).status != RunStatus.DONE:
-                    raise  # (another shard finishing at the same moment made it done: nothing to do)
-    except Exception as exc:  # the run records why it failed; the task itself ends normally
-        log.exception("model run %s failed", run.pk)
-        try:  # the progress counted per finished request falls back to what is stored
-            jobs.job_progress(run, strategy.stored_count(run))
+            return {"items_done": strategy.stored_count(run)}
+        return None
+
+    def failure(self, error: Exception):
+        self.discard()
+        return _failure(error, strategies.for_kind(self.job.kind), self.units), {}
+
+    def discard(self) -> None:
+        """The progress counted per finished request falls back to what is stored."""
+        run = self.job
+        try:
+            jobs.job_progress(run, strategies.for_kind(run.kind).stored_count(run))
         except Exception:  # (the database itself may be what failed)
             log.exception("model run %s: its progress could not be reset", run.pk)
-        jobs.job_fail(run, _failure(exc, strategy, units))  # unless it was cancelled meanwhile
-    run.refresh_from_db()
-    return run
 
 
 def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exception | str:

@@ -139,7 +139,8 @@ class Strategy:
             fresh = [row for row in rows if getattr(row, field) not in now]
             with transaction.atomic():
                 self.row_model.objects.bulk_create(fresh)
-        lost = [row for row in rows if getattr(row, field) not in self.stored_among(run, keys)]
+        now = self.stored_among(run, keys)
+        lost = [row for row in rows if getattr(row, field) not in now]
         if lost:
             raise NotStored(f"{len(lost)} of {len(rows)} scores written were not in the database afterwards "
                             f"({', '.join(self.row_name(row) for row in lost[:5])}{', …' if len(lost) > 5 else ''}); "

@@ -23,10 +23,10 @@ is their own (what a run scores, what a report writes).
 """
 from __future__ import annotations
 
-import math
-import time
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import ClassVar
 
 from django.core.exceptions import ValidationError
@@ -36,6 +36,9 @@ from django.utils import timezone
 
 from . import dispatch
 from .choices import StateChoices
+from .progress import QUIET_AFTER, Progress, ProgressPrinter, duration  # noqa: F401 (re-exported)
+
+log = logging.getLogger(__name__)
 
 
 class JobStatus(StateChoices):
@@ -62,9 +65,6 @@ class JobStatus(StateChoices):
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.WITHDRAWN)
 ORDINARY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
-# A running job that has written nothing for this long is shown as silent: its worker may have died
-# (a model run's chunk or a report's R fit takes minutes, not this long, on the machines we know).
-QUIET_AFTER = timedelta(minutes=30)
 
 
 class JobRefused(ValidationError, ValueError):
@@ -88,7 +88,10 @@ class JobKind:
     done_field, total_field: the fields holding its progress (declared by the class);
     statuses: the statuses it uses; resumes: a running job may be claimed again (its worker died);
     one_per_study: a heavy job of which a study runs one at a time, of all such kinds together
-    (experiments/study_jobs.py: simulated pilots and power analyses).
+    (experiments/study_jobs.py: simulated pilots and power analyses);
+    raises: the failure policy's last step (job_execute): after recording a failure on the row, raise
+    the error again (its task fails in the worker's log) or end normally (a model run: the researcher
+    retries it; a redelivered task finds it failed and leaves it).
     """
 
     task: str
@@ -100,6 +103,7 @@ class JobKind:
     statuses: tuple[str, ...] = ORDINARY
     resumes: bool = False
     one_per_study: bool = False
+    raises: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,83 +195,6 @@ class Job(models.Model):
         running = self.status == JobStatus.RUNNING
         quiet = ((now or timezone.now()) - self.last_heard()).total_seconds() if running and self.last_heard() else None
         return Progress(done=done, total=total, unit=self.KIND.unit, rate=rate, running=running, quiet_for=quiet)
-
-
-def duration(seconds: float) -> str:
-    """'45 s', '3 min 05 s', '2 h 04 min'."""
-    seconds = max(0, int(math.ceil(seconds)))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, rest = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-@dataclass(frozen=True)
-class Progress:
-    """done of total, the rate (per second, since the worker started; None before it is known) and the
-    time left at that rate. What the admin's bar and the commands' lines print."""
-
-    done: int
-    total: int
-    unit: str = "items"
-    rate: float | None = None
-    running: bool = False
-    quiet_for: float | None = None  # seconds since a running job last wrote its progress
-
-    @property
-    def silent(self) -> bool:
-        """Running, yet nothing written for QUIET_AFTER: its worker may have stopped."""
-        return self.quiet_for is not None and self.quiet_for >= QUIET_AFTER.total_seconds()
-
-    @property
-    def share(self) -> float:
-        return min(1.0, self.done / self.total) if self.total else 0.0
-
-    @property
-    def seconds_left(self) -> float | None:
-        if not self.rate or self.total <= self.done:
-            return None
-        return (self.total - self.done) / self.rate
-
-    def text(self) -> str:
-        """'120 / 384 items (31 %), 3.2 items/s, about 1 min 23 s left'."""
-        parts = [f"{self.done} / {self.total} {self.unit} ({100 * self.share:.0f} %)"]
-        if self.rate:
-            parts.append(f"{self.rate:.1f} {self.unit}/s" if self.rate >= 0.1 else f"{60 * self.rate:.1f} {self.unit}/min")
-        left = self.seconds_left
-        if left is not None and not self.silent:
-            parts.append(f"about {duration(left)} left")
-        if self.silent:
-            parts.append(f"nothing written for {duration(self.quiet_for)}: its worker may have stopped "
-                         "(cancel it, then retry it)")
-        return ", ".join(parts)
-
-
-class ProgressPrinter:
-    """The commands' progress lines (run_model, the demo): `printer(done, total)` writes
-    'Scoring: 120 / 384 items (31 %), 3.2 items/s, about 1 min 23 s left' at most every `every`
-    seconds, and always the first and the last; the rate counts from the first call."""
-
-    def __init__(self, write, *, label: str, unit: str = "items", every: float = 5.0, clock=time.monotonic):
-        self.write, self.label, self.unit, self.every, self.clock = write, label, unit, every, clock
-        self.start: float | None = None
-        self.start_done = 0
-        self.last: float | None = None
-
-    def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        if self.start is None:
-            self.start, self.start_done = now, done
-        elapsed = now - self.start
-        rate = (done - self.start_done) / elapsed if elapsed > 0 and done > self.start_done else None
-        final = total and done >= total
-        if self.last is not None and not final and now - self.last < self.every:
-            return
-        self.last = now
-        self.write(f"{self.label}: {Progress(done=done, total=total, unit=self.unit, rate=rate).text()}")
 
 
 # --------------------------------------------------------------------- services
@@ -432,3 +359,96 @@ def job_retry(job: Job) -> Job:
         job_move(job, JobStatus.QUEUED, **job.retry_fields())
         job_dispatch(job)
     return job
+
+
+# --------------------------------------------------------------------- the one job loop
+
+
+class JobStopped(Exception):
+    """Raised by `Steps.checkpoint` when the job was cancelled (or withdrawn) meanwhile: job_execute
+    stops the job's steps there, keeping what they stored."""
+
+
+class Steps:
+    """A job kind's own steps, run by `job_execute`, which owns everything around them. Subclasses
+    write `run`; `failure` and `discard` are optional.
+
+    Inside `run`, `self.job` is the claimed job; `self.checkpoint()` stops the steps when the job was
+    cancelled meanwhile (the one way a job is cancelled: its status in the database); `self.progress`
+    writes done/total (`check=True`: a checkpoint first) and tells the caller's `on_progress`."""
+
+    related: tuple[str, ...] = ()  # what the claim reads with the job (select_related)
+
+    def __init__(self, on_progress: Callable[[int, int], None] | None = None):
+        self.on_progress = on_progress
+        self.job: Job | None = None
+
+    def run(self) -> dict | None:
+        """Do the work; return the fields job_finish writes, or None when another task of the same job
+        finishes it (a model run's shard that is not the last)."""
+        raise NotImplementedError
+
+    def failure(self, error: Exception) -> tuple[BaseException | str, dict]:
+        """Why the job failed (job_fail puts it in words) and the fields written with the failure."""
+        return error, {}
+
+    def discard(self) -> None:
+        """Throw away what the steps wrote outside the database when the job was cancelled or withdrawn
+        meanwhile (a report's files)."""
+
+    # what `run` calls
+    def checkpoint(self) -> None:
+        if not job_still_running(self.job):
+            raise JobStopped
+
+    def progress(self, done: int, total: int | None = None, *, check: bool = False) -> None:
+        if check:
+            self.checkpoint()
+        job_progress(self.job, done, total)
+        self.tell(done)
+
+    def tell(self, done: int | None = None) -> None:
+        """Tell the caller's on_progress (the commands' lines) how far the job is."""
+        if self.on_progress:
+            job = self.job
+            self.on_progress(getattr(job, job.KIND.done_field) if done is None else done,
+                             getattr(job, job.KIND.total_field))
+
+
+def job_execute(model: type[Job], pk: int, steps: Steps) -> Job:
+    """The one job loop, for every kind: the claim (anything not claimable is returned as it is:
+    idempotent), the steps, cancellation (a `JobStopped` at a checkpoint, or a job found stopped
+    when its steps end: its status in the database decides, read under the row's lock, and
+    `steps.discard` throws away what it wrote), the failure policy (the error logged, recorded in
+    words unless the job was stopped meanwhile, then raised again where the kind says so) and the
+    final completeness check (job_finish refuses a job that lacks something: Job.unfinished).
+    Returns the job as the database holds it at the end."""
+    job, claimed = job_claim(model, pk, related=steps.related)
+    if not claimed:
+        return job
+    steps.job = job
+    try:
+        fields = steps.run()
+        if fields is not None:
+            with transaction.atomic():
+                status = model.objects.select_for_update().values_list("status", flat=True).get(pk=pk)
+                if status == JobStatus.RUNNING:
+                    job_finish(job, **fields)
+                elif status != JobStatus.DONE:  # (DONE: another task of the job finished it meanwhile)
+                    raise JobStopped
+    except JobStopped:
+        steps.discard()
+    except Exception as error:
+        log.exception("%s %s failed", model.KIND.noun, pk)
+        with transaction.atomic():
+            stopped = not model.objects.select_for_update().filter(pk=pk, status=JobStatus.RUNNING).exists()
+            if stopped:
+                steps.discard()
+            else:
+                words, fields = steps.failure(error)
+                job_fail(job, words, **fields)
+        if model.KIND.raises:
+            raise
+    job.refresh_from_db()
+    return job
+

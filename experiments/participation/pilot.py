@@ -83,37 +83,39 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
 
 
 def pilot_execute(*, pilot_id: int, on_progress=None) -> Pilot:
-    """Run a queued pilot: each bot through the participant flow over HTTP. Idempotent: a pilot that
-    is not queued is returned as it is. A cancelled pilot stops before its next bot; a retried one
-    walks the bots it has not walked yet (drawn from its seed and how many were walked).
-    `on_progress(done, total)` is told each bot walked (the commands' progress lines)."""
-    pilot, claimed = jobs.job_claim(Pilot, pilot_id, related=("study",))
-    if not claimed:
-        return pilot
-    start = time.perf_counter()
-    first = pilot.done
-    try:
+    """Run a queued pilot through the one job loop (studyserver.jobs.job_execute): each bot through
+    the participant flow over HTTP. Idempotent: a pilot that is not queued is returned as it is. A
+    cancelled pilot stops before its next bot; a retried one walks the bots it has not walked yet
+    (drawn from its seed and how many were walked). `on_progress(done, total)` is told each bot
+    walked (the commands' progress lines)."""
+    return jobs.job_execute(Pilot, pilot_id, PilotSteps(on_progress))
+
+
+class PilotSteps(jobs.Steps):
+    """A pilot's own steps: one bot after another, each counted as it ends."""
+
+    related = ("study",)
+
+    def run(self) -> dict:
+        pilot = self.job
+        self.start = time.perf_counter()
+        first = pilot.done
         profile = BotProfile.from_dict(pilot.profile)
         rng = random.Random(pilot.seed if first == 0 else f"{pilot.seed}-{first}")
         for n in range(first, pilot.participants):
-            if not jobs.job_still_running(pilot):  # cancelled meanwhile
-                pilot.refresh_from_db()
-                return pilot
+            self.checkpoint()  # cancelled meanwhile: no more bots
             completed, saved = _walk(pilot, n, profile, rng)
             Pilot.objects.filter(pk=pilot.pk).update(completed=models.F("completed") + int(completed),
                                                      trials=models.F("trials") + saved)
-            jobs.job_progress(pilot, n + 1)
-            if on_progress:
-                on_progress(n + 1, pilot.participants)
-    except Exception as error:  # recorded on the row, where the researcher sees it
-        jobs.job_fail(pilot, error, seconds=time.perf_counter() - start)
-        raise
-    pilot.refresh_from_db()
-    seconds = time.perf_counter() - start
-    jobs.job_finish(pilot, seconds=seconds, message=(
-        f"{pilot.participants} simulated participants, {pilot.completed} completed, {pilot.trials} "
-        f"answers saved in {seconds:.1f} s."))
-    return pilot
+            self.progress(n + 1)
+        pilot.refresh_from_db()
+        seconds = time.perf_counter() - self.start
+        return dict(seconds=seconds, message=(
+            f"{pilot.participants} simulated participants, {pilot.completed} completed, {pilot.trials} "
+            f"answers saved in {seconds:.1f} s."))
+
+    def failure(self, error: Exception):
+        return error, {"seconds": time.perf_counter() - self.start} if hasattr(self, "start") else {}
 
 
 def pilot_cancel(*, pilot: Pilot) -> Pilot:
