@@ -8,16 +8,27 @@ from logic import generate as gen
 from ..models import Interpretation, Item, ItemsLocked, Study
 
 BULK_BATCH = 2000
-# The most items one import writes. Its write is one transaction (all rows or none), and on SQLite a
-# transaction holds the write lock from its start (studyserver/env.py): the cap bounds that time
-# (20,000 yes/no items took about 9 s on a loaded 2-core machine). A larger bank is split into files.
-MAX_IMPORT_ITEMS = 50_000
+
+
+def max_import_items() -> int:
+    """The most items one import writes: the deployment's DUET_IMPORT_MAX_ITEMS (studyserver/env.py,
+    default 300,000). An import's write is one transaction (all rows or none), and on SQLite a
+    transaction holds the write lock from its start: the setting bounds that time."""
+    from studyserver import env
+
+    return env.import_max_items()
+
+
+def too_many_message(count: int, limit: int) -> str:
+    return (f"This import would write {count:,} items; at most {limit:,} are written at once (the deployment's "
+            "setting DUET_IMPORT_MAX_ITEMS). Raise the setting, or split the file and import the parts one "
+            "after another.")
 
 
 def refuse_if_too_many(count: int) -> None:
-    if count > MAX_IMPORT_ITEMS:
-        raise ValidationError(f"This import would write {count:,} items; at most {MAX_IMPORT_ITEMS:,} are written "
-                              "at once. Split the file and import the parts one after another.")
+    limit = max_import_items()
+    if count > limit:
+        raise ValidationError(too_many_message(count, limit))
 
 
 def refuse_if_locked(study: Study) -> None:
