@@ -26,7 +26,7 @@ from .paired import (
     item_code, paired_variants,
 )
 from .sources import Meter
-from .storage import insert_items, max_import_items, refuse_if_locked, too_many_message
+from .storage import insert_items_at_once, max_import_items, refuse_if_locked, too_many_message
 
 
 @dataclass
@@ -68,7 +68,7 @@ def paired_batches_store(
     write nothing more (the caller will refuse, e.g. a reader's problems), but go on checking."""
     refuse_if_locked(study)
     limit, meter = max_import_items(), meter if meter is not None else Meter()
-    out, done = Outcome(), {}
+    out = Outcome()
     for batch in batches:
         batch = tuple(batch)
         if not batch:
@@ -99,8 +99,7 @@ def paired_batches_store(
         if len(out.shown) < rows:
             out.shown += items[: rows - len(out.shown)]
         if write and not out.problems and out.count <= limit and not (halt is not None and halt()):
-            out.written += insert_items(items, done)
-            done.clear()  # codes → pks are only needed for the batch just written
+            out.written += insert_items_at_once(items)
         meter.items, meter.written = out.count, out.written
         if on_batch is not None:
             on_batch(meter)
