@@ -409,3 +409,27 @@ def checks_at_once() -> int:
     web process; one more is refused at once (try again). Keep it below gunicorn's threads per worker
     (4 in docker/web.Dockerfile), so participants always find a free thread."""
     return int(_positive("DUET_CHECKS_AT_ONCE", 2, whole=True))
+
+
+# Imports (issue 37 item 1): a whole published dataset in one step, within the deployment's bounds.
+IMPORT_MAX_ITEMS_DEFAULT = 300_000  # RULEBREAKERS' 25,600 members × its ten phrasings are 256,000
+IMPORT_MAX_RECORDS_DEFAULT = 100_000  # records of one published file (RULEBREAKERS has 25,600)
+IMPORT_MAX_MB_DEFAULT = 64  # a published file's size, read a line at a time (the admin's upload limit applies too)
+
+
+def import_max_items() -> int:
+    """DUET_IMPORT_MAX_ITEMS (default 300,000): the most Item rows one import writes (all in one
+    transaction: on SQLite the import holds the write lock while it writes, about 2,000-5,000 items/s)."""
+    return int(_positive("DUET_IMPORT_MAX_ITEMS", IMPORT_MAX_ITEMS_DEFAULT, whole=True))
+
+
+def import_max_records() -> int:
+    """DUET_IMPORT_MAX_RECORDS (default 100,000): the most records (rows, questions) a published-format
+    reader reads from one file (experiments/designs/sources/)."""
+    return int(_positive("DUET_IMPORT_MAX_RECORDS", IMPORT_MAX_RECORDS_DEFAULT, whole=True))
+
+
+def import_max_bytes() -> int:
+    """DUET_IMPORT_MAX_MB (default 64): the largest published-format file read, in MB (streamed a line at
+    a time; an admin upload is also held to DUET_MAX_UPLOAD_MB)."""
+    return int(_positive("DUET_IMPORT_MAX_MB", IMPORT_MAX_MB_DEFAULT) * 1024 * 1024)

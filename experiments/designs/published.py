@@ -4,7 +4,7 @@ generated pairs do, and are stored by paired.paired_items_store (every check of 
 stays in paired.rulebreakers_generate; the registry's entry (catalog.py) declares both."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -13,9 +13,9 @@ from logic import rulebreakers
 from logic.pairs import PairedItem
 from ..models import Study
 from . import sources
-from .paired import PairedReport, choose_variants, paired_items_preview, paired_items_store
+from .paired import PairedReport
+from .paired_batches import finish_store, paired_batches_store
 from .registry import Preview
-from .storage import refuse_if_locked, refuse_if_too_many
 
 
 def _imported_member(row: sources.Row) -> PairedItem:
@@ -40,44 +40,74 @@ def _imported_member(row: sources.Row) -> PairedItem:
 
 
 DEFAULT_RULEBREAKERS_FORMAT = "rulebreakers-finegrained"
+PAIRS_PER_BATCH = 200  # × 2 members × the phrasings (ten: 4,000 items a batch)
 
 
-def _rulebreakers_items(study: Study, data, format: str, filename: str, variants):
-    refuse_if_locked(study)
-    rows, problems = sources.read_for(rulebreakers.DESIGN, format or DEFAULT_RULEBREAKERS_FORMAT, data,
-                                      filename=filename)
-    if not rows:
-        raise sources.RowProblems(problems, importable=0) if problems else ValidationError("The file has no rows.")
-    items = tuple(_imported_member(row) for row in rows)
-    # an import's bound counts the Item rows it writes: members × the chosen phrasings (the whole published
-    # file, 25,600 members, fits with one or two phrasings; all ten want it split, pairs kept together)
-    chosen = choose_variants([v.variant_id for v in items[0].variants], variants)
+def _batches(rows_and_problems, problems: list, size: int = PAIRS_PER_BATCH):
+    """Batches of whole pairs' members from a streamed reader (a pair's two rows come together); its
+    problems are collected in `problems` as they come."""
+    batch = []
+    for one in rows_and_problems:
+        if isinstance(one, sources.Problem):
+            problems.append(one)
+            continue
+        batch.append(_imported_member(one))
+        if len(batch) >= 2 * size and len(batch) % 2 == 0:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _fewer_phrasings(outcome) -> str:
+    members = outcome.count // max(len(outcome.chosen), 1)
+    return (f"Or store fewer phrasings: {members:,} pair members × {len(outcome.chosen)} phrasing(s); "
+            "--variants follow/yes-no stores one each.")
+
+
+def _streamed(study: Study, data, format: str, filename: str, variants, *, write: bool, rows: int = 0,
+              skip_problems: bool = False, on_progress: Callable | None = None):
+    """(the batched store's Outcome, the reader's problems): the file read a line at a time, its pairs
+    checked (and written, with `write`) in batches as they are read."""
+    reader = sources.reader_for(rulebreakers.DESIGN, format or DEFAULT_RULEBREAKERS_FORMAT)
+    meter, problems = sources.Meter(), []
+    stream = reader.stream(data, filename=filename, meter=meter)
     try:
-        refuse_if_too_many(len(items) * len(chosen))
+        outcome = paired_batches_store(study=study, batches=_batches(stream, problems), variants=variants,
+                                       write=write, rows=rows, meter=meter, on_batch=on_progress,
+                                       hint=_fewer_phrasings, halt=lambda: bool(problems) and not skip_problems)
+    except sources.ReaderError as exc:
+        raise ValidationError(str(exc)) from None
     except ValidationError as exc:
-        raise ValidationError(f"{exc.messages[0]} Or store fewer phrasings: {len(items):,} pair members × "
-                              f"{len(chosen)} phrasing(s); --variants follow/yes-no stores one each.") from None
-    return items, list(problems)
+        if exc.messages == ["There are no items to store."]:  # every row had a problem, or none was there
+            raise sources.RowProblems(problems, importable=0) if problems else ValidationError(
+                "The file has no rows.") from None
+        raise
+    return outcome, problems
 
 
 def rulebreakers_import_preview(*, study: Study, data, format: str = DEFAULT_RULEBREAKERS_FORMAT,
                                 variants: Sequence[str] | str | None = "all", rows: int = 10,
                                 filename: str = "") -> Preview:
     """What rulebreakers_import would write, without writing; the rows it would leave out as problems."""
-    items, problems = _rulebreakers_items(study, data, format, filename, variants)
-    preview = paired_items_preview(study=study, items=items, variants=variants, rows=rows)
-    return Preview(count=preview.count, items=preview.items, problems=tuple(problems))
+    outcome, problems = _streamed(study, data, format, filename, variants, write=False, rows=rows)
+    return Preview(count=outcome.count, items=outcome.shown, problems=tuple(problems))
 
 
 def rulebreakers_import(*, study: Study, data, format: str = DEFAULT_RULEBREAKERS_FORMAT,
                         variants: Sequence[str] | str | None = "all", skip_problems: bool = False,
-                        filename: str = "") -> PairedReport:
+                        filename: str = "", on_progress: Callable | None = None) -> PairedReport:
     """Seed 000's published pairs (sources/: rulebreakers-finegrained) into the design: each pair a
     rulebreaker (gold no) and its non-rulebreaker (gold yes), from the file's label (000 §3.4), under
-    the chosen phrasings. Rows with a problem refuse the import (sources.RowProblems, by id) unless
-    `skip_problems`: then their pairs are left out whole and listed in the report's `left_out`."""
-    items, problems = _rulebreakers_items(study, data, format, filename, variants)
-    left_out = sources.refuse_or_keep(problems, importable=len(items), skip_problems=skip_problems)
+    the chosen phrasings. The file is streamed and written in batches inside one transaction
+    (paired_batches.py): it completes, or is rolled back whole. Rows with a problem refuse the import
+    (sources.RowProblems, by id; nothing written) unless `skip_problems`: then their pairs are left out
+    whole and listed in the report's `left_out`. `on_progress(meter)` is called after each batch."""
     with transaction.atomic():
-        report = paired_items_store(study=study, items=items, variants=variants)
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        outcome, problems = _streamed(study, data, format, filename, variants, write=True,
+                                      skip_problems=skip_problems, on_progress=on_progress)
+        left_out = sources.refuse_or_keep(problems, importable=outcome.count // max(len(outcome.chosen), 1),
+                                          skip_problems=skip_problems)
+        report = finish_store(study=study, outcome=outcome)
     return PairedReport(**{**report.__dict__, "source": format or DEFAULT_RULEBREAKERS_FORMAT, "left_out": left_out})

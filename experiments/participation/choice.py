@@ -46,7 +46,8 @@ def mc_grid(pool) -> lists.Grid:
     """Rows are questions (pair ids), forms their rotations (rot0..rot3)."""
     rows = pool.filter(kind=ItemKind.MULTIPLE_CHOICE).order_by("id").values_list("id", "pair_id", "pair_role")
     return lists.Grid.from_cells(
-        lists.Cell(item_id=pk, form=role or "rot0", row=pair or ("item", pk)) for pk, pair, role in rows
+        (lists.Cell(item_id=pk, form=role or "rot0", row=pair or ("item", pk)) for pk, pair, role in rows),
+        words=lists.QUESTION_WORDS,
     )
 
 

@@ -34,20 +34,36 @@ def _row_order(row: Hashable) -> tuple:
 
 
 @dataclass(frozen=True)
+class GridWords:
+    """What a grid's rows and columns are called in the study's own design (issue 37 item 5): 003's
+    interpretations × forms, a multiple-choice bank's questions × circular orders, a bank's items."""
+
+    rows: str = "interpretations"
+    row: str = "an interpretation"
+    forms: str = "forms"
+
+
+MODAL_WORDS = GridWords()
+QUESTION_WORDS = GridWords(rows="questions", row="a question", forms="circular orders of its options")
+ITEM_WORDS = GridWords(rows="items", row="an item", forms="columns")
+
+
+@dataclass(frozen=True)
 class Grid:
     forms: tuple[str, ...]
     rows: tuple[Hashable, ...]
     items: Mapping[tuple[Hashable, str], int]  # (row, form) -> item id
+    words: GridWords = MODAL_WORDS
 
     @classmethod
-    def from_cells(cls, cells: Iterable[Cell]) -> Grid:
+    def from_cells(cls, cells: Iterable[Cell], words: GridWords = MODAL_WORDS) -> Grid:
         by_row: dict[Hashable, dict[str, int]] = defaultdict(dict)
         for cell in cells:
             by_row[cell.row].setdefault(cell.form, cell.item_id)
         forms = tuple(sorted({form for row in by_row.values() for form in row}))
         complete = tuple(sorted((r for r, row in by_row.items() if len(row) == len(forms)), key=_row_order))
         items = {(r, f): by_row[r][f] for r in complete for f in forms}
-        return cls(forms=forms, rows=complete, items=items)
+        return cls(forms=forms, rows=complete, items=items, words=words)
 
     def list_count(self, length: int) -> int:
         """How many distinct lists the Latin square has for lists of `length` items."""
@@ -60,9 +76,13 @@ class Grid:
         if not self.forms:
             raise ListError("The study has no items to draw lists from.")
         if length > len(self.rows):
+            words = self.words
+            if len(self.forms) == 1:
+                raise ListError(f"Items per participant ({length}) exceeds the study's {len(self.rows)} "
+                                f"{words.rows}; {words.row} is not shown twice to a participant.")
             raise ListError(
-                f"Items per participant ({length}) exceeds the {len(self.rows)} interpretations that "
-                f"have an item for every one of the {len(self.forms)} forms; an interpretation may "
+                f"Items per participant ({length}) exceeds the {len(self.rows)} {words.rows} that "
+                f"have an item for every one of the {len(self.forms)} {words.forms}; {words.row} may "
                 "not repeat within a participant."
             )
 

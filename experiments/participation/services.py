@@ -89,7 +89,8 @@ def _grid(study: Study, arm: HumanArm) -> lists.Grid:
         for pk, form, interp in rows
     )
     if not grid.rows:  # items without interpretations (a CSV bank): one column of items
-        grid = lists.Grid.from_cells(lists.Cell(item_id=pk, form="*", row=pk) for pk, _, _ in rows)
+        grid = lists.Grid.from_cells((lists.Cell(item_id=pk, form="*", row=pk) for pk, _, _ in rows),
+                                     words=lists.ITEM_WORDS)
     return grid
 
 

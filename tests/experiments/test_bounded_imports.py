@@ -363,17 +363,16 @@ def test_every_imported_design_previews_without_writing():
 
 @pytest.mark.django_db
 def test_an_import_writing_too_many_items_is_refused_before_its_checks(researcher, upload_dir, monkeypatch):
-    from experiments.designs import storage
-
-    monkeypatch.setattr(storage, "MAX_IMPORT_ITEMS", 15)
+    monkeypatch.setenv("DUET_IMPORT_MAX_ITEMS", "15")  # the deployment's setting (issue 37)
     study = StudyFactory(design="dual-sided")
     bank = ("premise,conclusion,flipped_conclusion\n"
             "it rains,the street is wet,the street is not wet\n"
             "the sun shines,it is bright,it is not bright\n").encode()  # 2 rules × 5 templates × 2 = 20 items
     response = _post(researcher, study, bank, design="dual-sided")
     assert response.status_code == 400
-    assert "This import would write 20 items; at most 15 are written at once." in response.content.decode()
-    monkeypatch.setattr(storage, "MAX_IMPORT_ITEMS", 20)
+    assert ("This import would write 20 items; at most 15 are written at once (the deployment&#x27;s setting "
+            "DUET_IMPORT_MAX_ITEMS)." in response.content.decode())
+    monkeypatch.setenv("DUET_IMPORT_MAX_ITEMS", "20")
     preview = _post(researcher, study, bank, design="dual-sided")
     assert "Preview: 20 items would be written" in preview.content.decode() and not study.items.exists()
 

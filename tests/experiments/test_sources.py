@@ -106,13 +106,13 @@ def test_a_member_without_its_partner_or_with_a_wrong_label_is_a_problem_and_its
     kept = [r for r in records if not r.startswith("RULEBREAKER_0000003_rb,")]
     kept = [r.replace(",True,", ",False,", 1) if r.startswith("RULEBREAKER_0006015_nonrb,") else r for r in kept]
     rows, problems = sources.get("rulebreakers-finegrained").read("\n".join([header, *kept]))
-    assert [(p.row, p.column) for p in problems] == [
+    assert [(p.row, p.column) for p in problems] == [  # as found, the file streamed (issue 37)
         ("RULEBREAKER_0006015_nonrb", "label"),
-        ("RULEBREAKER_0000003_nonrb", "id"),
         ("RULEBREAKER_0006015_rb", "id"),
+        ("RULEBREAKER_0000003_nonrb", "id"),  # known at the end of the file
     ]
     assert "000 §3.4 takes yes as its correct answer" in problems[0].reason
-    assert "its partner RULEBREAKER_0000003_rb is not in the file" in problems[1].reason
+    assert "its partner RULEBREAKER_0000003_rb is not in the file" in problems[2].reason
     assert len(rows) == 48  # 24 whole pairs
 
 
@@ -160,13 +160,12 @@ def test_import_items_rulebreakers_gives_every_pair_with_both_members_golds_and_
 @pytest.mark.django_db
 def test_the_import_bound_counts_the_phrasings_chosen_and_the_preview_lists_problems(monkeypatch):
     from experiments import services
-    from experiments.designs import storage
 
-    monkeypatch.setattr(storage, "MAX_IMPORT_ITEMS", 100)
+    monkeypatch.setenv("DUET_IMPORT_MAX_ITEMS", "100")
     design = registry.get("rulebreakers")
     study = services.study_create(slug="rb-bound", title="rb-bound", design="rulebreakers")
     data = RULEBREAKERS.read_bytes()
-    with pytest.raises(ValidationError, match=r"This import would write 520 items; at most 100 .* Or store fewer "
+    with pytest.raises(ValidationError, match=r"This import would write 520 items; at most 100 .*DUET_IMPORT_MAX_ITEMS.* Or store fewer "
                                               r"phrasings: 52 pair members × 10 phrasing\(s\); --variants follow/yes-no"):
         design.import_preview(study=study, data=data, format="rulebreakers-finegrained")
     preview = design.import_preview(study=study, data=data, format="rulebreakers-finegrained",

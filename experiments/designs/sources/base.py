@@ -3,7 +3,9 @@ Reader and the registry of readers by name. The reader modules import this, neve
 import runs in a circle."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import codecs
+import io
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -14,10 +16,40 @@ from studyserver.registry import Registry
 from .. import registry
 from ..registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
 
-MAX_BYTES = 64 * 1024 * 1024  # a published file read whole; the admin's upload limit is lower
-# Records one published file may hold (RULEBREAKERS' whole file has 25,600 rows; LogiQA's Train.txt
-# 7,376 questions; ULogic's are read within bounded_reading's 20,000): past it the reader stops.
-MAX_RECORDS = 50_000
+MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed file (a CSV cell is at most 131,072 characters)
+
+
+def max_bytes() -> int:
+    """The largest published file read: the deployment's DUET_IMPORT_MAX_MB (studyserver/env.py, 64)."""
+    from studyserver import env
+
+    return env.import_max_bytes()
+
+
+def max_records() -> int:
+    """Records one published file may hold (RULEBREAKERS' whole file has 25,600 rows; LogiQA's Train.txt
+    7,376 questions; ULogic's are read within bounded_reading's 20,000): the deployment's
+    DUET_IMPORT_MAX_RECORDS (studyserver/env.py, 100,000); past it the reader stops."""
+    from studyserver import env
+
+    return env.import_max_records()
+
+
+def too_many_records(what: str, unit: str, limit: int) -> str:
+    return (f"{what}: more than {limit:,} {unit}, the deployment's bound (the setting DUET_IMPORT_MAX_RECORDS); "
+            "raise it, or split the file")
+
+
+@dataclass
+class Meter:
+    """How far a streamed import has got (issue 37 item 1): bytes and records read, items counted and
+    written; `total_bytes` is the file's size when known (time left is estimated from it)."""
+
+    total_bytes: int = 0
+    bytes_read: int = 0
+    records: int = 0
+    items: int = 0  # items checked (the preview's count)
+    written: int = 0  # items written
 
 
 def text_lines(text: str):
@@ -91,19 +123,99 @@ class Reader:
     columns: dict  # the file's own column → the design field it fills (or how it is used)
     transformation: str  # what the reader derives, and how ("" when it derives nothing)
     read_text: Callable[[str], Reading] = field(repr=False)
+    # a reader that can stream: (the file's lines, a Meter) → Row and Problem one at a time, as read
+    stream_lines: Callable[[Iterable[str], Meter], Iterator] | None = field(default=None, repr=False)
 
     def read(self, data, *, filename: str = "") -> Reading:
         """The file (bytes, str or a binary file) read as this format; ReaderError if it cannot be."""
+        if self.stream_lines is not None:
+            rows, problems = [], []
+            for one in self.stream(data, filename=filename):
+                (rows if isinstance(one, Row) else problems).append(one)
+            return Reading(tuple(rows), tuple(problems))
         return self.read_text(_text(data, filename or self.name))
+
+    def stream(self, data, *, filename: str = "", meter: Meter | None = None) -> Iterator:
+        """Row and Problem objects as the file is read, a line at a time (a reader without stream_lines
+        reads the file whole and gives its rows, then its problems); ReaderError if it cannot be read."""
+        meter = meter if meter is not None else Meter()
+        if self.stream_lines is None:
+            rows, problems = self.read(data, filename=filename)
+            meter.records = len(rows) + len(problems)
+            yield from rows
+            yield from problems
+            return
+        yield from self.stream_lines(_lines(data, filename or self.name, meter), meter)
+
+
+def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
+    """The file's lines (with their line ends, as csv wants them), decoded as UTF-8 a line at a time,
+    its size counted as it is read against DUET_IMPORT_MAX_MB."""
+    if isinstance(data, str):
+        _check_text(data, filename)
+        meter.total_bytes = len(data)
+        for line in io.StringIO(data, newline=""):
+            meter.bytes_read += len(line)
+            yield line
+        return
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = io.BytesIO(bytes(data))
+    limit = max_bytes()
+    try:
+        start = data.tell()
+        data.seek(0, io.SEEK_END)
+        meter.total_bytes = data.tell() - start
+        data.seek(start)
+    except (AttributeError, OSError, ValueError):
+        pass
+    head = data.read(8)
+    if is_workbook(head):
+        raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    number, pending = 0, head
+    while True:
+        raw = pending + data.readline(MAX_LINE_BYTES)
+        pending = b""
+        if not raw:
+            break
+        number += 1
+        meter.bytes_read += len(raw)
+        if meter.bytes_read > limit:
+            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+                              "DUET_IMPORT_MAX_MB); raise it, or split the file")
+        if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
+            raise ReaderError(f"{filename}: line {number} is longer than {MAX_LINE_BYTES // 2**20} MiB")
+        try:
+            line = decoder.decode(raw)
+        except UnicodeDecodeError as exc:
+            raise ReaderError(f"{filename}: not UTF-8 text (line {number}: the byte 0x{raw[exc.start]:02x}, "
+                              f"{exc.reason}); {SAVE_AS_UTF8}") from None
+        if "\x00" in line:
+            raise ReaderError(f"{filename}: contains a NUL character (\\0); not a text file")
+        yield line
+    rest = decoder.decode(b"", final=True)
+    if rest:
+        yield rest
+
+
+def _check_text(data: str, filename: str) -> None:
+    limit = max_bytes()
+    if len(data) > limit:
+        raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+                          "DUET_IMPORT_MAX_MB); raise it, or split the file")
+    if "\x00" in data:
+        raise ReaderError(f"{filename}: contains a NUL character (\\0); not a text file")
 
 
 def _text(data, filename: str) -> str:
+    limit = max_bytes()
     if hasattr(data, "read"):
-        data = data.read(MAX_BYTES + 1)
+        data = data.read(limit + 1)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data)
-        if len(data) > MAX_BYTES:
-            raise ReaderError(f"{filename}: larger than {MAX_BYTES // 2**20} MiB; split it")
+        if len(data) > limit:
+            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+                              "DUET_IMPORT_MAX_MB); raise it, or split the file")
         if is_workbook(data[:8]):
             raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
         try:
@@ -142,9 +254,9 @@ def for_design(design) -> list[Reader]:
     return [get(name) for name in declared.formats]
 
 
-def read_for(design: str, format: str, data, *, filename: str = "") -> Reading:
-    """`data` read by the reader `format`, which must read into `design`; ValidationError (a message for
-    the researcher) for an unknown format, another design's format or a file it cannot read."""
+def reader_for(design: str, format: str) -> Reader:
+    """The reader `format`, which must read into `design`; ValidationError (a message for the researcher)
+    for an unknown format or another design's format."""
     try:
         reader = get(format)
     except ValueError as exc:
@@ -153,6 +265,13 @@ def read_for(design: str, format: str, data, *, filename: str = "") -> Reading:
         known = ", ".join(registry.get(design).import_formats) or "none"
         raise ValidationError(f"The format '{format}' reads into the design '{reader.design}', not '{design}'; "
                               f"{design} reads: {known}.")
+    return reader
+
+
+def read_for(design: str, format: str, data, *, filename: str = "") -> Reading:
+    """`data` read by the reader `format`, which must read into `design`; ValidationError (a message for
+    the researcher) for an unknown format, another design's format or a file it cannot read."""
+    reader = reader_for(design, format)
     try:
         return reader.read(data, filename=filename)
     except ReaderError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import chain
 
-from .base import MAX_RECORDS, Problem, Reader, ReaderError, Reading, Row, register, text_lines
+from .base import Problem, Reader, ReaderError, Reading, Row, max_records, register, text_lines, too_many_records
 
 LOGIQA_COLUMNS = {
     "line 1": "blank (separates questions)",
@@ -19,8 +19,9 @@ def read_logiqa(text: str) -> Reading:
     right choice (a–d), the context, the question and the four options 'A.…' to 'D.…'. A question's
     id is its position (logiqa-0001 is the first); a block that is not of this shape is a problem, and
     reading goes on at the next blank line. Read a line at a time, a block's first eight lines kept:
-    more than MAX_RECORDS blocks is a ReaderError."""
+    more than DUET_IMPORT_MAX_RECORDS blocks is a ReaderError."""
     rows, problems = [], []
+    limit = max_records()
     number = 0
     block: list[str] = []
     size = first = 0
@@ -35,8 +36,8 @@ def read_logiqa(text: str) -> Reading:
         if not size:
             continue
         number += 1
-        if number > MAX_RECORDS:
-            raise ReaderError(f"LogiQA text: more than {MAX_RECORDS:,} questions; split the file")
+        if number > limit:
+            raise ReaderError(too_many_records("LogiQA text", "questions", limit))
         _question(f"logiqa-{number:04d}", block, size, first, rows, problems)
         block, size = [], 0
     return Reading(tuple(rows), tuple(problems))

@@ -21,6 +21,7 @@ from django.db import transaction
 from experiments import designs, selectors, services
 from experiments.designs import perturbations
 from experiments.item_csv import write_items_csv
+from experiments.management.team_option import add_team_argument, check_team, team_named
 from logic import perturb
 from logic.csv_table import CsvImportError
 from experiments.models import LogicSystem
@@ -72,6 +73,7 @@ class Command(BaseCommand):
         parser.add_argument("study_slug", nargs="?", metavar="STUDY", help="study slug (or --study)")
         parser.add_argument("--study", help="study slug (a new study is created if none has it)")
         parser.add_argument("--title", help="title for a new study")
+        add_team_argument(parser)
         parser.add_argument("--export", metavar="CSV", help="also write the study's items of this design to a CSV file")
         add_design_options(parser, designs.generated())
         group = parser.add_argument_group("perturbation (seed 002), any design")
@@ -81,8 +83,9 @@ class Command(BaseCommand):
         group.add_argument("--perturb-only", action="store_true",
                            help="only add the perturbation to the study's existing items (no generation)")
 
-    def handle(self, *args, design, study_slug, study, title, export, **options):
+    def handle(self, *args, design, study_slug, study, title, export, team=None, **options):
         design = designs.get(design)
+        team = team_named(team)
         slug = study_slug or study
         if not slug or (study_slug and study and study_slug != study):
             raise CommandError("Name one study: generate_items DESIGN STUDY (or --study SLUG).")
@@ -103,8 +106,10 @@ class Command(BaseCommand):
                 if created:
                     target = services.study_create(
                         slug=slug, title=title or slug.replace("-", " ").title(), design=design.name,
-                        logic_system=options.get("system") or LogicSystem.S5,
+                        logic_system=options.get("system") or LogicSystem.S5, team=team,
                     )
+                else:
+                    check_team(target, team)
                 report = None
                 if not options["perturb_only"]:
                     report = design.make(study=target, **design.option_values(given))

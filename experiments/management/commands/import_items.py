@@ -23,6 +23,8 @@ Every error names its row and column; nothing is written when any row is wrong.
 """
 from __future__ import annotations
 
+import inspect
+import time
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -33,6 +35,7 @@ from experiments import designs, selectors, services
 from experiments.designs import sources
 from experiments.factors import SETTING, validate
 from experiments.item_csv import CsvImportError
+from experiments.management.team_option import add_team_argument, check_team, team_named
 from experiments.models import LogicSystem
 
 YES_NO = "yes-no"  # the yes/no bank's name on the command line
@@ -75,6 +78,21 @@ def _store_factors(study, names) -> None:
 
 
 class Command(BaseCommand):
+    def _printer(self, every: float = 5.0):
+        """on_progress for a streamed import: a line at most every `every` seconds (rows read, items
+        written, rate, time left); the import is one transaction, so a refusal or an interruption
+        rolls it back whole."""
+        from experiments.designs.paired_batches import Progress
+
+        progress, last = Progress(), [None]
+
+        def printed(meter) -> None:
+            now = time.monotonic()
+            if last[0] is None or now - last[0] >= every:
+                last[0] = now
+                self.stdout.write(f"Importing: {progress.text(meter)}")
+        return printed
+
     help = ("Import items from a file: a yes/no bank, a dual-sided rule bank (seed 004), a multiple-choice "
             "bank, or a published dataset in its own format (--format). All rows or none.")
 
@@ -83,6 +101,7 @@ class Command(BaseCommand):
                             help=f"KIND is one of {_known_kinds()} (default yes-no)")
         parser.add_argument("--study", help="study slug (created if missing)")
         parser.add_argument("--title", help="title for a new study")
+        add_team_argument(parser)
         parser.add_argument("--format", dest="format_name", metavar="NAME",
                             help="the file's format: 'bank' (the design's own CSV columns) or a published format "
                                  f"({', '.join(r.name for r in sources.all_readers())}); default: the kind's")
@@ -100,7 +119,8 @@ class Command(BaseCommand):
                                  "in the study's settings; a name the imported items lack imports nothing)")
 
     def handle(self, *args, arguments, study, title, format_name, skip_problems, system, templates, variants,
-               factors, **options):
+               factors, team=None, **options):
+        team = team_named(team)
         kind, rest = (YES_NO, arguments)
         if arguments[0] in KINDS:
             kind, rest = arguments[0], arguments[1:]
@@ -132,15 +152,24 @@ class Command(BaseCommand):
                 bank_factors = factors
         if published:
             values.update(format=chosen, skip_problems=skip_problems, filename=path.name)
+            if "on_progress" in inspect.signature(design.importer).parameters:  # a streamed import
+                values["on_progress"] = self._printer()
         elif skip_problems:
             raise CommandError("--skip-problems is for a published format (--format); a bank imports all rows or none.")
+        started = time.monotonic()
         try:
             with transaction.atomic():  # a failed import leaves no new study behind either
                 target = selectors.study_by_slug(slug=slug)
                 if target is None:
                     target = services.study_create(slug=slug, title=title or slug, design=design.name,
-                                                   logic_system=system)
-                report = design.importer(study=target, data=path.read_bytes(), **values)
+                                                   logic_system=system, team=team)
+                else:
+                    check_team(target, team)
+                if published:  # a published file is read a line at a time (sources/), never whole
+                    with path.open("rb") as handle:
+                        report = design.importer(study=target, data=handle, **values)
+                else:
+                    report = design.importer(study=target, data=path.read_bytes(), **values)
                 if bank_factors:
                     _store_factors(target, bank_factors)
         except CsvImportError as exc:
@@ -152,5 +181,7 @@ class Command(BaseCommand):
         except ValueError as exc:  # a factor the items lack (experiments/factors.py); the transaction undid the import
             raise CommandError(f"{exc} Nothing was imported.") from None
         self.stdout.write(self.style.SUCCESS(design.describe(report)))
+        if "on_progress" in values:
+            self.stdout.write(f"Read and written in {time.monotonic() - started:.1f} s, as one transaction.")
         for line in design.warnings(report):
             self.stdout.write(self.style.WARNING(line))

@@ -60,6 +60,15 @@ def test_incomplete_interpretations_are_left_out_and_too_long_lists_refused():
         lists.Grid.from_cells([]).list_count(1)
 
 
+def test_a_grid_speaks_its_designs_words():
+    """Issue 37 item 5: a bank's single column of items is refused in items, not interpretations."""
+    bank = lists.Grid.from_cells([lists.Cell(item_id=n, form="*", row=n) for n in range(3)], words=lists.ITEM_WORDS)
+    with pytest.raises(lists.ListError) as refused:
+        bank.list_count(4)
+    assert str(refused.value) == ("Items per participant (4) exceeds the study's 3 items; an item is not shown "
+                                  "twice to a participant.")
+
+
 def test_least_used_list_fills_gaps_first():
     assert lists.least_used({}, 5) == 0
     assert lists.least_used({0: 1, 1: 1}, 5) == 2

@@ -183,3 +183,14 @@ def test_settings_broken_after_the_start_refuse_a_trial_with_a_message_not_a_cra
     study.save()
     with pytest.raises(PayloadError, match="not set up correctly: The four-option keys must be one of"):
         parse_trial(trial_data(participant, 0, code="KeyD")).for_arm(time_limit_ms=None, keys=services.choice.accepted_keys(study))
+
+
+def test_too_long_lists_are_refused_in_the_multiple_choice_designs_own_words():
+    """Issue 37 item 5: a four-option (LogiQA) study is told about its questions and their circular
+    orders, never 003's interpretations and forms."""
+    with pytest.raises(ValidationError) as refused:
+        make_mc_study(questions=4, items_per_participant=8)
+    message = " ".join(refused.value.messages)
+    assert ("Items per participant (8) exceeds the 4 questions that have an item for every one of the 4 circular "
+            "orders of its options; a question may not repeat within a participant.") in message, message
+    assert "interpretation" not in message and " forms" not in message
