@@ -409,3 +409,19 @@ def checks_at_once() -> int:
     web process; one more is refused at once (try again). Keep it below gunicorn's threads per worker
     (4 in docker/web.Dockerfile), so participants always find a free thread."""
     return int(_positive("DUET_CHECKS_AT_ONCE", 2, whole=True))
+
+
+# ---------------------------------------------------------------- Prolific's API (prolific/client.py; issue 38)
+PROLIFIC_DEFAULT_URL = "https://api.prolific.com"
+
+
+def prolific_api_url() -> str:
+    """PROLIFIC_API_URL (default https://api.prolific.com): the origin of Prolific's API. Tests point it at a
+    stand-in server on loopback (tests/prolific/standin.py)."""
+    return os.environ.get("PROLIFIC_API_URL", "").strip().rstrip("/") or PROLIFIC_DEFAULT_URL
+
+
+def prolific_api_token() -> str:
+    """PROLIFIC_API_TOKEN: the workspace's API token, read when a request is made and kept in no setting,
+    database row, log or page ('' when unset: the client then refuses to start, saying which variable to set)."""
+    return secret_from_environment("PROLIFIC_API_TOKEN")

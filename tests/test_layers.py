@@ -18,7 +18,7 @@ import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "demo")
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "demo")
 LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it.
@@ -26,7 +26,7 @@ LAYERS = (
     ("logic engine", (LOGIC,)),
     ("studyserver's helpers", ("studyserver",)),
     ("apps", ("experiments",)),
-    ("apps above experiments", ("inference", "analysis")),
+    ("apps above experiments", ("inference", "analysis", "prolific")),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
                                            "studyserver.asgi", "studyserver.landing", "demo")),
 )

@@ -1,0 +1,329 @@
+"""Publishing, following, reviewing and paying on Prolific (issue 38). Every service takes the study and a
+client (prolific/client.py; made from the environment when none is given) and records each API call on the
+study (ApiCall). The exactly-once rules:
+
+* publish: a ProlificStudy row with a unique internal name is saved *before* the create call; a rerun whose
+  row has no Prolific id looks for a Prolific study with that internal name before creating one, so a
+  creation whose answer was lost is adopted, never repeated;
+* review: a ReviewAction is saved before each transition and marked done after; a submission with one is
+  never transitioned again (Prolific documents its transitions as idempotent too);
+* bonus: see bonus_pay.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from experiments.models import Participant, ParticipantStatus, Study, Trial
+
+from . import rules
+from .client import Client, ProlificError
+from .models import ApiCall, Bonus, BonusState, ProlificStudy, PublishState, ReviewAction, Submission
+
+
+class ProlificRefused(Exception):
+    """A request Duet refuses before calling Prolific (the message says why and what to do)."""
+
+
+def client_for(study: Study, client: Client | None = None) -> Client:
+    def record(method, path, status, seconds, error):
+        ApiCall.objects.create(study=study, method=method, path=path[:300], status=status, seconds=round(seconds, 3),
+                               error=error[:300])
+    if client is not None:
+        client._record = record
+        return client
+    return Client(record=record)
+
+
+def _arm(study: Study):
+    from experiments.participation.services import human_arm_ensure
+    return human_arm_ensure(study=study)
+
+
+def _link(study: Study) -> ProlificStudy | None:
+    return ProlificStudy.objects.filter(study=study).first()
+
+
+# ------------------------------------------------------------------------------------------ publish
+def study_body(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str,
+               description: str, internal_name: str) -> dict:
+    from experiments.participation.launch import study_link
+
+    arm = _arm(study)
+    codes = [{"code": arm.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}]
+    for code, kind in ((arm.failed_attention_code, "FAILED_ATTENTION_CHECK"), (arm.no_consent_code, "NO_CONSENT"),
+                       (arm.incompatible_device_code, "INCOMPATIBLE_DEVICE")):
+        if code.strip():
+            codes.append({"code": code, "code_type": kind, "actions": [{"action": "MANUALLY_REVIEW"}]})
+    return {
+        "name": name, "internal_name": internal_name, "description": description,
+        "external_study_url": origin.rstrip("/") + study_link(study, arm),
+        "prolific_id_option": "url_parameters", "completion_codes": codes,
+        "total_available_places": places, "estimated_completion_time": minutes, "reward": reward_cents,
+        "device_compatibility": ["desktop"],
+    }
+
+
+def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: int) -> list[str]:
+    from experiments.participation.launch import checklist
+
+    arm = _arm(study)
+    problems = [f"Launch checklist: {c.label} is not done." for c in checklist(study, arm) if c.required and not c.ok]
+    if places < 1:
+        problems.append("The number of places must be at least 1.")
+    money = rules.minimum_reward_problem(reward_cents=reward_cents, minutes=minutes,
+                                         min_hourly=arm.prolific_min_hourly, currency=arm.currency)
+    return problems + ([money] if money else [])
+
+
+def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
+                     description: str = "", client: Client | None = None) -> ProlificStudy:
+    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
+    link = _link(study)
+    if link and link.state == PublishState.PUBLISHED:
+        return link
+    if link is None:
+        problems = publish_problems(study=study, reward_cents=reward_cents, minutes=minutes, places=places)
+        if problems:
+            raise ProlificRefused(" ".join(problems))
+        link, _ = ProlificStudy.objects.get_or_create(study=study, defaults={
+            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", "reward_cents": reward_cents,
+            "places": places, "minutes": minutes})
+    client = client_for(study, client)
+    if not link.prolific_id:
+        found = next((s for s in client.studies() if s.get("internal_name") == link.internal_name), None)
+        if found is None:
+            body = study_body(study=study, origin=origin, reward_cents=link.reward_cents, places=link.places,
+                              minutes=link.minutes, internal_name=link.internal_name,
+                              name=name or study.participant_title or "A short reasoning study",
+                              description=description or "A study of reasoning: read short statements and answer "
+                                                         "questions about them with the F and J keys.")
+            found = client.study_create(body)
+        link.prolific_id = rules_id(found)
+        link.state = PublishState.DRAFT
+        link.save(update_fields=["prolific_id", "state"])
+    client.study_publish(link.prolific_id)
+    link.state, link.published_at = PublishState.PUBLISHED, timezone.now()
+    link.save(update_fields=["state", "published_at"])
+    return link
+
+
+def rules_id(answer: dict) -> str:
+    value = answer.get("id") if isinstance(answer, dict) else None
+    if not isinstance(value, str) or not value:
+        raise ProlificError("Prolific's answer names no study id")
+    return value
+
+
+# ------------------------------------------------------------------------------------------ sync
+@dataclass(frozen=True)
+class Row:
+    submission_id: str
+    prolific_pid: str
+    participant: Participant | None
+    prolific_status: str
+    time_taken: int | None
+    study_code: str
+    duet_status: str
+    failed_attention: bool
+    wrong_checks: int
+    answers: int
+    flag: str  # '' or why the row is odd
+
+
+def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
+    """Every Prolific submission of the study, joined to Duet's participant; Duet participants Prolific does not
+    list come last (flagged)."""
+    link = _link(study)
+    if link is None or not link.prolific_id:
+        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
+    client = client_for(study, client)
+    fetched = list(client.submissions(link.prolific_id))
+    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
+    by_pid = {p.prolific_pid: p for p in real}
+    with transaction.atomic():
+        for s in fetched:
+            sid, pid = str(s.get("id", "")), str(s.get("participant_id", ""))
+            if not sid:
+                continue
+            p = by_pid.get(pid)
+            if p is not None and p.prolific_session_id and p.prolific_session_id != sid:
+                p = None  # the same Prolific id, another session: not this submission
+            taken = s.get("time_taken")
+            Submission.objects.update_or_create(study=study, submission_id=sid, defaults={
+                "participant": p, "prolific_pid": pid, "status": str(s.get("status", ""))[:24],
+                "time_taken": int(taken) if isinstance(taken, int | float) and taken >= 0 else None,
+                "study_code": str(s.get("study_code") or "")[:64]})
+        link.synced_at = timezone.now()
+        link.save(update_fields=["synced_at"])
+    return sync_rows(study=study)
+
+
+def sync_rows(*, study: Study) -> list[Row]:
+    arm = _arm(study)
+    rule = arm.attention_rule()
+    counts = {}
+    for pk in Trial.objects.filter(participant__study=study).values_list("participant_id", flat=True):
+        counts[pk] = counts.get(pk, 0) + 1
+    rows, listed = [], set()
+    for s in Submission.objects.filter(study=study).select_related("participant").order_by("pk"):
+        p = s.participant
+        listed.add(p.pk if p else None)
+        rows.append(Row(s.submission_id, s.prolific_pid, p, s.status, s.time_taken, s.study_code,
+                        p.status if p else "", bool(p and rule.failed(failures=p.attention_failures, status=p.status)),
+                        p.attention_failures if p else 0, counts.get(p.pk, 0) if p else 0,
+                        "" if p else "no record in Duet"))
+    for p in Participant.objects.filter(study=study, is_preview=False, is_simulated=False).exclude(pk__in=listed):
+        rows.append(Row("", p.prolific_pid, p, "", None, "", p.status,
+                        rule.failed(failures=p.attention_failures, status=p.status), p.attention_failures,
+                        counts.get(p.pk, 0), "not listed by Prolific"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ review
+@dataclass(frozen=True)
+class Planned:
+    row: Row
+    decision: rules.Decision
+    done_before: bool  # Duet already sent this submission's transition
+
+
+def review_plan(*, study: Study) -> list[Planned]:
+    arm = _arm(study)
+    link = _link(study)
+    minutes = link.minutes if link else 0
+    done = set(ReviewAction.objects.filter(study=study).values_list("submission_id", flat=True))
+    expected = {ParticipantStatus.COMPLETED: (arm.completion_code,),
+                ParticipantStatus.FAILED_ATTENTION: (arm.failed_attention_code, arm.completion_code)}
+    plan = []
+    for row in sync_rows(study=study):
+        if row.prolific_status != rules.AWAITING_REVIEW or not row.submission_id:
+            continue
+        seen = rules.Seen(in_duet=row.participant is not None, duet_status=row.duet_status,
+                          failed_attention=row.failed_attention, wrong_checks=row.wrong_checks, answers=row.answers,
+                          code_given=row.study_code,
+                          codes_expected=tuple(c for c in expected.get(row.duet_status, ()) if c))
+        plan.append(Planned(row, rules.review(seen, study_minutes=minutes), row.submission_id in done))
+    return plan
+
+
+def prolific_review(*, study: Study, apply: bool, client: Client | None = None) -> list[Planned]:
+    """The plan for every submission awaiting review; with `apply`, each approve/reject/return sent once."""
+    plan = review_plan(study=study)
+    if not apply:
+        return plan
+    arm = _arm(study)
+    client = client_for(study, client)
+    for item in plan:
+        if item.done_before or item.decision.action == "leave":
+            continue
+        action, _ = ReviewAction.objects.get_or_create(
+            study=study, submission_id=item.row.submission_id,
+            defaults={"participant": item.row.participant, "decision": item.decision.action,
+                      "reason": item.decision.why[:300]})
+        if action.done_at:
+            continue
+        sid = item.row.submission_id
+        if action.decision == "approve":
+            client.submission_transition(sid, {"action": "APPROVE"})
+        elif action.decision == "reject":
+            client.submission_transition(sid, {
+                "action": "REJECT", "rejection_category": rules.REJECTION_CATEGORY,
+                "message": rules.rejection_message(wrong=item.row.wrong_checks, rule=arm.attention_rule().describe())})
+        else:
+            client.submission_request_return(sid, ["No data was recorded in the study for this submission."])
+        action.done_at = timezone.now()
+        action.save(update_fields=["done_at"])
+    return review_plan(study=study)
+
+
+# ------------------------------------------------------------------------------------------ bonuses
+@dataclass(frozen=True)
+class BonusLine:
+    submission_id: str
+    prolific_pid: str
+    participant: Participant | None
+    amount_cents: int
+    state: str  # the ledger's state, '' when not yet recorded
+
+
+def bonus_plan(*, study: Study, hourly_wage: Decimal | None = None, amount: Decimal | None = None
+               ) -> tuple[list[BonusLine], str]:
+    """The bonus of each approved submission and the rule in words. Exactly one of hourly_wage and amount."""
+    if (hourly_wage is None) == (amount is None):
+        raise ProlificRefused("Give either --hourly-wage or --amount.")
+    link = _link(study)
+    if link is None:
+        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
+    approved = list(Submission.objects.filter(study=study, status=rules.APPROVED).order_by("pk"))
+    currency = _arm(study).currency
+    if hourly_wage is not None:
+        if hourly_wage <= 0:
+            raise ProlificRefused("The hourly wage must be above 0.")
+        seconds = [s.time_taken for s in approved if s.time_taken is not None]
+        each = rules.wage_bonus_cents(hourly_wage=hourly_wage, seconds=seconds, reward_cents=link.reward_cents)
+        median = f"{rules.median_minutes(seconds):.2f}" if seconds else "—"
+        rule = (f"{hourly_wage} {currency}/hour × median {median} min of {len(seconds)} approved submissions − "
+                f"reward {link.reward_cents} cents")
+    else:
+        if amount <= 0:
+            raise ProlificRefused("The amount must be above 0.")
+        each, rule = rules.cents(amount), f"a fixed {amount} {currency}"
+    ledger = {b.prolific_pid: b for b in Bonus.objects.filter(study=study)}
+    lines = [BonusLine(s.submission_id, s.prolific_pid, s.participant,
+                       ledger[s.prolific_pid].amount_cents if s.prolific_pid in ledger else each,
+                       ledger[s.prolific_pid].state if s.prolific_pid in ledger else "")
+             for s in approved if each > 0 or s.prolific_pid in ledger]
+    return lines, rule
+
+
+def prolific_bonus(*, study: Study, apply: bool, hourly_wage: Decimal | None = None, amount: Decimal | None = None,
+                   client: Client | None = None) -> tuple[list[BonusLine], str]:
+    """Dry run: the table. With `apply`: each participant's bonus paid exactly once.
+
+    1. reconcile: a row left PAYING (the pay call's answer was lost) is marked PAID when Prolific's submission
+       lists a bonus of its amount, else UNKNOWN (never paid again by Duet: the researcher checks);
+    2. a row SET_UP (crashed after the set-up call) is paid with its stored bulk id, once;
+    3. new participants get a PLANNED row first, then one set-up call for all of them, then one pay call.
+    """
+    lines, rule = bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)
+    if not apply:
+        return lines, rule
+    link = _link(study)
+    client = client_for(study, client)
+    for bonus in Bonus.objects.filter(study=study, state=BonusState.PAYING):
+        found = client.submission_get(bonus.submission_id).get("bonus_payments") or []
+        paid = any(rules.cents(Decimal(str(x)) / 100) == bonus.amount_cents for x in found
+                   if isinstance(x, int | float))
+        bonus.state = BonusState.PAID if paid else BonusState.UNKNOWN
+        bonus.paid_at = timezone.now() if paid else None
+        bonus.save(update_fields=["state", "paid_at"])
+    for line in lines:
+        if not line.state:
+            Bonus.objects.get_or_create(study=study, prolific_pid=line.prolific_pid, defaults={
+                "participant": line.participant, "submission_id": line.submission_id,
+                "amount_cents": line.amount_cents, "rule": rule[:200]})
+    planned = list(Bonus.objects.filter(study=study, state=BonusState.PLANNED))
+    if planned:  # setting up pays nothing: a set-up whose answer was lost is simply set up again
+        answer = client.bonus_set_up(link.prolific_id, rules.csv_bonuses([(b.prolific_pid, b.amount_cents)
+                                                                            for b in planned]))
+        bulk = rules_id(answer)
+        Bonus.objects.filter(pk__in=[b.pk for b in planned]).update(state=BonusState.SET_UP, bulk_id=bulk)
+    for bulk in sorted(set(Bonus.objects.filter(study=study, state=BonusState.SET_UP).values_list("bulk_id",
+                                                                                                  flat=True))):
+        rows = Bonus.objects.filter(study=study, state=BonusState.SET_UP, bulk_id=bulk)
+        rows.update(state=BonusState.PAYING)  # before the call: a crash from here on is never paid again
+        try:
+            client.bonus_pay(bulk)
+        except ProlificError as exc:
+            if not exc.unknown:  # Prolific refused it (4xx): nothing was paid, set it up again next time
+                Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
+                    state=BonusState.PLANNED, bulk_id="")
+            raise
+        Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
+            state=BonusState.PAID, paid_at=timezone.now())
+    return bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)
