@@ -112,6 +112,7 @@ class Bonus(models.Model):
     rule = models.CharField(max_length=200, help_text="How the amount was worked out, in words.")
     state = models.CharField(max_length=8, choices=BonusState.choices, default=BonusState.PLANNED)
     bulk_id = models.CharField(max_length=64, blank=True, help_text="Prolific's bulk bonus payment id.")
+    bulk_lines = models.PositiveIntegerField(default=0, help_text="How many participants that bulk payment holds.")
     recorded_at = models.DateTimeField(auto_now_add=True)
     paid_at = models.DateTimeField(null=True, blank=True)
 

@@ -289,6 +289,7 @@ def prolific_bonus(*, study: Study, apply: bool, hourly_wage: Decimal | None = N
        lists a bonus of its amount, else UNKNOWN (never paid again by Duet: the researcher checks);
     2. a row SET_UP (crashed after the set-up call) is paid with its stored bulk id, once;
     3. new participants get a PLANNED row first, then one set-up call for all of them, then one pay call.
+    Each step moves rows by one conditional UPDATE (a claim), so two runs at once never pay a bulk twice.
     """
     lines, rule = bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)
     if not apply:
@@ -311,19 +312,33 @@ def prolific_bonus(*, study: Study, apply: bool, hourly_wage: Decimal | None = N
     if planned:  # setting up pays nothing: a set-up whose answer was lost is simply set up again
         answer = client.bonus_set_up(link.prolific_id, rules.csv_bonuses([(b.prolific_pid, b.amount_cents)
                                                                             for b in planned]))
-        bulk = rules_id(answer)
-        Bonus.objects.filter(pk__in=[b.pk for b in planned]).update(state=BonusState.SET_UP, bulk_id=bulk)
-    for bulk in sorted(set(Bonus.objects.filter(study=study, state=BonusState.SET_UP).values_list("bulk_id",
-                                                                                                  flat=True))):
-        rows = Bonus.objects.filter(study=study, state=BonusState.SET_UP, bulk_id=bulk)
-        rows.update(state=BonusState.PAYING)  # before the call: a crash from here on is never paid again
+        bulk, pks = rules_id(answer), [b.pk for b in planned]
+        claimed = Bonus.objects.filter(pk__in=pks, state=BonusState.PLANNED).update(
+            state=BonusState.SET_UP, bulk_id=bulk, bulk_lines=len(pks))
+        if claimed != len(pks):  # another run set some of them up meanwhile: this bulk is never paid
+            Bonus.objects.filter(bulk_id=bulk, state=BonusState.SET_UP).update(
+                state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
+            raise ProlificRefused("Another bonus run set up some of these bonuses at the same time; nothing was "
+                                  "paid by this run. Run it again.")
+    for bulk, lines in sorted(set(Bonus.objects.filter(study=study, state=BonusState.SET_UP).values_list(
+            "bulk_id", "bulk_lines"))):
+        # the claim: one UPDATE, so of two runs at once only one gets the rows; a bulk is paid only when every
+        # participant it holds is claimed (a bulk some of whose rows were set up again elsewhere is never paid)
+        claimed = Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.SET_UP).update(
+            state=BonusState.PAYING)
+        if claimed == 0:
+            continue
+        if claimed != lines:
+            Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
+                state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
+            continue
         try:
             client.bonus_pay(bulk)
         except ProlificError as exc:
             if not exc.unknown:  # Prolific refused it (4xx): nothing was paid, set it up again next time
                 Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
-                    state=BonusState.PLANNED, bulk_id="")
+                    state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
             raise
-        Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
-            state=BonusState.PAID, paid_at=timezone.now())
+        Bonus.objects.filter(study=study, bulk_id=bulk, state__in=[BonusState.PAYING, BonusState.UNKNOWN]).update(
+            state=BonusState.PAID, paid_at=timezone.now())  # (UNKNOWN: another run reconciled it meanwhile)
     return bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)

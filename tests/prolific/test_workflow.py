@@ -181,3 +181,23 @@ def test_a_pay_whose_answer_is_lost_is_reconciled_never_repeated(standin, runnin
     call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
     assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.UNKNOWN
     assert standin.paid() == {"good1": 1, "good2": 1}
+
+
+def test_a_bulk_payment_whose_participants_are_not_all_claimed_is_never_paid(standin, running):
+    """Two runs at once: a bulk set up by one run holds a participant whose row another run has set up again;
+    the bulk is not paid (it would pay that participant twice), and the row is set up anew and paid once."""
+    study, subs = running
+    _approve(standin, "good1", "good2")
+    call_command("prolific", "sync", study.slug)
+    link = ProlificStudy.objects.get(study=study)
+    stale = standin.handle("POST", "/api/v1/submissions/bonus-payments/", f"Token {standin.state.token}",
+                           {"study_id": link.prolific_id, "csv_bonuses": "good1,0.75\ngood2,0.75\n"})[1]["id"]
+    Bonus.objects.create(study=study, prolific_pid="good1", submission_id=subs["good1"], amount_cents=75,
+                         rule="a fixed 0.75 GBP", state=BonusState.SET_UP, bulk_id=stale, bulk_lines=2)
+    Bonus.objects.create(study=study, prolific_pid="good2", submission_id=subs["good2"], amount_cents=75,
+                         rule="a fixed 0.75 GBP", state=BonusState.PAID)  # paid by another run's bulk
+    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    assert not standin.state.payments and Bonus.objects.get(prolific_pid="good1").state == BonusState.PLANNED
+    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    assert standin.paid() == {"good1": 1}
+    assert not any(c.path == f"/api/v1/bulk-bonus-payments/{stale}/pay/" for c in standin.state.calls)
