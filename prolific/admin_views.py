@@ -26,6 +26,8 @@ class PublishForm(forms.Form):
     minutes = forms.IntegerField(min_value=1, label="Estimated time (minutes)")
     name = forms.CharField(required=False, max_length=120, label="Name on Prolific")
     description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
+    create_again = forms.BooleanField(required=False, label="Create again", help_text="Only when Duet says so, "
+                                      "after checking in Prolific's web app that an earlier creation made no study.")
 
 
 class BonusForm(forms.Form):
@@ -56,7 +58,8 @@ def prolific_page(request, pk: int):
                 d = publish_form.cleaned_data
                 services.prolific_publish(study=study, origin=f"{request.scheme}://{request.get_host()}",
                                           reward_cents=d["reward"], places=d["places"], minutes=d["minutes"],
-                                          name=d["name"], description=d["description"])
+                                          name=d["name"], description=d["description"],
+                                          create_again=d["create_again"])
                 messages.success(request, "Published on Prolific.")
                 return redirect(request.path)
             if do == "sync":

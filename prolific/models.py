@@ -30,6 +30,8 @@ class ProlificStudy(models.Model):
     places = models.PositiveIntegerField()
     minutes = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+    create_sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a run claimed the create call (one run at a time sends it).")
     published_at = models.DateTimeField(null=True, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)
 

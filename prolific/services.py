@@ -81,7 +81,8 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
 
 
 def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
-                     description: str = "", client: Client | None = None) -> ProlificStudy:
+                     description: str = "", create_again: bool = False, client: Client | None = None
+                     ) -> ProlificStudy:
     """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
     link = _link(study)
     if link and link.state == PublishState.PUBLISHED:
@@ -97,12 +98,12 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     if not link.prolific_id:
         found = next((s for s in client.studies() if s.get("internal_name") == link.internal_name), None)
         if found is None:
-            body = study_body(study=study, origin=origin, reward_cents=link.reward_cents, places=link.places,
-                              minutes=link.minutes, internal_name=link.internal_name,
-                              name=name or study.participant_title or "A short reasoning study",
-                              description=description or "A study of reasoning: read short statements and answer "
-                                                         "questions about them with the F and J keys.")
-            found = client.study_create(body)
+            found = _create_once(link, client, create_again=create_again, body=study_body(
+                study=study, origin=origin, reward_cents=link.reward_cents, places=link.places,
+                minutes=link.minutes, internal_name=link.internal_name,
+                name=name or study.participant_title or "A short reasoning study",
+                description=description or "A study of reasoning: read short statements and answer questions about "
+                                           "them with the F and J keys."))
         link.prolific_id = rules_id(found)
         link.state = PublishState.DRAFT
         link.save(update_fields=["prolific_id", "state"])
@@ -110,6 +111,27 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     link.state, link.published_at = PublishState.PUBLISHED, timezone.now()
     link.save(update_fields=["state", "published_at"])
     return link
+
+
+def _create_once(link: ProlificStudy, client: Client, *, body: dict, create_again: bool) -> dict:
+    """The create call, sent by one run only: the run that claims `create_sent_at` (one conditional UPDATE).
+    A claim already taken whose study Prolific does not list (another run is creating it, or a create whose
+    outcome is unknown never reached Prolific) is refused unless the researcher says to create again."""
+    rows = ProlificStudy.objects.filter(pk=link.pk)
+    if create_again:
+        rows.update(create_sent_at=None)
+    if rows.filter(create_sent_at__isnull=True).update(create_sent_at=timezone.now()) != 1:
+        raise ProlificRefused(
+            "A creation of this study on Prolific was already sent, and Prolific does not list a study of that "
+            f"internal name ({link.internal_name}). If another publish is still running, wait for it. If you have "
+            "checked in Prolific's web app that no such study exists, publish again with --create-again (the admin: "
+            "tick 'Create again').")
+    try:
+        return client.study_create(body)
+    except ProlificError as exc:
+        if not exc.unknown:  # refused (4xx): nothing was created, so the next run may create
+            rows.update(create_sent_at=None)
+        raise
 
 
 def rules_id(answer: dict) -> str:

@@ -201,3 +201,15 @@ def test_a_bulk_payment_whose_participants_are_not_all_claimed_is_never_paid(sta
     call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
     assert standin.paid() == {"good1": 1}
     assert not any(c.path == f"/api/v1/bulk-bonus-payments/{stale}/pay/" for c in standin.state.calls)
+
+
+def test_a_creation_sent_with_an_unknown_outcome_is_not_sent_again_unless_the_researcher_says_so(standin,
+                                                                                                   ready_study):
+    standin.fail("POST /api/v1/studies/", 503)  # not created; Duet cannot know that
+    with pytest.raises(CommandError, match="answered HTTP 503"):
+        publish(ready_study)
+    with pytest.raises(CommandError, match="already sent, and Prolific does not list"):
+        publish(ready_study)  # a second run (or one at the same time) does not create a second study
+    assert not standin.state.studies
+    link = publish(ready_study, "--create-again")
+    assert list(standin.state.studies) == [link.prolific_id] and link.state == "published"

@@ -37,6 +37,9 @@ class Command(BaseCommand):
         p.add_argument("--name", default="")
         p.add_argument("--description", default="")
         p.add_argument("--origin", required=True, help="this server's public origin, e.g. https://duet.example.org")
+        p.add_argument("--create-again", action="store_true",
+                       help="send the create call again (only after checking in Prolific's web app that an earlier "
+                            "creation whose outcome is unknown made no study)")
         s = sub.add_parser("sync", help="fetch the submissions and join them to Duet's participants")
         s.add_argument("study")
         r = sub.add_parser("review", help="approve / reject / request a return by the study's rule")
@@ -63,7 +66,8 @@ class Command(BaseCommand):
 
     def _publish(self, study, o):
         link = prolific_publish(study=study, origin=o["origin"], reward_cents=o["reward"], places=o["places"],
-                                minutes=o["minutes"], name=o["name"], description=o["description"])
+                                minutes=o["minutes"], name=o["name"], description=o["description"],
+                                create_again=o["create_again"])
         self.stdout.write(f"Published on Prolific: study {link.prolific_id} ({link.places} places, "
                           f"{link.reward_cents} cents, {link.minutes} min).")
 
