@@ -42,6 +42,9 @@ CODEBOOK: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "Employment status": ("string", "", "employment status", ("employment status", "employment")),
 }
 # The consent's words for the columns (each column's last tuple): matched as whole words, case ignored.
+# Other spellings of the same columns in Prolific's exports (its API reference names "First language" and
+# "Current country of residence"): read as the CODEBOOK column.
+ALIASES = {"First language": "Language", "Current country of residence": "Country of residence"}
 
 
 class DemographicsRefused(Exception):
@@ -86,6 +89,8 @@ def demographics_import(*, study: Study, stream) -> Imported:
             "import some, say so in the consent text (Human arm › Consent), e.g. 'We receive from Prolific your age "
             "and sex.', review the consent again, and import the file.")
     reader = csv.DictReader(io.StringIO(_bounded_text(stream), newline=""))
+    if reader.fieldnames:
+        reader.fieldnames = [ALIASES.get(name.strip(), name.strip()) for name in reader.fieldnames]
     header = reader.fieldnames or []
     if ID_COLUMN not in header:
         raise DemographicsRefused(f"The file has no '{ID_COLUMN}' column: is it Prolific's demographic export?")

@@ -165,6 +165,15 @@ def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
         raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
     client = client_for(study, client)
     fetched = list(client.submissions(link.prolific_id))
+    known = dict(Submission.objects.filter(study=study, time_taken__isnull=False).values_list("submission_id",
+                                                                                             "time_taken"))
+    for s in fetched:  # the list gives basic fields; a finished submission's time comes from its own page, once
+        sid = str(s.get("id", ""))
+        if _seconds(s) is None and sid and sid not in known and s.get("status") in (rules.AWAITING_REVIEW,
+                                                                                  rules.APPROVED):
+            detail = client.submission_get(sid)
+            s["time_taken"] = _seconds(detail)
+            s.setdefault("study_code", detail.get("study_code"))
     real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
     by_pid = {p.prolific_pid: p for p in real}
     with transaction.atomic():
@@ -175,14 +184,31 @@ def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
             p = by_pid.get(pid)
             if p is not None and p.prolific_session_id and p.prolific_session_id != sid:
                 p = None  # the same Prolific id, another session: not this submission
-            taken = s.get("time_taken")
+            taken = _seconds(s)
             Submission.objects.update_or_create(study=study, submission_id=sid, defaults={
                 "participant": p, "prolific_pid": pid, "status": str(s.get("status", ""))[:24],
-                "time_taken": int(taken) if isinstance(taken, int | float) and taken >= 0 else None,
+                "time_taken": known.get(sid) if taken is None else taken,
                 "study_code": str(s.get("study_code") or "")[:64]})
         link.synced_at = timezone.now()
         link.save(update_fields=["synced_at"])
     return sync_rows(study=study)
+
+
+def _seconds(submission: dict) -> int | None:
+    """Prolific's time_taken (seconds), else completed_at − started_at; None when neither is there or sane."""
+    from django.utils.dateparse import parse_datetime
+
+    taken = submission.get("time_taken")
+    if isinstance(taken, int | float) and not isinstance(taken, bool) and 0 <= taken < 10**7:
+        return int(taken)
+    try:
+        started = parse_datetime(str(submission.get("started_at") or ""))
+        completed = parse_datetime(str(submission.get("completed_at") or ""))
+    except ValueError:
+        return None
+    if started and completed and completed >= started:
+        return int((completed - started).total_seconds())
+    return None
 
 
 def sync_rows(*, study: Study) -> list[Row]:

@@ -7,8 +7,9 @@ What it follows from the reference:
 * POST /api/v1/studies/ creates a draft (201; 400 without name, external_study_url, completion_codes,
   total_available_places, estimated_completion_time or reward); GET /api/v1/studies/ lists them;
   POST /api/v1/studies/{id}/transition/ with {"action": "PUBLISH"} publishes (status ACTIVE);
-* GET /api/v1/submissions/?study={id} lists submissions PAGE_SIZE at a time, `_links.next.href` an absolute
-  URL on its own origin (null on the last page); GET /api/v1/submissions/{id}/ gives one, with
+* GET /api/v1/submissions/?study={id} lists submissions PAGE_SIZE at a time with their basic fields (id,
+  participant id, status, start time, the code entered), `_links.next.href` an absolute URL on its own origin
+  (null on the last page); GET /api/v1/submissions/{id}/ gives one in full: time_taken (seconds) and
   `bonus_payments` (amounts paid, in cents);
 * POST /api/v1/submissions/{id}/transition/: APPROVE, or REJECT with a message of at least 100 characters and
   a rejection_category; only from AWAITING REVIEW (400 otherwise), except that repeating the transition
@@ -34,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 PAGE_SIZE = 2
 CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
               "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
+LISTED = ("id", "participant_id", "status", "started_at", "study_code")  # what the list gives of a submission
 REQUIRED_STUDY = ("name", "external_study_url", "completion_codes", "total_available_places",
                   "estimated_completion_time", "reward")
 
@@ -135,7 +137,7 @@ class StandIn:
             return 200, study, {}
         if rest == ["submissions"] and method == "GET":
             rows = [x for x in s.submissions.values() if x["study_id"] == (query.get("study") or [""])[0]]
-            rows = [{k: v for k, v in x.items() if k != "bonus_payments"} for x in rows]
+            rows = [{k: x[k] for k in LISTED} for x in rows]  # the list's basic fields; the rest on its page
             return 200, self._page(rows, "/api/v1/submissions/", query), {}
         if len(rest) == 2 and rest[0] == "submissions" and method == "GET" and rest[1] in s.submissions:
             return 200, s.submissions[rest[1]], {}

@@ -61,6 +61,12 @@ def test_a_file_that_is_not_prolifics_export_changes_nothing():
     arm.save()
     with pytest.raises(DemographicsRefused, match="no 'Participant id' column"):
         demographics_import(study=study, stream=io.BytesIO(b"id,age\npidA,3\n"))
+    other_spelling = b"Participant id,First language,Age\npidA,Welsh,40\n"
+    assert demographics_import(study=study, stream=io.BytesIO(other_spelling)).columns == ("Age",)
+    arm.consent_text = "We receive from Prolific your first language."
+    arm.save()
+    assert demographics_import(study=study, stream=io.BytesIO(other_spelling)).columns == ("Language",)
+    Demographics.objects.all().delete()
     with pytest.raises(DemographicsRefused, match="not UTF-8"):
         demographics_import(study=study, stream=io.BytesIO(b"\xff\xfe\x00bad"))
     assert not Demographics.objects.exists()

@@ -103,6 +103,10 @@ def test_sync_joins_submissions_to_participants_and_flags_the_odd_ones(standin, 
     assert rows["stranger"].flag == "no record in Duet" and rows["not-on-prolific"].flag == "not listed by Prolific"
     assert rows["failed1"].failed_attention and not rows["good2"].failed_attention
     assert Submission.objects.filter(study=study).count() == 6 and "7 rows; 2 flagged." in out
+    # the list gives no time taken: each finished submission's own page is read once, not at every sync
+    call_command("prolific", "sync", study.slug)
+    pages = [c.path for c in standin.state.calls if c.path.rstrip("/").rsplit("/", 1)[-1] in subs.values()]
+    assert sorted(pages) == sorted(f"/api/v1/submissions/{sid}/" for sid in subs.values())
 
 
 def test_review_dry_run_changes_nothing_and_apply_twice_transitions_each_once(standin, running, capsys):
