@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 
 from experiments.team_scope import study_or_404
 
-from . import services
+from . import bonuses, services
 from .client import ProlificError
 from .models import ApiCall, Bonus, ProlificStudy
 
@@ -73,7 +73,7 @@ def prolific_page(request, pk: int):
             if do == "bonus" and bonus_form.is_valid():
                 services.prolific_sync(study=study)
                 d = bonus_form.cleaned_data
-                bonus = services.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
+                bonus = bonuses.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
                                                 amount=d.get("amount"))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")

@@ -7,14 +7,12 @@ study (ApiCall). The exactly-once rules:
   creation whose answer was lost is adopted, never repeated;
 * review: a ReviewAction is saved before each transition and marked done after; a submission with one is
   never transitioned again (Prolific documents its transitions as idempotent too);
-* bonus: see bonus_pay.
+* bonuses: prolific/bonuses.py (the ledger).
 """
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from decimal import Decimal
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,7 +20,7 @@ from experiments.models import Participant, ParticipantStatus, Study, Trial
 
 from . import rules
 from .client import Client, ProlificError
-from .models import ApiCall, Bonus, BonusState, ProlificStudy, PublishState, ReviewAction, Submission
+from .models import ApiCall, ProlificStudy, PublishState, ReviewAction, Submission
 
 
 class ProlificRefused(Exception):
@@ -39,12 +37,12 @@ def client_for(study: Study, client: Client | None = None) -> Client:
     return Client(record=record)
 
 
-def _arm(study: Study):
+def arm_of(study: Study):
     from experiments.participation.services import human_arm_ensure
     return human_arm_ensure(study=study)
 
 
-def _link(study: Study) -> ProlificStudy | None:
+def link_of(study: Study) -> ProlificStudy | None:
     return ProlificStudy.objects.filter(study=study).first()
 
 
@@ -53,7 +51,7 @@ def study_body(*, study: Study, origin: str, reward_cents: int, places: int, min
                description: str, internal_name: str) -> dict:
     from experiments.participation.launch import study_link
 
-    arm = _arm(study)
+    arm = arm_of(study)
     codes = [{"code": arm.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}]
     for code, kind in ((arm.failed_attention_code, "FAILED_ATTENTION_CHECK"), (arm.no_consent_code, "NO_CONSENT"),
                        (arm.incompatible_device_code, "INCOMPATIBLE_DEVICE")):
@@ -71,7 +69,7 @@ def study_body(*, study: Study, origin: str, reward_cents: int, places: int, min
 def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: int) -> list[str]:
     from experiments.participation.launch import checklist
 
-    arm = _arm(study)
+    arm = arm_of(study)
     problems = [f"Launch checklist: {c.label} is not done." for c in checklist(study, arm) if c.required and not c.ok]
     if places < 1:
         problems.append("The number of places must be at least 1.")
@@ -84,7 +82,7 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
                      description: str = "", create_again: bool = False, client: Client | None = None
                      ) -> ProlificStudy:
     """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
-    link = _link(study)
+    link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link
     if link is None:
@@ -160,7 +158,7 @@ class Row:
 def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
     """Every Prolific submission of the study, joined to Duet's participant; Duet participants Prolific does not
     list come last (flagged)."""
-    link = _link(study)
+    link = link_of(study)
     if link is None or not link.prolific_id:
         raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
     client = client_for(study, client)
@@ -212,7 +210,7 @@ def _seconds(submission: dict) -> int | None:
 
 
 def sync_rows(*, study: Study) -> list[Row]:
-    arm = _arm(study)
+    arm = arm_of(study)
     rule = arm.attention_rule()
     counts = {}
     for pk in Trial.objects.filter(participant__study=study).values_list("participant_id", flat=True):
@@ -241,8 +239,8 @@ class Planned:
 
 
 def review_plan(*, study: Study) -> list[Planned]:
-    arm = _arm(study)
-    link = _link(study)
+    arm = arm_of(study)
+    link = link_of(study)
     minutes = link.minutes if link else 0
     done = set(ReviewAction.objects.filter(study=study).values_list("submission_id", flat=True))
     expected = {ParticipantStatus.COMPLETED: (arm.completion_code,),
@@ -264,7 +262,7 @@ def prolific_review(*, study: Study, apply: bool, client: Client | None = None) 
     plan = review_plan(study=study)
     if not apply:
         return plan
-    arm = _arm(study)
+    arm = arm_of(study)
     client = client_for(study, client)
     for item in plan:
         if item.done_before or item.decision.action == "leave":
@@ -287,106 +285,3 @@ def prolific_review(*, study: Study, apply: bool, client: Client | None = None) 
         action.done_at = timezone.now()
         action.save(update_fields=["done_at"])
     return review_plan(study=study)
-
-
-# ------------------------------------------------------------------------------------------ bonuses
-@dataclass(frozen=True)
-class BonusLine:
-    submission_id: str
-    prolific_pid: str
-    participant: Participant | None
-    amount_cents: int
-    state: str  # the ledger's state, '' when not yet recorded
-
-
-def bonus_plan(*, study: Study, hourly_wage: Decimal | None = None, amount: Decimal | None = None
-               ) -> tuple[list[BonusLine], str]:
-    """The bonus of each approved submission and the rule in words. Exactly one of hourly_wage and amount."""
-    if (hourly_wage is None) == (amount is None):
-        raise ProlificRefused("Give either --hourly-wage or --amount.")
-    link = _link(study)
-    if link is None:
-        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
-    approved = list(Submission.objects.filter(study=study, status=rules.APPROVED).order_by("pk"))
-    currency = _arm(study).currency
-    if hourly_wage is not None:
-        if hourly_wage <= 0:
-            raise ProlificRefused("The hourly wage must be above 0.")
-        seconds = [s.time_taken for s in approved if s.time_taken is not None]
-        each = rules.wage_bonus_cents(hourly_wage=hourly_wage, seconds=seconds, reward_cents=link.reward_cents)
-        median = f"{rules.median_minutes(seconds):.2f}" if seconds else "—"
-        rule = (f"{hourly_wage} {currency}/hour × median {median} min of {len(seconds)} approved submissions − "
-                f"reward {link.reward_cents} cents")
-    else:
-        if amount <= 0:
-            raise ProlificRefused("The amount must be above 0.")
-        each, rule = rules.cents(amount), f"a fixed {amount} {currency}"
-    ledger = {b.prolific_pid: b for b in Bonus.objects.filter(study=study)}
-    lines = [BonusLine(s.submission_id, s.prolific_pid, s.participant,
-                       ledger[s.prolific_pid].amount_cents if s.prolific_pid in ledger else each,
-                       ledger[s.prolific_pid].state if s.prolific_pid in ledger else "")
-             for s in approved if each > 0 or s.prolific_pid in ledger]
-    return lines, rule
-
-
-def prolific_bonus(*, study: Study, apply: bool, hourly_wage: Decimal | None = None, amount: Decimal | None = None,
-                   client: Client | None = None) -> tuple[list[BonusLine], str]:
-    """Dry run: the table. With `apply`: each participant's bonus paid exactly once.
-
-    1. reconcile: a row left PAYING (the pay call's answer was lost) is marked PAID when Prolific's submission
-       lists a bonus of its amount, else UNKNOWN (never paid again by Duet: the researcher checks);
-    2. a row SET_UP (crashed after the set-up call) is paid with its stored bulk id, once;
-    3. new participants get a PLANNED row first, then one set-up call for all of them, then one pay call.
-    Each step moves rows by one conditional UPDATE (a claim), so two runs at once never pay a bulk twice.
-    """
-    lines, rule = bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)
-    if not apply:
-        return lines, rule
-    link = _link(study)
-    client = client_for(study, client)
-    for bonus in Bonus.objects.filter(study=study, state=BonusState.PAYING):
-        found = client.submission_get(bonus.submission_id).get("bonus_payments") or []
-        paid = any(rules.cents(Decimal(str(x)) / 100) == bonus.amount_cents for x in found
-                   if isinstance(x, int | float))
-        bonus.state = BonusState.PAID if paid else BonusState.UNKNOWN
-        bonus.paid_at = timezone.now() if paid else None
-        bonus.save(update_fields=["state", "paid_at"])
-    for line in lines:
-        if not line.state:
-            Bonus.objects.get_or_create(study=study, prolific_pid=line.prolific_pid, defaults={
-                "participant": line.participant, "submission_id": line.submission_id,
-                "amount_cents": line.amount_cents, "rule": rule[:200]})
-    planned = list(Bonus.objects.filter(study=study, state=BonusState.PLANNED))
-    if planned:  # setting up pays nothing: a set-up whose answer was lost is simply set up again
-        answer = client.bonus_set_up(link.prolific_id, rules.csv_bonuses([(b.prolific_pid, b.amount_cents)
-                                                                            for b in planned]))
-        bulk, pks = rules_id(answer), [b.pk for b in planned]
-        claimed = Bonus.objects.filter(pk__in=pks, state=BonusState.PLANNED).update(
-            state=BonusState.SET_UP, bulk_id=bulk, bulk_lines=len(pks))
-        if claimed != len(pks):  # another run set some of them up meanwhile: this bulk is never paid
-            Bonus.objects.filter(bulk_id=bulk, state=BonusState.SET_UP).update(
-                state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
-            raise ProlificRefused("Another bonus run set up some of these bonuses at the same time; nothing was "
-                                  "paid by this run. Run it again.")
-    for bulk, lines in sorted(set(Bonus.objects.filter(study=study, state=BonusState.SET_UP).values_list(
-            "bulk_id", "bulk_lines"))):
-        # the claim: one UPDATE, so of two runs at once only one gets the rows; a bulk is paid only when every
-        # participant it holds is claimed (a bulk some of whose rows were set up again elsewhere is never paid)
-        claimed = Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.SET_UP).update(
-            state=BonusState.PAYING)
-        if claimed == 0:
-            continue
-        if claimed != lines:
-            Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
-                state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
-            continue
-        try:
-            client.bonus_pay(bulk)
-        except ProlificError as exc:
-            if not exc.unknown:  # Prolific refused it (4xx): nothing was paid, set it up again next time
-                Bonus.objects.filter(study=study, bulk_id=bulk, state=BonusState.PAYING).update(
-                    state=BonusState.PLANNED, bulk_id="", bulk_lines=0)
-            raise
-        Bonus.objects.filter(study=study, bulk_id=bulk, state__in=[BonusState.PAYING, BonusState.UNKNOWN]).update(
-            state=BonusState.PAID, paid_at=timezone.now())  # (UNKNOWN: another run reconciled it meanwhile)
-    return bonus_plan(study=study, hourly_wage=hourly_wage, amount=amount)

@@ -64,7 +64,7 @@ def test_a_reward_under_prolifics_minimum_or_an_unready_study_is_refused_with_th
                      "8", "--origin", ORIGIN)
     assert "100 cents for 8 minutes is 7.50 GBP/hour, under Prolific's minimum of 9.00 GBP/hour: give at least " \
            "120 cents" in str(caught.value)
-    arm = services._arm(ready_study)
+    arm = services.arm_of(ready_study)
     arm.completion_code = ""
     arm.save()
     with pytest.raises(CommandError, match="completion code set is not done"):

@@ -11,7 +11,8 @@ from experiments.models import Study
 
 from ...client import ProlificError
 from ...demographics import DemographicsRefused, demographics_import
-from ...services import ProlificRefused, prolific_bonus, prolific_publish, prolific_review, prolific_sync
+from ...bonuses import prolific_bonus
+from ...services import ProlificRefused, prolific_publish, prolific_review, prolific_sync
 
 
 def _money(text: str) -> Decimal:
