@@ -1,10 +1,11 @@
-"""Publishing, following, reviewing and paying on Prolific (issue 38). Every service takes the study and a
+"""Publishing, following and reviewing on Prolific (issue 38). Every service takes the study and a
 client (prolific/client.py; made from the environment when none is given) and records each API call on the
 study (ApiCall). The exactly-once rules:
 
 * publish: a ProlificStudy row with a unique internal name is saved *before* the create call; a rerun whose
   row has no Prolific id looks for a Prolific study with that internal name before creating one, so a
-  creation whose answer was lost is adopted, never repeated;
+  creation whose answer was lost is adopted, never repeated; the create call is sent by the one run that
+  claims it;
 * review: a ReviewAction is saved before each transition and marked done after; a submission with one is
   never transitioned again (Prolific documents its transitions as idempotent too);
 * bonuses: prolific/bonuses.py (the ledger).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+
 from django.db import transaction
 from django.utils import timezone
 
