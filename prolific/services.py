@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from experiments.models import Participant, ParticipantStatus, Study, Trial
@@ -214,9 +215,8 @@ def _seconds(submission: dict) -> int | None:
 def sync_rows(*, study: Study) -> list[Row]:
     arm = arm_of(study)
     rule = arm.attention_rule()
-    counts = {}
-    for pk in Trial.objects.filter(participant__study=study).values_list("participant_id", flat=True):
-        counts[pk] = counts.get(pk, 0) + 1
+    counts = dict(Trial.objects.filter(participant__study=study).values("participant_id").annotate(n=Count("pk"))
+                  .values_list("participant_id", "n"))
     rows, listed = [], set()
     for s in Submission.objects.filter(study=study).select_related("participant").order_by("pk"):
         p = s.participant
