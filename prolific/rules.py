@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 AWAITING_REVIEW = "AWAITING REVIEW"
 APPROVED = "APPROVED"
@@ -86,8 +86,8 @@ def minimum_reward_problem(*, reward_cents: int, minutes: int, min_hourly: Decim
         return "The estimated time must be at least 1 minute."
     least = cents(min_hourly * minutes / 60)
     if reward_cents < least:
-        hourly = Decimal(reward_cents) * 60 / minutes / 100
-        return (f"A reward of {reward_cents} cents for {minutes} minutes is {hourly:.2f} {currency}/hour, under "
+        hourly = (Decimal(reward_cents) * 60 / minutes / 100).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        return (f"A reward of {reward_cents} cents for {minutes} minutes is {hourly} {currency}/hour, under "
                 f"Prolific's minimum of {min_hourly} {currency}/hour: give at least {least} cents.")
     return ""
 
