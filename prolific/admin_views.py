@@ -17,7 +17,8 @@ from experiments.team_scope import study_or_404
 
 from . import bonuses, services
 from .client import ProlificError
-from .models import ApiCall, Bonus, ProlificStudy
+from .demographics import DemographicsRefused, demographics_codebook, demographics_import
+from .models import ApiCall, Bonus, Demographics, ProlificStudy
 
 
 class PublishForm(forms.Form):
@@ -42,12 +43,18 @@ class BonusForm(forms.Form):
         return data
 
 
+class DemographicsForm(forms.Form):
+    export = forms.FileField(label="Prolific's demographic export (CSV)")
+
+
 @staff_member_required
 def prolific_page(request, pk: int):
     study = study_or_404(user=request.user, pk=pk)
     link = ProlificStudy.objects.filter(study=study).first()
     publish_form = PublishForm(request.POST if request.POST.get("do") == "publish" else None)
     bonus_form = BonusForm(request.POST if request.POST.get("do") == "bonus" else request.GET or None)
+    demographics_form = DemographicsForm(request.POST if request.POST.get("do") == "demographics" else None,
+                                         request.FILES if request.POST.get("do") == "demographics" else None)
     review = bonus = None
     if request.method == "POST":
         if not request.user.has_perm("experiments.change_study"):
@@ -77,7 +84,13 @@ def prolific_page(request, pk: int):
                                                 amount=d.get("amount"))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")
-        except (ProlificError, services.ProlificRefused) as exc:
+            if do == "demographics" and demographics_form.is_valid():
+                done = demographics_import(study=study, stream=demographics_form.cleaned_data["export"])
+                messages.success(request, f"Imported {', '.join(done.columns)} for {done.joined} participants; "
+                                          f"{done.skipped} rows of others skipped; columns not in the consent text "
+                                          f"dropped: {', '.join(done.dropped_columns) or 'none'}.")
+                return redirect(request.path)
+        except (ProlificError, services.ProlificRefused, DemographicsRefused) as exc:
             messages.error(request, str(exc))
     checklist_green = not services.publish_problems(study=study, reward_cents=10**6, minutes=1, places=1)
     context = {
@@ -86,7 +99,14 @@ def prolific_page(request, pk: int):
         "rows": services.sync_rows(study=study) if link else [], "review": review,
         "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
         "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
-        "calls": ApiCall.objects.filter(study=study)[:50],
+        "calls": ApiCall.objects.filter(study=study)[:50], "demographics_form": demographics_form,
+        "demographics": _demographics(study),
     }
     return TemplateResponse(request, "admin/prolific/study.html", context)
 
+
+
+def _demographics(study) -> dict:
+    rows = Demographics.objects.filter(participant__study=study)
+    columns = sorted({c for values in rows.values_list("values", flat=True) for c in values})
+    return {"participants": rows.count(), "codebook": demographics_codebook(tuple(columns))}

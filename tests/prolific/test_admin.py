@@ -6,8 +6,10 @@ import html
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from prolific.models import Bonus, ProlificStudy
+from tests.factories import ParticipantFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +38,14 @@ def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owne
     owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
     owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
     assert standin.paid() == {"nobody": 1}
+    arm = ready_study.human_arm
+    arm.consent_text = "Taking part is voluntary. We receive from Prolific your age."
+    arm.save()
+    ParticipantFactory(study=ready_study, prolific_pid="pidA")
+    export = SimpleUploadedFile("export.csv", b"Participant id,Age,Sex\npidA,34,Female\n", content_type="text/csv")
+    page = html.unescape(owner.post(url, {"do": "demographics", "export": export}, follow=True).content.decode())
+    assert "Imported Age for 1 participants" in page and "columns not in the consent text dropped: Sex" in page
+    assert "1 participants have demographics" in page and "age in whole years" in page
     calls = owner.get(url).content.decode()
     assert "/api/v1/bulk-bonus-payments/" in calls and standin.state.token not in calls
 
