@@ -1,5 +1,6 @@
 """The study's Prolific page in the admin (issue 38): publish only from a green checklist, sync, review and
-bonuses with a dry run and an apply, against the stand-in server; another team's study is not found."""
+bonuses with a dry run and an apply against the stand-in server, the demographics import; another team's study
+is not found."""
 from __future__ import annotations
 
 import html
