@@ -433,3 +433,19 @@ def import_max_bytes() -> int:
     """DUET_IMPORT_MAX_MB (default 64): the largest published-format file read, in MB (streamed a line at
     a time; an admin upload is also held to DUET_MAX_UPLOAD_MB)."""
     return int(_positive("DUET_IMPORT_MAX_MB", IMPORT_MAX_MB_DEFAULT) * 1024 * 1024)
+
+
+# ---------------------------------------------------------------- Prolific's API (prolific/client.py; issue 38)
+PROLIFIC_DEFAULT_URL = "https://api.prolific.com"
+
+
+def prolific_api_url() -> str:
+    """PROLIFIC_API_URL (default https://api.prolific.com): the origin of Prolific's API. Tests point it at a
+    stand-in server on loopback (tests/prolific/standin.py)."""
+    return os.environ.get("PROLIFIC_API_URL", "").strip().rstrip("/") or PROLIFIC_DEFAULT_URL
+
+
+def prolific_api_token() -> str:
+    """PROLIFIC_API_TOKEN: the workspace's API token, read when a request is made and kept in no setting,
+    database row, log or page ('' when unset: the client then refuses to start, saying which variable to set)."""
+    return secret_from_environment("PROLIFIC_API_TOKEN")

@@ -204,12 +204,13 @@ HEADERS = {"accept": "application/json", "accept-encoding": "gzip, deflate", "us
 
 
 def request(method: str, base_url: str, path: str, *, body: dict | None = None, key: str = "", seconds: float,
-            max_bytes: int, checked: Target | None = None) -> Answer:
+            max_bytes: int, checked: Target | None = None, key_scheme: str = "Bearer") -> Answer:
     """One request (sync) to `path` under a server's base URL, finished within `seconds` in all, its answer
-    read up to `max_bytes`; OutboundError saying what went wrong by class."""
+    read up to `max_bytes`; OutboundError saying what went wrong by class. The key goes in the Authorization
+    header as `<key_scheme> <key>` (Prolific's API wants `Token <token>`)."""
     deadline = time.monotonic() + seconds
     checked = checked or target(base_url, seconds=min(seconds, RESOLVE_SECONDS))
-    headers = {**HEADERS, **({"authorization": f"Bearer {key}"} if key else {})}
+    headers = {**HEADERS, **({"authorization": f"{key_scheme} {key}"} if key else {})}
     try:
         with httpx.Client(transport=_transport(checked, deadline), trust_env=False, follow_redirects=False,
                           timeout=None) as client:

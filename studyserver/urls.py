@@ -13,6 +13,7 @@ admin.site.site_url = "/"  # "View site": the landing page (participants arrive 
 urlpatterns = [
     path("", landing, name="landing"),  # links to the admin, the docs and the demo study
     path("docs/<str:name>", doc, name="doc"),
+    path("admin/prolific/", include("prolific.urls")),  # a study's Prolific page (issue 38)
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("s/", include("experiments.participation.urls")),  # the participant flow (issue 3)

@@ -172,3 +172,23 @@ def pytest_collection_modifyitems(items):
         test = f"{path.relative_to(TESTS).as_posix()}::{item.name}" if TESTS in path.parents else item.nodeid
         for mark in pass_marks(test, uses_db=uses_db):
             item.add_marker(getattr(pytest.mark, mark))
+
+
+def _refuse_prolific() -> None:
+    """No test reaches Prolific's real API (issue 38): in every test process its host names do not resolve
+    (every outbound request resolves its host through socket.getaddrinfo first: studyserver/destinations.py).
+    The Prolific tests use the stand-in on loopback, tests/prolific/standin.py."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = (host.decode() if isinstance(host, bytes) else str(host or "")).lower().rstrip(".")
+        if name == "prolific.com" or name.endswith(".prolific.com") or name.endswith(".prolific.co"):
+            raise socket.gaierror(socket.EAI_NONAME, "tests never reach Prolific's real API")
+        return real(host, *args, **kwargs)
+
+    socket.getaddrinfo = getaddrinfo
+
+
+_refuse_prolific()

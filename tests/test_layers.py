@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "demo")
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "demo")
 LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it. A module belongs to the
@@ -44,7 +44,7 @@ LAYERS = (
         "experiments.team_scope")),
     ("experiments' participant flow", ("experiments.participation",)),
     ("experiments' top (admin, services, jobs, commands)", ("experiments", "experiments.participation.pilot_admin")),
-    ("apps above experiments", ("inference", "analysis")),
+    ("apps above experiments", ("inference", "analysis", "prolific")),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
                                            "studyserver.asgi", "demo")),
 )

@@ -61,8 +61,10 @@ def progress_html(study: Study) -> str:
     csv_url = reverse("admin:experiments_study_trials_csv", args=[study.pk])
     links = format_html(
         '<a href="{}">Export trials (CSV)</a> (participants as P&lt;id&gt;; <a href="{}">with Prolific IDs</a>)'
-        ' · <a href="{}" target="_blank">Preview the participant flow</a>',
+        ' · <a href="{}" target="_blank">Preview the participant flow</a>'
+        ' · <a href="{}" id="prolific-refresh">Prolific: sync / refresh, review, bonuses</a>',
         csv_url, csv_url + "?prolific_ids=1", reverse("participant:preview", kwargs={"slug": study.slug}),
+        reverse("prolific:page", args=[study.pk]),  # the prolific app's page (a URL name, not an import)
     )
     return format_html("<table>{}</table>{}<p>Last seen (in progress): {}</p><p>{}</p>", table,
                        dashboard.completions_svg(study), seen, links)

@@ -110,8 +110,17 @@ def launch_html(study: Study) -> str:
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
-        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p></div>',
-        link, link, codes, timing, scheme, items, state_line(study, checks))
+        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p>{}</div>',
+        link, link, codes, timing, scheme, items, state_line(study, checks), _publish(study, checks))
+
+
+def _publish(study: Study, checks: list[Check]) -> str:
+    """Publish on Prolific (the prolific app's page, by its URL name): offered only when the checklist is green."""
+    if not all(c.ok for c in checks if c.required):
+        return ""
+    return format_html('<p><a class="button" id="launch-publish" href="{}">Publish on Prolific…</a> (creates and '
+                       'publishes the Prolific study from Duet, with this link and these codes)</p>',
+                       reverse("prolific:page", args=[study.pk]))
 
 
 def _missing(check: Check) -> str:

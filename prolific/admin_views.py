@@ -1,0 +1,112 @@
+"""The study's Prolific page in the admin (issue 38): publish (only when the launch checklist is green), sync /
+refresh, review and bonuses each with a dry run and an apply, and the API calls made. One view; the forms post
+back to it. A user sees the page of a study their teams see (experiments/team_scope.py) and acts on it only
+with the permission to change studies."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+
+from experiments.team_scope import study_or_404
+
+from . import bonuses, services
+from .client import ProlificError
+from .demographics import DemographicsRefused, demographics_codebook, demographics_import
+from .models import ApiCall, Bonus, Demographics, ProlificStudy
+
+
+class PublishForm(forms.Form):
+    reward = forms.IntegerField(min_value=1, label="Reward (cents)")
+    places = forms.IntegerField(min_value=1)
+    minutes = forms.IntegerField(min_value=1, label="Estimated time (minutes)")
+    name = forms.CharField(required=False, max_length=120, label="Name on Prolific")
+    description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
+    create_again = forms.BooleanField(required=False, label="Create again", help_text="Only when Duet says so, "
+                                      "after checking in Prolific's web app that an earlier creation made no study.")
+
+
+class BonusForm(forms.Form):
+    hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2,
+                                     label="Target hourly wage (003's rule)")
+    amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2, label="or a fixed amount")
+
+    def clean(self):
+        data = super().clean()
+        if (data.get("hourly_wage") is None) == (data.get("amount") is None):
+            raise forms.ValidationError("Give either a target hourly wage or a fixed amount.")
+        return data
+
+
+class DemographicsForm(forms.Form):
+    export = forms.FileField(label="Prolific's demographic export (CSV)")
+
+
+@staff_member_required
+def prolific_page(request, pk: int):
+    study = study_or_404(user=request.user, pk=pk)
+    link = ProlificStudy.objects.filter(study=study).first()
+    publish_form = PublishForm(request.POST if request.POST.get("do") == "publish" else None)
+    bonus_form = BonusForm(request.POST if request.POST.get("do") == "bonus" else request.GET or None)
+    demographics_form = DemographicsForm(request.POST if request.POST.get("do") == "demographics" else None,
+                                         request.FILES if request.POST.get("do") == "demographics" else None)
+    review = bonus = None
+    if request.method == "POST":
+        if not request.user.has_perm("experiments.change_study"):
+            raise PermissionDenied
+        do, apply = request.POST.get("do"), request.POST.get("apply") == "yes"
+        try:
+            if do == "publish" and publish_form.is_valid():
+                d = publish_form.cleaned_data
+                services.prolific_publish(study=study, origin=f"{request.scheme}://{request.get_host()}",
+                                          reward_cents=d["reward"], places=d["places"], minutes=d["minutes"],
+                                          name=d["name"], description=d["description"],
+                                          create_again=d["create_again"])
+                messages.success(request, "Published on Prolific.")
+                return redirect(request.path)
+            if do == "sync":
+                rows = services.prolific_sync(study=study)
+                messages.success(request, f"Synced: {len(rows)} rows, {sum(1 for r in rows if r.flag)} flagged.")
+                return redirect(request.path)
+            if do == "review":
+                services.prolific_sync(study=study)
+                review = services.prolific_review(study=study, apply=apply)
+                messages.success(request, "Review applied." if apply else "Dry run: nothing was sent to Prolific.")
+            if do == "bonus" and bonus_form.is_valid():
+                services.prolific_sync(study=study)
+                d = bonus_form.cleaned_data
+                bonus = bonuses.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
+                                                amount=d.get("amount"))
+                messages.success(request, "Bonuses paid (each participant once)." if apply else
+                                 "Dry run: nothing was paid.")
+            if do == "demographics" and demographics_form.is_valid():
+                done = demographics_import(study=study, stream=demographics_form.cleaned_data["export"])
+                messages.success(request, f"Imported {', '.join(done.columns)} for {done.joined} participants; "
+                                          f"{done.skipped} rows of others skipped; columns not in the consent text "
+                                          f"dropped: {', '.join(done.dropped_columns) or 'none'}.")
+                return redirect(request.path)
+        except (ProlificError, services.ProlificRefused, DemographicsRefused) as exc:
+            messages.error(request, str(exc))
+    checklist_green = not services.publish_problems(study=study, reward_cents=10**6, minutes=1, places=1)
+    context = {
+        **admin.site.each_context(request), "title": f"Prolific: {study.slug}", "study": study, "link": link,
+        "publish_form": publish_form, "bonus_form": bonus_form, "checklist_green": checklist_green,
+        "rows": services.sync_rows(study=study) if link else [], "review": review,
+        "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
+        "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
+        "calls": ApiCall.objects.filter(study=study)[:50], "demographics_form": demographics_form,
+        "demographics": _demographics(study),
+    }
+    return TemplateResponse(request, "admin/prolific/study.html", context)
+
+
+
+def _demographics(study) -> dict:
+    rows = Demographics.objects.filter(participant__study=study)
+    columns = sorted({c for values in rows.values_list("values", flat=True) for c in values})
+    return {"participants": rows.count(), "codebook": demographics_codebook(tuple(columns))}

@@ -1,0 +1,166 @@
+"""Prolific's API, through Duet's one outbound client (studyserver/outbound.py; DESIGN.md habit 18).
+
+* The origin is PROLIFIC_API_URL and the token PROLIFIC_API_TOKEN (studyserver/env.py), read when a
+  client is made; the token goes in `Authorization: Token <token>` to that origin only — never to a
+  `_links.next.href` on another origin (refused) — and is kept in no row, log line or page.
+* Every request has a total deadline and a byte cap; a failure is said by class ("answered HTTP 400",
+  "did not answer within 20 s"), never with Prolific's own text.
+* 429 and 5xx are retried with backoff (Retry-After honoured up to a cap) for the requests that are safe
+  to repeat: reads, and the transitions Prolific documents as idempotent. `retry=False` is for the
+  requests that are not (creating a study, setting up and paying bonuses): one try, and an answer that
+  cannot be read leaves the outcome unknown to the caller, who records it as such.
+* Every call is handed to `record(method, path, status, seconds, error)` (prolific/services.py stores
+  it on the study for the researcher to see): the path as sent, which holds Prolific's ids only (a
+  study's, a submission's, a bulk payment's), never the token or a body.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
+
+from studyserver import env, outbound
+from studyserver.outbound import OutboundError
+
+SECONDS = 20.0  # total deadline of one request
+MAX_BYTES = 4 * 1024 * 1024  # one page of submissions is far smaller
+RETRIES = 4  # tries after the first, for retriable answers
+BACKOFF = 0.5  # seconds before the first retry; doubled each time
+MAX_WAIT = 30.0  # the longest Retry-After honoured
+MAX_PAGES = 1000
+
+
+class ProlificError(Exception):
+    """A request to Prolific that failed, in words (never Prolific's own text); `status` when it answered."""
+
+    def __init__(self, message: str, *, status: int | None = None, unknown: bool = False):
+        super().__init__(message)
+        self.status, self.unknown = status, unknown
+
+
+Record = Callable[[str, str, int | None, float, str], None]
+
+
+def _no_record(method: str, path: str, status: int | None, seconds: float, error: str) -> None:
+    return None
+
+
+class Client:
+    def __init__(self, *, record: Record = _no_record, base_url: str | None = None, token: str | None = None,
+                 sleep: Callable[[float], None] = time.sleep, backoff: float | None = None):
+        self.base_url = (base_url or env.prolific_api_url()).rstrip("/")
+        self._token = env.prolific_api_token() if token is None else token
+        if not self._token:
+            raise ProlificError("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › "
+                                "API token) and set it in the server's environment.")
+        self._record, self._sleep = record, sleep
+        self._backoff = BACKOFF if backoff is None else backoff
+        parts = urlsplit(self.base_url)
+        self.origin = (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port)
+
+    def __repr__(self) -> str:  # never the token
+        return f"<prolific.Client {self.base_url}>"
+
+    # ------------------------------------------------------------------ one request
+    def _once(self, method: str, path: str, body: dict | None) -> outbound.Answer:
+        started = time.monotonic()
+        try:
+            answer = outbound.request(method, self.base_url, path, body=body, key=self._token, key_scheme="Token",
+                                      seconds=SECONDS, max_bytes=MAX_BYTES)
+        except OutboundError as exc:
+            self._record(method, path, None, time.monotonic() - started, str(exc))
+            raise ProlificError(f"Prolific {exc}", unknown=True) from None
+        self._record(method, path, answer.status, time.monotonic() - started, answer.failure())
+        return answer
+
+    def call(self, method: str, path: str, body: dict | None = None, *, retry: bool = True, ok=(200, 201, 204)):
+        """The answer's JSON ({} for an empty body); ProlificError otherwise. `retry` only for safe requests."""
+        wait = self._backoff
+        for attempt in range(RETRIES + 1 if retry else 1):
+            answer = self._once(method, path, body)
+            if answer.status in ok:
+                return answer.json() if answer.content.strip() else {}
+            retriable = answer.status == 429 or answer.status >= 500
+            if not (retry and retriable) or attempt == RETRIES:
+                raise ProlificError(f"Prolific {answer.failure()} to {method} {path}"
+                                    + (" (after retries)" if retry and retriable else ""),
+                                    status=answer.status, unknown=retriable)
+            after = _retry_after(answer)
+            self._sleep(min(wait if after is None else after, MAX_WAIT))
+            wait *= 2
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ pagination
+    def pages(self, path: str) -> Iterator[dict]:
+        """Every result of a paginated list, following `_links.next.href` on the same origin only."""
+        for _ in range(MAX_PAGES):
+            page = self.call("GET", path)
+            results = page.get("results") if isinstance(page, dict) else None
+            if not isinstance(results, list):
+                raise ProlificError(f"Prolific answered {path} without a list of results")
+            yield from (r for r in results if isinstance(r, dict))
+            href = ((page.get("_links") or {}).get("next") or {}).get("href") if isinstance(page, dict) else None
+            if not href:
+                return
+            path = self._same_origin(href)
+        raise ProlificError(f"Prolific's list {path} has more than {MAX_PAGES} pages")
+
+    def _same_origin(self, href: str) -> str:
+        parts = urlsplit(str(href))
+        if parts.scheme or parts.netloc:
+            if (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port) != self.origin:
+                raise ProlificError("Prolific's next page points to another server: not followed (the token is "
+                                    "only sent to PROLIFIC_API_URL)")
+        if not parts.path.startswith("/"):
+            raise ProlificError("Prolific's next page is not a path on its server: not followed")
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+
+    # ------------------------------------------------------------------ the endpoints Duet uses
+    def studies(self) -> Iterator[dict]:
+        return self.pages("/api/v1/studies/")
+
+    def study_create(self, body: dict) -> dict:
+        return self.call("POST", "/api/v1/studies/", body, retry=False)
+
+    def study_get(self, study_id: str) -> dict:
+        return self.call("GET", f"/api/v1/studies/{_id(study_id)}/")
+
+    def study_publish(self, study_id: str) -> dict:
+        return self.call("POST", f"/api/v1/studies/{_id(study_id)}/transition/", {"action": "PUBLISH"})
+
+    def submissions(self, study_id: str) -> Iterator[dict]:
+        return self.pages(f"/api/v1/submissions/?study={_id(study_id)}")
+
+    def submission_get(self, submission_id: str) -> dict:
+        return self.call("GET", f"/api/v1/submissions/{_id(submission_id)}/")
+
+    def submission_transition(self, submission_id: str, body: dict) -> dict:
+        return self.call("POST", f"/api/v1/submissions/{_id(submission_id)}/transition/", body)
+
+    def submission_request_return(self, submission_id: str, reasons: list[str]) -> dict:
+        return self.call("POST", f"/api/v1/submissions/{_id(submission_id)}/request-return/",
+                         {"request_return_reasons": reasons})
+
+    def bonus_set_up(self, study_id: str, csv_bonuses: str) -> dict:
+        return self.call("POST", "/api/v1/submissions/bonus-payments/",
+                         {"study_id": study_id, "csv_bonuses": csv_bonuses}, retry=False)
+
+    def bonus_pay(self, bulk_id: str) -> dict:
+        """NOT idempotent on Prolific's side: a second call pays again. Never retried here."""
+        return self.call("POST", f"/api/v1/bulk-bonus-payments/{_id(bulk_id)}/pay/", retry=False,
+                         ok=(200, 201, 202, 204))
+
+
+def _id(value: str) -> str:
+    text = str(value)
+    if not text or not all(c.isalnum() or c in "-_" for c in text) or len(text) > 64:
+        raise ProlificError(f"{text[:70]!r} is not a Prolific id")
+    return text
+
+
+def _retry_after(answer: outbound.Answer) -> float | None:
+    text = answer.headers.get("retry-after", "").strip()
+    try:
+        return max(0.0, float(text)) if text else None
+    except ValueError:
+        return None

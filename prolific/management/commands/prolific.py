@@ -1,0 +1,113 @@
+"""manage.py prolific publish|sync|review|bonus|demographics STUDY … (issue 38; docs/participants.md).
+
+review and bonus are dry runs unless --apply is given."""
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.core.management.base import BaseCommand, CommandError
+
+from experiments.models import Study
+
+from ...client import ProlificError
+from ...demographics import DemographicsRefused, demographics_import
+from ...bonuses import prolific_bonus
+from ...services import ProlificRefused, prolific_publish, prolific_review, prolific_sync
+
+
+def _money(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise CommandError(f"'{text}' is not an amount (write e.g. 9.00)") from None
+    if not value.is_finite() or value <= 0 or value != value.quantize(Decimal("0.01")):
+        raise CommandError(f"'{text}' must be above 0, with at most 2 decimals")
+    return value
+
+
+class Command(BaseCommand):
+    help = "Run a study's Prolific side: publish, sync, review (dry run; --apply), bonus (dry run; --apply)."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        p = sub.add_parser("publish", help="create the Prolific study (once) and publish it")
+        p.add_argument("study")
+        p.add_argument("--reward", type=int, required=True, help="the reward in cents of the study's currency")
+        p.add_argument("--places", type=int, required=True)
+        p.add_argument("--minutes", type=int, required=True, help="the estimated completion time")
+        p.add_argument("--name", default="")
+        p.add_argument("--description", default="")
+        p.add_argument("--origin", required=True, help="this server's public origin, e.g. https://duet.example.org")
+        p.add_argument("--create-again", action="store_true",
+                       help="send the create call again (only after checking in Prolific's web app that an earlier "
+                            "creation whose outcome is unknown made no study)")
+        s = sub.add_parser("sync", help="fetch the submissions and join them to Duet's participants")
+        s.add_argument("study")
+        r = sub.add_parser("review", help="approve / reject / request a return by the study's rule")
+        r.add_argument("study")
+        r.add_argument("--apply", action="store_true")
+        b = sub.add_parser("bonus", help="pay each approved participant a bonus, exactly once")
+        b.add_argument("study")
+        group = b.add_mutually_exclusive_group(required=True)
+        group.add_argument("--hourly-wage", help="003's rule: this wage × the approved median time − the reward")
+        group.add_argument("--amount", help="a fixed bonus, in the study's currency (e.g. 0.50)")
+        b.add_argument("--apply", action="store_true")
+        d = sub.add_parser("demographics", help="import Prolific's demographic export (CSV)")
+        d.add_argument("study")
+        d.add_argument("csv")
+
+    def handle(self, *args, action, study, **options):
+        found = Study.objects.filter(slug=study).first()
+        if found is None:
+            raise CommandError(f"No study '{study}'.")
+        try:
+            getattr(self, f"_{action}")(found, options)
+        except (ProlificError, ProlificRefused, DemographicsRefused) as exc:
+            raise CommandError(str(exc)) from None
+
+    def _publish(self, study, o):
+        link = prolific_publish(study=study, origin=o["origin"], reward_cents=o["reward"], places=o["places"],
+                                minutes=o["minutes"], name=o["name"], description=o["description"],
+                                create_again=o["create_again"])
+        self.stdout.write(f"Published on Prolific: study {link.prolific_id} ({link.places} places, "
+                          f"{link.reward_cents} cents, {link.minutes} min).")
+
+    def _sync(self, study, o):
+        rows = prolific_sync(study=study)
+        self.stdout.write("submission\tProlific status\ttime taken (s)\tDuet status\tattention\tanswers\tflag")
+        for r in rows:
+            attention = "" if r.participant is None else ("failed" if r.failed_attention else "passed")
+            self.stdout.write(f"{r.submission_id or '—'}\t{r.prolific_status or '—'}\t{r.time_taken or '—'}\t"
+                              f"{r.duet_status or '—'}\t{attention or '—'}\t{r.answers}\t{r.flag}")
+        self.stdout.write(f"{len(rows)} rows; {sum(1 for r in rows if r.flag)} flagged.")
+
+    def _review(self, study, o):
+        prolific_sync(study=study)
+        plan = prolific_review(study=study, apply=o["apply"])
+        for item in plan:
+            done = " (done)" if item.done_before else ""
+            self.stdout.write(f"{item.row.submission_id}\t{item.decision.action}{done}\t{item.decision.why}")
+        self.stdout.write(f"{len(plan)} submissions awaiting review." + ("" if o["apply"] else
+                          " Dry run: nothing sent (add --apply)."))
+
+    def _bonus(self, study, o):
+        prolific_sync(study=study)
+        wage = _money(o["hourly_wage"]) if o["hourly_wage"] else None
+        amount = _money(o["amount"]) if o["amount"] else None
+        lines, rule = prolific_bonus(study=study, apply=o["apply"], hourly_wage=wage, amount=amount)
+        self.stdout.write(f"Rule: {rule}")
+        for line in lines:
+            self.stdout.write(f"{line.prolific_pid}\t{line.amount_cents / 100:.2f}\t{line.state or 'not paid'}")
+        total = sum(line.amount_cents for line in lines)
+        self.stdout.write(f"{len(lines)} bonuses, total {total / 100:.2f}." + ("" if o["apply"] else
+                          " Dry run: nothing paid (add --apply)."))
+
+    def _demographics(self, study, o):
+        try:
+            with open(o["csv"], "rb") as stream:
+                done = demographics_import(study=study, stream=stream)
+        except OSError as exc:
+            raise CommandError(f"Cannot read {o['csv']}: {exc.strerror}") from None
+        self.stdout.write(f"Imported {', '.join(done.columns)} for {done.joined} participants; {done.skipped} rows "
+                          f"of others skipped; columns not in the consent text dropped: "
+                          f"{', '.join(done.dropped_columns) or 'none'}.")

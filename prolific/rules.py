@@ -1,0 +1,97 @@
+"""The rules, as pure functions (no Django, no network): what review does with a submission, 003's wage
+bonus, Prolific's minimum reward. prolific/services.py feeds them what Duet and Prolific hold."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
+
+AWAITING_REVIEW = "AWAITING REVIEW"
+APPROVED = "APPROVED"
+
+# Prolific's attention-check policy: a submission may be rejected for failed attention checks when it failed
+# one (a study under 5 minutes) or at least two (5 minutes or longer).
+SHORT_STUDY_MINUTES = 5
+REJECTION_CATEGORY = "FAILED_CHECK"
+MESSAGE_MIN = 100  # Prolific refuses a rejection message shorter than this
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What Duet knows of one submission awaiting review."""
+    in_duet: bool  # a participant with this Prolific id (and session id, when Prolific gave one)
+    duet_status: str = ""  # ParticipantStatus value
+    failed_attention: bool = False  # the arm's AttentionRule says so
+    wrong_checks: int = 0  # catch items answered wrongly
+    answers: int = 0  # trials saved
+    code_given: str = ""  # the completion code the participant gave Prolific
+    codes_expected: tuple[str, ...] = ()  # the codes Duet redirects with for that status ('' none)
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # approve, reject, return, leave (prolific.models.ReviewDecision)
+    why: str
+
+
+def review(seen: Seen, *, study_minutes: int) -> Decision:
+    """What Duet does with one submission awaiting review, and why (in words a researcher reads)."""
+    if not seen.in_duet:
+        return Decision("leave", "Duet has no record of this participant: look at it in Prolific's web app")
+    if seen.answers == 0 or seen.duet_status == "no_consent":
+        return Decision("return", "no data in Duet (declined consent or answered nothing): ask for a return")
+    if seen.failed_attention:
+        needed = 1 if study_minutes < SHORT_STUDY_MINUTES else 2
+        if seen.wrong_checks >= needed:
+            return Decision("reject", f"failed {seen.wrong_checks} attention check(s); Prolific's policy allows a "
+                                      f"rejection from {needed} for a {study_minutes}-minute study")
+        return Decision("leave", f"failed the study's attention rule with {seen.wrong_checks} wrong check(s), fewer "
+                                 f"than the {needed} Prolific's policy needs to reject: decide in Prolific's web app")
+    if seen.duet_status != "completed":
+        return Decision("leave", f"Duet's status is '{seen.duet_status}', not completed")
+    if seen.codes_expected and seen.code_given and seen.code_given not in seen.codes_expected:
+        return Decision("leave", "the completion code given on Prolific is not the one Duet gave")
+    return Decision("approve", "completed in Duet and passed the attention rule")
+
+
+def rejection_message(*, wrong: int, rule: str) -> str:
+    """The message Prolific shows the participant (≥ 100 characters), from the study's attention rule."""
+    text = (f"Thank you for taking part. This study included attention-check questions with a clear correct "
+            f"answer, and your submission answered {wrong} of them wrongly. The study's rule, stated before it "
+            f"started, is: {rule}. For this reason the submission is rejected.")
+    assert len(text) >= MESSAGE_MIN
+    return text
+
+
+def cents(amount: Decimal) -> int:
+    return int((amount * 100).quantize(Decimal("1"), rounding=ROUND_HALF_UP))
+
+
+def median_minutes(seconds: list[int]) -> Decimal:
+    return Decimal(str(statistics.median(seconds))) / 60
+
+
+def wage_bonus_cents(*, hourly_wage: Decimal, seconds: list[int], reward_cents: int) -> int:
+    """003's rule: the target hourly wage × the median completion time of the approved submissions, minus the
+    reward already paid; 0 when that is not positive. Rounded to the nearest cent."""
+    if not seconds:
+        return 0
+    owed = hourly_wage * median_minutes(seconds) / 60
+    return max(0, cents(owed) - reward_cents)
+
+
+def minimum_reward_problem(*, reward_cents: int, minutes: int, min_hourly: Decimal, currency: str) -> str:
+    """'' when the reward meets Prolific's minimum hourly rate for `minutes`, else the refusal with the numbers."""
+    if minutes <= 0:
+        return "The estimated time must be at least 1 minute."
+    least = cents(min_hourly * minutes / 60)
+    if reward_cents < least:
+        hourly = (Decimal(reward_cents) * 60 / minutes / 100).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        return (f"A reward of {reward_cents} cents for {minutes} minutes is {hourly} {currency}/hour, under "
+                f"Prolific's minimum of {min_hourly} {currency}/hour: give at least {least} cents.")
+    return ""
+
+
+def csv_bonuses(rows: list[tuple[str, int]]) -> str:
+    """Prolific's csv_bonuses: 'participant_id,amount' lines, the amount in the study's currency (0.50)."""
+    return "".join(f"{pid},{Decimal(c) / 100:.2f}\n" for pid, c in rows)

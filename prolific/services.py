@@ -1,0 +1,289 @@
+"""Publishing, following and reviewing on Prolific (issue 38). Every service takes the study and a
+client (prolific/client.py; made from the environment when none is given) and records each API call on the
+study (ApiCall). The exactly-once rules:
+
+* publish: a ProlificStudy row with a unique internal name is saved *before* the create call; a rerun whose
+  row has no Prolific id looks for a Prolific study with that internal name before creating one, so a
+  creation whose answer was lost is adopted, never repeated; the create call is sent by the one run that
+  claims it;
+* review: a ReviewAction is saved before each transition and marked done after; a submission with one is
+  never transitioned again (Prolific documents its transitions as idempotent too);
+* bonuses: prolific/bonuses.py (the ledger).
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from experiments.models import Participant, ParticipantStatus, Study, Trial
+
+from . import rules
+from .client import Client, ProlificError
+from .models import ApiCall, ProlificStudy, PublishState, ReviewAction, Submission
+
+
+class ProlificRefused(Exception):
+    """A request Duet refuses before calling Prolific (the message says why and what to do)."""
+
+
+def client_for(study: Study, client: Client | None = None) -> Client:
+    def record(method, path, status, seconds, error):
+        ApiCall.objects.create(study=study, method=method, path=path[:300], status=status, seconds=round(seconds, 3),
+                               error=error[:300])
+    if client is not None:
+        client._record = record
+        return client
+    return Client(record=record)
+
+
+def arm_of(study: Study):
+    from experiments.participation.services import human_arm_ensure
+    return human_arm_ensure(study=study)
+
+
+def link_of(study: Study) -> ProlificStudy | None:
+    return ProlificStudy.objects.filter(study=study).first()
+
+
+# ------------------------------------------------------------------------------------------ publish
+def study_body(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str,
+               description: str, internal_name: str) -> dict:
+    from experiments.participation.launch import study_link
+
+    arm = arm_of(study)
+    codes = [{"code": arm.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}]
+    for code, kind in ((arm.failed_attention_code, "FAILED_ATTENTION_CHECK"), (arm.no_consent_code, "NO_CONSENT"),
+                       (arm.incompatible_device_code, "INCOMPATIBLE_DEVICE")):
+        if code.strip():
+            codes.append({"code": code, "code_type": kind, "actions": [{"action": "MANUALLY_REVIEW"}]})
+    return {
+        "name": name, "internal_name": internal_name, "description": description,
+        "external_study_url": origin.rstrip("/") + study_link(study, arm),
+        "prolific_id_option": "url_parameters", "completion_codes": codes,
+        "total_available_places": places, "estimated_completion_time": minutes, "reward": reward_cents,
+        "device_compatibility": ["desktop"],
+    }
+
+
+def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: int) -> list[str]:
+    from experiments.participation.launch import checklist
+
+    arm = arm_of(study)
+    problems = [f"Launch checklist: {c.label} is not done." for c in checklist(study, arm) if c.required and not c.ok]
+    if places < 1:
+        problems.append("The number of places must be at least 1.")
+    money = rules.minimum_reward_problem(reward_cents=reward_cents, minutes=minutes,
+                                         min_hourly=arm.prolific_min_hourly, currency=arm.currency)
+    return problems + ([money] if money else [])
+
+
+def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
+                     description: str = "", create_again: bool = False, client: Client | None = None
+                     ) -> ProlificStudy:
+    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
+    link = link_of(study)
+    if link and link.state == PublishState.PUBLISHED:
+        return link
+    if link is None:
+        problems = publish_problems(study=study, reward_cents=reward_cents, minutes=minutes, places=places)
+        if problems:
+            raise ProlificRefused(" ".join(problems))
+        link, _ = ProlificStudy.objects.get_or_create(study=study, defaults={
+            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", "reward_cents": reward_cents,
+            "places": places, "minutes": minutes})
+    client = client_for(study, client)
+    if not link.prolific_id:
+        found = next((s for s in client.studies() if s.get("internal_name") == link.internal_name), None)
+        if found is None:
+            found = _create_once(link, client, create_again=create_again, body=study_body(
+                study=study, origin=origin, reward_cents=link.reward_cents, places=link.places,
+                minutes=link.minutes, internal_name=link.internal_name,
+                name=name or study.participant_title or "A short reasoning study",
+                description=description or "A study of reasoning: read short statements and answer questions about "
+                                           "them with the F and J keys."))
+        link.prolific_id = rules_id(found)
+        link.state = PublishState.DRAFT
+        link.save(update_fields=["prolific_id", "state"])
+    client.study_publish(link.prolific_id)
+    link.state, link.published_at = PublishState.PUBLISHED, timezone.now()
+    link.save(update_fields=["state", "published_at"])
+    return link
+
+
+def _create_once(link: ProlificStudy, client: Client, *, body: dict, create_again: bool) -> dict:
+    """The create call, sent by one run only: the run that claims `create_sent_at` (one conditional UPDATE).
+    A claim already taken whose study Prolific does not list (another run is creating it, or a create whose
+    outcome is unknown never reached Prolific) is refused unless the researcher says to create again."""
+    rows = ProlificStudy.objects.filter(pk=link.pk)
+    if create_again:
+        rows.update(create_sent_at=None)
+    if rows.filter(create_sent_at__isnull=True).update(create_sent_at=timezone.now()) != 1:
+        raise ProlificRefused(
+            "A creation of this study on Prolific was already sent, and Prolific does not list a study of that "
+            f"internal name ({link.internal_name}). If another publish is still running, wait for it. If you have "
+            "checked in Prolific's web app that no such study exists, publish again with --create-again (the admin: "
+            "tick 'Create again').")
+    try:
+        return client.study_create(body)
+    except ProlificError as exc:
+        if not exc.unknown:  # refused (4xx): nothing was created, so the next run may create
+            rows.update(create_sent_at=None)
+        raise
+
+
+def rules_id(answer: dict) -> str:
+    value = answer.get("id") if isinstance(answer, dict) else None
+    if not isinstance(value, str) or not value:
+        raise ProlificError("Prolific's answer names no study id")
+    return value
+
+
+# ------------------------------------------------------------------------------------------ sync
+@dataclass(frozen=True)
+class Row:
+    submission_id: str
+    prolific_pid: str
+    participant: Participant | None
+    prolific_status: str
+    time_taken: int | None
+    study_code: str
+    duet_status: str
+    failed_attention: bool
+    wrong_checks: int
+    answers: int
+    flag: str  # '' or why the row is odd
+
+
+def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
+    """Every Prolific submission of the study, joined to Duet's participant; Duet participants Prolific does not
+    list come last (flagged)."""
+    link = link_of(study)
+    if link is None or not link.prolific_id:
+        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
+    client = client_for(study, client)
+    fetched = list(client.submissions(link.prolific_id))
+    known = dict(Submission.objects.filter(study=study, time_taken__isnull=False).values_list("submission_id",
+                                                                                             "time_taken"))
+    for s in fetched:  # the list gives basic fields; a finished submission's time comes from its own page, once
+        sid = str(s.get("id", ""))
+        if _seconds(s) is None and sid and sid not in known and s.get("status") in (rules.AWAITING_REVIEW,
+                                                                                  rules.APPROVED):
+            detail = client.submission_get(sid)
+            s["time_taken"] = _seconds(detail)
+            s.setdefault("study_code", detail.get("study_code"))
+    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
+    by_pid = {p.prolific_pid: p for p in real}
+    with transaction.atomic():
+        for s in fetched:
+            sid, pid = str(s.get("id", "")), str(s.get("participant_id", ""))
+            if not sid:
+                continue
+            p = by_pid.get(pid)
+            if p is not None and p.prolific_session_id and p.prolific_session_id != sid:
+                p = None  # the same Prolific id, another session: not this submission
+            taken = _seconds(s)
+            Submission.objects.update_or_create(study=study, submission_id=sid, defaults={
+                "participant": p, "prolific_pid": pid, "status": str(s.get("status", ""))[:24],
+                "time_taken": known.get(sid) if taken is None else taken,
+                "study_code": str(s.get("study_code") or "")[:64]})
+        link.synced_at = timezone.now()
+        link.save(update_fields=["synced_at"])
+    return sync_rows(study=study)
+
+
+def _seconds(submission: dict) -> int | None:
+    """Prolific's time_taken (seconds), else completed_at − started_at; None when neither is there or sane."""
+    from django.utils.dateparse import parse_datetime
+
+    taken = submission.get("time_taken")
+    if isinstance(taken, int | float) and not isinstance(taken, bool) and 0 <= taken < 10**7:
+        return int(taken)
+    try:
+        started = parse_datetime(str(submission.get("started_at") or ""))
+        completed = parse_datetime(str(submission.get("completed_at") or ""))
+    except ValueError:
+        return None
+    if started and completed and completed >= started:
+        return int((completed - started).total_seconds())
+    return None
+
+
+def sync_rows(*, study: Study) -> list[Row]:
+    arm = arm_of(study)
+    rule = arm.attention_rule()
+    counts = dict(Trial.objects.filter(participant__study=study).values("participant_id").annotate(n=Count("pk"))
+                  .values_list("participant_id", "n"))
+    rows, listed = [], set()
+    for s in Submission.objects.filter(study=study).select_related("participant").order_by("pk"):
+        p = s.participant
+        listed.add(p.pk if p else None)
+        rows.append(Row(s.submission_id, s.prolific_pid, p, s.status, s.time_taken, s.study_code,
+                        p.status if p else "", bool(p and rule.failed(failures=p.attention_failures, status=p.status)),
+                        p.attention_failures if p else 0, counts.get(p.pk, 0) if p else 0,
+                        "" if p else "no record in Duet"))
+    for p in Participant.objects.filter(study=study, is_preview=False, is_simulated=False).exclude(pk__in=listed):
+        rows.append(Row("", p.prolific_pid, p, "", None, "", p.status,
+                        rule.failed(failures=p.attention_failures, status=p.status), p.attention_failures,
+                        counts.get(p.pk, 0), "not listed by Prolific"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ review
+@dataclass(frozen=True)
+class Planned:
+    row: Row
+    decision: rules.Decision
+    done_before: bool  # Duet already sent this submission's transition
+
+
+def review_plan(*, study: Study) -> list[Planned]:
+    arm = arm_of(study)
+    link = link_of(study)
+    minutes = link.minutes if link else 0
+    done = set(ReviewAction.objects.filter(study=study).values_list("submission_id", flat=True))
+    expected = {ParticipantStatus.COMPLETED: (arm.completion_code,),
+                ParticipantStatus.FAILED_ATTENTION: (arm.failed_attention_code, arm.completion_code)}
+    plan = []
+    for row in sync_rows(study=study):
+        if row.prolific_status != rules.AWAITING_REVIEW or not row.submission_id:
+            continue
+        seen = rules.Seen(in_duet=row.participant is not None, duet_status=row.duet_status,
+                          failed_attention=row.failed_attention, wrong_checks=row.wrong_checks, answers=row.answers,
+                          code_given=row.study_code,
+                          codes_expected=tuple(c for c in expected.get(row.duet_status, ()) if c))
+        plan.append(Planned(row, rules.review(seen, study_minutes=minutes), row.submission_id in done))
+    return plan
+
+
+def prolific_review(*, study: Study, apply: bool, client: Client | None = None) -> list[Planned]:
+    """The plan for every submission awaiting review; with `apply`, each approve/reject/return sent once."""
+    plan = review_plan(study=study)
+    if not apply:
+        return plan
+    arm = arm_of(study)
+    client = client_for(study, client)
+    for item in plan:
+        if item.done_before or item.decision.action == "leave":
+            continue
+        action, _ = ReviewAction.objects.get_or_create(
+            study=study, submission_id=item.row.submission_id,
+            defaults={"participant": item.row.participant, "decision": item.decision.action,
+                      "reason": item.decision.why[:300]})
+        if action.done_at:
+            continue
+        sid = item.row.submission_id
+        if action.decision == "approve":
+            client.submission_transition(sid, {"action": "APPROVE"})
+        elif action.decision == "reject":
+            client.submission_transition(sid, {
+                "action": "REJECT", "rejection_category": rules.REJECTION_CATEGORY,
+                "message": rules.rejection_message(wrong=item.row.wrong_checks, rule=arm.attention_rule().describe())})
+        else:
+            client.submission_request_return(sid, ["No data was recorded in the study for this submission."])
+        action.done_at = timezone.now()
+        action.save(update_fields=["done_at"])
+    return review_plan(study=study)

@@ -1,0 +1,64 @@
+"""Issue 38 in a real headless Chromium at 1366 px: a researcher publishes a study on Prolific from the launch
+panel, syncs, reviews (dry run, then apply) and pays 003's wage bonus (dry run, then apply) from the admin,
+against the stand-in Prolific server on loopback (tests/prolific/standin.py); each passing participant is
+approved once and paid once."""
+from __future__ import annotations
+
+import pytest
+
+from experiments.models import ParticipantStatus
+from prolific.models import ProlificStudy
+from tests.e2e.admin_walk import admin_walk
+from tests.factories import ParticipantFactory, TrialFactory, review_consent
+from tests.prolific.standin import StandIn
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeypatch):
+    from tests.experiments.participation.test_pilot import draft_study
+
+    standin = StandIn()
+    monkeypatch.setenv("PROLIFIC_API_URL", standin.url)
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", standin.state.token)
+    study = draft_study(prolific_min_hourly="9.00")
+    review_consent(study)
+    try:
+        with admin_walk(live_server, monkeypatch) as walk:
+            page = walk.page
+            page.goto(walk.change(study))
+            page.click("#launch-publish")
+            page.fill("#id_reward", "150")
+            page.fill("#id_places", "2")
+            page.fill("#id_minutes", "8")
+            page.click("input[value='Publish on Prolific']")
+            page.wait_for_selector("#prolific-state")
+            link = ProlificStudy.objects.get(study=study)
+            assert "published" in page.inner_text("#prolific-state") and link.prolific_id in standin.state.studies
+
+            good = ParticipantFactory(study=study, prolific_pid="good", status=ParticipantStatus.COMPLETED)
+            TrialFactory(participant=good, item=study.items.first(), index=0)
+            good_sub = standin.add_submission(link.prolific_id, "good", time_taken=720, study_code="C0MPLETE")
+            standin.add_submission(link.prolific_id, "stranger", time_taken=300)
+            page.click("#prolific-sync input[type=submit]")
+            page.wait_for_selector("text=Synced: 2 rows, 1 flagged.")
+            assert "no record in Duet" in page.inner_text("#prolific-rows")
+
+            page.click("#prolific-review button[value=no]")
+            page.wait_for_selector("#prolific-review-plan")
+            assert "approve" in page.inner_text("#prolific-review-plan") and not standin.state.transitions
+            page.click("#prolific-review button[value=yes]")
+            page.wait_for_selector("text=Review applied.")
+            assert standin.state.transitions == [(good_sub, "APPROVE")]
+
+            page.fill("#id_hourly_wage", "15.00")  # 15.00/hour × 12 min = 3.00, minus 1.50 reward: 1.50
+            page.click("#prolific-bonus button[value=no]")
+            page.wait_for_selector("#prolific-bonus-plan")
+            assert "Total 1.50." in page.inner_text("#prolific-bonus-rule") and not standin.state.payments
+            page.click("#prolific-bonus button[value=yes]")
+            page.wait_for_selector("text=Bonuses paid (each participant once).")
+            page.click("#prolific-bonus button[value=yes]")  # a second click pays nothing more
+            page.wait_for_selector("text=Bonuses paid (each participant once).")
+            assert standin.paid() == {"good": 1} and standin.state.payments == [("good", 150)]
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+    finally:
+        standin.close()

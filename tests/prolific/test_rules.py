@@ -1,0 +1,49 @@
+"""The pure rules (prolific/rules.py): what review does with each kind of submission, 003's wage bonus by hand,
+Prolific's minimum reward, the bonus CSV."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from prolific import rules
+from prolific.rules import Seen
+
+pytestmark = pytest.mark.db_independent
+DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given": "C0MPLETE",
+        "codes_expected": ("C0MPLETE",)}
+
+
+@pytest.mark.parametrize("seen,minutes,action", [
+    (Seen(**DONE), 8, "approve"),
+    (Seen(in_duet=False), 8, "leave"),
+    (Seen(**{**DONE, "code_given": "WRONG"}), 8, "leave"),  # a code Duet did not give
+    (Seen(**{**DONE, "duet_status": "started"}), 8, "leave"),
+    (Seen(**{**DONE, "answers": 0}), 8, "return"),
+    (Seen(**{**DONE, "duet_status": "no_consent", "answers": 0}), 8, "return"),
+    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
+    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
+    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 2}), 8, "reject"),
+])
+def test_review_decides_by_the_study_rule_and_prolifics_policy(seen, minutes, action):
+    assert rules.review(seen, study_minutes=minutes).action == action
+
+
+def test_the_rejection_message_is_long_enough_and_names_the_rule():
+    text = rules.rejection_message(wrong=2, rule="failed after 1 wrong check")
+    assert len(text) >= 100 and "2 of them" in text and "failed after 1 wrong check" in text
+
+
+def test_the_wage_bonus_by_hand():
+    # four approved times 540, 600, 660, 1200 s: median (600 + 660) / 2 = 630 s = 10.5 min;
+    # 9.00/hour × 10.5 min = 1.575 → 1.58 (half up); minus a 1.00 reward: 0.58
+    assert rules.wage_bonus_cents(hourly_wage=Decimal("9.00"), seconds=[1200, 540, 660, 600], reward_cents=100) == 58
+    assert rules.wage_bonus_cents(hourly_wage=Decimal("9.00"), seconds=[600], reward_cents=150) == 0  # 1.50: none
+    assert rules.wage_bonus_cents(hourly_wage=Decimal("9.00"), seconds=[], reward_cents=0) == 0
+
+
+def test_the_minimum_reward_and_the_bonus_csv():
+    assert rules.minimum_reward_problem(reward_cents=120, minutes=8, min_hourly=Decimal("9.00"), currency="GBP") == ""
+    said = rules.minimum_reward_problem(reward_cents=119, minutes=8, min_hourly=Decimal("9.00"), currency="GBP")
+    assert "8.92 GBP/hour" in said  # 8.925, rounded down: never more than it pays and "at least 120 cents" in said
+    assert rules.csv_bonuses([("a1", 50), ("b2", 125)]) == "a1,0.50\nb2,1.25\n"
