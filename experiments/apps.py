@@ -9,7 +9,8 @@ class ExperimentsConfig(AppConfig):
     verbose_name = "Studies and items"
     # Models declared beside their services, outside models.py, that import models.py themselves:
     # loaded here, with the app's models, so models.py need not import them back (issue 29 item 4).
-    model_modules = ("experiments.participation.pilot", "experiments.designs.presets")
+    model_modules = ("experiments.participation.pilot", "experiments.designs.presets",
+                     "experiments.participation.list_store")
 
     def import_models(self) -> None:
         super().import_models()

@@ -17,7 +17,7 @@ from django.utils import timezone
 from ..models import (
     Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
-from . import choice, consent, flow, lists, paired, practice
+from . import choice, consent, flow, list_store, lists, paired, practice
 from logic import human_defaults
 from .arm import PairedPresentation
 from .fastsave import ATTENTION_DESIGN
@@ -146,13 +146,21 @@ def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
     return None
 
 
-def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
+def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
+    """Every list the arm's settings draw from the study's items (list_store keeps them)."""
     grid = _grid(study, arm)
-    length = arm.items_per_participant
     within = _within(grid, arm)
+    every = lists.every_list(grid, arm.items_per_participant, within=within, every_form=choice.all_mutants(study),
+                             min_gap=arm.paired_min_gap)
+    return within, every
+
+
+def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
+    """The least-used list, drawn from the stored lists (rebuilt from the items only when they changed),
+    shuffled by a fresh seed, with the catch items spread through it."""
+    checks = _attention_items(study, arm)  # first: creating them changes the items the store was built on
     try:
-        every_form = choice.all_mutants(study)
-        total = _list_total(study, arm, grid)
+        stored = list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
     except ValidationError as exc:
         raise FlowError("misconfigured", f"This study is not set up correctly: {' '.join(exc.messages)}", 503) from exc
     except lists.ListError as exc:
@@ -161,14 +169,11 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     for number in holders.values_list("list_number", flat=True):
         if number is not None:
             counts[number] = counts.get(number, 0) + 1
-    number = lists.least_used(counts, total)
+    number = lists.least_used(counts, stored.total)
     seed = secrets.randbits(48)
-    if within:  # both members of each pair, spaced and in counterbalanced order (not shuffled again)
-        ids = lists.within_pairs_list(grid, number, length, seed=seed, min_gap=arm.paired_min_gap)
-    else:
-        picked = lists.full_rows_list(grid, number, length) if every_form else grid.latin_square_list(number, length)
-        ids = lists.shuffled(picked, seed)
-    return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
+    picked = list_store.stored_list(header=stored, number=number)
+    ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
+    return number, seed, lists.with_checks(ids, checks, seed)
 
 
 # Simulated participants (a pilot's bots, participation/pilot.py) have ids in a namespace of their own:

@@ -1,0 +1,113 @@
+"""Stored lists (issue 38 item 7): every list a study's settings draw, computed once from its items.
+
+Drawing a participant's list from the item pool read every item of the study at each entry (a
+48,000-item study: 24,001 items, about 145 ms per entry). Here the lists are built once, by
+lists.every_list from the same grid and the same rules, and kept: StoredLists, one row per study,
+holds what they were built from; StoredList one row per list number. An entry then reads the header,
+one aggregate over the study's items (its fingerprint) and the one list it was given.
+
+The stored lists are rebuilt whenever what they were drawn from changes, whatever changed it:
+- the settings that shape them (items per participant, nonsense items, paired presentation and gap,
+  the study's settings) are part of the header's key, read from the arm and study in hand;
+- items created or deleted (generation, imports, perturbed copies, a regeneration, an admin delete)
+  change the number of the study's items or the highest item id, which the header records;
+- an item edited in place (Item.save, e.g. in the admin) drops the study's stored lists (the signal
+  below); the catch items the flow creates for itself are never in the pool and drop nothing.
+The models are loaded with the app's models by ExperimentsConfig.model_modules (apps.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+from django.db import models
+from django.db.models import Count, Max
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from ..models import Item, Study
+from .arm import HumanArm
+from .fastsave import ATTENTION_DESIGN
+
+
+class StoredLists(models.Model):
+    """What a study's stored lists were built from; its lists are StoredList rows."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="stored_lists")
+    key = models.CharField(max_length=64, help_text="Digest of the settings the lists were drawn with.")
+    items_count = models.PositiveIntegerField(help_text="How many items the study had when they were built.")
+    items_max_id = models.BigIntegerField(default=0, help_text="The study's highest item id then (0: none).")
+    within = models.BooleanField(default=False, help_text="Pairs shown within participants: lists of pairs.")
+    total = models.PositiveIntegerField(help_text="How many distinct lists there are.")
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "experiments"
+        verbose_name = "stored lists of a study"
+
+    def __str__(self) -> str:
+        return f"{self.total} stored lists of study {self.study_id}"
+
+
+class StoredList(models.Model):
+    """One list, as lists.every_list gives it: item ids, or [first, second] members of pairs."""
+
+    owner = models.ForeignKey(StoredLists, on_delete=models.CASCADE, related_name="lists")
+    number = models.PositiveIntegerField()
+    items = models.JSONField()
+
+    class Meta:
+        app_label = "experiments"
+        constraints = [models.UniqueConstraint(fields=["owner", "number"], name="stored_list_unique_number")]
+
+    def __str__(self) -> str:
+        return f"list {self.number} of {self.owner}"
+
+
+def settings_key(*, study: Study, arm: HumanArm) -> str:
+    """A digest of every setting the lists depend on, besides the items themselves."""
+    shape = [arm.items_per_participant, arm.include_nonsense, arm.paired_presentation, arm.paired_min_gap,
+             study.settings or {}]
+    return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _fingerprint(study: Study) -> tuple[int, int]:
+    found = Item.objects.filter(study=study).aggregate(n=Count("id"), top=Max("id"))
+    return found["n"], found["top"] or 0
+
+
+Builder = Callable[[], tuple[bool, list[list]]]
+
+
+def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> StoredLists:
+    """The study's stored lists, rebuilt first when anything they were drawn from changed. `build`
+    gives (within, every list by number) from the items, raising ListError or ValidationError when the
+    settings draw none (then nothing is stored). Call inside the transaction that locks the study."""
+    key = settings_key(study=study, arm=arm)
+    count, top = _fingerprint(study)
+    header = StoredLists.objects.filter(study=study).first()
+    if header is not None and (header.key, header.items_count, header.items_max_id) == (key, count, top):
+        return header
+    within, every = build()
+    StoredLists.objects.filter(study=study).delete()
+    header = StoredLists.objects.create(study=study, key=key, items_count=count, items_max_id=top, within=within,
+                                        total=len(every))
+    StoredList.objects.bulk_create([StoredList(owner=header, number=n, items=ids) for n, ids in enumerate(every)],
+                                   batch_size=500)
+    return header
+
+
+def stored_list(*, header: StoredLists, number: int) -> list:
+    return StoredList.objects.filter(owner=header, number=number).values_list("items", flat=True).get()
+
+
+def stored_lists_forget(*, study_id: int) -> int:
+    """Drop a study's stored lists (they are rebuilt at the next entry); returns rows deleted."""
+    return StoredLists.objects.filter(study_id=study_id).delete()[0]
+
+
+@receiver(post_save, sender=Item, dispatch_uid="stored_lists_item_saved")
+def _item_saved(sender, instance: Item, created: bool, **kwargs) -> None:
+    if instance.design != ATTENTION_DESIGN:
+        stored_lists_forget(study_id=instance.study_id)
