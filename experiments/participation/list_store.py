@@ -4,7 +4,9 @@ Drawing a participant's list from the item pool read every item of the study at 
 48,000-item study: 24,001 items, about 145 ms per entry). Here the lists are built once, by
 lists.every_list from the same grid and the same rules, and kept: StoredLists, one row per study,
 holds what they were built from; StoredList one row per list number. An entry then reads the header,
-one aggregate over the study's items (its fingerprint) and the one list it was given.
+one aggregate over the study's items (its fingerprint) and the one list it was given. They are built
+when the study's lists are checked (services.lists_problem: opening the study, the launch panel), so
+the first arrivals after a launch find them ready, or else by the first entry that needs them.
 
 The stored lists are rebuilt whenever what they were drawn from changes, whatever changed it:
 - the settings that shape them (items per participant, nonsense items, paired presentation and gap,
@@ -12,7 +14,7 @@ The stored lists are rebuilt whenever what they were drawn from changes, whateve
 - items created or deleted (generation, imports, perturbed copies, a regeneration, an admin delete)
   change the number of the study's items or the highest item id, which the header records;
 - an item edited in place (Item.save, e.g. in the admin) drops the study's stored lists (the signal
-  below); the catch items the flow creates for itself are never in the pool and drop nothing.
+  below); the catch items the flow creates for itself are never in the pool, counted or dropped.
 The models are loaded with the app's models by ExperimentsConfig.model_modules (apps.py).
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Count, Max
 from django.db.models.signals import post_save
 from django.dispatch import receiver
@@ -73,7 +75,8 @@ def settings_key(*, study: Study, arm: HumanArm) -> str:
 
 
 def _fingerprint(study: Study) -> tuple[int, int]:
-    found = Item.objects.filter(study=study).aggregate(n=Count("id"), top=Max("id"))
+    """(how many, highest id) of the study's items, catch items aside (the flow makes those itself)."""
+    found = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN).aggregate(n=Count("id"), top=Max("id"))
     return found["n"], found["top"] or 0
 
 
@@ -83,18 +86,23 @@ Builder = Callable[[], tuple[bool, list[list]]]
 def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> StoredLists:
     """The study's stored lists, rebuilt first when anything they were drawn from changed. `build`
     gives (within, every list by number) from the items, raising ListError or ValidationError when the
-    settings draw none (then nothing is stored). Call inside the transaction that locks the study."""
+    settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
-    count, top = _fingerprint(study)
     header = StoredLists.objects.filter(study=study).first()
-    if header is not None and (header.key, header.items_count, header.items_max_id) == (key, count, top):
+    if header is not None and (header.key, header.items_count, header.items_max_id) == (key, *_fingerprint(study)):
         return header
-    within, every = build()
-    StoredLists.objects.filter(study=study).delete()
-    header = StoredLists.objects.create(study=study, key=key, items_count=count, items_max_id=top, within=within,
-                                        total=len(every))
-    StoredList.objects.bulk_create([StoredList(owner=header, number=n, items=ids) for n, ids in enumerate(every)],
-                                   batch_size=500)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        count, top = _fingerprint(study)
+        header = StoredLists.objects.filter(study=study).first()
+        if header is not None and (header.key, header.items_count, header.items_max_id) == (key, count, top):
+            return header  # built meanwhile by another request
+        within, every = build()
+        StoredLists.objects.filter(study=study).delete()
+        header = StoredLists.objects.create(study=study, key=key, items_count=count, items_max_id=top,
+                                            within=within, total=len(every))
+        StoredList.objects.bulk_create([StoredList(owner=header, number=n, items=ids) for n, ids in enumerate(every)],
+                                       batch_size=500)
     return header
 
 

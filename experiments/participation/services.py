@@ -136,9 +136,10 @@ def lists_scheme(*, study: Study, arm: HumanArm) -> str:
 
 
 def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
-    """Why participants' lists cannot be drawn with the arm's settings (None when they can)."""
+    """Why participants' lists cannot be drawn with the arm's settings (None when they can). When they
+    can, they are stored (list_store.py) unless already current, so entries after opening find them."""
     try:
-        _list_total(study, arm, _grid(study, arm))
+        list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
     except ValidationError as exc:
         return " ".join(exc.messages)
     except lists.ListError as exc:
