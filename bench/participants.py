@@ -45,7 +45,9 @@ Phase 0, the launch-day burst (issue 38 item 7), run first, on a study of its ow
 (--burst-interpretations x 24 forms, real and nonsense: 1,000 -> 48,000 items): --burst arrivals
 (default 300) follow the Prolific link at random moments over --burst-seconds (default 5), and only
 the entry page is asked for (its redirect to the session page is the answer). Latency is per arrival,
-client side, from its first try to the redirect (retries included). Afterwards the database says
+client side, from its first try to the redirect (retries included); before it, every server thread
+answers the entry page (without ids: no participant) and /healthz a few times, untimed, as a server
+that is already up would. Afterwards the database says
 which arrivals were lost (no participant for their Prolific id, or not the one they were sent to)
 and which doubled (two participants for one id, one session sent to two arrivals, or a participant no
 arrival made). Printed beside the trial-save p99 of phase 1 (phase 2's when phase 1 did not run).
@@ -610,6 +612,10 @@ async def burst(load: Load, n: int, seconds: float) -> Burst:
         expect(entry.status == 302 and "/p/" in location, f"burst entry answered {entry.status}")
         sent[person.pid] = urlsplit(location).path.rstrip("/").rsplit("/", 1)[-1]
 
+    # a launch meets a server that is already up: every worker thread first answers the entry page once
+    # (a link without ids: the 400 page, no participant made) and /healthz, untimed
+    for _ in range(4):
+        await asyncio.gather(*(load.call("GET", path) for path in (f"/s/{BURST_SLUG}/", "/healthz") * 16))
     loadavg = os.getloadavg() if hasattr(os, "getloadavg") else None
     t0 = time.perf_counter()
     await asyncio.gather(*(load.guarded(arrive(p, load.rng.uniform(0, seconds))) for p in people))
@@ -835,7 +841,8 @@ def report(args, stack: Stack, out: Outcome) -> int:
     completed = statuses.get("completed", 0)
     phase1 = figures(load.lat["trial"], out.study_seconds) if load.lat["trial"] else trial
     burst_checks = burst_report(stack, out, phase1.p99_ms, args) if out.burst is not None else []
-    checks = [*burst_checks, Target("lost + duplicated trials", found.lost + found.duplicated + found.mismatched + found.unexpected,
+    checks = [*burst_checks,
+              Target("lost + duplicated trials", found.lost + found.duplicated + found.mismatched + found.unexpected,
                      0, found.clean),
               Target("phase 1 participants not completed", args.participants - completed, 0,
                      completed == args.participants and not load.failures),

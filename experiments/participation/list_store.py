@@ -4,17 +4,18 @@ Drawing a participant's list from the item pool read every item of the study at 
 48,000-item study: 24,001 items, about 145 ms per entry). Here the lists are built once, by
 lists.every_list from the same grid and the same rules, and kept: StoredLists, one row per study,
 holds what they were built from; StoredList one row per list number. An entry then reads the header,
-one aggregate over the study's items (its fingerprint) and the one list it was given. They are built
+the study's highest item id (one step down an index) and the one list it was given. They are built
 when the study's lists are checked (services.lists_problem: opening the study, the launch panel), so
 the first arrivals after a launch find them ready, or else by the first entry that needs them.
 
 The stored lists are rebuilt whenever what they were drawn from changes, whatever changed it:
 - the settings that shape them (items per participant, nonsense items, paired presentation and gap,
   the study's settings) are part of the header's key, read from the arm and study in hand;
-- items created or deleted (generation, imports, perturbed copies, a regeneration, an admin delete)
-  change the number of the study's items or the highest item id, which the header records;
-- an item edited in place (Item.save, e.g. in the admin) drops the study's stored lists (the signal
-  below); the catch items the flow creates for itself are never in the pool, counted or dropped.
+- items created (generation, imports, perturbed copies, a regeneration; bulk inserts send no signal)
+  raise the study's highest item id, which the header records;
+- an item edited (Item.save) or deleted (one, or a queryset: the admin, a regeneration) drops the
+  study's stored lists (the signals below); deleting the study itself takes them with it.
+The catch items the flow creates for itself are never in the pool: they neither count nor drop.
 The models are loaded with the app's models by ExperimentsConfig.model_modules (apps.py).
 """
 from __future__ import annotations
@@ -24,8 +25,7 @@ import json
 from collections.abc import Callable
 
 from django.db import models, transaction
-from django.db.models import Count, Max
-from django.db.models.signals import post_save
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from ..models import Item, Study
@@ -38,7 +38,6 @@ class StoredLists(models.Model):
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="stored_lists")
     key = models.CharField(max_length=64, help_text="Digest of the settings the lists were drawn with.")
-    items_count = models.PositiveIntegerField(help_text="How many items the study had when they were built.")
     items_max_id = models.BigIntegerField(default=0, help_text="The study's highest item id then (0: none).")
     within = models.BooleanField(default=False, help_text="Pairs shown within participants: lists of pairs.")
     total = models.PositiveIntegerField(help_text="How many distinct lists there are.")
@@ -74,10 +73,11 @@ def settings_key(*, study: Study, arm: HumanArm) -> str:
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _fingerprint(study: Study) -> tuple[int, int]:
-    """(how many, highest id) of the study's items, catch items aside (the flow makes those itself)."""
-    found = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN).aggregate(n=Count("id"), top=Max("id"))
-    return found["n"], found["top"] or 0
+def _highest_item(study: Study) -> int:
+    """The study's highest item id, catch items aside (0: none); read newest first, so it costs the
+    same at any study size (not a count, which reads every item)."""
+    pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
+    return pool.order_by("-id").values_list("id", flat=True).first() or 0
 
 
 Builder = Callable[[], tuple[bool, list[list]]]
@@ -89,18 +89,17 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
     header = StoredLists.objects.filter(study=study).first()
-    if header is not None and (header.key, header.items_count, header.items_max_id) == (key, *_fingerprint(study)):
+    if header is not None and (header.key, header.items_max_id) == (key, _highest_item(study)):
         return header
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
-        count, top = _fingerprint(study)
+        top = _highest_item(study)
         header = StoredLists.objects.filter(study=study).first()
-        if header is not None and (header.key, header.items_count, header.items_max_id) == (key, count, top):
+        if header is not None and (header.key, header.items_max_id) == (key, top):
             return header  # built meanwhile by another request
         within, every = build()
         StoredLists.objects.filter(study=study).delete()
-        header = StoredLists.objects.create(study=study, key=key, items_count=count, items_max_id=top,
-                                            within=within, total=len(every))
+        header = StoredLists.objects.create(study=study, key=key, items_max_id=top, within=within, total=len(every))
         StoredList.objects.bulk_create([StoredList(owner=header, number=n, items=ids) for n, ids in enumerate(every)],
                                        batch_size=500)
     return header
@@ -116,6 +115,13 @@ def stored_lists_forget(*, study_id: int) -> int:
 
 
 @receiver(post_save, sender=Item, dispatch_uid="stored_lists_item_saved")
-def _item_saved(sender, instance: Item, created: bool, **kwargs) -> None:
+def _item_saved(sender, instance: Item, **kwargs) -> None:
     if instance.design != ATTENTION_DESIGN:
+        stored_lists_forget(study_id=instance.study_id)
+
+
+@receiver(post_delete, sender=Item, dispatch_uid="stored_lists_item_deleted")
+def _item_deleted(sender, instance: Item, origin=None, **kwargs) -> None:
+    study_goes = isinstance(origin, Study) or getattr(origin, "model", None) is Study  # its lists cascade
+    if instance.design != ATTENTION_DESIGN and not study_goes:
         stored_lists_forget(study_id=instance.study_id)

@@ -68,7 +68,7 @@ def participants_expire(*, study: Study, now=None) -> int:
 
 def _attention_items(study: Study, arm: HumanArm) -> list[int]:
     """The study's catch items, created from the arm's settings the first time they are needed."""
-    existing = {item.code: item.pk for item in study.items.filter(design=ATTENTION_DESIGN)}
+    existing = dict(Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"))
     ids = []
     for n, check in enumerate(arm.attention_checks, 1):
         code = f"attention-check.{n}"

@@ -213,6 +213,20 @@ def test_an_entry_reads_one_list_whatever_the_study_size():
     queries = {study.pk: _entry_queries(study, 1) for study in (small, large)}
     assert len(queries[small.pk]) == len(queries[large.pk])
     reads = [sql for sql in queries[large.pk] if 'FROM "experiments_item"' in sql]
-    # the catch items, and one aggregate (count, highest id) over the study's items: no item row is read
-    assert len(reads) == 2 and any("COUNT(" in sql and "MAX(" in sql for sql in reads)
-    assert all("COUNT(" in sql or '"design" =' in sql for sql in reads)
+    # the catch items, and the study's highest item id: no pool item is read, nothing is counted
+    assert len(reads) == 2 and not any("COUNT(" in sql for sql in reads)
+    assert any(re.search(r"ORDER BY (1|\"experiments_item\".\"id\") DESC\s+LIMIT 1", sql) for sql in reads), reads
+    assert any("= 'attention-check'" in sql and "NOT" not in sql for sql in reads)
+
+
+def test_a_deleted_item_drops_the_lists():
+    study = make_open_study(interpretations=24, items_per_participant=12)
+    people: list = []
+    arrive(study, people, 2)
+    Item.objects.filter(study=study, interpretation__index=3).delete()  # one interpretation's items, as the admin
+    assert not StoredLists.objects.filter(study=study).exists()
+    arrive(study, people, 2)
+    assert StoredLists.objects.get(study=study).total == 24 * 1  # 23 complete interpretations: one block of 12
+    Item.objects.filter(study=study).first().delete()
+    assert not StoredLists.objects.filter(study=study).exists()
+    arrive(study, people, 1)
