@@ -642,7 +642,7 @@ class Outcome:
     burst: Burst | None = None  # phase 0
 
 
-async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
+async def run(args, base: str, meter: CpuMeter | None = None, burst_done=None) -> Outcome:
     import aiohttp
 
     rng = random.Random(args.seed)
@@ -654,6 +654,8 @@ async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
             progress(f"phase 0: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page")
             arrivals = await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst,
                                    args.burst_seconds)
+            if burst_done is not None:
+                burst_done(arrivals)
         load = Load(base, http, rng, args.time_scale)
         study = [Person(pid=f"bench{n:05d}x{secrets.token_hex(3)}") for n in range(args.participants)]
         t0 = time.perf_counter()
@@ -688,15 +690,25 @@ def database_audit(stack: Stack, out: Outcome) -> tuple[Audit, Counter]:
     return audit(plans, out.load.acked, rows), Counter(status for token, _, status in people if token in study)
 
 
-def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
-    """Phase 0's figures beside the trial-save p99, from the client and the database."""
-    b = out.burst
+def burst_found(stack: Stack, b: Burst) -> tuple[Figures, BurstAudit, int]:
+    """Phase 0's latencies, its database audit and the burst study's size."""
     rows = stack.db.query("SELECT p.prolific_pid, p.token FROM experiments_participant p JOIN experiments_study s "
                           "ON s.id = p.study_id WHERE s.slug = %s AND NOT p.is_preview", (BURST_SLUG,))
     items = stack.db.query("SELECT count(*) FROM experiments_item i JOIN experiments_study s ON s.id = i.study_id "
                            "WHERE s.slug = %s", (BURST_SLUG,))[0][0]
-    found = burst_audit(b.sent, rows)
-    entry = figures(b.latencies, b.seconds)
+    return figures(b.latencies, b.seconds), burst_audit(b.sent, rows), items
+
+
+def burst_now(stack: Stack, b: Burst) -> None:
+    """Phase 0's figures as soon as it ends (a later phase past --max-seconds loses nothing of it)."""
+    entry, found, items = burst_found(stack, b)
+    print(f"phase 0 done: {items:,}-item study, {entry.line()}; lost {found.lost}, doubled {found.doubled}", flush=True)
+
+
+def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
+    """Phase 0's figures beside the trial-save p99, from the client and the database."""
+    b = out.burst
+    entry, found, items = burst_found(stack, b)
     load = ", ".join(f"{v:.2f}" for v in b.loadavg) if b.loadavg else "unknown"
     print(f"\nphase 0, launch-day burst: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page of a "
           f"{items:,}-item study (load average before: {load})")
@@ -707,7 +719,7 @@ def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[
         print(f"  {name}: {n}")
     for failure in b.load.failures[:10]:
         print(f"  FAILED: {failure}")
-    print(f"  database: {len(rows)} participants for {found.arrivals} arrivals: lost {found.lost}, "
+    print(f"  database: {found.arrivals} arrivals: lost {found.lost}, "
           f"doubled {found.doubled}")
     return [Target("burst entry p99 (ms)", entry.p99_ms, TARGET_BURST_P99_MS, entry.p99_ms <= TARGET_BURST_P99_MS),
             Target("burst arrivals lost + doubled", found.lost + found.doubled, 0,
@@ -881,7 +893,8 @@ def main(argv=None) -> int:
         try:
             meter = CpuMeter({"client": os.getpid(), "web": stack.web.proc.pid,
                               "Redis": stack.redis.proc.pid if stack.redis else None}) if Path("/proc/stat").exists() else None
-            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter), timeout=max(1.0, left)))
+            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter, lambda b: burst_now(stack, b)),
+                                                   timeout=max(1.0, left)))
         except asyncio.TimeoutError:
             raise BenchError(f"stopped: the run went past --max-seconds {args.max_seconds:g}") from None
         return report(args, stack, outcome)

@@ -110,7 +110,7 @@ def _within(grid, arm: HumanArm) -> bool:
 
 def _list_total(study: Study, arm: HumanArm, grid) -> int:
     """How many distinct lists the arm's settings draw from the study's items (ListError or
-    ValidationError saying why none can be drawn)."""
+    ValidationError saying why none can be drawn): the rule test_stored_lists.py holds the stored lists to."""
     length = arm.items_per_participant
     if _within(grid, arm):
         return lists.within_pairs_count(grid, length, arm.paired_min_gap)
@@ -159,7 +159,6 @@ def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
 def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     """The least-used list, drawn from the stored lists (rebuilt from the items only when they changed),
     shuffled by a fresh seed, with the catch items spread through it."""
-    checks = _attention_items(study, arm)  # first: creating them changes the items the store was built on
     try:
         stored = list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
     except ValidationError as exc:
@@ -174,7 +173,7 @@ def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
     seed = secrets.randbits(48)
     picked = list_store.stored_list(header=stored, number=number)
     ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
-    return number, seed, lists.with_checks(ids, checks, seed)
+    return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
 
 
 # Simulated participants (a pilot's bots, participation/pilot.py) have ids in a namespace of their own:
