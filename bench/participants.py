@@ -241,6 +241,8 @@ def check_args(args: argparse.Namespace) -> None:
         problems.append(f"--saturation-requests ({args.saturation_requests}) cannot exceed --items ({args.items})")
     if args.workers * args.threads > 64:
         problems.append(f"--workers x --threads is {args.workers * args.threads}: at most 64 database connections")
+    if getattr(args, "burst_only", False) and not args.burst:
+        problems.append("--burst-only needs --burst above 0")
     if problems:
         raise BenchError("; ".join(problems))
 
@@ -267,6 +269,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--burst-seconds", type=float, default=5.0, help="phase 0: arrivals spread over this (default 5)")
     p.add_argument("--burst-interpretations", type=int, default=1000,
                    help="phase 0: the burst study's interpretations, 48 items each (default 1000: 48,000 items)")
+    p.add_argument("--burst-only", action="store_true", help="run phase 0 alone (no trial-save figures beside it)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.concurrency is None:
@@ -705,6 +708,15 @@ def burst_now(stack: Stack, b: Burst) -> None:
     print(f"phase 0 done: {items:,}-item study, {entry.line()}; lost {found.lost}, doubled {found.doubled}", flush=True)
 
 
+async def burst_alone(args, base: str) -> Burst:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=args.burst)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120),
+                                     cookie_jar=aiohttp.DummyCookieJar()) as http:
+        return await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst, args.burst_seconds)
+
+
 def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
     """Phase 0's figures beside the trial-save p99, from the client and the database."""
     b = out.burst
@@ -713,8 +725,9 @@ def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[
     print(f"\nphase 0, launch-day burst: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page of a "
           f"{items:,}-item study (load average before: {load})")
     print(f"  entry: {entry.line()}")
-    print(f"  entry p99 {entry.p99_ms:.1f} ms vs trial-save p99 {trial_p99_ms:.1f} ms: "
-          f"{entry.p99_ms / trial_p99_ms if trial_p99_ms else math.nan:.1f}x")
+    if not math.isnan(trial_p99_ms):
+        print(f"  entry p99 {entry.p99_ms:.1f} ms vs trial-save p99 {trial_p99_ms:.1f} ms: "
+              f"{entry.p99_ms / trial_p99_ms if trial_p99_ms else math.nan:.1f}x")
     for name, n in sorted(b.load.count.items()):
         print(f"  {name}: {n}")
     for failure in b.load.failures[:10]:
@@ -893,6 +906,13 @@ def main(argv=None) -> int:
         try:
             meter = CpuMeter({"client": os.getpid(), "web": stack.web.proc.pid,
                               "Redis": stack.redis.proc.pid if stack.redis else None}) if Path("/proc/stat").exists() else None
+            if args.burst_only:
+                alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base), timeout=max(1.0, left)))
+                checks = burst_report(stack, Outcome(alone.load, [], [], {}, 0.0, 0.0, None, burst=alone), math.nan,
+                                      args)
+                for check in checks:
+                    print(check.line())
+                return 0 if all(c.ok for c in checks) else 1
             outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter, lambda b: burst_now(stack, b)),
                                                    timeout=max(1.0, left)))
         except asyncio.TimeoutError:
