@@ -41,6 +41,18 @@ gunicorn master and workers, every postgres process, Redis) and for the whole ma
 whole-machine ratio, so this table says where a save costs more than the bare request. And the
 trials/s that N real participants (no time scale) would ask for, against the measured capacity.
 
+Phase 0, the launch-day burst (issue 38 item 7), run first, on a study of its own sized like 003's demo
+(--burst-interpretations x 24 forms, real and nonsense: 1,000 -> 48,000 items): --burst arrivals
+(default 300) follow the Prolific link at random moments over --burst-seconds (default 5), and only
+the entry page is asked for (its redirect to the session page is the answer). Latency is per arrival,
+client side, from its first try to the redirect (retries included); before it, every server thread
+answers the entry page (without ids: no participant) and /healthz a few times, untimed, as a server
+that is already up would. Afterwards the database says
+which arrivals were lost (no participant for their Prolific id, or not the one they were sent to)
+and which doubled (two participants for one id, one session sent to two arrivals, or a participant no
+arrival made). Printed beside the trial-save p99 of phase 1 (phase 2's when phase 1 did not run).
+Targets: entry p99 <= 500 ms, 0 lost and 0 doubled.
+
 Afterwards the database is read directly: phase 1 participants owe their whole plan, phase 2 ones
 the trials they were sent; "lost" is an owed index with no row, "duplicated" two rows for one
 index, and an acknowledged answer whose row holds another key is counted too. Targets (issue 8):
@@ -75,6 +87,7 @@ from urllib.parse import urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 SLUG = "bench-load"
+BURST_SLUG = "bench-burst"
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
 # Unscaled pauses of one participant, in seconds (multiplied by --time-scale).
 CONSENT_S, INSTRUCTIONS_S, PRACTICE_S, HEARTBEAT_S = 25.0, 40.0, 6.0, 30.0
@@ -87,8 +100,10 @@ ENTRY_LIMIT_ENV = {"DUET_RATELIMIT_ENTRY": "1000000/m", "DUET_RATELIMIT_ENTRY_IP
 BOUNDS = {"participants": (1, 1000), "concurrency": (1, 1000), "items": (1, 200), "saturation_requests": (1, 200),
           "rounds": (1, 200),
           "workers": (1, 16), "threads": (1, 16), "max_seconds": (10, 3600), "time_scale": (0.0, 1.0),
-          "arrival_seconds": (0.0, 600.0), "retry_rate": (0.0, 1.0), "reload_rate": (0.0, 1.0)}
+          "arrival_seconds": (0.0, 600.0), "retry_rate": (0.0, 1.0), "reload_rate": (0.0, 1.0),
+          "burst": (0, 1000), "burst_seconds": (0.1, 600.0), "burst_interpretations": (24, 2000)}
 TARGET_THROUGHPUT, TARGET_P99 = 0.5, 10.0
+TARGET_BURST_P99_MS = 500.0
 
 
 class BenchError(RuntimeError):
@@ -178,6 +193,26 @@ def audit(plans: dict[str, int], acked: dict[tuple[str, int], str], rows) -> Aud
                  duplicated=len(rows) - len(keys), mismatched=mismatched, unexpected=len(keys.keys() - expected))
 
 
+@dataclass(frozen=True)
+class BurstAudit:
+    arrivals: int
+    lost: int  # an arrival with no participant for its Prolific id, or sent to another one's session
+    doubled: int  # a second participant for one id, one session sent to two arrivals, a row no arrival made
+
+
+def burst_audit(sent: dict[str, str | None], rows) -> BurstAudit:
+    """sent: Prolific id -> the session token its redirect named (None: no redirect); rows: the DB's
+    (Prolific id, token) participants of the burst study."""
+    rows = list(rows)
+    tokens: dict[str, list[str]] = defaultdict(list)
+    for pid, token in rows:
+        tokens[pid].append(token)
+    lost = sum(1 for pid, token in sent.items() if token is None or token not in tokens.get(pid, ()))
+    shared = sum(n - 1 for n in Counter(t for t in sent.values() if t is not None).values() if n > 1)
+    doubled = sum(len(t) - 1 for t in tokens.values()) + shared + sum(1 for pid in tokens if pid not in sent)
+    return BurstAudit(arrivals=len(sent), lost=lost, doubled=doubled)
+
+
 def is_loopback(host: str | None) -> bool:
     host = (host or "").strip("[]").lower()
     if host == "localhost":
@@ -206,6 +241,8 @@ def check_args(args: argparse.Namespace) -> None:
         problems.append(f"--saturation-requests ({args.saturation_requests}) cannot exceed --items ({args.items})")
     if args.workers * args.threads > 64:
         problems.append(f"--workers x --threads is {args.workers * args.threads}: at most 64 database connections")
+    if getattr(args, "burst_only", False) and not args.burst:
+        problems.append("--burst-only needs --burst above 0")
     if problems:
         raise BenchError("; ".join(problems))
 
@@ -228,6 +265,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--reload-rate", type=float, default=0.03, help="reload chance after each answer (0.03)")
     p.add_argument("--max-seconds", type=float, default=900, help="hard bound on the whole run (default 900)")
     p.add_argument("--database-url", default=None, help="PostgreSQL server (loopback) to create the database on")
+    p.add_argument("--burst", type=int, default=300, help="phase 0: arrivals on the entry page (default 300; 0: none)")
+    p.add_argument("--burst-seconds", type=float, default=5.0, help="phase 0: arrivals spread over this (default 5)")
+    p.add_argument("--burst-interpretations", type=int, default=1000,
+                   help="phase 0: the burst study's interpretations, 48 items each (default 1000: 48,000 items)")
+    p.add_argument("--burst-only", action="store_true", help="run phase 0 alone (no trial-save figures beside it)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.concurrency is None:
@@ -249,14 +291,14 @@ def postgres_server(arg: str | None) -> str:
     return require_loopback(url, "the PostgreSQL server")
 
 
-SEED = f"""
+SEED = """
 from experiments import designs, services
 from logic.modal_forms import SYLLOGISMS
 from experiments.models import Study, StudyStatus
 from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure
-study = services.study_create(slug={SLUG!r}, title="Load bench", design=SYLLOGISMS)
-designs.items_generate(study=study, design=SYLLOGISMS, interpretations=INTERPRETATIONS, seed=0)
+study = services.study_create(slug=SLUG, title="Load bench", design=SYLLOGISMS)
+designs.items_generate(study=study, design=SYLLOGISMS, interpretations=INTERPRETATIONS, seed=0, nonsense=NONSENSE)
 arm = human_arm_ensure(study=study)
 arm.items_per_participant, arm.target_sample_size, arm.completion_code = ITEMS, 100000, "BENCHDONE"
 arm.contact = "bench"
@@ -292,7 +334,11 @@ class Stack:
         if self.redis:
             self.redis.start()
         s.manage(self.env, "migrate", "--no-input", "-v", "0", timeout=300)
-        s.script(self.env, f"INTERPRETATIONS, ITEMS = {max(24, self.args.items)}, {self.args.items}\n" + SEED)
+        s.script(self.env, f"SLUG, NONSENSE = {SLUG!r}, False\n"
+                 f"INTERPRETATIONS, ITEMS = {max(24, self.args.items)}, {self.args.items}\n" + SEED)
+        if self.args.burst:  # 003's demo size: every interpretation real and nonsense
+            s.script(self.env, f"SLUG, NONSENSE = {BURST_SLUG!r}, True\n"
+                     f"INTERPRETATIONS, ITEMS = {self.args.burst_interpretations}, {self.args.items}\n" + SEED)
         self.web = s.Gunicorn(self.folder, self.env, workers=self.args.workers)
         if self.args.threads > 1:
             self.web.argv += ["--worker-class", "gthread", "--threads", str(self.args.threads)]
@@ -543,6 +589,42 @@ async def saturate(load: Load, people: list[Person], per_client: int, meter: Cpu
     return results
 
 
+@dataclass
+class Burst:
+    """Phase 0: what each arrival was sent to, its latency, and the load average when it started."""
+    load: Load
+    sent: dict[str, str | None]
+    latencies: list[float]
+    seconds: float
+    loadavg: tuple[float, float, float] | None
+
+
+async def burst(load: Load, n: int, seconds: float) -> Burst:
+    """n arrivals at random moments over `seconds`, each asking only for the entry page."""
+    people = [Person(pid=f"burst{k:05d}x{secrets.token_hex(3)}") for k in range(n)]
+    sent: dict[str, str | None] = dict.fromkeys((p.pid for p in people), None)
+    latencies: list[float] = []
+
+    async def arrive(person: Person, at: float) -> None:
+        await asyncio.sleep(at)
+        query = urlencode({"PROLIFIC_PID": person.pid, "STUDY_ID": "bench-burst", "SESSION_ID": f"s-{person.pid}"})
+        t0 = time.perf_counter()
+        entry = await load.send("GET", f"/s/{BURST_SLUG}/?{query}", person)
+        latencies.append(time.perf_counter() - t0)
+        location = entry.headers.get("Location", "")
+        expect(entry.status == 302 and "/p/" in location, f"burst entry answered {entry.status}")
+        sent[person.pid] = urlsplit(location).path.rstrip("/").rsplit("/", 1)[-1]
+
+    # a launch meets a server that is already up: every worker thread first answers the entry page once
+    # (a link without ids: the 400 page, no participant made) and /healthz, untimed
+    for _ in range(4):
+        await asyncio.gather(*(load.call("GET", path) for path in (f"/s/{BURST_SLUG}/", "/healthz") * 16))
+    loadavg = os.getloadavg() if hasattr(os, "getloadavg") else None
+    t0 = time.perf_counter()
+    await asyncio.gather(*(load.guarded(arrive(p, load.rng.uniform(0, seconds))) for p in people))
+    return Burst(load, sent, latencies, time.perf_counter() - t0, loadavg)
+
+
 async def tick(load: Load, t0: float) -> None:
     while True:
         await asyncio.sleep(30)
@@ -560,15 +642,23 @@ class Outcome:
     client_cpu: float
     stolen: float | None  # share of the machine's CPU time taken by the hypervisor during phase 2
     cpu: CpuMeter | None = None  # CPU time per request of each process group (Linux only)
+    burst: Burst | None = None  # phase 0
 
 
-async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
+async def run(args, base: str, meter: CpuMeter | None = None, burst_done=None) -> Outcome:
     import aiohttp
 
     rng = random.Random(args.seed)
     connector = aiohttp.TCPConnector(limit=max(args.participants, args.concurrency))
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar()) as http:
+        arrivals = None
+        if args.burst:
+            progress(f"phase 0: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page")
+            arrivals = await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst,
+                                   args.burst_seconds)
+            if burst_done is not None:
+                burst_done(arrivals)
         load = Load(base, http, rng, args.time_scale)
         study = [Person(pid=f"bench{n:05d}x{secrets.token_hex(3)}") for n in range(args.participants)]
         t0 = time.perf_counter()
@@ -586,7 +676,7 @@ async def run(args, base: str, meter: CpuMeter | None = None) -> Outcome:
         results = await saturate(load, crowd, args.saturation_requests, meter, rounds=args.rounds)
         client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - w0)
         stolen = stolen_share(machine0, machine_cpu())
-    return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen, meter)
+    return Outcome(load, study, crowd, results, study_seconds, client_cpu, stolen, meter, arrivals)
 
 
 def database_audit(stack: Stack, out: Outcome) -> tuple[Audit, Counter]:
@@ -601,6 +691,52 @@ def database_audit(stack: Stack, out: Outcome) -> tuple[Audit, Counter]:
     plans = {token: sent[token] if token in crowd else n for token, n, _ in people}
     study = {p.token for p in out.study}
     return audit(plans, out.load.acked, rows), Counter(status for token, _, status in people if token in study)
+
+
+def burst_found(stack: Stack, b: Burst) -> tuple[Figures, BurstAudit, int]:
+    """Phase 0's latencies, its database audit and the burst study's size."""
+    rows = stack.db.query("SELECT p.prolific_pid, p.token FROM experiments_participant p JOIN experiments_study s "
+                          "ON s.id = p.study_id WHERE s.slug = %s AND NOT p.is_preview", (BURST_SLUG,))
+    items = stack.db.query("SELECT count(*) FROM experiments_item i JOIN experiments_study s ON s.id = i.study_id "
+                           "WHERE s.slug = %s", (BURST_SLUG,))[0][0]
+    return figures(b.latencies, b.seconds), burst_audit(b.sent, rows), items
+
+
+def burst_now(stack: Stack, b: Burst) -> None:
+    """Phase 0's figures as soon as it ends (a later phase past --max-seconds loses nothing of it)."""
+    entry, found, items = burst_found(stack, b)
+    print(f"phase 0 done: {items:,}-item study, {entry.line()}; lost {found.lost}, doubled {found.doubled}", flush=True)
+
+
+async def burst_alone(args, base: str) -> Burst:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=args.burst)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120),
+                                     cookie_jar=aiohttp.DummyCookieJar()) as http:
+        return await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst, args.burst_seconds)
+
+
+def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
+    """Phase 0's figures beside the trial-save p99, from the client and the database."""
+    b = out.burst
+    entry, found, items = burst_found(stack, b)
+    load = ", ".join(f"{v:.2f}" for v in b.loadavg) if b.loadavg else "unknown"
+    print(f"\nphase 0, launch-day burst: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page of a "
+          f"{items:,}-item study (load average before: {load})")
+    print(f"  entry: {entry.line()}")
+    if not math.isnan(trial_p99_ms):
+        print(f"  entry p99 {entry.p99_ms:.1f} ms vs trial-save p99 {trial_p99_ms:.1f} ms: "
+              f"{entry.p99_ms / trial_p99_ms if trial_p99_ms else math.nan:.1f}x")
+    for name, n in sorted(b.load.count.items()):
+        print(f"  {name}: {n}")
+    for failure in b.load.failures[:10]:
+        print(f"  FAILED: {failure}")
+    print(f"  database: {found.arrivals} arrivals: lost {found.lost}, "
+          f"doubled {found.doubled}")
+    return [Target("burst entry p99 (ms)", entry.p99_ms, TARGET_BURST_P99_MS, entry.p99_ms <= TARGET_BURST_P99_MS),
+            Target("burst arrivals lost + doubled", found.lost + found.doubled, 0,
+                   not (found.lost or found.doubled or b.load.failures))]
 
 
 def seconds_per_answer() -> float:
@@ -728,7 +864,10 @@ def report(args, stack: Stack, out: Outcome) -> int:
     print(f"  trials expected {found.expected}, saved {found.saved}: lost {found.lost}, duplicated {found.duplicated}, "
           f"acknowledged-but-different {found.mismatched}, outside a plan {found.unexpected}")
     completed = statuses.get("completed", 0)
-    checks = [Target("lost + duplicated trials", found.lost + found.duplicated + found.mismatched + found.unexpected,
+    phase1 = figures(load.lat["trial"], out.study_seconds) if load.lat["trial"] else trial
+    burst_checks = burst_report(stack, out, phase1.p99_ms, args) if out.burst is not None else []
+    checks = [*burst_checks,
+              Target("lost + duplicated trials", found.lost + found.duplicated + found.mismatched + found.unexpected,
                      0, found.clean),
               Target("phase 1 participants not completed", args.participants - completed, 0,
                      completed == args.participants and not load.failures),
@@ -767,7 +906,15 @@ def main(argv=None) -> int:
         try:
             meter = CpuMeter({"client": os.getpid(), "web": stack.web.proc.pid,
                               "Redis": stack.redis.proc.pid if stack.redis else None}) if Path("/proc/stat").exists() else None
-            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter), timeout=max(1.0, left)))
+            if args.burst_only:
+                alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base), timeout=max(1.0, left)))
+                checks = burst_report(stack, Outcome(alone.load, [], [], {}, 0.0, 0.0, None, burst=alone), math.nan,
+                                      args)
+                for check in checks:
+                    print(check.line())
+                return 0 if all(c.ok for c in checks) else 1
+            outcome = asyncio.run(asyncio.wait_for(run(args, stack.web.base, meter, lambda b: burst_now(stack, b)),
+                                                   timeout=max(1.0, left)))
         except asyncio.TimeoutError:
             raise BenchError(f"stopped: the run went past --max-seconds {args.max_seconds:g}") from None
         return report(args, stack, outcome)

@@ -6,3 +6,8 @@ class ExperimentsConfig(AppConfig):
     name = "experiments"
     verbose_name = "Studies and items"
     # Every model is in experiments/models/ (a package: one module per concern), loaded by Django from there.
+
+    def ready(self) -> None:
+        # The stored lists are dropped when an item is edited or deleted, whichever process does it
+        # (participation/list_store.py's signal receivers).
+        from .participation import list_store  # noqa: F401

@@ -9,6 +9,7 @@
     attention.py     the one definition of a failed attention check (read by the arm and every count)
     pilots.py        Pilot: a simulated pilot's background job
     presets.py       MappingPreset: a named mapping of a bank file's columns
+    stored_lists.py  StoredLists and StoredList: the lists a study's settings draw, built once
 
 This package is the bottom of the app: it imports nothing from the rest of experiments (tests/test_layers.py),
 and Django loads every model through this file, so `from experiments.models import X` names any of them.
@@ -22,6 +23,7 @@ from .items import Interpretation, Item, ItemQuerySet
 from .participants import KeyMapping, Participant, ParticipantStatus, Trial
 from .pilots import Pilot, PilotStatus
 from .presets import MappingPreset
+from .stored_lists import StoredList, StoredLists
 from .studies import ItemsLocked, Study, StudyStatus, responses_exist
 from .teams import DEFAULT_TEAM, Team, default_team_id
 
@@ -29,5 +31,6 @@ __all__ = [
     "ANSWERS", "Answer", "AttentionRule", "Condition", "ConsequenceKey", "DEFAULT_TEAM", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
-    "PilotStatus", "Study", "StudyStatus", "Team", "Trial", "default_team_id", "responses_exist",
+    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyStatus", "Team", "Trial", "default_team_id",
+    "responses_exist",
 ]

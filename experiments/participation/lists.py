@@ -271,24 +271,57 @@ def within_pairs_list(grid: PairGrid, number: int, length: int, *, seed: int, mi
     so each member is first equally often. The order within each half is shuffled by `seed`, redrawn
     until every gap is at least min_gap (the same order in both halves, a gap of exactly length / 2,
     if no draw in 200 does)."""
+    return within_pairs_ordered(within_pairs_members(grid, number, length, min_gap), seed=seed, min_gap=min_gap)
+
+
+def within_pairs_members(grid: PairGrid, number: int, length: int, min_gap: int) -> list[tuple[int, int]]:
+    """The (first, second) member of each pair of list `number`, in the order of the families."""
     total = within_pairs_count(grid, length, min_gap)
     number %= total
     pairs, block, flip = length // 2, number // 2, number % 2
     families = grid.rows[block * pairs:(block + 1) * pairs]
-    first, second = {}, {}
+    out = []
     for g, family in enumerate(families):
         slots = grid.slots[family]
-        first[family] = grid.items[(family, slots[(g + flip) % 2])]
-        second[family] = grid.items[(family, slots[(g + flip + 1) % 2])]
+        out.append((grid.items[(family, slots[(g + flip) % 2])], grid.items[(family, slots[(g + flip + 1) % 2])]))
+    return out
+
+
+def within_pairs_ordered(members: Sequence[Sequence[int]], *, seed: int, min_gap: int) -> list[int]:
+    """within_pairs_list's order: both halves shuffled by `seed` (the second redrawn for the gaps)."""
+    pairs = len(members)
     rng = random.Random(seed)
-    order_a = list(families)
+    order_a = list(range(pairs))
     rng.shuffle(order_a)
     order_b = list(order_a)
-    at_a = {family: i for i, family in enumerate(order_a)}
+    at_a = {g: i for i, g in enumerate(order_a)}
     for _ in range(200):
-        candidate = list(families)
+        candidate = list(range(pairs))
         rng.shuffle(candidate)
-        if all(pairs - at_a[family] + j >= min_gap for j, family in enumerate(candidate)):
+        if all(pairs - at_a[g] + j >= min_gap for j, g in enumerate(candidate)):
             order_b = candidate
             break
-    return [first[f] for f in order_a] + [second[f] for f in order_b]
+    return [members[g][0] for g in order_a] + [members[g][1] for g in order_b]
+
+
+# Stored lists (issue 38 item 7): every list a study's settings can draw, computed once from its items
+# (participation/list_store.py keeps them), so that a participant's entry reads one list, not the pool.
+# A stored list is what the rules fix before the participant's seed: item ids in grid order, or for
+# pairs shown within participants the (first, second) members of each pair; drawn() applies the seed.
+
+
+def every_list(grid, length: int, *, within: bool, every_form: bool, min_gap: int) -> list[list]:
+    """Every list, by number, as stored (ListError when the settings draw none)."""
+    if within:
+        total = within_pairs_count(grid, length, min_gap)
+        return [[list(pair) for pair in within_pairs_members(grid, n, length, min_gap)] for n in range(total)]
+    if every_form:
+        return [full_rows_list(grid, n, length) for n in range(full_rows_count(grid, length))]
+    return [grid.latin_square_list(n, length) for n in range(grid.list_count(length))]
+
+
+def drawn(stored: Sequence, *, within: bool, seed: int, min_gap: int) -> list[int]:
+    """A stored list in the participant's order (before catch items): the rules' own shuffle by `seed`."""
+    if within:
+        return within_pairs_ordered(stored, seed=seed, min_gap=min_gap)
+    return shuffled(stored, seed)

@@ -7,6 +7,7 @@ PayloadError) with a clear message and changes nothing.
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -17,7 +18,7 @@ from django.utils import timezone
 from ..models import (
     Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
-from . import choice, consent, flow, lists, paired, practice
+from . import choice, consent, flow, list_store, lists, paired, practice
 from logic import human_defaults
 from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
 from ..models import PairedPresentation
@@ -46,7 +47,10 @@ def _holding(study: Study):
 
 def participants_expire(*, study: Study, now=None) -> int:
     """In-progress sessions silent for longer than the arm allows become 'returned'."""
-    arm = human_arm_ensure(study=study)
+    return _expire(study, human_arm_ensure(study=study), now)
+
+
+def _expire(study: Study, arm: HumanArm, now=None) -> int:
     cutoff = (now or timezone.now()) - timedelta(minutes=arm.abandon_after_minutes)
     stale = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED, is_preview=False)
     unconsented = (now or timezone.now()) - timedelta(minutes=UNCONSENTED_MINUTES)
@@ -57,7 +61,7 @@ def participants_expire(*, study: Study, now=None) -> int:
 
 def _attention_items(study: Study, arm: HumanArm) -> list[int]:
     """The study's catch items, created from the arm's settings the first time they are needed."""
-    existing = {item.code: item.pk for item in study.items.filter(design=ATTENTION_DESIGN)}
+    existing = dict(Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"))
     ids = []
     for n, check in enumerate(arm.attention_checks, 1):
         code = f"attention-check.{n}"
@@ -100,7 +104,7 @@ def _within(grid, arm: HumanArm) -> bool:
 
 def _list_total(study: Study, arm: HumanArm, grid) -> int:
     """How many distinct lists the arm's settings draw from the study's items (ListError or
-    ValidationError saying why none can be drawn)."""
+    ValidationError saying why none can be drawn): the rule test_stored_lists.py holds the stored lists to."""
     length = arm.items_per_participant
     if _within(grid, arm):
         return lists.within_pairs_count(grid, length, arm.paired_min_gap)
@@ -126,9 +130,10 @@ def lists_scheme(*, study: Study, arm: HumanArm) -> str:
 
 
 def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
-    """Why participants' lists cannot be drawn with the arm's settings (None when they can)."""
+    """Why participants' lists cannot be drawn with the arm's settings (None when they can). When they
+    can, they are stored (list_store.py) unless already current, so entries after opening find them."""
     try:
-        _list_total(study, arm, _grid(study, arm))
+        list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
     except ValidationError as exc:
         return " ".join(exc.messages)
     except lists.ListError as exc:
@@ -136,28 +141,36 @@ def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
     return None
 
 
-def _plan(study: Study, arm: HumanArm, holders) -> tuple[int, int, list[int]]:
+def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
+    """Every list the arm's settings draw from the study's items (list_store keeps them)."""
     grid = _grid(study, arm)
-    length = arm.items_per_participant
     within = _within(grid, arm)
+    every = lists.every_list(grid, arm.items_per_participant, within=within, every_form=choice.all_mutants(study),
+                             min_gap=arm.paired_min_gap)
+    return within, every
+
+
+def _stored(study: Study, arm: HumanArm) -> list_store.StoredLists:
+    """The study's stored lists, current (FlowError saying why none can be drawn)."""
     try:
-        every_form = choice.all_mutants(study)
-        total = _list_total(study, arm, grid)
+        return list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
     except ValidationError as exc:
         raise FlowError("misconfigured", f"This study is not set up correctly: {' '.join(exc.messages)}", 503) from exc
     except lists.ListError as exc:
         raise FlowError("misconfigured", f"This study is not set up correctly: {exc}", 503) from exc
+
+
+def _plan(study: Study, arm: HumanArm, stored: list_store.StoredLists, held) -> tuple[int, int, list[int]]:
+    """The least-used list among those `held` (list number, key mapping) by the participants who count,
+    read from the stored lists, shuffled by a fresh seed, with the catch items spread through it."""
     counts: dict[int, int] = {}
-    for number in holders.values_list("list_number", flat=True):
+    for number, _ in held:
         if number is not None:
             counts[number] = counts.get(number, 0) + 1
-    number = lists.least_used(counts, total)
+    number = lists.least_used(counts, stored.total)
     seed = secrets.randbits(48)
-    if within:  # both members of each pair, spaced and in counterbalanced order (not shuffled again)
-        ids = lists.within_pairs_list(grid, number, length, seed=seed, min_gap=arm.paired_min_gap)
-    else:
-        picked = lists.full_rows_list(grid, number, length) if every_form else grid.latin_square_list(number, length)
-        ids = lists.shuffled(picked, seed)
+    picked = list_store.stored_list(header=stored, number=number)
+    ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
     return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
 
 
@@ -196,8 +209,14 @@ def participant_start(
                              f"{SIMULATED_PREFIX!r}); got {prolific_pid!r}, {prolific_session_id!r}.")
     elif is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
         raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
-    study = Study.objects.select_for_update().get(pk=study.pk)
+    # Read before the study's lock, which every entry of a launch-day burst waits on: the arm, and the
+    # stored lists (a rebuild takes the lock itself). Under the lock: the checks, the balance, the insert.
     arm = human_arm_ensure(study=study)
+    try:
+        stored: list_store.StoredLists | FlowError = _stored(study, arm)
+    except FlowError as exc:
+        stored = exc
+    study = Study.objects.select_for_update().get(pk=study.pk)
     if not preview and not simulated:
         by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
         if by_pid is not None:
@@ -222,15 +241,22 @@ def participant_start(
             raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
         if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
             raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
-        participants_expire(study=study)
-        if _holding(study).count() >= arm.target_sample_size:
-            raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
+        _expire(study, arm)
+    # (list number, key mapping) of the participants who count for the balance, in one query
     if simulated:
         holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
     else:
         holders = _holding(study) if not preview else Participant.objects.none()
-    number, seed, plan = _plan(study, arm, holders)
-    mapping_counts = {m: holders.filter(key_mapping=m).count() for m in KeyMapping.values}
+    held = list(holders.values_list("list_number", "key_mapping")) if not preview else []
+    if not preview and not simulated and len(held) >= arm.target_sample_size:
+        raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
+    if isinstance(stored, FlowError):
+        raise stored
+    try:
+        number, seed, plan = _plan(study, arm, stored, held)
+    except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
+        number, seed, plan = _plan(study, arm, _stored(study, arm), held)
+    mapping_counts = Counter(mapping for _, mapping in held)
     mapping = lists.balanced_choice(mapping_counts, KeyMapping.values, seed)
     participant = Participant(
         study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,

@@ -72,6 +72,27 @@ def test_audit_counts_lost_duplicated_and_different_answers():
     assert not broken.clean
 
 
+def test_burst_audit_counts_lost_and_doubled_arrivals():
+    sent = {"a": "t1", "b": "t2", "c": "t3"}
+    clean = bench.burst_audit(sent, [("a", "t1"), ("b", "t2"), ("c", "t3")])
+    assert (clean.arrivals, clean.lost, clean.doubled) == (3, 0, 0)
+    broken = bench.burst_audit({**sent, "d": None, "e": "t1"}, [
+        ("a", "t1"), ("b", "t2"), ("b", "t9"),  # b has two participants
+        ("c", "t4"),                            # c was sent to t3, which is not c's
+        ("z", "t8"),                            # a participant no arrival made
+    ])  # d got no redirect; e was sent to a's session
+    assert (broken.lost, broken.doubled) == (3, 3)  # c, d, e lost; b's second row, t1 twice, z
+
+
+def test_burst_arguments():
+    args = bench.parse_args([])
+    assert (args.burst, args.burst_seconds, args.burst_interpretations) == (300, 5.0, 1000)
+    assert bench.parse_args(["--burst", "0"]).burst == 0
+    for bad in (["--burst", "-1"], ["--burst", "5000"], ["--burst-seconds", "0"], ["--burst-interpretations", "5"]):
+        with pytest.raises(bench.BenchError):
+            bench.parse_args(bad)
+
+
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8000", "postgres://u:p@localhost:5432/db",
                                  "http://[::1]:9000/", "postgresql://u@127.3.2.1/x"])
 def test_loopback_targets_are_accepted(url):
