@@ -1,11 +1,11 @@
 """--team for the commands that make a study (generate_items, import_items): a new study goes to the
-named team (experiments/teams.py) instead of the default team; an existing study must already be in it
+named team (experiments/models/teams.py) instead of the default team; an existing study must already be in it
 (a command never moves a study between teams; the admin does, with its permissions)."""
 from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from experiments.teams import Team
+from experiments.models import Team
 
 
 def add_team_argument(parser) -> None:

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from experiments.teams import Team
+from experiments.models import Team
 from inference import services
 from inference.models import ModelRun, ModelScore, RunStatus
 from inference.sweeps import MAX_SWEEP, model_runs_sweep

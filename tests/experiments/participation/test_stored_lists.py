@@ -19,7 +19,7 @@ from experiments import services as study_services
 from experiments.designs.perturbations import items_perturb
 from experiments.models import Item, Study, StudyStatus
 from experiments.participation import choice, lists, services
-from experiments.participation.arm import PairedPresentation
+from experiments.models import PairedPresentation
 from experiments.participation.list_store import StoredList, StoredLists
 from tests.factories import StudyFactory, review_consent
 
