@@ -301,7 +301,7 @@ class ModelRunForm(forms.ModelForm):
             kind = cleaned.get("kind") or strategies.default_kind(study)
             cleaned["kind"] = kind
             strategy = strategies.for_kind(kind)
-            if not strategy.units(study):
+            if not strategy.count(study):
                 raise forms.ValidationError(strategy.nothing(study))
         return cleaned
 

@@ -453,9 +453,9 @@ class ModelRun(Job):
         """The items (or probes) the run owns that are not stored, in words; "" when none (then, and only
         then, may it be done: studyserver.jobs.job_finish)."""
         strategy = RUN_KINDS[self.kind]
-        missing = strategy.missing(self)
-        if not missing:
+        if not strategy.missing_keys(self):  # (the keys only: a large run's items are not loaded)
             return ""
+        missing = strategy.missing(self)
         names = ", ".join(strategy.name(unit) for unit in missing[:5]) + (", …" if len(missing) > 5 else "")
         owned = len(strategy.run_units(self))
         return f"{len(missing)} of the {owned} {self.KIND.unit} it owns are not stored ({names})"

@@ -225,7 +225,7 @@ def model_run_create(
     # a server or chat model is asked over HTTP: the worker needs no GPU, whatever the device says
     remote = language_model.backend in REMOTE_BACKENDS
     run.queue = "cpu" if run.effective_device == "cpu" or remote else "gpu"
-    total = len(strategy.units(study))
+    total = strategy.count(study)
     if total == 0:
         raise ValidationError(strategy.nothing(study))
     run.items_total = min(total, item_limit) if item_limit else total
@@ -394,13 +394,13 @@ class RunSteps(jobs.Steps):
         scorer = self.scorer or _build_scorer(run, shard)
         _record_setup(run, scorer, shard)
         stored = strategy.stored_keys(run)
-        units = strategy.run_units(run)
+        keys = strategy.unit_keys(run)  # the keys only: a chunk's units are read when it is scored
         if shard is not None:
-            units = units[shard :: self.shards or run.language_model.shards()]
-        self.units = units
-        pending = [unit for unit in units if strategy.key(unit) not in stored]
+            keys = keys[shard :: self.shards or run.language_model.shards()]
+        pending = [key for key in keys if key not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         self.tell(len(stored))
+        del stored
         advanced = [0]  # requests of this chunk counted one by one (a remote scorer's)
 
         def one_done(key) -> None:
@@ -408,9 +408,10 @@ class RunSteps(jobs.Steps):
             jobs.job_advance(run)
 
         one_by_one = one_done if run.language_model.backend in REMOTE_BACKENDS else None
-        for chunk in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
+        for chunk_keys in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
             self.checkpoint()  # cancelled meanwhile: stop here, keeping the chunks stored
             advanced[0] = 0
+            self.units = chunk = strategy.load(run, chunk_keys)
             results = strategy.compute(scorer, run, chunk, on_done=one_by_one)
             results = check_results(results, [strategy.key(unit) for unit in chunk], samples=strategy.samples(run),
                                     distribution=getattr(scorer, "distribution", True))
@@ -425,12 +426,13 @@ class RunSteps(jobs.Steps):
             self.tell()
         if run.kind != RunKind.KNOWLEDGE_PROBE and pending:
             LanguageModel.objects.filter(pk=run.language_model_id).update(answer_token_ids=results[0].variants.as_json())
-        lost = strategy.missing(run, units)
+        lost = strategy.missing_keys(run, keys)
         if lost:  # (each chunk's store checks its rows: this is the task's own units, once more)
-            raise strategies.NotStored(f"{len(lost)} of the {len(units)} items this task scored are not stored "
-                                       f"({', '.join(strategy.name(u) for u in lost[:5])}).")
+            names = ", ".join(strategy.name(u) for u in strategy.load(run, lost[:5]))
+            raise strategies.NotStored(f"{len(lost)} of the {len(keys)} items this task scored are not stored "
+                                       f"({names}).")
         # one task: it owns every unit; a shard: the run is done when the last shard finds nothing missing
-        if shard is None or not strategy.missing(run):
+        if shard is None or not strategy.missing_keys(run):
             return {"items_done": strategy.stored_count(run)}
         return None
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from django.db import IntegrityError, models, transaction
+from django.db.models.functions import Length
 
 from experiments.designs import registry
 from logic import answer_parsing, prompting
@@ -156,11 +157,31 @@ class Strategy:
         stored = self.stored_keys(run)
         return [unit for unit in (self.run_units(run) if units is None else units) if self.key(unit) not in stored]
 
+    def missing_keys(self, run: ModelRun, keys: list | None = None) -> list:
+        """The keys of the run's units (or `keys`) whose row is not stored, in order: the keys only, so
+        that a run of 256,000 items is checked without loading its items."""
+        stored = self.stored_keys(run)
+        return [key for key in (self.unit_keys(run) if keys is None else keys) if key not in stored]
+
     # --- shared ---------------------------------------------------------------------------------
     def run_units(self, run: ModelRun) -> list:
         """The run's units in order: every unit of the study, the first `item_limit` if set."""
         found = self.units(run.study)
         return found[: run.item_limit] if run.item_limit else found
+
+    def count(self, study: Study) -> int:
+        """How many units the study has (a complete run's total)."""
+        return len(self.units(study))
+
+    def unit_keys(self, run: ModelRun) -> list:
+        """The keys of run_units, in its order (the run loop walks these and loads a chunk at a time)."""
+        return [self.key(unit) for unit in self.run_units(run)]
+
+    def load(self, run: ModelRun, keys: list) -> list:
+        """The run's units of `keys`, in that order."""
+        wanted = set(keys)
+        found = {self.key(unit): unit for unit in self.run_units(run) if self.key(unit) in wanted}
+        return [found[key] for key in keys if key in found]
 
     def stored_keys(self, run: ModelRun) -> set:
         return set(self.row_model.objects.filter(run=run).values_list(self.key_field, flat=True))
@@ -178,6 +199,23 @@ class ItemStrategy(Strategy):
     def run_units(self, run: ModelRun) -> list[Item]:
         found = super().run_units(run)
         return sorted(found, key=lambda item: (len(item.prompt), item.pk))  # similar lengths share a batch
+
+    def _owned(self, study: Study):
+        return Item.objects.filter(study=study, kind=self.item_kind)
+
+    def count(self, study):
+        return self._owned(study).count()
+
+    def unit_keys(self, run):
+        """run_units' order (the prompt's length in characters, then the id) from two numbers per item."""
+        owned = self._owned(run.study)
+        if run.item_limit:
+            owned = Item.objects.filter(pk__in=list(owned.order_by("id").values_list("id", flat=True)[: run.item_limit]))
+        return [pk for _, pk in sorted(owned.annotate(chars=Length("prompt")).values_list("chars", "id"))]
+
+    def load(self, run, keys):
+        found = Item.objects.in_bulk(keys)
+        return [found[key] for key in keys if key in found]
 
     def key(self, unit: Item) -> int:
         return unit.pk

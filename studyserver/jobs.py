@@ -328,6 +328,8 @@ def error_words(error: BaseException | str) -> str:
     first line (capped) and never the statement or the row it refused."""
     if isinstance(error, str):
         return error
+    if isinstance(error, JobRefused):  # (a refusal, e.g. job_finish's, is already in words)
+        return str(error)
     if isinstance(error, DatabaseError):
         what = next(words for kind, words in DATABASE_WORDS if isinstance(error, kind))
         first = (str(error).strip().splitlines() or [""])[0]
