@@ -111,8 +111,8 @@ def paired_batches_store(
 
 def _length_problems(items) -> list[str]:
     """Every text within its column's length (a longer one: DataError on PostgreSQL)."""
-    return [f"{item.attributes['member']}: {e.column} {e.message}"
-            for item in items for e in length_errors([(0, item)], {})]
+    return [f"{items[e.row].attributes['member']}: {e.column} {e.message}"
+            for e in length_errors(enumerate(items), {})]
 
 
 def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:

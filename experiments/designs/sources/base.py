@@ -181,7 +181,7 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
         number += 1
         meter.bytes_read += len(raw)
         if meter.bytes_read > limit:
-            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+            raise ReaderError(f"{filename}: larger than {round(limit / 2**20, 2):g} MB, the deployment's bound (the setting "
                               "DUET_IMPORT_MAX_MB); raise it, or split the file")
         if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
             raise ReaderError(f"{filename}: line {number} is longer than {MAX_LINE_BYTES // 2**20} MiB")
@@ -201,7 +201,7 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
 def _check_text(data: str, filename: str) -> None:
     limit = max_bytes()
     if len(data) > limit:
-        raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+        raise ReaderError(f"{filename}: larger than {round(limit / 2**20, 2):g} MB, the deployment's bound (the setting "
                           "DUET_IMPORT_MAX_MB); raise it, or split the file")
     if "\x00" in data:
         raise ReaderError(f"{filename}: contains a NUL character (\\0); not a text file")
@@ -214,7 +214,7 @@ def _text(data, filename: str) -> str:
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data)
         if len(data) > limit:
-            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
+            raise ReaderError(f"{filename}: larger than {round(limit / 2**20, 2):g} MB, the deployment's bound (the setting "
                               "DUET_IMPORT_MAX_MB); raise it, or split the file")
         if is_workbook(data[:8]):
             raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
