@@ -217,7 +217,7 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         return participation_admin.progress_html(obj) if obj.pk else "—"
 
     def get_urls(self):
-        from .designs import admin_upload, admin_views as items_views
+        from .designs import admin_upload, admin_views as items_views, import_progress
 
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
@@ -225,6 +225,9 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
                      lambda request, pk: admin_upload.upload_view(self, request, pk)), name="experiments_study_upload"),
+                 path("<int:pk>/items/upload/progress/", self.admin_site.admin_view(
+                     lambda request, pk: import_progress.progress_view(self, request, pk)),
+                     name="experiments_study_upload_progress"),
                  path("bank-template/<str:name>.csv", self.admin_site.admin_view(
                      lambda request, name: admin_upload.template_view(self, request, name)),
                      name="experiments_study_template")]

@@ -129,3 +129,33 @@ def test_import_items_puts_a_new_study_in_the_named_team(tmp_path):
         Team.objects.get_or_create(name="Default team")
         call_command("generate_items", "rulebreakers", "rb-gen-team", "--pairs", "2", "--team", "Default team")
     assert sources.max_records() == 100_000  # the default bound: the whole published file fits
+
+
+def test_one_admin_upload_writes_the_file_in_batches_and_shows_its_progress(client, small_batches):
+    """The admin's upload of a published file: previewed (nothing written), then written in batches, the
+    progress line served to the uploader's page while it runs (the last one is kept for the page)."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    user = get_user_model().objects.create_user("importer", password="x-" * 8, is_staff=True, is_superuser=True)
+    client.force_login(user)
+    study = Study.objects.create(slug="rb-admin", title="rb", design="rulebreakers")
+    upload = reverse("admin:experiments_study_upload", args=[study.pk])
+    data = io.BytesIO(full_size_csv(100))
+    data.name = "RULEBREAKERS_finegrained_format.csv"
+    page = client.post(upload, {"design": "rulebreakers", "o-csv_file": data}).content.decode()
+    assert "Preview: 2000 items would be written" in page and not Item.objects.exists()
+    progress = reverse("admin:experiments_study_upload_progress", args=[study.pk])
+    assert f'id="import-progress" aria-live="polite"\n data-url="{progress}"' in page
+    token = page.split('name="upload" value="')[1].split('"')[0]
+    filename = page.split('name="filename" value="')[1].split('"')[0]
+    assert client.get(progress, {"upload": token}).json() == {"progress": ""}  # nothing written yet
+    done = client.post(upload, {"design": "rulebreakers", "upload": token, "filename": filename,
+                                "previewed": "rulebreakers-finegrained", "write": "Write"}, follow=True)
+    assert "Imported 100 pairs from rulebreakers-finegrained" in done.content.decode()
+    _check_pairs(study, 100)
+    line = client.get(progress, {"upload": token}).json()["progress"]
+    assert line.startswith("200 rows read (100% of the file), 2,000 items written, ") and "items/s" in line
+    other = get_user_model().objects.create_user("other", password="x-" * 8, is_staff=True, is_superuser=True)
+    client.force_login(other)
+    assert client.get(progress, {"upload": token}).json() == {"progress": ""}  # the uploader's own
