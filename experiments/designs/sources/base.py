@@ -158,8 +158,9 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
             meter.bytes_read += len(line)
             yield line
         return
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        data = io.BytesIO(bytes(data))
+    if isinstance(data, (bytes, bytearray, memoryview)):  # already whole in memory: checked whole, as before
+        yield from _lines(_text(data, filename), filename, meter)
+        return
     limit = max_bytes()
     try:
         start = data.tell()
