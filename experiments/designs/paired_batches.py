@@ -120,7 +120,8 @@ def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:
     and design, as paired.paired_items_store leaves them."""
     settings = dict(study.settings or {})
     if settings.get(HUMAN_VARIANT) not in paired_variants(study=study):
-        yes_no = [v.variant_id for v in outcome.first_variants if v.variant_id in outcome.chosen and not answer_words(v)]
+        yes_no = [v.variant_id for v in outcome.first_variants
+                  if v.variant_id in outcome.chosen and not answer_words(v)]
         settings[HUMAN_VARIANT] = (yes_no or list(outcome.chosen))[0]
     study.settings = settings
     if registry.is_generic(study.design) and not study.items.exclude(design=outcome.design).exists():

@@ -98,7 +98,8 @@ def test_the_bounds_are_the_deployments_settings_and_name_them(tmp_path, monkeyp
         call_command("import_items", "rulebreakers", str(path), "rb-bounds")
     monkeypatch.setenv("DUET_IMPORT_MAX_RECORDS", "60")
     monkeypatch.setenv("DUET_IMPORT_MAX_MB", "0.01")
-    with pytest.raises(CommandError, match=r"larger than 0.01 MB, the deployment's bound \(the setting DUET_IMPORT_MAX_MB"):
+    with pytest.raises(CommandError, match=r"larger than 0.01 MB, the deployment's bound \(the setting "
+                                           r"DUET_IMPORT_MAX_MB"):
         call_command("import_items", "rulebreakers", str(path), "rb-bounds")
     monkeypatch.delenv("DUET_IMPORT_MAX_MB")
     monkeypatch.setenv("DUET_IMPORT_MAX_ITEMS", "500")
