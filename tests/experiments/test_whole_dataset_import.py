@@ -57,7 +57,7 @@ def small_batches(monkeypatch):
     monkeypatch.setattr(published, "PAIRS_PER_BATCH", 20)  # 400 items a batch (200 pairs, 4,000, in use)
 
 
-def test_pairs_are_kept_across_batches_and_progress_is_printed(small_batches):
+def test_pairs_are_kept_across_batches_and_progress_is_printed(small_batches, tmp_path, capsys):
     """100 pairs, the first block 50 long: every rulebreaker comes after 50 rows of non-rulebreakers,
     past the batch of 20 pairs that is written at once."""
     data = full_size_csv(100)
@@ -68,6 +68,12 @@ def test_pairs_are_kept_across_batches_and_progress_is_printed(small_batches):
     assert (report.pairs, report.items) == (100, 2_000)
     assert len(seen) == 5 and seen[-1] == 2_000 and seen == sorted(seen)  # written batch by batch
     _check_pairs(study, 100)
+    path = tmp_path / "rb.csv"
+    path.write_bytes(data)
+    call_command("import_items", "rulebreakers", str(path), "rb-cli", "--variants", "follow/yes-no")
+    out = capsys.readouterr().out
+    assert out.startswith("Importing: ") and out.count("Importing: ") >= 2  # the first and the last
+    assert "Importing: 200 rows read (100% of the file), 200 items written, " in out
     preview = design.import_preview(study=Study.objects.create(slug="rb-p", title="p", design="rulebreakers"),
                                     data=io.BytesIO(data), rows=3)
     assert (preview.count, len(preview.items), preview.problems) == (2_000, 3, ())
