@@ -28,6 +28,7 @@ from .team_scope import teams_of
 from . import designs
 from .designs import admin_upload
 from .designs import admin_views as items_views
+from .designs import import_progress
 
 
 def _design_choices() -> list[tuple[str, str]]:
@@ -226,6 +227,9 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
                      lambda request, pk: admin_upload.upload_view(self, request, pk)), name="experiments_study_upload"),
+                 path("<int:pk>/items/upload/progress/", self.admin_site.admin_view(
+                     lambda request, pk: import_progress.progress_view(self, request, pk)),
+                     name="experiments_study_upload_progress"),
                  path("bank-template/<str:name>.csv", self.admin_site.admin_view(
                      lambda request, name: admin_upload.template_view(self, request, name)),
                      name="experiments_study_template")]

@@ -25,7 +25,9 @@ def length_errors(rows: Iterable[tuple[int, models.Model]], columns: Mapping[str
     limits: dict[type, dict[str, int]] = {}
     for row, instance in rows:
         model = type(instance)
-        for name, limit in limits.setdefault(model, _limits(model)).items():
+        if model not in limits:  # once per model, not per row (256,000 rows in a whole dataset)
+            limits[model] = _limits(model)
+        for name, limit in limits[model].items():
             value = getattr(instance, name, "") or ""
             if isinstance(value, str) and len(value) > limit:
                 column = columns.get(name, name)

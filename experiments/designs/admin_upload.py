@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 
@@ -30,6 +31,7 @@ from ..item_csv import CsvImportError
 from ..models import ItemsLocked, Study
 from . import bank_columns, bank_files, registry, sources, uploads
 from .admin_views import FACTORS, PREVIEW_ROWS, _chosen, _page, _study, _values, options_form
+from .import_progress import progress_recorder
 from .presets import MappingPreset, preset_save, presets_for
 
 MAP_MYSELF = sources.BANK  # the source choice "map the columns myself" (the design's own bank columns)
@@ -230,6 +232,8 @@ def _from_source(request, model_admin, study, page, form, design, data, filename
             return _page(request, model_admin, study, **page, upload=token, mapping=shown,
                          preview={"count": preview.count, "rows": preview.items,
                                   "problems": [str(p) for p in preview.problems]})
+        if "on_progress" in inspect.signature(design.importer).parameters:  # a streamed import: its progress shown
+            values["on_progress"] = progress_recorder(user=request.user, token=token)
         with _together(factors):
             report = design.importer(study=study, data=io.BytesIO(data), skip_problems=True, **values)
             if factors:

@@ -136,10 +136,12 @@ def _originals(study: Study, items: Sequence[PairedItem], chosen: Sequence[str])
     return found, problems
 
 
-def _plan(study: Study, items: tuple[PairedItem, ...], variants) -> tuple[tuple[str, ...], dict[str, int]]:
+def _plan(study: Study, items: tuple[PairedItem, ...], variants,
+          refuse=refuse_if_locked) -> tuple[tuple[str, ...], dict[str, int]]:
     """(the chosen variants, Item code → pk of the originals) once every check passes (reads only);
-    ValidationError naming every problem otherwise."""
-    refuse_if_locked(study)
+    ValidationError naming every problem otherwise. `refuse(study)`: the rule on the study's answers
+    (storage.refuse_if_answered for perturbed copies, which change no item there is)."""
+    refuse(study)
     if not items:
         raise ValidationError("There are no items to store.")
     designs = {i.design for i in items}
@@ -180,11 +182,12 @@ def paired_items_preview(*, study: Study, items: Iterable[PairedItem], variants:
 @transaction.atomic
 def paired_items_store(
     *, study: Study, items: Iterable[PairedItem], variants: Sequence[str] | str | None = "all",
+    refuse=refuse_if_locked,
 ) -> PairedReport:
     """Store pair members, one Item per chosen variant; all or nothing."""
     items = tuple(items)
     study = Study.objects.select_for_update().get(pk=study.pk)
-    chosen, originals = _plan(study, items, variants)
+    chosen, originals = _plan(study, items, variants, refuse)
     designs, conditions = {i.design for i in items}, {i.condition for i in items}  # one each (_plan)
     created, batch, done = 0, [], {}
     for paired in items:

@@ -111,8 +111,8 @@ def paired_batches_store(
 
 def _length_problems(items) -> list[str]:
     """Every text within its column's length (a longer one: DataError on PostgreSQL)."""
-    return [f"{item.attributes['member']}: {e.column} {e.message}"
-            for item in items for e in length_errors([(0, item)], {})]
+    return [f"{items[e.row].attributes['member']}: {e.column} {e.message}"
+            for e in length_errors(enumerate(items), {})]
 
 
 def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:
@@ -120,7 +120,8 @@ def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:
     and design, as paired.paired_items_store leaves them."""
     settings = dict(study.settings or {})
     if settings.get(HUMAN_VARIANT) not in paired_variants(study=study):
-        yes_no = [v.variant_id for v in outcome.first_variants if v.variant_id in outcome.chosen and not answer_words(v)]
+        yes_no = [v.variant_id for v in outcome.first_variants
+                  if v.variant_id in outcome.chosen and not answer_words(v)]
         settings[HUMAN_VARIANT] = (yes_no or list(outcome.chosen))[0]
     study.settings = settings
     if registry.is_generic(study.design) and not study.items.exclude(design=outcome.design).exists():

@@ -23,7 +23,7 @@ from logic.rulebreakers_data import categories
 from logic.wording import Proposition
 from ..models import Item, Study
 from .paired import paired_items_store
-from .storage import BULK_BATCH, item_from_generated, refuse_if_locked, save_interpretations
+from .storage import BULK_BATCH, item_from_generated, refuse_if_answered, save_interpretations
 
 BOOKKEEPING = {"rule", "conclusion", "member", "rule_id"}
 
@@ -131,7 +131,7 @@ def items_perturb(
 ) -> PerturbReport:
     """Add a perturbed copy of the study's real items (every design it has, or ``designs``)."""
     study = Study.objects.select_for_update().get(pk=study.pk)
-    refuse_if_locked(study)
+    refuse_if_answered(study)  # a simulated pilot does not block a perturbed copy (issue 37)
     try:
         label = perturb.check_label(label, kind)
     except ValueError as exc:
@@ -175,7 +175,7 @@ def perturb_rulebreaker_items(*, study: Study, kind: str, seed: int, mapping, la
                  if set(m) == set(rulebreakers.ROLES)]
         items += perturb_written.perturb_written_rulebreakers(pairs, kind=kind, seed=seed, mapping=mapping,
                                                               label=label)
-    return paired_items_store(study=study, items=items, variants=variants).items
+    return paired_items_store(study=study, items=items, variants=variants, refuse=refuse_if_answered).items
 
 
 def perturb_dual_sided_items(*, study: Study, kind: str, seed: int, mapping, label: str) -> int:
@@ -184,7 +184,8 @@ def perturb_dual_sided_items(*, study: Study, kind: str, seed: int, mapping, lab
         raise ValidationError("dual-sided rules take only a custom mapping (mapping:FILE.csv)")
     rules, templates = dual_sided_rules_of(study)
     new = perturb.perturb_rules(rules, mapping=mapping or {}, label=label)
-    return paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates)).items
+    return paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates),
+                              refuse=refuse_if_answered).items
 
 
 def perturb_interpretations(*, design: str, study: Study, kind: str, seed: int, mapping, label: str) -> int:

@@ -16,6 +16,7 @@ from . import sources
 from .paired import PairedReport
 from .paired_batches import finish_store, paired_batches_store
 from .registry import Preview
+from .storage import large_write
 
 
 def _imported_member(row: sources.Row) -> PairedItem:
@@ -43,10 +44,10 @@ DEFAULT_RULEBREAKERS_FORMAT = "rulebreakers-finegrained"
 PAIRS_PER_BATCH = 200  # × 2 members × the phrasings (ten: 4,000 items a batch)
 
 
-def _batches(rows_and_problems, problems: list, size: int = PAIRS_PER_BATCH):
+def _batches(rows_and_problems, problems: list, size: int | None = None):
     """Batches of whole pairs' members from a streamed reader (a pair's two rows come together); its
     problems are collected in `problems` as they come."""
-    batch = []
+    batch, size = [], size or PAIRS_PER_BATCH
     for one in rows_and_problems:
         if isinstance(one, sources.Problem):
             problems.append(one)
@@ -103,7 +104,7 @@ def rulebreakers_import(*, study: Study, data, format: str = DEFAULT_RULEBREAKER
     (paired_batches.py): it completes, or is rolled back whole. Rows with a problem refuse the import
     (sources.RowProblems, by id; nothing written) unless `skip_problems`: then their pairs are left out
     whole and listed in the report's `left_out`. `on_progress(meter)` is called after each batch."""
-    with transaction.atomic():
+    with large_write(), transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         outcome, problems = _streamed(study, data, format, filename, variants, write=True,
                                       skip_problems=skip_problems, on_progress=on_progress)

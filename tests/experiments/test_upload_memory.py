@@ -109,7 +109,7 @@ def _measure(case: str, folder: Path) -> dict:
     ("jsonl_nested", "record 1 (line 1), column 'a': the JSON nests more than 16 levels deep"),
     ("json_wide_record", "record 1: an object of more than 500 keys"),
     ("logiqa_one_block", "logiqa-0001: has 6600000 lines between blank lines"),
-    ("rulebreakers_rows", "RULEBREAKERS (finegrained format): more than 50,000 data rows"),
+    ("rulebreakers_rows", "RULEBREAKERS (finegrained format): more than 100,000 data rows, the deployment's bound"),
     ("csv_at_the_bounds", "read"),
 ])
 def test_the_red_teams_files_are_refused_within_300_mb(case, refusal, tmp_path):

@@ -43,6 +43,6 @@ from .logiqa import read_logiqa  # noqa: E402,F401  (registers the reader)
 from .rulebreakers import read_rulebreakers, stream_rulebreakers  # noqa: E402,F401  (registers the reader)
 from .ulogic import NEGATIONS, negate, read_ulogic  # noqa: E402,F401  (registers the reader)
 
-__all__ = ["BANK", "Meter", "NEGATIONS", "Problem", "Reader", "ReaderError", "Reading", "Row", "RowProblems", "all_readers",
-           "for_design", "get", "negate", "read_for", "read_logiqa", "reader_for", "stream_rulebreakers", "read_rulebreakers", "read_ulogic",
-           "refuse_or_keep", "register"]
+__all__ = ["BANK", "Meter", "NEGATIONS", "Problem", "Reader", "ReaderError", "Reading", "Row", "RowProblems",
+           "all_readers", "for_design", "get", "max_bytes", "max_records", "negate", "read_for", "read_logiqa",
+           "read_rulebreakers", "read_ulogic", "reader_for", "refuse_or_keep", "register", "stream_rulebreakers"]

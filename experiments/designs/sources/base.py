@@ -40,6 +40,11 @@ def too_many_records(what: str, unit: str, limit: int) -> str:
             "raise it, or split the file")
 
 
+def too_large(filename: str, limit: int) -> str:
+    return (f"{filename}: larger than {round(limit / 2**20, 2):g} MB, the deployment's bound (the setting "
+            "DUET_IMPORT_MAX_MB); raise it, or split the file")
+
+
 @dataclass
 class Meter:
     """How far a streamed import has got (issue 37 item 1): bytes and records read, items counted and
@@ -158,8 +163,9 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
             meter.bytes_read += len(line)
             yield line
         return
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        data = io.BytesIO(bytes(data))
+    if isinstance(data, (bytes, bytearray, memoryview)):  # already whole in memory: checked whole, as before
+        yield from _lines(_text(data, filename), filename, meter)
+        return
     limit = max_bytes()
     try:
         start = data.tell()
@@ -181,8 +187,7 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
         number += 1
         meter.bytes_read += len(raw)
         if meter.bytes_read > limit:
-            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
-                              "DUET_IMPORT_MAX_MB); raise it, or split the file")
+            raise ReaderError(too_large(filename, limit))
         if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
             raise ReaderError(f"{filename}: line {number} is longer than {MAX_LINE_BYTES // 2**20} MiB")
         try:
@@ -201,8 +206,7 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
 def _check_text(data: str, filename: str) -> None:
     limit = max_bytes()
     if len(data) > limit:
-        raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
-                          "DUET_IMPORT_MAX_MB); raise it, or split the file")
+        raise ReaderError(too_large(filename, limit))
     if "\x00" in data:
         raise ReaderError(f"{filename}: contains a NUL character (\\0); not a text file")
 
@@ -214,8 +218,7 @@ def _text(data, filename: str) -> str:
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data)
         if len(data) > limit:
-            raise ReaderError(f"{filename}: larger than {limit // 2**20} MB, the deployment's bound (the setting "
-                              "DUET_IMPORT_MAX_MB); raise it, or split the file")
+            raise ReaderError(too_large(filename, limit))
         if is_workbook(data[:8]):
             raise ReaderError(f"{filename}: {EXCEL_MESSAGE}")
         try:

@@ -79,16 +79,17 @@ def _store_factors(study, names) -> None:
 
 class Command(BaseCommand):
     def _printer(self, every: float = 5.0):
-        """on_progress for a streamed import: a line at most every `every` seconds (rows read, items
-        written, rate, time left); the import is one transaction, so a refusal or an interruption
-        rolls it back whole."""
+        """on_progress for a streamed import: a line at most every `every` seconds and after the last batch
+        (rows read, items written, rate, time left); the import is one transaction, so a refusal or an
+        interruption rolls it back whole."""
         from experiments.designs.paired_batches import Progress
 
         progress, last = Progress(), [None]
 
         def printed(meter) -> None:
             now = time.monotonic()
-            if last[0] is None or now - last[0] >= every:
+            finished = bool(meter.total_bytes) and meter.bytes_read >= meter.total_bytes  # the last batch
+            if last[0] is None or now - last[0] >= every or finished:
                 last[0] = now
                 self.stdout.write(f"Importing: {progress.text(meter)}")
         return printed
