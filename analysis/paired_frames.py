@@ -54,17 +54,13 @@ def _linked(study):
 
 def items_frame(study, analysed=None) -> pd.DataFrame:
     """Items that take part in a pair: a design pair (pair id), or a perturbation (perturbed or original).
-    `analysed` (a query of item ids: those answered or scored, frames.analysed_item_ids): only those
-    items, the other members of their pairs and their originals and copies, so the frame grows with
-    the answers a report reads, not with the study's items (issue 37); None: every linked item."""
-    from django.db.models import Q
-
+    `analysed` (a query of item ids: those answered or scored, frames.analysed_item_ids): only those, so
+    the frame grows with the answers a report reads, not with the study's items (issue 37; the paired
+    sections read the items' columns onto the answers, and which sections exist from linked_designs);
+    None: every linked item."""
     rows = _linked(study)
     if analysed is not None:
-        mine = rows.filter(pk__in=analysed)
-        rows = rows.filter(Q(pk__in=analysed) | Q(pair_id__in=mine.exclude(pair_id="").order_by().values("pair_id"))
-                           | Q(pk__in=mine.filter(original__isnull=False).order_by().values("original_id"))
-                           | Q(original__in=mine.order_by().values("pk")))
+        rows = rows.filter(pk__in=analysed)
     rows = rows.order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
                                            "original_id", "attributes", "link_kind")
     frame = pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
