@@ -12,7 +12,8 @@ repeated under new ids: 12,800 pairs, 25,600 rows, the published file's size):
 2. report: `manage.py analyze` time and peak memory for the same participants (40 × 24 answers on the
    same pair members) on a 25,600-item study (the file under one phrasing) and on the 256,000-item one
    (targets ≤ 2× time, ≤ 1.3× peak memory).
-3. admin: the study's admin page (items line, launch panel, participants) at both sizes (target ≤ 3×).
+3. admin: the study's admin page (items line, launch panel, participants) and its item list (the
+   changelist filtered to the study) at both sizes (target ≤ 3×).
 4. model runs: the fake backend's per-item overhead at 10,000 vs 100,000 items (target ≤ 1.3×), from
    bench/scale_runs.py's `measure(quick=...)` when that module exists ("not available" otherwise).
 
@@ -166,14 +167,19 @@ def add_participants(study, pair_ids: list[str], variant: str, seed: int = 0) ->
     return made
 
 
-def admin_seconds(client, study, repeats: int = 3) -> float:
+def admin_seconds(client, study, repeats: int = 3, page: str = "study") -> float:
+    """The median time of `repeats` loads of the study's admin page (`page` "study") or of the item list
+    filtered to the study ("items")."""
     from django.urls import reverse
 
-    url = reverse("admin:experiments_study_change", args=[study.pk])
+    if page == "study":
+        url, params = reverse("admin:experiments_study_change", args=[study.pk]), {}
+    else:
+        url, params = reverse("admin:experiments_item_changelist"), {"study__id__exact": study.pk}
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        response = client.get(url)
+        response = client.get(url, params)
         times.append(time.perf_counter() - start)
         if response.status_code != 200:
             raise SystemExit(f"the admin page of {study.slug} answered {response.status_code}")
@@ -286,6 +292,7 @@ def main() -> None:
         progress("admin pages")
         admin_seconds(client, Study.objects.get(slug="scale-tenth"), repeats=1)  # warm the process once
         pages = [admin_seconds(client, study) for study in (small, big)]
+        item_lists = [admin_seconds(client, study, page="items") for study in (small, big)]
 
         lines += import_lines
         lines += [
@@ -295,6 +302,8 @@ def main() -> None:
                        TARGETS["report time"], "s"),
             ratio_line("report peak memory", reports[0].peak_mb, reports[1].peak_mb, TARGETS["report memory"], "MB"),
             ratio_line("study admin page (median of 3)", pages[0] * 1000, pages[1] * 1000, TARGETS["admin page"], "ms"),
+            ratio_line("its item list (median of 3)", item_lists[0] * 1000, item_lists[1] * 1000,
+                       TARGETS["admin page"], "ms"),
         ]
         lines += runs_overhead(args.quick)
     finally:
