@@ -24,10 +24,12 @@ from experiments.factors import (  # noqa: F401  (re-exported: the one reader an
 )
 
 
-def values_frame(study, names) -> pd.DataFrame:
-    """item_id and one column per descriptive-column factor in `names` (item fields are in the frames)."""
+def values_frame(study, names, analysed=None) -> pd.DataFrame:
+    """item_id and one column per descriptive-column factor in `names` (item fields are in the frames);
+    `analysed` (a query of item ids, frames.analysed_item_ids): only those items' rows, read in chunks."""
     wanted = [n for n in names if n not in FIELD_SOURCES]
-    rows = study.items.values_list("id", "attributes") if wanted else []
+    items = study.items.order_by("id") if analysed is None else study.items.filter(pk__in=analysed).order_by("id")
+    rows = items.values_list("id", "attributes").iterator(chunk_size=2000) if wanted else []
     return pd.DataFrame([(pk, *((attrs or {}).get(n, "") for n in wanted)) for pk, attrs in rows],
                         columns=["item_id", *wanted])
 

@@ -48,6 +48,25 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
     return _typed(frame)[list(TRIAL_COLUMNS)]
 
 
+def analysed_item_ids(study, run_ids, *, include_simulated: bool = False):
+    """A query of the ids of the items a report analyses: those the study's trials answered (simulated
+    pilots' only when `include_simulated`) and those the runs `run_ids` scored. Readers of item rows
+    filter on it in the database (a subquery, no id list), so a report reads what it analyses, not
+    every item of the study (issue 37)."""
+    from django.db.models import Q
+
+    from experiments.models import Item, Trial
+
+    trials = Trial.objects.filter(participant__study=study)
+    if not include_simulated:
+        trials = trials.filter(participant__is_simulated=False)
+    answered = Q(pk__in=trials.order_by().values("item_id"))
+    found = _inference_models()
+    if found is not None and run_ids:
+        answered |= Q(pk__in=found[1].objects.filter(run_id__in=list(run_ids)).order_by().values("item_id"))
+    return Item.objects.filter(study=study).filter(answered).order_by().values("pk")
+
+
 def people_shown(study):
     """What the study's human arm can show people (logic.people_shown.PeopleShown, as
     experiments.designs.registry.people_shown builds it from the designs' declarations): the phrasing

@@ -48,6 +48,8 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
         scores = frames.scores_frame(study, used)
         trials = frames.trials_frame(study, include_simulated=pilot)
+        # the item rows read besides: those answered or scored by the runs used (not every item of the study)
+        analysed = frames.analysed_item_ids(study, [*used, *runs.variation_ids(chosen)], include_simulated=pilot)
         if on_step:
             on_step(1)  # the data are read; the fits and files follow
         return build_report(ReportInputs(
@@ -56,11 +58,11 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
                    else f"Duet report: {study.title} ({study.slug})"), rules=rules, runs=runs.table(chosen),
             configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
             runs_requested=sorted(set(run_ids or [])),
-            paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE])),
+            paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE]), analysed),
             mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)),
             extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
-            factors=tuple(declared), factor_values=factors.values_frame(study, declared),
+            factors=tuple(declared), factor_values=factors.values_frame(study, declared, analysed),
             designs=tuple(factors.study_designs(study)), people=frames.people_shown(study),
         ), out_dir=Path(out_dir), helper=helper)
 

@@ -107,7 +107,7 @@ def study_designs(study) -> list[str]:
     """The designs the study's items come from (its catch items left out)."""
     from experiments.designs.registry import CATCH_ITEMS
 
-    return sorted(set(study.items.exclude(design=CATCH_ITEMS).values_list("design", flat=True).distinct()))
+    return sorted(set(study.items.exclude(design=CATCH_ITEMS).order_by().values_list("design", flat=True).distinct()))
 
 
 def declared_factors(study) -> list[str]:

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from .designs.storage import refuse_if_locked
 from .models import Item, Study, StudyStatus
 from .participation.readiness import open_problems  # the human arm's rules (consent, practice)
+from .participation.services import human_arm_ensure, lists_prepare
 
 
 def study_create(
@@ -43,6 +44,7 @@ def study_transition(*, study: Study, to: str) -> Study:
         problems = open_problems(study)
         if problems:
             raise ValidationError([f"Study '{study.slug}' cannot open. {problem}" for problem in problems])
+        lists_prepare(study=study, arm=human_arm_ensure(study=study))
     Study.objects.filter(pk=study.pk).update(status=to)
     study.status = to
     return study

@@ -457,7 +457,7 @@ def for_kind(kind: str) -> Strategy:
 
 def default_kind(study: Study) -> str:
     """items, unless the study's items are all multiple choice."""
-    kinds = set(Item.objects.filter(study=study).values_list("kind", flat=True).distinct())
+    kinds = set(Item.objects.filter(study=study).order_by().values_list("kind", flat=True).distinct())
     return RunKind.MULTIPLE_CHOICE if kinds == {ItemKind.MULTIPLE_CHOICE} else RunKind.ITEMS
 
 

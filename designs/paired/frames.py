@@ -34,25 +34,47 @@ class PairedInputs:
     # What people could be shown (logic.people_shown.PeopleShown; None: inferred from their answers):
     # each paired section says which of its model rows are like for like.
     people: object = None
+    # The study's paired designs and whether it has perturbed copies, when `items` holds only the items
+    # a report analyses (linked_designs; None: read from `items`).
+    linked: tuple[set[str], bool, bool] | None = None
 
 
 def report_options(settings: dict | None) -> dict:
     return rules.paired_report_options(settings)
 
 
-def items_frame(study) -> pd.DataFrame:
-    """Items that take part in a pair: a design pair (pair id), or a perturbation (perturbed or original)."""
+def _linked(study):
     from django.db.models import Q
 
     from experiments.models import Item
 
     originals = Item.objects.filter(study=study, original__isnull=False).values("original_id")
-    rows = (Item.objects.filter(study=study).filter(~Q(pair_id="") | Q(original__isnull=False) | Q(pk__in=originals))
-            .order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
-                                        "original_id", "attributes", "link_kind"))
+    return Item.objects.filter(study=study).filter(~Q(pair_id="") | Q(original__isnull=False) | Q(pk__in=originals))
+
+
+def items_frame(study, analysed=None) -> pd.DataFrame:
+    """Items that take part in a pair: a design pair (pair id), or a perturbation (perturbed or original).
+    `analysed` (a query of item ids: those answered or scored, frames.analysed_item_ids): only those, so
+    the frame grows with the answers a report reads, not with the study's items (issue 37; the paired
+    sections read the items' columns onto the answers, and which sections exist from linked_designs);
+    None: every linked item."""
+    rows = _linked(study)
+    if analysed is not None:
+        rows = rows.filter(pk__in=analysed)
+    rows = rows.order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
+                                           "original_id", "attributes", "link_kind")
     frame = pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
     frame["original_item_id"] = frame["original_item_id"].astype("Int64")
-    return frame
+    return frame.astype({"item_id": "int64"}) if frame.empty else frame
+
+
+def linked_designs(study) -> tuple[set[str], bool, bool]:
+    """The designs of the study's paired items, whether it has perturbed copies (PERTURBED_LINKS) and
+    whether it has linked items at all, by query: which paired sections a report has does not depend on
+    which items were answered."""
+    rows = _linked(study)
+    designs = set(rows.exclude(pair_id="").order_by().values_list("design", flat=True).distinct())
+    return designs, rows.filter(link_kind__in=PERTURBED_LINKS).exists(), rows.exists()
 
 
 def with_link_kinds(items: pd.DataFrame) -> pd.DataFrame:
@@ -90,13 +112,15 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=PROBE_COLUMNS)
 
 
-def inputs(study, probe_run_ids: list[int] | None = None) -> PairedInputs:
+def inputs(study, probe_run_ids: list[int] | None = None, analysed=None) -> PairedInputs:
     from experiments.models import HumanArm
 
     from analysis.frames import people_shown
 
     arm = HumanArm.objects.filter(study=study).first()
-    return PairedInputs(items=items_frame(study), probes=probes_frame(study, probe_run_ids),
+    return PairedInputs(items=items_frame(study, analysed),
+                        linked=linked_designs(study) if analysed is not None else None,
+                        probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
                         factors=_factors((study.settings or {}).get(SETTING)), people=people_shown(study))

@@ -428,10 +428,11 @@ def _matched_items(answers: pd.DataFrame) -> set:
 
 def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | None) -> list[Section]:
     """A section per paired design present in the study (none when it has no linked items)."""
-    if inputs is None or inputs.items.empty:
+    if inputs is None or not (inputs.linked[2] if inputs.linked else len(inputs.items)):
         return []
     answers = responses(scores, trials, inputs.items)
-    designs = set(inputs.items.loc[inputs.items["pair_id"] != "", "design"])
+    designs, any_perturbed = (inputs.linked[:2] if inputs.linked else (
+        set(inputs.items.loc[inputs.items["pair_id"] != "", "design"]), bool(perturbed(inputs.items).any())))
     from experiments.designs import registry
 
     out = []
@@ -443,7 +444,7 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
         if name in designs:
             out.append(dual_sided_section(answers, inputs.factors, name))
             like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
-    if perturbed(inputs.items).any():  # perturbed copies only: a question's option orders are no perturbation
+    if any_perturbed:  # perturbed copies only: a question's option orders are no perturbation
         out.append(perturbation_section(answers, inputs.options))
         matched = answers[answers["item_id"].isin(_matched_items(answers))]
         like_for_like.state_paired_sides(out[-1], matched, inputs.people)

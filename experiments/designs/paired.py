@@ -215,7 +215,7 @@ def paired_items_store(
 
 
 def paired_variants(*, study: Study) -> set[str]:
-    return set(study.items.exclude(pair_id="").values_list("variant", flat=True).distinct())
+    return set(study.items.exclude(pair_id="").order_by().values_list("variant", flat=True).distinct())
 
 
 def human_variant_problem(*, study: Study, variant: str) -> str:

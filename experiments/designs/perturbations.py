@@ -138,7 +138,8 @@ def items_perturb(
         raise ValidationError(str(exc)) from None
     from . import registry
 
-    present = sorted(set(Item.objects.filter(study=study, condition="real").values_list("design", flat=True)))
+    present = sorted(set(Item.objects.filter(study=study, condition="real").order_by()
+                        .values_list("design", flat=True).distinct()))
     chosen = tuple(designs or [d for d in present if d in registry.perturbable()])
     unknown = [d for d in chosen if d not in present]
     if unknown or not chosen:

@@ -5,7 +5,7 @@ Drawing a participant's list from the item pool read every item of the study at 
 lists.every_list from the same grid and the same rules, and kept: StoredLists, one row per study,
 holds what they were built from; StoredList one row per list number. An entry then reads the header,
 the study's highest item id (one step down an index) and the one list it was given. They are built
-when the study's lists are checked (services.lists_problem: opening the study, the launch panel), so
+when the study opens (services.lists_prepare, called by study_transition), so
 the first arrivals after a launch find them ready, or else by the first entry that needs them.
 
 The stored lists are rebuilt whenever what they were drawn from changes, whatever changed it:

@@ -49,6 +49,63 @@ ITEM_WORDS = GridWords(rows="items", row="an item", forms="columns")
 
 
 @dataclass(frozen=True)
+class Shape:
+    """What the number of lists (and why none can be drawn) depends on, without the items: the forms
+    (a pair grid's slots), how many complete rows, and for a pair grid the member counts of its
+    families. Every Grid and PairGrid has one (.shape); the launch panel gets one from aggregate
+    queries (participation/shapes.py), so its checks never load a study's items."""
+
+    forms: tuple[str, ...]
+    row_count: int
+    sizes: tuple[int, ...] | None = None  # None: a Latin-square grid; else a pair grid's family sizes
+    words: GridWords = MODAL_WORDS  # what its rows and forms are called in the study's design
+
+    @property
+    def shape(self) -> Shape:
+        return self
+
+    @property
+    def paired(self) -> bool:
+        return self.sizes is not None
+
+    @property
+    def period(self) -> int:
+        out = 1
+        for n in set(self.sizes or ()):
+            out = out * n // math.gcd(out, n)
+        return out
+
+    def check(self, length: int) -> None:
+        if length < 1:
+            raise ListError("Items per participant must be at least 1.")
+        if self.paired:
+            if not self.row_count:
+                raise ListError("The study has no complete pairs to draw lists from.")
+            if length > self.row_count:
+                raise ListError(
+                    f"Items per participant ({length}) exceeds the study's {self.row_count} pairs; a participant "
+                    "sees at most one member of each pair."
+                )
+            return
+        if not self.forms:
+            raise ListError("The study has no items to draw lists from.")
+        if length > self.row_count:
+            words = self.words
+            if len(self.forms) == 1:
+                raise ListError(f"Items per participant ({length}) exceeds the study's {self.row_count} "
+                                f"{words.rows}; {words.row} is not shown twice to a participant.")
+            raise ListError(
+                f"Items per participant ({length}) exceeds the {self.row_count} {words.rows} that "
+                f"have an item for every one of the {len(self.forms)} {words.forms}; {words.row} may "
+                "not repeat within a participant."
+            )
+
+    def list_count(self, length: int) -> int:
+        self.check(length)
+        return (self.period if self.paired else len(self.forms)) * (self.row_count // length)
+
+
+@dataclass(frozen=True)
 class Grid:
     forms: tuple[str, ...]
     rows: tuple[Hashable, ...]
@@ -65,26 +122,16 @@ class Grid:
         items = {(r, f): by_row[r][f] for r in complete for f in forms}
         return cls(forms=forms, rows=complete, items=items, words=words)
 
+    @property
+    def shape(self) -> Shape:
+        return Shape(forms=self.forms, row_count=len(self.rows), words=self.words)
+
     def list_count(self, length: int) -> int:
         """How many distinct lists the Latin square has for lists of `length` items."""
-        self.check(length)
-        return len(self.forms) * (len(self.rows) // length)
+        return self.shape.list_count(length)
 
     def check(self, length: int) -> None:
-        if length < 1:
-            raise ListError("Items per participant must be at least 1.")
-        if not self.forms:
-            raise ListError("The study has no items to draw lists from.")
-        if length > len(self.rows):
-            words = self.words
-            if len(self.forms) == 1:
-                raise ListError(f"Items per participant ({length}) exceeds the study's {len(self.rows)} "
-                                f"{words.rows}; {words.row} is not shown twice to a participant.")
-            raise ListError(
-                f"Items per participant ({length}) exceeds the {len(self.rows)} {words.rows} that "
-                f"have an item for every one of the {len(self.forms)} {words.forms}; {words.row} may "
-                "not repeat within a participant."
-            )
+        self.shape.check(length)
 
     def latin_square_list(self, number: int, length: int) -> list[int]:
         """The item ids of list `number` (taken modulo the number of lists), in grid order."""
@@ -134,17 +181,18 @@ def with_checks(ids: Sequence[int], checks: Sequence[int], seed: int) -> list[in
 # multiple-choice question, seed 001, when the study asks for all): lists are blocks of rows.
 
 
-def full_rows_count(grid: Grid, length: int) -> int:
+def full_rows_count(grid: Grid | Shape, length: int) -> int:
     """How many lists of `length` items hold all forms of `length / F` rows each."""
-    grid.check(1)
-    forms = len(grid.forms)
+    shape = grid.shape
+    shape.check(1)
+    forms = len(shape.forms)
     if length < forms or length % forms:
         raise ListError(f"Items per participant ({length}) must be a multiple of {forms}: each question is "
                         f"shown in all its {forms} versions.")
-    if length // forms > len(grid.rows):
+    if length // forms > shape.row_count:
         raise ListError(f"Items per participant ({length}) needs {length // forms} questions; the study has "
-                        f"{len(grid.rows)}.")
-    return len(grid.rows) // (length // forms)
+                        f"{shape.row_count}.")
+    return shape.row_count // (length // forms)
 
 
 def full_rows_list(grid: Grid, number: int, length: int) -> list[int]:
@@ -186,11 +234,13 @@ class PairGrid:
         return tuple(sorted({s for slots in self.slots.values() for s in slots}))
 
     @property
+    def shape(self) -> Shape:
+        return Shape(forms=self.forms, row_count=len(self.rows),
+                     sizes=tuple(sorted({len(s) for s in self.slots.values()})))
+
+    @property
     def period(self) -> int:
-        out = 1
-        for n in {len(s) for s in self.slots.values()}:
-            out = out * n // math.gcd(out, n)
-        return out
+        return self.shape.period
 
     @classmethod
     def from_cells(cls, cells: Iterable[PairedCell], seed: int = 0) -> PairGrid:
@@ -213,19 +263,10 @@ class PairGrid:
         return cls(rows=rows, slots=slots, items=items)
 
     def check(self, length: int) -> None:
-        if length < 1:
-            raise ListError("Items per participant must be at least 1.")
-        if not self.rows:
-            raise ListError("The study has no complete pairs to draw lists from.")
-        if length > len(self.rows):
-            raise ListError(
-                f"Items per participant ({length}) exceeds the study's {len(self.rows)} pairs; a participant "
-                "sees at most one member of each pair."
-            )
+        self.shape.check(length)
 
     def list_count(self, length: int) -> int:
-        self.check(length)
-        return self.period * (len(self.rows) // length)
+        return self.shape.list_count(length)
 
     def latin_square_list(self, number: int, length: int) -> list[int]:
         number %= self.list_count(length)
@@ -243,11 +284,12 @@ class PairGrid:
 # 004's dual-sided accuracy and 002's McNemar test are then each person's own quantities).
 
 
-def within_pairs_count(grid: PairGrid, length: int, min_gap: int) -> int:
+def within_pairs_count(grid: PairGrid | Shape, length: int, min_gap: int) -> int:
     """How many lists of `length` trials (length / 2 pairs, both members) there are: two per block of
     pairs, one for each order of the members."""
-    grid.check(1)
-    sizes = sorted({len(slots) for slots in grid.slots.values()})
+    shape = grid.shape
+    shape.check(1)
+    sizes = list(shape.sizes or ())
     if sizes != [2]:
         raise ListError("Within-participant presentation needs pairs of exactly two members; this study's pairs "
                         f"have {', '.join(map(str, sizes))} (perturbed copies share a pair): present them across "
@@ -255,12 +297,12 @@ def within_pairs_count(grid: PairGrid, length: int, min_gap: int) -> int:
     if length < 2 or length % 2:
         raise ListError(f"Items per participant ({length}) must be even: each pair is shown with both members.")
     pairs = length // 2
-    if pairs > len(grid.rows):
-        raise ListError(f"Items per participant ({length}) needs {pairs} pairs; the study has {len(grid.rows)}.")
+    if pairs > shape.row_count:
+        raise ListError(f"Items per participant ({length}) needs {pairs} pairs; the study has {shape.row_count}.")
     if min_gap > pairs:
         raise ListError(f"The members of a pair are to be at least {min_gap} trials apart, which needs at least "
                         f"{min_gap} pairs per list ({2 * min_gap} items per participant); the list has {pairs}.")
-    return 2 * (len(grid.rows) // pairs)
+    return 2 * (shape.row_count // pairs)
 
 
 def within_pairs_list(grid: PairGrid, number: int, length: int, *, seed: int, min_gap: int) -> list[int]:

@@ -14,7 +14,8 @@ from .services import human_arm_ensure, lists_problem
 
 
 def practice_problem(study: Study, arm) -> str | None:
-    tested = list(study.items.exclude(logical_form="").values_list("logical_form", flat=True).distinct())
+    tested = list(study.items.exclude(logical_form="").order_by().values_list("logical_form", flat=True)
+                  .distinct())
     tested += practice.tested_forms(study.design) or ()
     shared = practice.shared_forms(arm.practice or [], tested)
     if not shared:

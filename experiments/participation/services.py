@@ -99,46 +99,59 @@ def _grid(study: Study, arm: HumanArm) -> lists.Grid:
 
 
 def _within(grid, arm: HumanArm) -> bool:
-    return isinstance(grid, lists.PairGrid) and arm.paired_presentation == PairedPresentation.WITHIN
+    return grid.shape.paired and arm.paired_presentation == PairedPresentation.WITHIN
 
 
 def _list_total(study: Study, arm: HumanArm, grid) -> int:
     """How many distinct lists the arm's settings draw from the study's items (ListError or
-    ValidationError saying why none can be drawn): the rule test_stored_lists.py holds the stored lists to."""
+    ValidationError saying why none can be drawn); `grid` is the grid or its shape (shapes.py). The rule
+    test_stored_lists.py holds the stored lists to."""
     length = arm.items_per_participant
     if _within(grid, arm):
         return lists.within_pairs_count(grid, length, arm.paired_min_gap)
-    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.list_count(length)
+    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
 
 
 def lists_scheme(*, study: Study, arm: HumanArm) -> str:
     """How participants' lists are drawn from the study's items, in words for the launch panel: a
     study whose items form no interpretation × form grid (a CSV bank, or generated items mixed with
-    imported ones) gets one shuffled column of items, without the Latin square, and is told so."""
-    grid = _grid(study, arm)
-    if isinstance(grid, lists.PairGrid):
-        how = "within" if _within(grid, arm) else "at most one member of a pair per participant"
+    imported ones) gets one shuffled column of items, without the Latin square, and is told so.
+    Counted by queries (shapes.py), never by loading the items."""
+    from .shapes import study_shape
+
+    shape = study_shape(study=study, arm=arm)
+    if shape.paired:
+        how = "within" if _within(shape, arm) else "at most one member of a pair per participant"
         return f"linked pairs ({how}), members rotated across lists"
     if choice.is_mc_study(study):
-        return f"{len(grid.rows)} questions × {len(grid.forms)} circular mutants, rotated across lists (seed 001)"
-    if grid.forms == ("*",):
-        kinds = sorted(set(study.items.exclude(design=ATTENTION_DESIGN).values_list("design", flat=True)))
-        return (f"one column of {len(grid.rows)} items, each participant's drawn in turn and shuffled — no Latin "
+        return f"{shape.row_count} questions × {len(shape.forms)} circular mutants, rotated across lists (seed 001)"
+    if shape.forms == ("*",):
+        kinds = sorted(study.items.exclude(design=ATTENTION_DESIGN).order_by().values_list("design", flat=True)
+                       .distinct())
+        return (f"one column of {shape.row_count} items, each participant's drawn in turn and shuffled — no Latin "
                 f"square, since the items form no interpretation × form grid (designs: {', '.join(kinds)})")
-    return (f"Latin square over {len(grid.rows)} interpretations × {len(grid.forms)} forms: every form equally "
+    return (f"Latin square over {shape.row_count} interpretations × {len(shape.forms)} forms: every form equally "
             "often in a list, no interpretation twice")
 
 
 def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
-    """Why participants' lists cannot be drawn with the arm's settings (None when they can). When they
-    can, they are stored (list_store.py) unless already current, so entries after opening find them."""
+    """Why participants' lists cannot be drawn with the arm's settings (None when they can), from the
+    grid's shape (aggregate queries: shapes.py)."""
+    from .shapes import study_shape
+
     try:
-        list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
+        _list_total(study, arm, study_shape(study=study, arm=arm))
     except ValidationError as exc:
         return " ".join(exc.messages)
     except lists.ListError as exc:
         return str(exc)
     return None
+
+
+def lists_prepare(*, study: Study, arm: HumanArm) -> None:
+    """Store the lists the arm's settings draw (list_store.py) unless they are current: done when the
+    study opens, so the first arrivals after a launch find them (an entry builds them otherwise)."""
+    list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
 
 
 def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
