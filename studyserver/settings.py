@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "experiments",
     "inference",
     "analysis",
+    "designs",  # the design packages (designs/apps.py): above experiments and analysis
     "studyserver",  # management commands only (run_task)
     "demo",  # manage.py demo: above the apps it drives
     "axes",  # admin login throttling (issue 17 hole 4)

@@ -18,7 +18,7 @@ import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "demo")
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "designs", "demo")
 LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it.
@@ -27,6 +27,7 @@ LAYERS = (
     ("studyserver's helpers", ("studyserver",)),
     ("apps", ("experiments",)),
     ("apps above experiments", ("inference", "analysis")),
+    ("the design packages", ("designs",)),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
                                            "studyserver.asgi", "studyserver.landing", "demo")),
 )
