@@ -76,7 +76,7 @@ class PowerResult:
 
 def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
     """The humans-vs-models model the report fits for a study of these designs and declared factors
-    (analysis/report.py: 003's AGENTS where it applies, otherwise versus.spec)."""
+    (analysis/report.py: the one the study's designs register, 003's AGENTS, otherwise versus.spec)."""
     from . import versus
 
     found = _humans_vs_models(designs)

@@ -264,13 +264,6 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
                         inputs.used())
 
 
-def applies(part, designs: set[str]) -> bool:
-    """Whether a registered report part is one of this study's: it reads one of the study's designs."""
-    from experiments.designs import registry
-
-    return part in registry.report_parts(designs)
-
-
 def _timed(timings: dict[str, float], name: str, function, *args):
     start = time.perf_counter()
     try:

@@ -1,5 +1,6 @@
 """The mixed-effects analyses of paper 003 (Eq. 4–6, Appendix C) and the human-vs-model model,
-declared as `ModelSpec`s (analysis/sections.py): each names its frame, formula, family, what it
+declared as `ModelSpec`s (analysis/sections.py; register.py adds them to the design registry, in the report's
+order, with the designs each reads): each names its frame, formula, family, what it
 needs, its likelihood-ratio terms and marginal-means tables; `sections.fit_spec` fits any of them,
 and analysis/reproduce.py writes the scripts that refit them. What a section adds beyond the common
 skeleton (the other consequence key of C.1, the relative p(Yes) refit of C.2, …) is its `extra`.
