@@ -1,5 +1,5 @@
 """Django → tidy pandas frames: with analysis.runs (which runs a report reads) and
-analysis.paired_frames, the only analysis modules that read the database.
+the design packages' readers (designs/paired/frames.py), the only analysis modules that read the database.
 
 One row per human trial (`trials_frame`) and one row per model score (`scores_frame`), each with
 the item's design factors joined in. Everything downstream is a function of these frames.

@@ -22,7 +22,7 @@ def people_shown(people, trials: pd.DataFrame) -> PeopleShown:
     """The rule to apply: `people` (the study's), else one inferred from the trials people answered (without
     Django, as in the report's second R process: the phrasing people answered, if one, holds for every design
     whose items carry phrasings)."""
-    from .metrics import CATCH_ITEMS
+    from logic.human_defaults import CATCH_ITEMS
 
     if people is not None:
         return people

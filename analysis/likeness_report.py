@@ -25,7 +25,7 @@ UNIT = ("choice_r and the ceiling: an item (its share of people giving the targe
 
 def people_rows(frames: StudyFrames) -> pd.DataFrame:
     """The people's answers the section reads: the human rows of the humans-vs-models comparison."""
-    return metrics.analysed_rows(frames.kept)
+    return metrics.analysed_rows(frames.kept, frames.analysed)
 
 
 def sections(frames: StudyFrames, *, splits: int = likeness.SPLITS, resamples: int = likeness.RESAMPLES,

@@ -1,4 +1,4 @@
-"""Descriptive metrics: Table 1 with bootstrap CIs, correlations, Figure 4's per-sequent means.
+"""Descriptive metrics: Table 1 with bootstrap CIs, correlations.
 
 Pure functions of tidy frames (numpy/scipy only, no R).
 """
@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .prep import ARGFORM_CODES, MODALITIES, SYLLOGISMS
+from logic.human_defaults import CATCH_ITEMS  # the arm's checks, stored under this design name, scored by models too
+
+from .prep import ARGFORM_CODES, MODALITIES
 
 BOOTSTRAP_SAMPLES = 2000
 
@@ -80,7 +82,6 @@ class Resamples:
 
 ARGFORM_LABELS = ("∨⊢", "→ᴸ⊢", "→ᴿ⊢", "∨⊬", "→ᴸ⊬", "→ᴿ⊬")
 PAPER_003 = ("modality", "argform")
-CATCH_ITEMS = "attention-check"  # experiments.designs.registry.CATCH_ITEMS (the arm's checks, scored by models too)
 # What Table 1 resamples: people by participant; a model's answers by item, the phrasings of one
 # linked pair (rulebreakers, dual-sided rules) together, by pair.
 PARTICIPANT, ITEM, PAIR = "participant", "item", "pair"
@@ -156,13 +157,14 @@ def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:
 
 
 def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, seed: int = 0,
-           level: float = 0.95) -> pd.DataFrame:
+           level: float = 0.95, analysed=frozenset()) -> pd.DataFrame:
     """Accuracy overall and by each of the study's factors (analysis/factors.py; paper 003's: modality and
-    argument form, on the real modal-syllogism items): each model's mean soft accuracy and the accuracy of
+    argument form), on analysed_rows (`analysed`: the designs whose real items alone it reads where present):
+    each model's mean soft accuracy and the accuracy of
     its decisions, its items resampled (pairs where items are linked in pairs), and people's proportion
     correct, participants resampled, with 95% percentile-bootstrap CIs. `cluster` names what was
     resampled and `n_clusters` how many there were."""
-    scores, trials = families(analysed_rows(scores)), analysed_rows(trials)
+    scores, trials = families(analysed_rows(scores, analysed)), analysed_rows(trials, analysed)
     draws = Resamples(seed=seed)
     heads, columns, clusters = [], [], []
     measures = [("soft accuracy", "soft_acc"), ("decision accuracy", "correct")]
@@ -211,13 +213,15 @@ def _degenerate(measure, values, clusters, bounds, unit, level) -> tuple[float, 
                                    f"{found.method}")
 
 
-def analysed_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows Table 1 reads: paper 003's real modal syllogisms where the study has them (its Table 1);
-    otherwise every item but a nonsense mirror and the human arm's attention checks."""
+def analysed_rows(frame: pd.DataFrame, analysed=frozenset()) -> pd.DataFrame:
+    """The rows Table 1 reads: the real items of the `analysed` designs where the study has them (a design
+    whose package declares so: paper 003's modal syllogisms, its Table 1; StudyFrames.analysed); otherwise
+    every item but a nonsense mirror and the human arm's attention checks."""
     if not len(frame):
         return frame
-    if (frame["design"] == SYLLOGISMS).any():
-        return frame[(frame["design"] == SYLLOGISMS) & (frame["condition"] == "real")]
+    alone = frame["design"].isin(list(analysed))
+    if alone.any():
+        return frame[alone & (frame["condition"] == "real")]
     return frame[(frame["condition"] != "nonsense") & (frame["design"] != CATCH_ITEMS)]
 
 
@@ -231,16 +235,3 @@ def correlation(x, y) -> dict[str, float]:
     spearman = stats.spearmanr(x, y)
     return {"n": int(x.size), "pearson_r": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
             "spearman_rho": float(spearman.statistic), "spearman_p": float(spearman.pvalue)}
-
-
-def sequent_means(scores: pd.DataFrame) -> pd.DataFrame:
-    """Figure 4: per model and logical sequent (form), mean perplexity and mean confidence in the
-    gold answer (soft accuracy), real and nonsense side by side (one row per model × form)."""
-    frame = scores[scores["design"] == SYLLOGISMS]
-    grouped = (frame.groupby(["model", "form_id", "modality", "argform", "condition"], observed=True)
-               .agg(perplexity=("perplexity", "mean"), confidence=("soft_acc", "mean"), n=("soft_acc", "size"))
-               .reset_index())
-    wide = grouped.pivot_table(index=["model", "form_id", "modality", "argform"], columns="condition",
-                               values=["perplexity", "confidence", "n"])
-    wide.columns = [f"{value}_{condition}" for value, condition in wide.columns]
-    return wide.reset_index()

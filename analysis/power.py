@@ -2,7 +2,7 @@
 from the humans, with the report's own test, for any study with people and models.
 
 The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes):
-paper 003's (analysis.mixed.AGENTS, contrasts within each modality and argument form) for a study of
+paper 003's (designs/modal/mixed.py AGENTS, contrasts within each modality and argument form) for a study of
 003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
 the overall contrast and one within each factor's levels). Its frame is read through the spec's own
 frame function, so the pilot holds exactly the rows the report's model holds.
@@ -42,7 +42,7 @@ from .power_plan import PowerPlan
 from .sections import ModelSpec, StudyFrames
 
 POWER_R = Path(__file__).with_name("r") / "power.R"
-COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")  # 003's (mixed.AGENTS)
+COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")  # 003's (modal AGENTS)
 OVERALL = ("overall", "all")  # the factor and level of a contrast over every item (Table 1's words)
 
 
@@ -76,19 +76,34 @@ class PowerResult:
 
 def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
     """The humans-vs-models model the report fits for a study of these designs and declared factors
-    (analysis/report.py: 003's AGENTS where it applies, otherwise versus.spec)."""
+    (analysis/report.py: the one the study's designs register, 003's AGENTS, otherwise versus.spec)."""
     from . import versus
-    from designs.modal.mixed import AGENTS
-    from .report import applies
 
-    return AGENTS if applies(AGENTS, set(designs)) else versus.spec(frames, tuple(factors))
+    found = _humans_vs_models(designs)
+    return found if found is not None else versus.spec(frames, tuple(factors))
+
+
+def _humans_vs_models(designs=None) -> ModelSpec | None:
+    """The humans-vs-models model the designs' packages register (designs/<family>/; None: every design's),
+    the first in the report's order; None where they register none."""
+    from experiments.designs import registry
+
+    return next((part for part in registry.report_parts(designs)
+                 if isinstance(part, ModelSpec) and part.humans_vs_models), None)
+
+
+def default_spec() -> ModelSpec:
+    """The model a power analysis simulates when none is named: the first humans-vs-models model a design
+    registers (COLUMNS: the one power.R was written for)."""
+    found = _humans_vs_models()
+    if found is None:
+        raise ValueError("no design registers a humans-vs-models model: name the model to simulate")
+    return found
 
 
 def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFrame:
     """The pilot's humans and models in the report's human-vs-model frame (`spec`'s; 003's by default)."""
-    from designs.modal.mixed import AGENTS
-
-    spec = spec or AGENTS
+    spec = spec or default_spec()
     reason = spec.precheck(frames) if spec.precheck else ""
     if reason:
         raise ValueError(f"A power analysis {reason} (a pilot, simulated or real, and at least one model run).")
@@ -108,9 +123,7 @@ def groups(spec: ModelSpec) -> tuple[str, str]:
 def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelSpec | None = None,
              truth: dict | None = None, progress: Callable[[int, int], None] | None = None) -> PowerResult:
     """The power curve of every model-vs-human contrast over plan.sizes (see the module's docstring)."""
-    from designs.modal.mixed import AGENTS
-
-    spec = spec or AGENTS
+    spec = spec or default_spec()
     people, items = groups(spec)
     fit = rb.fit(spec.formula, frame, family="binomial", fast=spec.fast)
     total, done = len(plan.sizes) * plan.nsim, 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from logic.modal_forms import NECESSITATION_FORM, SYLLOGISMS  # 003's items (item data)
 from experiments.schema import ARGFORM_CODES  # argument forms → R-safe codes, declared once (exported as argform_code)
 
 from .rules import Exclusions
@@ -20,8 +19,16 @@ LABELS = {
     "none": "∅ (propositional)", "box": "□ (must)", "dia": "◇ (may)",
     "DS": "∨⊢ disjunctive syllogism", "MP": "→ᴸ⊢ modus ponens", "MT": "→ᴿ⊢ modus tollens",
     "AD": "∨⊬ affirming the disjunct", "AC": "→ᴸ⊬ affirming the consequent",
-    "DA": "→ᴿ⊬ denying the antecedent", "NEC": NECESSITATION_FORM,
+    "DA": "→ᴿ⊬ denying the antecedent",
 }
+
+
+def labels_add(labels: dict[str, str]) -> None:
+    """Add a design's own factor levels' labels (a design package at start-up: 003's necessitation form)."""
+    clash = {code for code, label in labels.items() if LABELS.get(code, label) != label}
+    if clash:
+        raise ValueError(f"level label(s) {', '.join(sorted(clash))} are declared already with another text")
+    LABELS.update(labels)
 
 
 def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -80,57 +87,3 @@ def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None
     order = argforms or tuple(dict.fromkeys([*ARGFORM_CODES.values(), *sorted(set(codes))]))
     out["argform"] = pd.Categorical(codes, categories=[a for a in order if a in set(codes)])
     return out
-
-
-def syllogism_scores(scores: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
-    """Model scores on the modal syllogisms (real items), factors coded, perplexity z-scored."""
-    frame = scores[(scores["design"] == SYLLOGISMS) & (scores["condition"] == "real")]
-    frame = frame.dropna(subset=["soft_acc", "rel_p_yes", "perplexity"])
-    frame = code_factors(frame)
-    if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
-        frame["argform"] = frame["argform"].cat.remove_unused_categories()
-    frame["perplexity_z"] = zscore(frame["perplexity"].astype(float))
-    return frame.reset_index(drop=True)
-
-
-def syllogism_trials(trials: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
-    """Kept human trials on the modal syllogisms, factors coded, log RT z-scored."""
-    frame = trials[(trials["design"] == SYLLOGISMS) & (trials["condition"] == "real")]
-    frame = code_factors(frame)
-    if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
-        frame["argform"] = frame["argform"].cat.remove_unused_categories()
-    frame["rt_z"] = zscore(np.log(frame["rt_ms"].astype(float)))
-    return frame.reset_index(drop=True)
-
-
-def agent_frame(trials: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """Humans and models in one frame: one row per answer, a model's answer its greedy decision; the item,
-    its phrasing and condition ride along (not in the model: the section says what each side holds)."""
-    humans = trials[(trials["design"] == SYLLOGISMS) & (trials["condition"] == "real")]
-    models = scores[(scores["design"] == SYLLOGISMS) & (scores["condition"] == "real")]
-    columns = ["agent", "respondent", "interpretation", "modality", "argform", "correct", "item_id", "variant",
-               "condition"]
-    human_rows = pd.DataFrame({
-        "agent": "human", "respondent": humans["participant"], "interpretation": humans["interpretation_id"],
-        "modality": humans["modality"], "argform": humans["argform"], "correct": humans["correct"],
-        **_item_columns(humans),
-    })
-    model_rows = pd.DataFrame({
-        "agent": models["model"], "respondent": models["model"], "interpretation": models["interpretation_id"],
-        "modality": models["modality"], "argform": models["argform"], "correct": models["correct"],
-        **_item_columns(models),
-    })
-    frame = pd.concat([human_rows, model_rows], ignore_index=True)[columns]
-    frame["interpretation"] = "I" + frame["interpretation"].astype(str)
-    frame = code_factors(frame)
-    agents = ["human"] + sorted(set(frame["agent"]) - {"human"})
-    frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
-    return frame
-
-
-def _item_columns(frame: pd.DataFrame) -> dict:
-    return {"item_id": frame["item_id"] if "item_id" in frame else pd.NA,
-            "variant": frame["variant"].fillna("").astype(str) if "variant" in frame else "",
-            "condition": frame["condition"].astype(str)}

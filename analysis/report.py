@@ -24,12 +24,10 @@ from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec, table_file
 from . import rbridge as rb
 from . import likeness_report
-from designs.modal import mixed
-from designs.multiple_choice import report as mc_report
-from designs.paired import report as paired_report
 from experiments import schema
+from logic.human_defaults import CATCH_ITEMS
 from .runs import RUN_COLUMNS
-from designs.paired.frames import PairedInputs
+from .sections import ModelSpec
 from .html import Page, render
 
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
@@ -67,7 +65,7 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
     if section.absent:
         return
     tables = section.tables
-    ylabel = {"eq4": "soft accuracy", "eq5": "relative p(Yes)", "eq6": "P(correct)"}.get(section.key)
+    ylabel = section.means_label
     if ylabel:
         for factor in ("modality", "argform"):
             name = f"emmeans_{factor}"
@@ -84,34 +82,10 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
                 "them at 0 and 1 (triangles mark the cut); the tables give them as estimated.")
     if "random_effects" in tables:
         section.figures["random_effects"] = plots.random_effects(tables["random_effects"], ranks)
-    if section.key == "agents":
-        section.figures["agents_by_modality"] = plots.agents(tables["emmeans_agent_by_modality"], "modality")
-        section.figures["agents_by_argform"] = plots.agents(tables["emmeans_agent_by_argform"], "argform")
-    if section.key in (versus.KEY, versus.ALL_ITEMS_KEY):
-        for name in tables:
-            if name.startswith("emmeans_agent_by_"):
-                factor = name.removeprefix("emmeans_agent_by_")
-                section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor)
-
-
-SEQUENTS_TITLE = "Figure 4: perplexity vs confidence per logical sequent"
-
-
-def _sequent_section(scores: pd.DataFrame) -> Section:
-    section = Section("sequents", SEQUENTS_TITLE, unit=(
-        "one logical sequent (form) of one model: the mean of its scores on the items of that form, real and "
-        "nonsense apart; a descriptive figure, no interval or test."))
-    table = metrics.sequent_means(scores) if len(scores) else pd.DataFrame()
-    needed = {"perplexity_real", "perplexity_nonsense"}
-    if table.empty or not needed <= set(table.columns):
-        section.absent = "needs model scores on both real items and their nonsense mirror"
-        return section
-    table = table.dropna(subset=["perplexity_real", "perplexity_nonsense"])
-    section.tables["sequent_means"] = table
-    section.figures["sequents"] = plots.sequents(table)
-    section.notes.append("Each point averages the scores sharing one logical sequent; a grey line "
-                         "joins a sequent's real and nonsense versions.")
-    return section
+    for name in tables:  # a humans-vs-models model's marginal means by agent within each factor
+        if name.startswith("emmeans_agent_by_"):
+            factor = name.removeprefix("emmeans_agent_by_")
+            section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor)
 
 
 def _ranks(table1: pd.DataFrame) -> dict[str, int]:
@@ -145,8 +119,9 @@ class ReportInputs:
     """Everything a report is built from: the tidy frames (analysis.frames: every score of the runs
     used, every trial before exclusions), and what went in besides them — the exclusion rules, the
     runs table (analysis.runs.table: every run of the study, used or not and why), the configurations
-    used (analysis.runs.configurations), the run ids asked for (empty: the default rule), the paired
-    and multiple-choice inputs, sections built elsewhere (a power analysis), and `provenance`, what
+    used (analysis.runs.configurations), the run ids asked for (empty: the default rule), what the study's
+    design parts read from the database (`design_inputs`, by part key: SectionBuilder.read), sections built
+    elsewhere (a power analysis), and `provenance`, what
     dataset_description.json records besides the frames (analysis.services.report_provenance)."""
 
     scores: pd.DataFrame
@@ -156,13 +131,12 @@ class ReportInputs:
     runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(RUN_COLUMNS)))
     configurations: pd.DataFrame = field(default_factory=pd.DataFrame)
     runs_requested: list[int] = field(default_factory=list)
-    paired: PairedInputs | None = None
-    mc_runs: pd.DataFrame | None = None
+    design_inputs: dict = field(default_factory=dict)
     extra_sections: tuple[Section, ...] = ()
     provenance: dict | None = None
     # The study's factors (analysis/factors.py declared_factors; None: those the registry declares for the
     # designs in the frames), the descriptive-column factors' values by item_id (factors.values_frame), and
-    # the designs of the study's items (None: those in the frames and the paired items).
+    # the designs of the study's items (None: those in the frames).
     factors: tuple[str, ...] | None = None
     factor_values: pd.DataFrame | None = None
     designs: tuple[str, ...] | None = None
@@ -174,10 +148,10 @@ class ReportInputs:
         if self.designs is not None:
             return set(self.designs)
         found = set()
-        for frame in (self.scores, self.trials, self.paired.items if self.paired is not None else None):
+        for frame in (self.scores, self.trials):
             if frame is not None and len(frame) and "design" in frame:
                 found |= set(frame["design"].dropna())
-        return found - {"attention-check"}
+        return found - {CATCH_ITEMS}
 
     def declared_factors(self) -> tuple[str, ...]:
         if self.factors is not None:
@@ -217,36 +191,38 @@ def build_report(inputs: ReportInputs, *, out_dir: Path, helper: RProcess | None
 
 
 def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timings) -> ReportResult:
+    from experiments.designs import registry
+
     scores, trials = inputs.scores, inputs.trials
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     designs, factors = inputs.study_designs(), inputs.declared_factors()
+    analysed = registry.analysed_alone()
     frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
-                         kept=declared.join(kept, inputs.factor_values), people=inputs.people)
-    specs = [spec for spec in mixed.SPECS if applies(spec, designs)]
-    elsewhere = []  # the titles of analyses of designs this study does not have, in the report's order
-    for spec in mixed.SPECS:
-        if not applies(spec, designs):
-            elsewhere += [spec.title, SEQUENTS_TITLE] if spec is mixed.EQ6 else [spec.title]  # Figure 4 goes with Eq. 6
-    both = next((spec for spec in specs if spec is mixed.AGENTS), None)
-    if both is None:
-        both = versus.spec(frames, factors)  # humans vs each model by the study's own factors
-        specs.append(both)
+                         kept=declared.join(kept, inputs.factor_values), people=inputs.people, analysed=analysed)
+    raw = StudyFrames(scores=scores, kept=kept, people=inputs.people, analysed=analysed)
+    parts = registry.report_parts(designs)  # the study's designs' parts, in the report's order
+    # the titles of the analyses of designs this study does not have, in the report's order
+    elsewhere = [part.elsewhere for part in registry.report_parts() if part not in parts and part.elsewhere]
+    both = next((part for part in parts if isinstance(part, ModelSpec) and part.humans_vs_models), None)
+    if both is None:  # humans vs each model by the study's own factors, after the study's own model fits
+        after = max((i + 1 for i, part in enumerate(parts) if isinstance(part, ModelSpec)), default=0)
+        generic = [versus.spec(frames, factors)]
         if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
-            specs.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
+            generic.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
+        parts = parts[:after] + generic + parts[after:]
+        both = generic[0]
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
-    table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors),
+    table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors, analysed=analysed),
                     frames.scores, frames.kept)
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir, inputs.factor_values)
     sections = []
-    for spec in specs:
-        if spec is both:
-            sections.append(_timed(timings, f"section {spec.key} ({helper.where}, waited for)", agents.result))
-        else:
-            sections.append(_timed(timings, f"section {spec.key}", run_section, fit_spec, spec, frames))
-        if spec is mixed.EQ6:
-            sections.append(_timed(timings, "section sequents", run_section, _sequent_section, scores))
-    sections += _timed(timings, "paired designs", paired_report.sections, scores, kept, inputs.paired)  # issue 6
-    sections += _timed(timings, "multiple choice", mc_report.sections, scores, kept, inputs.mc_runs)  # issue 7
+    for part in parts:
+        if part is both:
+            sections.append(_timed(timings, f"section {part.key} ({helper.where}, waited for)", agents.result))
+        elif isinstance(part, ModelSpec):
+            sections.append(_timed(timings, f"section {part.key}", run_section, fit_spec, part, frames))
+        else:  # a design's own sections (SectionBuilder), from the frames before factor joins
+            sections += _timed(timings, f"section {part.key}", part.build, raw, inputs.design_inputs.get(part.key))
     sections += _timed(timings, "human likeness", likeness_report.sections, frames)  # issue 35 item 5
     sections += list(inputs.extra_sections)  # e.g. the study's latest power analysis (analysis/power.py)
     ranks = _ranks(table1)
@@ -286,11 +262,6 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
                         inputs.used())
-
-
-def applies(spec, designs: set[str]) -> bool:
-    """Whether a declared analysis is one of this study's: it names no design, or one the study has."""
-    return not spec.designs or bool(designs & set(spec.designs))
 
 
 def _timed(timings: dict[str, float], name: str, function, *args):

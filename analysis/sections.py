@@ -1,7 +1,8 @@
 """Report sections, declared: a `ModelSpec` says what one mixed model of the report is (its frame,
 formula, family, the levels and groups it needs, its likelihood-ratio terms and marginal-means
 tables), and `fit_spec` fits any of them the same way. A `StudyFrames` bundle carries the data every
-section reads. The specs themselves live in analysis/mixed.py; analysis/reproduce.py writes the
+section reads; a `SectionBuilder` is any other part. The parts themselves live in the design packages
+(designs/<family>/), registered into the design registry; analysis/reproduce.py writes the
 scripts that refit them from the report's model frames.
 """
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Section:
     data_files: dict[str, pd.DataFrame] = field(default_factory=dict)
     # The section's own recomputation, appended to the report's reproduce scripts: {"R": code, "python": code}.
     scripts: dict[str, str] = field(default_factory=dict)
+    # The y-axis of its marginal-means figures (ModelSpec.means_label; "": none drawn), in [0, 1].
+    means_label: str = ""
 
 
 def table_file(key: str, name: str) -> str:
@@ -75,6 +78,9 @@ class StudyFrames:
     scores: pd.DataFrame
     kept: pd.DataFrame = field(default_factory=pd.DataFrame)
     people: object = None
+    # The designs whose real items alone the study-wide tables read where the study has them (the design
+    # registry's analysed_alone, declared by a design's package; metrics.analysed_rows applies it).
+    analysed: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -102,8 +108,32 @@ class ModelSpec:
     precheck: Callable[[StudyFrames], str] | None = None  # a reason the section cannot be fitted
     extra: Callable[[Section, rb.Fit, pd.DataFrame], None] | None = None  # the section's own additions
     unit: str = ""  # the sampling unit, said in the section (Section.unit)
-    designs: tuple[str, ...] = ()  # the designs it is an analysis of (empty: any); other studies leave it out
     paper: str = ""  # the paper whose model this is ("003"): a separation-safe fit is a departure from it
+    # The study's humans-vs-models model: the report fits it first, in a second process where one is worth it,
+    # and fits the generic one (analysis/versus.py) only where the study's designs register none.
+    humans_vs_models: bool = False
+    means_label: str = ""  # its marginal means by modality/argform are plotted on this axis ("": not)
+
+    @property
+    def elsewhere(self) -> str:
+        """Its title, listed in the reports of studies without its designs."""
+        return self.title
+
+
+@dataclass(frozen=True)
+class SectionBuilder:
+    """A report part that is not one mixed model: `build(frames, given)` returns its sections (none where
+    the data hold nothing for it) from the report's frames before factor joins and `given`, what its
+    `read(study=, chosen=)` read from the database (analysis.services calls it with the runs the report uses;
+    None where the report is built from frames alone). A design's package registers it into the design
+    registry (experiments/designs/registry.py: report_part_add), and the report runs it for studies of those
+    designs."""
+
+    key: str
+    title: str
+    build: Callable[[StudyFrames, object], list[Section]]
+    read: Callable[..., object] | None = None  # read(study=, chosen=, analysed=): what it reads besides the frames
+    elsewhere: str = ""  # a title listed in the reports of studies without its designs ("": not listed)
 
 
 def models_without_perplexity(scores: pd.DataFrame) -> list[str]:
@@ -116,7 +146,7 @@ def models_without_perplexity(scores: pd.DataFrame) -> list[str]:
 
 def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
     """Fit one declared model: the section says why when the data cannot support it."""
-    section = Section(spec.key, spec.title, spec.formula, unit=spec.unit)
+    section = Section(spec.key, spec.title, spec.formula, unit=spec.unit, means_label=spec.means_label)
     section.absent = spec.precheck(frames) if spec.precheck else ""
     if section.absent:
         return section

@@ -33,7 +33,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from designs.paired import frames as paired_frames
+    from experiments.designs import registry
 
     from . import factors, frames, generated, runs
     from .rprocess import RProcess
@@ -43,6 +43,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     declared = factors.declared_factors(study)  # stored names no longer among the items raise ValueError here
     chosen = runs.select_runs(study, run_ids or None)
     used = runs.used_ids(chosen)
+    designs = tuple(factors.study_designs(study))
     # the human-vs-model fit's process loads its R while the frames are read
     with RProcess.for_rows(Trial.objects.filter(participant__study=study).count(),
                                  ModelScore.objects.filter(run_id__in=used).count()) as helper:
@@ -50,6 +51,9 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
         trials = frames.trials_frame(study, include_simulated=pilot)
         # the item rows read besides: those answered or scored by the runs used (not every item of the study)
         analysed = frames.analysed_item_ids(study, [*used, *runs.variation_ids(chosen)], include_simulated=pilot)
+        # what the study's designs' own report parts read besides the frames (their packages' SectionBuilder.read)
+        design_inputs = {part.key: part.read(study=study, chosen=chosen, analysed=analysed)
+                         for part in registry.report_parts(designs) if getattr(part, "read", None) is not None}
         if on_step:
             on_step(1)  # the data are read; the fits and files follow
         return build_report(ReportInputs(
@@ -58,12 +62,11 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
                    else f"Duet report: {study.title} ({study.slug})"), rules=rules, runs=runs.table(chosen),
             configurations=runs.configurations(chosen, scores, frames.variants_frame(used)),
             runs_requested=sorted(set(run_ids or [])),
-            paired=paired_frames.inputs(study, runs.used_ids(chosen, kinds=[runs.PROBE]), analysed),
-            mc_runs=frames.mc_runs_frame(study, runs.variation_ids(chosen)),
+            design_inputs=design_inputs,
             extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared, analysed),
-            designs=tuple(factors.study_designs(study)), people=frames.people_shown(study),
+            designs=designs, people=frames.people_shown(study),
         ), out_dir=Path(out_dir), helper=helper)
 
 

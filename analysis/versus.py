@@ -8,7 +8,7 @@ configuration is one more level of `participant`. Items are a random effect, cro
 participants: the items are a sample of the sentences one could have asked, and treating them as
 fixed makes every item-level conclusion a statement about these items only (the language-as-fixed-
 effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008). Paper 003's own human-vs-model model
-(analysis/mixed.py AGENTS) stays as it is for 003's designs; this one is for every other study.
+(designs/modal/mixed.py AGENTS) stays as it is for 003's designs; this one is for every other study.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ NOTES = (
 def sides(frames: StudyFrames, *, all_items: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(people's answers, models' answers) the comparison reads: for models, only the items people could be
     shown (like_for_like), unless `all_items` (the sensitivity analysis)."""
-    humans, models = metrics.analysed_rows(frames.kept), metrics.analysed_rows(frames.scores)
+    humans, models = (metrics.analysed_rows(frame, frames.analysed) for frame in (frames.kept, frames.scores))
     if not all_items and len(models):
         models = like_for_like.models_like_people(models, frames.people, humans)
     return humans, models
@@ -93,7 +93,7 @@ def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
 
 def both_arms(frames: StudyFrames) -> str:
     humans, models = sides(frames)
-    if not len(humans) or not len(metrics.analysed_rows(frames.scores)):
+    if not len(humans) or not len(metrics.analysed_rows(frames.scores, frames.analysed)):
         return "needs both human trials and model scores"
     if not len(models):
         return ("no model answered an item people could be shown (" + like_for_like.people_shown(
@@ -147,7 +147,7 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
     if not factors:
         notes.append("The study declares no factors (import_items --factors, or the study's settings): the model "
                      "compares the agents overall.")
-    people = like_for_like.people_shown(frames.people, metrics.analysed_rows(frames.kept))
+    people = like_for_like.people_shown(frames.people, metrics.analysed_rows(frames.kept, frames.analysed))
     title = "Humans vs each model (binomial GLMM, crossed random effects)"
     if all_items:
         title = "Sensitivity analysis: humans vs each model on every item the models answered (not like for like)"

@@ -4,7 +4,7 @@ items files, with its type, unit, allowed values and meaning, and how it is read
 `convert` of the stored value, or `derive`, a value computed from the row's other columns.
 
 The admin's trial export (experiments/participation/selectors.py), the analysis frames
-(analysis/frames.py), the simulator (analysis/simulate.py), the item bank export
+(analysis/frames.py), the simulator (designs/modal/simulate.py), the item bank export
 (experiments/item_csv.py), the report's data files and its codebook (analysis/codebook.py) all read
 these declarations; `Rows` turns a query's values into rows. Plain Python, no Django and no pandas:
 the web process imports it.

@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "inference",
     "analysis",
     "prolific",  # Prolific's API: publish, sync, review, bonuses (issue 38)
+    "designs",  # the design packages (designs/apps.py): above experiments and analysis
     "studyserver",  # management commands only (run_task)
     "demo",  # manage.py demo: above the apps it drives
     "axes",  # admin login throttling (issue 17 hole 4)

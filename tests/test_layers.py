@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "demo")
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "designs", "demo")
 LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it. A module belongs to the
@@ -45,6 +45,7 @@ LAYERS = (
     ("experiments' participant flow", ("experiments.participation",)),
     ("experiments' top (admin, services, jobs, commands)", ("experiments", "experiments.participation.pilot_admin")),
     ("apps above experiments", ("inference", "analysis", "prolific")),
+    ("the design packages", ("designs",)),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
                                            "studyserver.asgi", "demo")),
 )

@@ -1,5 +1,6 @@
 """The mixed-effects analyses of paper 003 (Eq. 4–6, Appendix C) and the human-vs-model model,
-declared as `ModelSpec`s (analysis/sections.py): each names its frame, formula, family, what it
+declared as `ModelSpec`s (analysis/sections.py; register.py adds them to the design registry, in the report's
+order, with the designs each reads): each names its frame, formula, family, what it
 needs, its likelihood-ratio terms and marginal-means tables; `sections.fit_spec` fits any of them,
 and analysis/reproduce.py writes the scripts that refit them. What a section adds beyond the common
 skeleton (the other consequence key of C.1, the relative p(Yes) refit of C.2, …) is its `extra`.
@@ -14,10 +15,13 @@ import pandas as pd
 from studyserver.registry import Registry
 from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
 from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
+from logic.modal_forms import SYLLOGISMS
 
 from analysis import like_for_like, metrics, prep, versus
 from analysis import rbridge as rb
 from analysis.sections import ModelSpec, Section, StudyFrames, fit_spec
+
+from . import frames as modal
 
 MODALITY_HYPOTHESES = (("none", "dia"), ("box", "none"), ("box", "dia"))  # Table 2: a < b
 ARGFORM_HYPOTHESES = (("DS", "MP"), ("MT", "MP"), ("MT", "DS"))
@@ -29,7 +33,7 @@ MODEL_SCORES = ("one model's score on one item; each model configuration scores 
                 "scores of one model share its random intercept and perplexity slope (the model is the cluster, "
                 "as the paper fits it). Items enter as fixed factor levels, not as a random effect (the paper's "
                 "equation; docs/analysis.md says what that leaves out).")
-SYLLOGISM_DESIGNS = (prep.SYLLOGISMS,)
+SYLLOGISM_DESIGNS = (SYLLOGISMS,)
 
 
 # ----------------------------------------------------------------------------- frames of the specs
@@ -37,17 +41,17 @@ SYLLOGISM_DESIGNS = (prep.SYLLOGISMS,)
 
 def valid_syllogism_scores(frames: StudyFrames) -> pd.DataFrame:
     scores = frames.scores
-    return prep.syllogism_scores(scores, valid_only=True) if len(scores) else scores
+    return modal.syllogism_scores(scores, valid_only=True) if len(scores) else scores
 
 
 def syllogism_scores(frames: StudyFrames) -> pd.DataFrame:
     scores = frames.scores
-    return prep.syllogism_scores(scores, valid_only=False) if len(scores) else scores
+    return modal.syllogism_scores(scores, valid_only=False) if len(scores) else scores
 
 
 def valid_syllogism_trials(frames: StudyFrames) -> pd.DataFrame:
     kept = frames.kept
-    return prep.syllogism_trials(kept, valid_only=True) if len(kept) else kept
+    return modal.syllogism_trials(kept, valid_only=True) if len(kept) else kept
 
 
 def necessitation_scores(frames: StudyFrames) -> pd.DataFrame:
@@ -64,12 +68,12 @@ def distribution_scores(frames: StudyFrames) -> pd.DataFrame:
 
 def agent_rows(frames: StudyFrames) -> pd.DataFrame:
     """People and models on the modal syllogisms, models on the items people could be shown (issue 35)."""
-    return prep.agent_frame(frames.kept, like_for_like.models_like_people(frames.scores, frames.people, frames.kept))
+    return modal.agent_frame(frames.kept, like_for_like.models_like_people(frames.scores, frames.people, frames.kept))
 
 
 def humans_and_models(frames: StudyFrames) -> str:
     def syllogisms(frame):
-        return len(frame) and ((frame["design"] == prep.SYLLOGISMS) & (frame["condition"] == "real")).any()
+        return len(frame) and len(modal.real_syllogisms(frame))
 
     if not (syllogisms(frames.kept) and syllogisms(frames.scores)):
         return "needs both human trials and model scores on the modal syllogisms"
@@ -182,7 +186,7 @@ def affirmation_refit(section: Section, fit: rb.Fit, frame: pd.DataFrame) -> Non
 # ------------------------------------------------------------------------------------- the specs
 
 EQ4 = ModelSpec(
-    key="eq4", title="Eq. (4): soft accuracy of the models on valid items",
+    key="eq4", means_label="soft accuracy", title="Eq. (4): soft accuracy of the models on valid items",
     formula="soft_acc ~ modality + argform + perplexity_z + (1 + perplexity_z | model)",
     frame=valid_syllogism_scores, columns=("soft_acc", "modality", "argform", "perplexity_z", "model"),
     group="model", needs="valid modal-syllogism scores",
@@ -191,19 +195,19 @@ EQ4 = ModelSpec(
            "one-sided tests of the marginal means, Holm-adjusted within each factor; random effects carry 99.9% "
            "CIs from their conditional SDs.",),
     extra=perplexity_correlation,
-    unit=MODEL_SCORES, designs=SYLLOGISM_DESIGNS,
+    unit=MODEL_SCORES,
 )
 EQ5 = ModelSpec(
-    key="eq5", title="Eq. (5): affirmation bias (relative p(Yes)), all items",
+    key="eq5", means_label="relative p(Yes)", title="Eq. (5): affirmation bias (relative p(Yes)), all items",
     formula="rel_p_yes ~ modality + argform + perplexity_z + (1 + perplexity_z | model)",
     frame=syllogism_scores, columns=("rel_p_yes", "modality", "argform", "perplexity_z", "model"),
     group="model", needs="modal-syllogism scores", emmeans=BY_FACTOR,
     notes=("Fitted on valid and invalid items alike (on valid items alone relative p(Yes) equals soft accuracy); "
            "0.5 marks no bias.",),
-    unit=MODEL_SCORES, designs=SYLLOGISM_DESIGNS,
+    unit=MODEL_SCORES,
 )
 EQ6 = ModelSpec(
-    key="eq6", title="Eq. (6): human accuracy on valid items (binomial GLMM)",
+    key="eq6", means_label="P(correct)", title="Eq. (6): human accuracy on valid items (binomial GLMM)",
     formula="correct ~ modality + argform + rt_z + (1 + rt_z | participant)",
     frame=valid_syllogism_trials, columns=("correct", "modality", "argform", "rt_z", "participant"),
     group="participant", needs="kept valid modal-syllogism trials", family="binomial",
@@ -211,7 +215,7 @@ EQ6 = ModelSpec(
     notes=("RT enters as rt_z: log(RT in ms), z-scored over the kept trials. Marginal means are on the "
            "probability scale; hypotheses on the logit scale.",),
     unit=("one kept trial; a participant's trials are one cluster (random intercept and RT slope by "
-          "participant, as Eq. 6 writes it)."), designs=SYLLOGISM_DESIGNS,
+          "participant, as Eq. 6 writes it)."),
 )
 NECESSITATION = ModelSpec(
     key=NECESSITATION_DESIGN, title="Appendix C.1: necessitation",
@@ -221,7 +225,7 @@ NECESSITATION = ModelSpec(
     precheck=partial(has_design, NECESSITATION_DESIGN, "Appendix C.1"),
     emmeans=(("emmeans_modality", "~ modality"),), pairs=(("pairs_modality", "~ modality"),),
     extra=both_keys,
-    unit=MODEL_SCORES, designs=(NECESSITATION_DESIGN,),
+    unit=MODEL_SCORES,
 )
 DISTRIBUTION = ModelSpec(
     key="distribution", title="Appendix C.2: distribution of modalities",
@@ -233,7 +237,7 @@ DISTRIBUTION = ModelSpec(
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "
            "second table set refits with relative p(Yes).",),
     extra=affirmation_refit,
-    unit=MODEL_SCORES, designs=(DISTRIBUTION_DESIGN,),
+    unit=MODEL_SCORES,
 )
 AGENTS = ModelSpec(
     key="agents", title="Humans and models in one model",
@@ -250,7 +254,7 @@ AGENTS = ModelSpec(
     unit=("one answer: a person's answer to an item, or a model's decision on it. Answers are clustered by "
           "respondent (a random intercept per participant; each model configuration is one more level) and by "
           "interpretation (a random intercept per interpretation, crossed with respondents)."),
-    designs=SYLLOGISM_DESIGNS, extra=partial(versus.state_sides, who="respondent"),
+    extra=partial(versus.state_sides, who="respondent"), humans_vs_models=True,
     paper="003",  # an agent always right or always wrong: fit_spec says so and fits it with blme (issue 25)
 )
 # The report's model sections by key (studyserver.registry: a key declared twice raises), in the

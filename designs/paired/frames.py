@@ -13,7 +13,9 @@ import pandas as pd
 from analysis import rules
 from analysis.factors import SETTING, normalise
 
-ITEM_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes",
+# The linked items' columns the paired sections read: the tidy item columns (analysis.frames.ITEM_COLUMNS) that
+# say how an item is linked, with its descriptive attributes (read as stored, in this order: items_frame).
+LINK_COLUMNS = ["item_id", "design", "pair_id", "pair_role", "condition", "variant", "original_item_id", "attributes",
                 "link_kind"]
 # The kinds of link (experiments.models.LinkKind) each paired section reads (issue 35): 002's matched-pair
 # test reads perturbed copies and nonsense mirrors (both keep the logic and change the tokens), never the
@@ -24,7 +26,7 @@ PROBE_COLUMNS = ["model", "run_id", "probe_key", "target", "p_target", "top_toke
 
 @dataclass
 class PairedInputs:
-    items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
+    items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
     probes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PROBE_COLUMNS))
     options: dict = field(default_factory=lambda: dict(rules.PAIRED_REPORT))
     presentation: str = "across"  # HumanArm.paired_presentation: how people were shown the pairs
@@ -63,7 +65,7 @@ def items_frame(study, analysed=None) -> pd.DataFrame:
         rows = rows.filter(pk__in=analysed)
     rows = rows.order_by("id").values_list("id", "design", "pair_id", "pair_role", "condition", "variant",
                                            "original_id", "attributes", "link_kind")
-    frame = pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
+    frame = pd.DataFrame.from_records(list(rows), columns=LINK_COLUMNS)
     frame["original_item_id"] = frame["original_item_id"].astype("Int64")
     return frame.astype({"item_id": "int64"}) if frame.empty else frame
 

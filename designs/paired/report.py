@@ -17,7 +17,7 @@ and an "all" row that pools the variants (a GEE interval clustered by the unit, 
 person's pair is their own two answers (the study presents both members to each person when its
 human arm says "within"), and a person's pairs are one cluster; answers to the two members by
 different people are never paired. With "across" presentation people have no pairs, and
-analysis.paired_people compares the members with a participant-clustered model instead; its section
+designs.paired.people compares the members with a participant-clustered model instead; its section
 says which was done. Each respondent gets its own table, so the page's row cap never hides a model.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ import pandas as pd
 
 from analysis import clustered, like_for_like, paired
 from analysis.sections import Section
+from logic import dual_sided, rulebreakers
 
 from . import people as paired_people
 from .frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
@@ -100,17 +101,17 @@ def _order(frame: pd.DataFrame) -> pd.DataFrame:
     return keys.sort_values(["_h", "respondent", "_v", "_c"], kind="stable").drop(columns=["_h", "_v", "_c"])
 
 
-# The report sections of the paired designs, by the key a design's registry entry names them with
-# (experiments/designs/catalog.py: `report_sections`); a section is keyed by its design's name.
-TAU_SECTION = "paired-accuracy-tau"  # 000: τ and Π⁺ over rulebreaker pairs
-DUAL_SIDED_SECTION = "dual-sided-accuracy"  # 004: a rule is right when both sides are
+# The paired designs each section reads (this package's own: a new paired design adds its name here and, in
+# register.py, to the part's designs); a section is keyed by its design's name.
+TAU_DESIGNS = (rulebreakers.DESIGN,)  # 000: τ and Π⁺ over rulebreaker pairs
+DUAL_SIDED_DESIGNS = (dual_sided.DESIGN,)  # 004: a rule is right when both sides are
 
 
-def _design_for(section: str, design: str | None) -> tuple[str, tuple[str, ...]]:
-    """(design name, its pair roles) of a paired section: `design`, or the one design declaring it."""
+def _design_for(section: tuple[str, ...], design: str | None) -> tuple[str, tuple[str, ...]]:
+    """(design name, its pair roles) of a paired section: `design`, or the first design it reads."""
     from experiments.designs import registry
 
-    name = design or registry.designs_for_section(section)[0]
+    name = design or section[0]
     return name, registry.get(name).pair_roles
 
 
@@ -118,7 +119,7 @@ def rulebreaker_pairs(answers: pd.DataFrame, probes: pd.DataFrame, drop_unknown:
                       design: str | None = None) -> pd.DataFrame:
     """One row per answered pair: respondent, participant (order), variant, condition, subset, rb/nrb
     correctness and p⁺."""
-    name, (breaker, counterpart) = _design_for(TAU_SECTION, design)
+    name, (breaker, counterpart) = _design_for(TAU_DESIGNS, design)
     data = answers[answers["design"] == name]
     joined = pair_up(data[data["pair_role"] == breaker], data[data["pair_role"] == counterpart],
                      ["respondent", "pair_id", "variant"])
@@ -229,7 +230,7 @@ RB_UNIT = ("a pair. Model rows: all phrasings (prompt variants) of one pair are 
 
 
 def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs, design: str | None = None) -> Section:
-    name, _ = _design_for(TAU_SECTION, design)
+    name, _ = _design_for(TAU_DESIGNS, design)
     section = Section(name, "RULEBREAKERS (000): paired accuracy τ and confidence in a positive answer Π⁺")
     section.unit = RB_UNIT
     drop = bool(inputs.options.get("drop_unknown_pairs"))
@@ -274,7 +275,7 @@ def rulebreakers_section(answers: pd.DataFrame, inputs: PairedInputs, design: st
 
 
 def dual_sided_rules(answers: pd.DataFrame, design: str | None = None) -> pd.DataFrame:
-    name, (original, flipped) = _design_for(DUAL_SIDED_SECTION, design)
+    name, (original, flipped) = _design_for(DUAL_SIDED_DESIGNS, design)
     data = answers[answers["design"] == name]
     joined = pair_up(data[data["pair_role"] == original], data[data["pair_role"] == flipped],
                      ["respondent", "pair_id", "variant"])
@@ -433,14 +434,12 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
     answers = responses(scores, trials, inputs.items)
     designs, any_perturbed = (inputs.linked[:2] if inputs.linked else (
         set(inputs.items.loc[inputs.items["pair_id"] != "", "design"]), bool(perturbed(inputs.items).any())))
-    from experiments.designs import registry
-
     out = []
-    for name in registry.designs_for_section(TAU_SECTION):
+    for name in TAU_DESIGNS:
         if name in designs:
             out.append(rulebreakers_section(answers, inputs, name))
             like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
-    for name in registry.designs_for_section(DUAL_SIDED_SECTION):
+    for name in DUAL_SIDED_DESIGNS:
         if name in designs:
             out.append(dual_sided_section(answers, inputs.factors, name))
             like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)

@@ -39,9 +39,6 @@ _MODAL_FACTORS = {"modal-syllogisms": ("modality", "argform"), "necessitation": 
                   "modal-distribution": ("modality", "argform")}
 _MODAL_TITLES = {"modal-syllogisms": "Modal syllogisms", "necessitation": "Necessitation (Appendix C.1)",
                  "modal-distribution": "Modal distribution (Appendix C.2)"}
-# The report sections that read each of 003's designs (analysis/mixed.py declares them by these keys).
-_MODAL_SECTIONS = {"modal-syllogisms": ("eq4", "eq5", "eq6", "agents"), "necessitation": ("necessitation",),
-                   "modal-distribution": ("distribution",)}
 _ONE_STATEMENT = {"necessitation"}  # Appendix C.1's items have one statement ({φ} ⊢ □φ, ◇φ, φ)
 
 
@@ -94,7 +91,6 @@ for _name in sorted(DESIGNS):
         catch_items=(human_defaults.one_statement_checks if _name in _ONE_STATEMENT
                      else human_defaults.two_statement_checks),
         tested_forms=_template_forms(_name),
-        report_sections=_MODAL_SECTIONS.get(_name, ()),
         gold="the model checker's verdict on the item's sequent under the study's modal system and the item's "
              "consequence relation (yes exactly when it is valid, 003 §3.2)",
     ))
@@ -167,7 +163,6 @@ register(Design(
     tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
     pair_roles=rulebreakers.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant; models all ten (000 §4.2)
-    report_sections=("paired-accuracy-tau",),  # analysis/paired_report.py: τ and Π⁺ (000 Eq. 1–6)
 ))
 
 register(Design(
@@ -211,7 +206,6 @@ register(Design(
     practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
     pair_roles=dual_sided.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant (template 3); models all five
-    report_sections=("dual-sided-accuracy",),  # analysis/paired_report.py: both sides right (004 §3.1)
 ))
 
 register(Design(
@@ -242,7 +236,6 @@ register(Design(
         instructions=(mc.INSTRUCTION,),
     ),
     practice=human_defaults.multiple_choice_practice, catch_items=human_defaults.multiple_choice_checks,
-    report_sections=("multiple-choice",),
 ))
 
 register(Design(

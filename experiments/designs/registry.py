@@ -7,9 +7,10 @@ each as the design's paper says) and what its items' `valid` and `gold` mean; wh
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
 defaults (practice questions, catch items: logic/human_defaults.py), which of its phrasings people are
 shown (`people_phrasings`; `people_shown` builds the rule every human/model contrast reads), the logical
-forms it tests, its pair roles and the report sections that read it. The commands (generate_items, import_items,
-perturb_items), the admin, the human arm, the model arm, the report and the codebook read it; nothing
-else branches on a design's name (tests/experiments/test_design_names.py greps for one).
+forms it tests, its pair roles; its package (designs/<family>/) registers the report parts that read it.
+The commands (generate_items, import_items, perturb_items), the admin, the human arm, the model arm, the
+report and the codebook read it; nothing else branches on a design's name
+(tests/experiments/test_design_names.py greps for one).
 """
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from studyserver.registry import Registry
 
 from logic import answer_parsing, human_defaults, prompting
 from logic import people_shown as people
+
+from . import report_parts as report_parts_module
+from .report_parts import (  # noqa: F401  (the registry's API: what design packages register)
+    analysed_alone, designs_for_section, package_add, report_part_remove, report_parts,
+)
 
 GENERATE, IMPORT = "generate", "import"
 BANK = "bank"  # the format name of a design's own CSV columns (read by the design; sources/ reads published formats)
@@ -210,9 +216,6 @@ class Design:
     tested_forms: Callable[[], tuple[str, ...]] | None = None
     # Its linked pairs' roles (first, second) as logic/pairs.py judges them; () for an unpaired design.
     pair_roles: tuple[str, ...] = ()
-    # The keys of the report sections its items are read by (analysis/sections.py and paired_report.py
-    # declare them; the report asks the registry which designs a section reads: designs_for_section).
-    report_sections: tuple[str, ...] = ()
     generation: Generation = Generation()  # generation mode: its prompts and its answer parser
     # Which of its phrasings people are shown (PEOPLE_PHRASINGS; PeopleShown applies it): models answer every one.
     people_phrasings: str = EVERY_PHRASING
@@ -246,6 +249,12 @@ class Design:
         """Every format an import may name: its bank (where it has one), then its published formats."""
         return ((BANK,) if self.has_bank else ()) + tuple(self.formats)
 
+    @property
+    def report_sections(self) -> tuple:
+        """The report parts its items are read by, in the report's order: the objects its package
+        registered (report_part_add; analysis/sections.py: a ModelSpec or a SectionBuilder)."""
+        return tuple(report_parts_module.report_parts([self.name]))
+
     def option_values(self, given: dict) -> dict:
         """This design's options from `given` (defaults for those not there)."""
         return {o.name: given.get(o.name, o.default) for o in self.options}
@@ -253,8 +262,9 @@ class Design:
 
 _designs: Registry[Design] = Registry("design")
 # The catch items a human arm adds to every list (participation/services.py makes them from the arm's
-# attention checks): not a design a study is built from, but stored under this design name.
-CATCH_ITEMS = "attention-check"
+# attention checks): not a design a study is built from, but stored under this design name (declared
+# once, in logic/human_defaults.py, where the checks are made; analysis reads it there).
+CATCH_ITEMS = human_defaults.CATCH_ITEMS
 
 
 def is_catch_item(item) -> bool:
@@ -325,9 +335,28 @@ def pair_roles() -> dict[str, tuple[str, ...]]:
     return {d.name: d.pair_roles for d in all_designs() if d.pair_roles}
 
 
-def designs_for_section(key: str) -> list[str]:
-    """The designs (names, sorted) whose items report section `key` reads."""
-    return [d.name for d in all_designs() if key in d.report_sections]
+def report_part_add(part, *, designs) -> None:
+    """Register a report part (an object with a `key`: analysis.sections.ModelSpec or SectionBuilder) as
+    reading the items of `designs` (registered names); the report runs a study's parts in the order they were
+    added (report_parts.py). A key added twice, or an unknown design, raises."""
+    names = set(designs)
+    unknown = sorted(names - set(_designs))
+    if unknown:
+        raise ValueError(f"report part {part.key!r} reads unknown design(s) {', '.join(unknown)}")
+    report_parts_module.part_add(part, names)
+
+
+def analysed_alone_add(name: str) -> None:
+    """Declare that where a study has items of design `name`, the study-wide tables (Table 1, the
+    humans-vs-models comparison) read its real items alone (003's Table 1 reads its syllogisms)."""
+    get(name)  # raises naming the registered designs
+    report_parts_module.alone_add(name)
+
+
+def unregister(name: str) -> None:
+    """Take design `name` and what it registered out of the registry (a test's toy design cleans up)."""
+    _designs.entries.pop(name, None)
+    report_parts_module.design_forget(name)
 
 
 def generation(name: str) -> Generation:

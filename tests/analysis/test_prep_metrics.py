@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from analysis import metrics, prep
+from designs.modal import frames as modal
 from designs.modal import simulate
 from analysis.rules import Exclusions
 
@@ -45,12 +46,12 @@ def test_exclusion_rules_can_be_turned_off():
 
 def test_factor_codes_and_scaling():
     scores = simulate.scores(n_models=2, n_interpretations=3)
-    valid = prep.syllogism_scores(scores, valid_only=True)
+    valid = modal.syllogism_scores(scores, valid_only=True)
     assert list(valid["argform"].cat.categories) == ["DS", "MP", "MT"]
     assert list(valid["modality"].cat.categories) == ["none", "box", "dia"]
     assert valid["perplexity_z"].mean() == pytest.approx(0, abs=1e-12)
     assert valid["perplexity_z"].std() == pytest.approx(1)
-    trials = prep.syllogism_trials(simulate.trials(n_participants=4, n_trials=20), valid_only=False)
+    trials = modal.syllogism_trials(simulate.trials(n_participants=4, n_trials=20), valid_only=False)
     assert trials["rt_z"].std() == pytest.approx(1)
     assert np.corrcoef(trials["rt_z"], np.log(trials["rt_ms"]))[0, 1] == pytest.approx(1)
 
@@ -95,7 +96,7 @@ def test_sequent_means_pair_real_and_nonsense():
     mirror = scores.copy()
     mirror["condition"] = "nonsense"
     mirror["perplexity"] = scores["perplexity"] * 3
-    table = metrics.sequent_means(pd.concat([scores, mirror]))
+    table = modal.sequent_means(pd.concat([scores, mirror]))
     assert len(table) == 24  # 3 modalities × 8 forms
     assert (table["perplexity_nonsense"] / table["perplexity_real"]).to_numpy() == pytest.approx(3)
     assert table["confidence_real"].to_numpy() == pytest.approx(table["confidence_nonsense"].to_numpy())

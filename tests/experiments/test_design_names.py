@@ -68,15 +68,19 @@ def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path)
     ]
 
 
-def test_the_report_sections_a_design_declares_are_the_sections_that_read_it():
-    """Each design names its report sections (registry); the 003 sections name their designs too
-    (analysis/mixed.py): the two agree, and every paired design has a section that reads its pairs."""
+def test_a_design_s_report_sections_are_the_parts_its_package_registers():
+    """One source: a design's report sections are the part objects its package registered (designs/<family>/
+    register.py); every paired design has the part that reads its pairs, and 003's designs their models."""
+    from analysis.sections import ModelSpec
     from designs.modal import mixed
-    from designs.paired import report as paired_report
+    from designs.paired.register import PAIRED
 
     for spec in mixed.SPECS:
-        if spec.designs:
-            assert registry.designs_for_section(spec.key) == sorted(spec.designs), spec.key
+        readers = registry.designs_for_section(spec.key)
+        assert readers and all(spec in registry.get(name).report_sections for name in readers), spec.key
     for design in registry.all_designs():
+        assert all(hasattr(part, "key") for part in design.report_sections)
         if design.pair_roles:
-            assert set(design.report_sections) & {paired_report.TAU_SECTION, paired_report.DUAL_SIDED_SECTION}
+            assert PAIRED in design.report_sections, design.name
+    humans_vs_models = [p for p in registry.report_parts() if isinstance(p, ModelSpec) and p.humans_vs_models]
+    assert humans_vs_models == [mixed.AGENTS]

@@ -49,7 +49,7 @@ def test_an_item_bank_row_reads_an_item_without_interpretation_or_original():
 
 
 def test_the_simulator_builds_its_rows_without_django():
-    """analysis.simulate (bench/analysis.py, the power tests) reads the schema but needs no settings."""
+    """designs.modal.simulate (bench/analysis.py, the power tests) reads the schema but needs no settings."""
     import os
     import subprocess
     import sys
