@@ -17,7 +17,7 @@ from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 
 from . import like_for_like, metrics, prep, versus
 from . import rbridge as rb
-from .sections import ModelSpec, Section, StudyFrames, fit_spec
+from .sections import ModelSpec, Section, StudyFrames, applies, fit_spec
 
 MODALITY_HYPOTHESES = (("none", "dia"), ("box", "none"), ("box", "dia"))  # Table 2: a < b
 ARGFORM_HYPOTHESES = (("DS", "MP"), ("MT", "MP"), ("MT", "DS"))
@@ -284,3 +284,10 @@ def distribution(scores: pd.DataFrame) -> Section:
 
 def agents(trials: pd.DataFrame, scores: pd.DataFrame) -> Section:
     return fit_spec(AGENTS, StudyFrames(scores=scores, kept=trials))
+
+
+def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
+    """The one humans-vs-models model of a study of these designs and declared factors: 003's AGENTS
+    where it applies, otherwise the any-study model by the declared factors (versus.spec). The report
+    fits it (analysis/report.py) and the power analysis simulates it (analysis/power.py)."""
+    return AGENTS if applies(AGENTS, set(designs)) else versus.spec(frames, tuple(factors))

@@ -1,9 +1,9 @@
 """Sample size by simulation: how many participants a study needs to detect each model's difference
 from the humans, with the report's own test, for any study with people and models.
 
-The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes):
-paper 003's (analysis.mixed.AGENTS, contrasts within each modality and argument form) for a study of
-003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
+The model is the report's humans-vs-models GLMM, chosen by the report's one rule
+(analysis.mixed.human_model_spec): paper 003's (analysis.mixed.AGENTS, contrasts within each modality
+and argument form) for a study of 003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
 the overall contrast and one within each factor's levels). Its frame is read through the spec's own
 frame function, so the pilot holds exactly the rows the report's model holds.
 
@@ -38,6 +38,7 @@ import pandas as pd
 
 from . import rbridge as rb
 from .paired import wilson
+from .mixed import human_model_spec  # noqa: F401 the report's one rule (power_services reads it here)
 from .power_plan import PowerPlan
 from .sections import ModelSpec, StudyFrames
 
@@ -72,16 +73,6 @@ class PowerResult:
     curve: pd.DataFrame
     needed: pd.DataFrame  # factor, level, contrast, needed (None: more than the largest n tried), power_at_max
     pilot: dict = field(default_factory=dict)  # participants, trials, models in the pilot; the pilot fit's method
-
-
-def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
-    """The humans-vs-models model the report fits for a study of these designs and declared factors
-    (analysis/report.py: 003's AGENTS where it applies, otherwise versus.spec)."""
-    from . import versus
-    from .mixed import AGENTS
-    from .report import applies
-
-    return AGENTS if applies(AGENTS, set(designs)) else versus.spec(frames, tuple(factors))
 
 
 def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFrame:
@@ -119,7 +110,7 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
         ro = r.ro
         if "duet_power_simulate" not in ro.globalenv:
             ro.r(f"source('{POWER_R.as_posix()}')")
-        data = rb.to_r(r, rb._factors_for_r(frame))
+        data = rb.to_r(r, rb.factors_for_r(frame))
         beta, theta = (ro.NULL, ro.NULL) if truth is None else _newparams(ro, fit.model, truth)
         # a separation-safe refit starts from the pilot's safe fit (same parameters, same order): about half
         # the evaluations of blme's Laplace optimisation, the same optimum
@@ -194,8 +185,7 @@ def study_result(r, spec: ModelSpec, study, *, start=None, blanks: pd.DataFrame,
         out = blanks.assign(estimate=float("nan"), p_value=float("nan"), status="failed", safe=False,
                             ml_error=False, lp=False, retried=False)
         return out
-    own = [w for w in fit.warnings if w.startswith(f"[{fit.optimizer}]")]  # the chosen attempt's notes
-    out["status"] = "not converged" if rb._convergence_problems(own) else "ok"
+    out["status"] = "ok" if fit.converged else "not converged"  # the kept attempt's own warnings
     out["safe"], out["ml_error"] = fit.separated, fit.ml_error is not None
     out["lp"], out["retried"] = fit.perfectly_predicted > 0, len(fit.attempts) > 1
     return out

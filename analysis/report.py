@@ -21,7 +21,7 @@ from studyserver import csvsafe
 from . import codebook, metrics, mixed, plots, prep, reproduce, versus
 from . import factors as declared
 from .rprocess import RProcess, run_section
-from .sections import Section, StudyFrames, fit_spec, table_file
+from .sections import Section, StudyFrames, applies, fit_spec, table_file
 from . import rbridge as rb
 from . import likeness_report, mc_report, paired_report
 from experiments import schema
@@ -224,9 +224,8 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     for spec in mixed.SPECS:
         if not applies(spec, designs):
             elsewhere += [spec.title, SEQUENTS_TITLE] if spec is mixed.EQ6 else [spec.title]  # Figure 4 goes with Eq. 6
-    both = next((spec for spec in specs if spec is mixed.AGENTS), None)
-    if both is None:
-        both = versus.spec(frames, factors)  # humans vs each model by the study's own factors
+    both = mixed.human_model_spec(frames, designs, factors)  # the one rule; the power analysis reads it too
+    if all(spec is not both for spec in specs):  # humans vs each model by the study's own factors
         specs.append(both)
         if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
             specs.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
@@ -283,11 +282,6 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
                         inputs.used())
-
-
-def applies(spec, designs: set[str]) -> bool:
-    """Whether a declared analysis is one of this study's: it names no design, or one the study has."""
-    return not spec.designs or bool(designs & set(spec.designs))
 
 
 def _timed(timings: dict[str, float], name: str, function, *args):

@@ -106,6 +106,11 @@ class ModelSpec:
     paper: str = ""  # the paper whose model this is ("003"): a separation-safe fit is a departure from it
 
 
+def applies(spec: ModelSpec, designs: set[str]) -> bool:
+    """Whether a declared analysis is one of this study's: it names no design, or one the study has."""
+    return not spec.designs or bool(designs & set(spec.designs))
+
+
 def models_without_perplexity(scores: pd.DataFrame) -> list[str]:
     """The model configurations whose scores carry no perplexity (chat models), by name."""
     if not len(scores) or "perplexity" not in scores or "model" not in scores:

@@ -73,7 +73,7 @@ def true_power(people: int, nsim: int, alpha: float, rbridge) -> dict[tuple[str,
         if "duet_test_reference" not in r.ro.globalenv:
             r.ro.r(REFERENCE_R)
         for k in range(nsim):
-            frame = rbridge._factors_for_r(generate(people, seed=10_000 + k))
+            frame = rbridge.factors_for_r(generate(people, seed=10_000 + k))
             result = rbridge.to_pandas(r, rbridge.call("duet_test_reference", rbridge.to_r(r, frame)))
             for level, contrast, p in zip(result["level"], result["contrast"], result["p_value"]):
                 hits[(level, contrast)] += p < alpha
@@ -111,7 +111,7 @@ def test_the_simulated_test_is_the_reports_holm_adjusted_probability_contrast(r_
     with rb.r_session() as r:
         if "duet_power_simulate" not in r.ro.globalenv:
             r.ro.r(f"source('{power.POWER_R.as_posix()}')")
-        data = rb.to_r(r, rb._factors_for_r(pilot))
+        data = rb.to_r(r, rb.factors_for_r(pilot))
         study = rb.call("duet_power_simulate", fit.model, data, 12, 7, "respondent", "interpretation")
         blanks = power._blank_rows(pilot, AGENTS)
         runs = {adjust: power.study_result(r, AGENTS, study, blanks=blanks, adjust=adjust) for adjust in ("none", "holm")}
@@ -306,7 +306,7 @@ def test_a_simulated_study_glmer_cannot_fit_is_refitted_as_the_report_would_and_
 
     # one of those studies, fitted through the report's own entry point on the same answers
     with rb.r_session() as r:
-        data = rb.to_r(r, rb._factors_for_r(pilot))
+        data = rb.to_r(r, rb.factors_for_r(pilot))
         fit = rb.fit(spec.formula, pilot, family="binomial")
         beta, theta = power._newparams(r.ro, fit.model, truth)
         study = rb.call("duet_power_simulate", fit.model, data, 4, 11, "participant", "item", beta, theta)
