@@ -317,3 +317,15 @@ def test_a_simulated_study_glmer_cannot_fit_is_refitted_as_the_report_would_and_
     theirs = rb.versus_reference(glmer, "agent", None)
     assert (ours["status"] == "ok").all() and ours["safe"].all() and (ours["lp"] == (glmer.perfectly_predicted > 0)).all()
     assert ours.loc[ours["factor"] == "overall", "p_value"].iloc[0] == pytest.approx(theirs["p_value"].iloc[0], rel=1e-6)
+
+
+def test_power_r_simulates_only_and_fits_nothing():
+    """The separation rule and the fitting rule are written once (rbridge.fit_r, which power.py calls for every
+    simulated study); power.R draws answers and calls no fitter and no separation check of its own."""
+    import re
+
+    code = "\n".join(line.split("#")[0] for line in power.POWER_R.read_text(encoding="utf-8").splitlines())
+    defined = set(re.findall(r"^(\w+)\s*<-\s*function", code, flags=re.M))
+    assert defined == {"duet_power_design", "duet_power_simulate"}
+    fitters = r"\b(glmer|bglmer|lmer|glm|brglmFit|duet_fit|duet_model|duet_bglmer|duet_separation|duet_model_matrix)\s*\("
+    assert re.findall(fitters, code) == []
