@@ -3,8 +3,8 @@ from the humans, with the report's own test, for any study with people and model
 
 The model is the report's humans-vs-models GLMM, chosen by the report's one rule
 (analysis.mixed.human_model_spec): paper 003's (analysis.mixed.AGENTS, contrasts within each modality
-and argument form) for a study of 003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
-the overall contrast and one within each factor's levels). Its frame is read through the spec's own
+and argument form) for a study of 003's designs, otherwise the any-study model by the study's declared
+factors (analysis.versus.spec: the overall contrast and one within each factor's levels). Its frame is read through the spec's own
 frame function, so the pilot holds exactly the rows the report's model holds.
 
 From a pilot (simulated or real participants) and the model scores the model is fitted once as the

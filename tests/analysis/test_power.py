@@ -327,5 +327,6 @@ def test_power_r_simulates_only_and_fits_nothing():
     code = "\n".join(line.split("#")[0] for line in power.POWER_R.read_text(encoding="utf-8").splitlines())
     defined = set(re.findall(r"^(\w+)\s*<-\s*function", code, flags=re.M))
     assert defined == {"duet_power_design", "duet_power_simulate"}
-    fitters = r"\b(glmer|bglmer|lmer|glm|brglmFit|duet_fit|duet_model|duet_bglmer|duet_separation|duet_model_matrix)\s*\("
+    fitters = (r"\b(glmer|bglmer|lmer|glm|brglmFit|duet_fit|duet_model|duet_bglmer|duet_separation"
+               r"|duet_model_matrix)\s*\(")
     assert re.findall(fitters, code) == []
