@@ -38,6 +38,8 @@ import pandas as pd
 
 from . import rbridge as rb
 from .paired import wilson
+from . import versus
+from .versus import human_model_spec  # noqa: F401 the report's one rule (power_services reads it here)
 from .power_plan import PowerPlan
 from .sections import ModelSpec, StudyFrames
 
@@ -74,28 +76,10 @@ class PowerResult:
     pilot: dict = field(default_factory=dict)  # participants, trials, models in the pilot; the pilot fit's method
 
 
-def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
-    """The humans-vs-models model the report fits for a study of these designs and declared factors
-    (analysis/report.py: the one the study's designs register, 003's AGENTS, otherwise versus.spec)."""
-    from . import versus
-
-    found = _humans_vs_models(designs)
-    return found if found is not None else versus.spec(frames, tuple(factors))
-
-
-def _humans_vs_models(designs=None) -> ModelSpec | None:
-    """The humans-vs-models model the designs' packages register (designs/<family>/; None: every design's),
-    the first in the report's order; None where they register none."""
-    from experiments.designs import registry
-
-    return next((part for part in registry.report_parts(designs)
-                 if isinstance(part, ModelSpec) and part.humans_vs_models), None)
-
-
 def default_spec() -> ModelSpec:
     """The model a power analysis simulates when none is named: the first humans-vs-models model a design
     registers (COLUMNS: the one power.R was written for)."""
-    found = _humans_vs_models()
+    found = versus.registered()
     if found is None:
         raise ValueError("no design registers a humans-vs-models model: name the model to simulate")
     return found
@@ -132,7 +116,7 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
         ro = r.ro
         if "duet_power_simulate" not in ro.globalenv:
             ro.r(f"source('{POWER_R.as_posix()}')")
-        data = rb.to_r(r, rb._factors_for_r(frame))
+        data = rb.to_r(r, rb.factors_for_r(frame))
         beta, theta = (ro.NULL, ro.NULL) if truth is None else _newparams(ro, fit.model, truth)
         # a separation-safe refit starts from the pilot's safe fit (same parameters, same order): about half
         # the evaluations of blme's Laplace optimisation, the same optimum
@@ -207,8 +191,7 @@ def study_result(r, spec: ModelSpec, study, *, start=None, blanks: pd.DataFrame,
         out = blanks.assign(estimate=float("nan"), p_value=float("nan"), status="failed", safe=False,
                             ml_error=False, lp=False, retried=False)
         return out
-    own = [w for w in fit.warnings if w.startswith(f"[{fit.optimizer}]")]  # the chosen attempt's notes
-    out["status"] = "not converged" if rb._convergence_problems(own) else "ok"
+    out["status"] = "ok" if fit.converged else "not converged"  # the kept attempt's own warnings
     out["safe"], out["ml_error"] = fit.separated, fit.ml_error is not None
     out["lp"], out["retried"] = fit.perfectly_predicted > 0, len(fit.attempts) > 1
     return out

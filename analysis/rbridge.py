@@ -1,147 +1,36 @@
-"""The one door to R. rpy2 is imported here only, lazily, on first use.
+"""The one fitting rule of the analysis, and what the report asks of a fitted model, through R.
 
-R is single-threaded and rpy2's converters are process-global, so every R call goes through
-`r_session()`: a process-wide lock, and conversions inside `localconverter` blocks. Fits call
-lmerTest::lmer / lme4::glmer through the helpers in analysis/r/helpers.R and return the summary
-pymer4 0.8.2's Lmer gave (coefficients with Wald CIs, group sizes, variances, warnings); marginal
-means, Nakagawa R², likelihood-ratio tests and random effects are helpers called on the fitted R
-object. pymer4 itself is not imported here: its package pulls in seaborn and scikit-learn and wraps
-every function of R's base and stats packages at import (5–6 s of every report's start-up), and
-each of its fits converts the design matrix, fitted values and residuals back to Python, none of
-which the report uses. On the benchmark's data the Eq. 4-6 tables came out identical to pymer4's.
+Fits call lmerTest::lmer / lme4::glmer through the helpers in analysis/r/helpers.R and return the
+summary pymer4 0.8.2's Lmer gave (coefficients with Wald CIs, group sizes, variances, warnings);
+marginal means, Nakagawa R², likelihood-ratio tests and random effects are helpers called on the
+fitted R object. pymer4 itself is not imported here: its package pulls in seaborn and scikit-learn
+and wraps every function of R's base and stats packages at import (5–6 s of every report's
+start-up), and each of its fits converts the design matrix, fitted values and residuals back to
+Python, none of which the report uses. On the benchmark's data the Eq. 4-6 tables came out identical
+to pymer4's.
+
+Where the pieces live: this process's R (its lock, loading, conversions) in analysis/rsession.py; the
+separation checks in analysis/separation.py; the fitting rule (`fit_r`, with its fallback routes,
+docs/analysis.md "How a model is fitted") and the questions asked of a fit here. The names of
+rsession and separation that callers use are available from here too.
 """
 from __future__ import annotations
 
-import logging
-import os
-import threading
-import warnings
-from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 
-_LOCK = threading.RLock()
-_STATE: dict[str, SimpleNamespace] = {}
-HELPERS = Path(__file__).with_name("r") / "helpers.R"
+from .rsession import HELPERS, RUnavailable, available, call, factors_for_r, r_session, to_pandas, to_r
+from .separation import SeparatedCell, cells_r, perfectly_predicted_r, separation
+
+__all__ = [
+    "HELPERS", "OPTIMIZERS", "PRIOR_SD", "SAFE_METHODS", "SE_LIMIT", "Fit", "RUnavailable", "SeparatedCell",
+    "available", "call", "emmeans", "factors_for_r", "fit", "fit_r", "hypotheses", "lrt", "lrt_warnings", "pairs",
+    "r2", "r_session", "random_effects", "separation", "to_pandas", "to_r", "versions", "versus_reference",
+]
+
 OPTIMIZERS = ("bobyqa", "Nelder_Mead")
 _CONVERGENCE_WORDS = ("converge", "failed", "hessian", "eigenvalue", "degenerate")
-
-
-class RUnavailable(RuntimeError):
-    """R, its packages or rpy2 cannot be loaded (the analysis dependency group is not installed)."""
-
-
-def _load() -> SimpleNamespace:
-    if "r" in _STATE:
-        return _STATE["r"]
-    os.environ.setdefault("TZ", "UTC")
-    # rpy2 prepends R's library folders to LD_LIBRARY_PATH when R starts; child processes started
-    # later (workers, browsers, another Python) must not inherit that, so it is put back afterwards.
-    saved_ld_path = os.environ.get("LD_LIBRARY_PATH")
-    logging.getLogger("rpy2").setLevel(logging.WARNING)  # its at-exit INFO line hits closed streams
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import rpy2.robjects as ro
-            from rpy2.rinterface_lib import callbacks
-            from rpy2.robjects import pandas2ri
-            from rpy2.robjects.conversion import localconverter
-
-            messages: deque[str] = deque(maxlen=200)  # R's console output; bounded for long-lived workers
-            callbacks.consolewrite_warnerror = messages.append
-            callbacks.consolewrite_print = messages.append
-    except Exception as error:  # ImportError, or rpy2 failing to find R
-        raise RUnavailable(
-            "The statistics stack is not available: install R (scripts/apt/analysis.txt) and the "
-            f"'analysis' dependency group (pip install --group analysis). Cause: {error}"
-        ) from error
-    ro.r("suppressPackageStartupMessages({library(lme4); library(lmerTest); library(emmeans); "
-         "library(performance)}); emm_options(lmer.df = \"satterthwaite\", msg.interaction = FALSE, "
-         "msg.nesting.d = FALSE)")
-    ro.r(f"source('{HELPERS.as_posix()}')")
-    if saved_ld_path is None:
-        os.environ.pop("LD_LIBRARY_PATH", None)
-    else:
-        os.environ["LD_LIBRARY_PATH"] = saved_ld_path
-    state = SimpleNamespace(
-        ro=ro, callbacks=callbacks, pandas2ri=pandas2ri, localconverter=localconverter, messages=messages,
-    )
-    _STATE["r"] = state
-    return state
-
-
-@contextmanager
-def r_session():
-    """Hold the R lock; yield the loaded bridge with rpy2's default conversion rules set. Those rules
-    live in a ContextVar that rpy2 sets only in the thread that first imported it, so an R call from
-    any other thread (a report built in a server thread, DUET_TASK_MODE=eager) would find none.
-    Re-entrant within one thread."""
-    with _LOCK:
-        r = _load()
-        with r.localconverter(r.ro.default_converter):
-            yield r
-
-
-def available() -> bool:
-    try:
-        with r_session():
-            return True
-    except RUnavailable:
-        return False
-
-
-def to_pandas(r, obj) -> pd.DataFrame:
-    with r.localconverter(r.ro.default_converter + r.pandas2ri.converter):
-        frame = r.ro.conversion.get_conversion().rpy2py(obj)
-    frame = pd.DataFrame(frame).reset_index(drop=True)
-    for column in frame.columns:  # R factors arrive as categoricals; plain strings read better
-        if isinstance(frame[column].dtype, pd.CategoricalDtype):
-            frame[column] = frame[column].astype(str)
-    return frame
-
-
-def to_r(r, frame: pd.DataFrame):
-    """A pandas frame as an R data.frame, column by column from numpy buffers.
-
-    rpy2's pandas2ri sends every column with the frame's index as string names (one Python string
-    per cell, seconds for 24,000 rows); here numbers go as numpy arrays and categoricals as factor
-    codes with their levels. Object columns become factors; NaN/NA stay missing."""
-    import numpy as np
-
-    ri, ro = r.ro.rinterface, r.ro
-    columns = []
-    for name in frame.columns:
-        column = frame[name]
-        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
-            column = column.astype("category")
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            codes = column.cat.codes.to_numpy().astype(np.int32) + 1
-            vector = ro.baseenv["structure"](
-                ri.IntSexpVector(np.where(codes == 0, ri.NA_Integer, codes).tolist()),
-                levels=ri.StrSexpVector([str(c) for c in column.cat.categories]), **{"class": "factor"})
-        elif column.dtype == bool:
-            vector = ri.BoolSexpVector(column.tolist())
-        elif pd.api.types.is_integer_dtype(column.dtype) and not column.isna().any():
-            vector = ri.IntSexpVector(column.to_numpy().astype(np.int32).tolist())
-        else:
-            values = pd.to_numeric(column, errors="raise").astype(float).to_numpy()
-            vector = ri.FloatSexpVector(np.where(np.isnan(values), ri.NA_Real, values).tolist())
-        columns.append(vector)
-    listed = ri.ListSexpVector(columns)
-    listed.do_slot_assign("names", ri.StrSexpVector([str(c) for c in frame.columns]))
-    return ro.baseenv["list2DF"](listed, nrow=len(frame))
-
-
-def call(name: str, *args, **kwargs):
-    """Call one of the helpers.R functions; returns the raw R object (caller holds the lock)."""
-    with r_session() as r:
-        return r.ro.globalenv[name](*args, **kwargs)
-
-
 # A coefficient whose standard error passes this (on the logit scale: a 95% interval wider than
 # ±196) is not estimated at all: the mark of separation, never printed as a number (issue 25).
 SE_LIMIT = 100.0
@@ -157,30 +46,6 @@ SAFE_METHODS = {
 }
 
 
-@dataclass(frozen=True)
-class SeparatedCell:
-    """A cell of the fixed effects whose answers are all 0 or all 1 (R's duet_separation)."""
-
-    term: str
-    factors: tuple[str, ...]
-    levels: tuple[str, ...]
-    n: int
-    ones: int
-
-    def covers(self, other: "SeparatedCell") -> bool:
-        """This cell holds `other` (its factors are a subset, at the same levels) and says it first."""
-        mine = dict(zip(self.factors, self.levels))
-        theirs = dict(zip(other.factors, other.levels))
-        return self != other and all(theirs.get(k) == v for k, v in mine.items())
-
-    def words(self, response: str) -> str:
-        where = ", ".join(f"{factor} {level}" for factor, level in zip(self.factors, self.levels))
-        what = "correct" if response == "correct" else f"with {response} = 1"
-        if self.ones == self.n:
-            return f"{where}: all {self.n} answers {what}"
-        return f"{where}: none of {self.n} answers {what}"
-
-
 @dataclass
 class Fit:
     """A fitted mixed model: the coefficient table, the R object, and what happened."""
@@ -193,17 +58,15 @@ class Fit:
     n_obs: int
     groups: dict[str, int]
     variances: pd.DataFrame  # random-effect variances and SDs: group, Name, Var, Std
-    warnings: list[str] = field(default_factory=list)
+    # whether the fit reported converged: its own warnings only, not those of the attempts before it
+    converged: bool = True
+    warnings: list[str] = field(default_factory=list)  # every attempt's, tagged "[optimizer]" (the report shows them)
     attempts: list[str] = field(default_factory=list)
     method: str = "ml"  # "ml", or a separation-safe fit: "bglmer" (GLMM) or "brglm" (no random effects)
     separation: list[SeparatedCell] = field(default_factory=list)  # the cells that called for it
     ml_se_max: float | None = None  # an ML fit's largest SE when that (not a cell) called for the safe fit
     ml_error: str | None = None  # or the error the ML fit stopped with
     perfectly_predicted: int = 0  # answers a combination of fixed effects predicts perfectly (no cell shows it)
-
-    @property
-    def converged(self) -> bool:
-        return not _convergence_problems(self.warnings)
 
     @property
     def separated(self) -> bool:
@@ -218,85 +81,58 @@ def _convergence_problems(messages: list[str]) -> list[str]:
     return [m for m in messages if any(word in m.lower() for word in _CONVERGENCE_WORDS)]
 
 
-def separation(formula: str, data: pd.DataFrame) -> list[SeparatedCell]:
-    """The cells of the formula's fixed effects (every combination of the levels of a factors-only
-    term) whose answers are all 0 or all 1, each once: a cell inside a listed one is left out (an
-    agent always right is not listed again per modality)."""
-    with r_session() as r:
-        return _separation_r(r, formula, to_r(r, _factors_for_r(data)))
-
-
-def _separation_r(r, formula: str, frame) -> list[SeparatedCell]:
-    table = to_pandas(r, call("duet_separation", formula, frame))
-    cells = [SeparatedCell(term=row.term, factors=tuple(row.vars.split("\r")), levels=tuple(row.values.split("\r")),
-                           n=int(row.n), ones=int(row.ones)) for row in table.itertuples()]
-    return [c for c in cells if not any(other.covers(c) for other in cells)]
-
-
-def _lp_separation_r(r, formula: str, frame) -> int:
-    """How many answers some direction of the fixed effects predicts perfectly: 0 when the fixed part
-    does not separate the answers. The linear program of Konis (2007): with s = 2y − 1 and A = s·X,
-    separation (complete or quasi-complete) is a β with Aβ ≥ 0 and Aβ ≠ 0; maximise Σ Aβ over
-    −1 ≤ β ≤ 1 (rows with equal (x, y) merged in R and weighted). Catches what no single cell shows (an
-    additive model's "staircase", a covariate that splits the answers)."""
-    import numpy as np
-    from scipy.optimize import linprog
-
-    result = call("duet_model_matrix", formula, frame)
-    if result is r.ro.NULL or result is r.ro.rinterface.NULL:
-        return 0
-    table = to_pandas(r, result)
-    counts = table.pop(".n").to_numpy(dtype=float)
-    rows = table.to_numpy(dtype=float)
-    scale = np.maximum(np.abs(rows).max(axis=0), 1e-12)  # columns on one scale: the tolerance means the same
-    rows = rows / scale
-    found = linprog(-(counts @ rows), A_ub=-rows, b_ub=np.zeros(len(rows)), bounds=[(-1, 1)] * rows.shape[1],
-                    method="highs")
-    if found.status != 0 or -found.fun <= 1e-7 * counts.sum():
-        return 0
-    return int(counts[rows @ found.x > 1e-7].sum())
-
-
 def fit(formula: str, data: pd.DataFrame, *, family: str = "gaussian", fast: bool = False) -> Fit:
-    """Fit with bobyqa; on a convergence warning refit with Nelder_Mead and keep the better try.
+    """Fit `formula` to a pandas frame by the one rule (`fit_r`).
 
     lmerTest::lmer (REML) for gaussian, lme4::glmer otherwise (glm for a binomial formula without
     random effects); `fast=True` (binomial only) fits glmer with nAGQ = 0, for models with many
-    fixed effects. A binomial model is checked for separation first: a fixed-effect cell at 0 % or
-    100 % (`separation`), else a linear-programming check of the fixed effects' design
-    (`_lp_separation_r`); with either, or when the ML fit stops with an error or gives a coefficient
-    an SE over SE_LIMIT, it is fitted by a method that stays finite (SAFE_METHODS: blme::bglmer, or
-    brglm2 without random effects).
-    Every warning and message of every attempt is kept, tagged with its optimizer (the report shows
-    them); nothing is silenced.
-    """
+    fixed effects."""
     if fast and family != "binomial":
         raise ValueError("fast=True (nAGQ = 0) is for binomial models only")
-    data = _factors_for_r(data)
+    data = factors_for_r(data)
     with r_session() as r:
         return fit_r(r, formula, to_r(r, data), n_obs=len(data), family=family, fast=fast)
 
 
 def fit_r(r, formula: str, frame, *, n_obs: int, family: str = "gaussian", fast: bool = False,
           start=None) -> Fit:
-    """`fit`'s rule on a data.frame already in R (the caller holds the R session): the one place the
-    report's fitting rule is written; the power analysis fits each simulated study through it
-    (analysis/power.py). `start` (an R list(theta, fixef)) is where a separation-safe fit starts from:
-    the same optimum in fewer evaluations (the power analysis starts from its pilot's safe fit)."""
-    cells = _separation_r(r, formula, frame) if family == "binomial" else []
-    perfect = _lp_separation_r(r, formula, frame) if family == "binomial" and not cells else 0
-    cells_or_lp = bool(cells) or perfect > 0
+    """The one place the fitting rule is written, on a data.frame already in R (the caller holds the R
+    session): the report's every model and every study the power analysis simulates (analysis/power.py)
+    are fitted here. Its routes, in order (docs/analysis.md, "How a model is fitted"):
+
+    1. a binomial model is checked for separation before it is fitted: a fixed-effect cell at 0 % or
+       100 % (separation.cells_r), else the linear-programming check (separation.perfectly_predicted_r);
+       with either it is fitted by a method that stays finite (SAFE_METHODS: blme::bglmer, or brglm2
+       without random effects) and never by maximum likelihood;
+    2. otherwise by maximum likelihood; a binomial ML fit that stops with an R error (glmer's
+       "pwrssUpdate did not converge" on some separations) is fitted by the safe method instead;
+    3. a binomial ML fit with a coefficient's SE over SE_LIMIT (separation no cell shows) is refitted
+       by the safe method;
+    4. every fit, ML or safe, is tried with bobyqa first and, on a convergence warning, again with
+       Nelder_Mead (`_fit_tries`); the first that converges is kept, else the last.
+    Every warning and message of the attempts of the kept route is kept, tagged with its optimizer
+    (the report shows them); `converged` is the kept attempt's own. `start` (an R list(theta, fixef)) is
+    where a separation-safe fit starts from: the same optimum in fewer evaluations (the power analysis
+    starts from its pilot's safe fit)."""
+    binomial = family == "binomial"
+    cells = cells_r(r, formula, frame) if binomial else []
+    perfect = perfectly_predicted_r(r, formula, frame) if binomial and not cells else 0
+    separated = bool(cells) or perfect > 0
+
+    def tries(safe: bool) -> Fit:
+        return _fit_tries(r, formula, frame, n_obs, family, fast, safe=safe, start=start)
+
     try:
-        chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=cells_or_lp, start=start)
-    except Exception as error:  # glmer stops outright on some separations ("pwrssUpdate did not converge")
-        if type(error).__name__ != "RRuntimeError" or family != "binomial" or cells_or_lp:
+        chosen = tries(safe=separated)  # route 1 (safe) or 2 (ML)
+    except Exception as error:
+        if type(error).__name__ != "RRuntimeError" or not binomial or separated:
             raise
-        chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=True, start=start)
+        chosen = tries(safe=True)  # route 2: ML stopped with an error
         chosen.ml_error = " ".join(str(error).split())
-    if family == "binomial" and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
+    if binomial and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
         se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
-        if (se > SE_LIMIT).any():  # separation that no single cell shows
-            chosen = _fit_tries(r, formula, frame, n_obs, family, fast, safe=True, start=start)
+        if (se > SE_LIMIT).any():  # route 3: separation that no single cell shows
+            chosen = tries(safe=True)
             chosen.ml_se_max = float(se.max())
     chosen.separation = cells
     chosen.perfectly_predicted = perfect
@@ -304,6 +140,8 @@ def fit_r(r, formula: str, frame, *, n_obs: int, family: str = "gaussian", fast:
 
 
 def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, safe: bool, start=None) -> Fit:
+    """Route 4 of `fit_r`: each optimizer in turn until one converges; the kept fit carries every
+    attempt's warnings and the optimizers tried, and its own `converged`."""
     tries: list[Fit] = []
     for optimizer in OPTIMIZERS:
         result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=n_obs, safe=safe,
@@ -315,15 +153,6 @@ def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, s
     chosen.attempts = [t.optimizer for t in tries]
     chosen.warnings = [w for t in tries for w in t.warnings]
     return chosen
-
-
-def _factors_for_r(data: pd.DataFrame) -> pd.DataFrame:
-    """String columns become categoricals: they go to R as factor codes, not one string per row."""
-    data = data.copy()
-    for column in data.columns:
-        if data[column].dtype == object:
-            data[column] = data[column].astype("category")
-    return data
 
 
 def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_obs: int, safe: bool = False,
@@ -339,11 +168,12 @@ def _fit_r(r, formula: str, frame, family: str, optimizer: str, *, nagq: int, n_
     method = ("bglmer" if mixed else "brglm") if safe else "ml"
     label = f"{family} (nAGQ = 0)" if (mixed and not safe and not nagq) else family
     optimizer = optimizer if mixed else "glm"  # a glm has no optimizer to choose
+    messages = [f"[{optimizer}] {m}" for m in parts["messages"]]
     return Fit(
         formula=formula, family=label, coefs=coefs, model=parts["model"], optimizer=optimizer, n_obs=n_obs,
         groups={str(k): int(v) for k, v in zip(groups.names, groups)} if mixed else {},
-        variances=to_pandas(r, parts["variances"]),
-        warnings=[f"[{optimizer}] {m}" for m in parts["messages"]], method=method,
+        variances=to_pandas(r, parts["variances"]), converged=not _convergence_problems(messages),
+        warnings=messages, method=method,
     )
 
 

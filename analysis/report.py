@@ -203,14 +203,13 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     parts = registry.report_parts(designs)  # the study's designs' parts, in the report's order
     # the titles of the analyses of designs this study does not have, in the report's order
     elsewhere = [part.elsewhere for part in registry.report_parts() if part not in parts and part.elsewhere]
-    both = next((part for part in parts if isinstance(part, ModelSpec) and part.humans_vs_models), None)
-    if both is None:  # humans vs each model by the study's own factors, after the study's own model fits
+    both = versus.human_model_spec(frames, designs, factors)  # the one rule; the power analysis reads it too
+    if both not in parts:  # humans vs each model by the study's own factors, after the study's own model fits
         after = max((i + 1 for i, part in enumerate(parts) if isinstance(part, ModelSpec)), default=0)
-        generic = [versus.spec(frames, factors)]
+        generic = [both]
         if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
             generic.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
         parts = parts[:after] + generic + parts[after:]
-        both = generic[0]
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
     table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors, analysed=analysed),
                     frames.scores, frames.kept)

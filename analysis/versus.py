@@ -161,3 +161,20 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
         notes=tuple(notes), unit=UNIT, extra=partial(state_sides, all_items=all_items, people=people),
     )
+
+
+def registered(designs=None) -> ModelSpec | None:
+    """The humans-vs-models model the designs' packages register (designs/<family>/; None: every design's),
+    the first in the report's order; None where they register none."""
+    from experiments.designs import registry
+
+    return next((part for part in registry.report_parts(designs)
+                 if isinstance(part, ModelSpec) and part.humans_vs_models), None)
+
+
+def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
+    """The one rule for a study's humans-vs-models model: the one its designs register (003's AGENTS), else
+    the any-study model by its declared factors. The report fits it (analysis/report.py), the power
+    analysis simulates it (analysis/power.py)."""
+    found = registered(designs)
+    return found if found is not None else spec(frames, tuple(factors))

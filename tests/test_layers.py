@@ -298,7 +298,7 @@ def test_the_layout_page_names_only_paths_that_exist():
 ENV_MODULE = "studyserver/env.py"
 # Files that touch os.environ without reading a setting, and why.
 ENV_ALLOWED = {
-    "analysis/rbridge.py": "sets TZ and saves and restores LD_LIBRARY_PATH around loading R into this process: "
+    "analysis/rsession.py": "sets TZ and saves and restores LD_LIBRARY_PATH around loading R into this process: "
                            "the process's own environment for R, not a setting",
 }
 

@@ -288,3 +288,4 @@ def distribution(scores: pd.DataFrame) -> Section:
 
 def agents(trials: pd.DataFrame, scores: pd.DataFrame) -> Section:
     return fit_spec(AGENTS, StudyFrames(scores=scores, kept=trials))
+

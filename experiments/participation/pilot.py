@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
@@ -29,7 +31,7 @@ from ..designs.registry import is_catch_item
 from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
 from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
 from ..study_jobs import study_job_claim
-from . import choice, trials
+from . import choice, flow, trials
 from .services import participant_start, simulated_ids
 
 
@@ -158,27 +160,53 @@ def _client() -> _Browser:
     return _Browser()
 
 
-def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
-    """One bot: returns (completed, answers saved)."""
-    # random ids in the simulated namespace (services.simulated_ids): no entry link reaches them, and
-    # a bot never takes over a participant's row
-    pid, session = simulated_ids()
-    participant, _ = participant_start(study=pilot.study, prolific_pid=pid, prolific_study_id=f"PILOT{pilot.pk}",
-                                       prolific_session_id=session, simulated=True)
-    client = _client()
-    base = f"/s/{pilot.study.slug}/p/{participant.token}/"
-    _expect(client.get(base), 200, "session page")
-    token = client.cookies["csrftoken"].value
-    for step, data in (("consent", {"agree": "yes"}), ("instructions", {}), ("practice", {})):
-        participant.refresh_from_db()
-        if step == "practice" and (participant.practice_done_at or not participant.study.human_arm.practice):
-            continue
-        _expect(client.post(base + step, {**data, "csrfmiddlewaretoken": token}), (200, 302), step)
-    participant.refresh_from_db()
+class _Bot:
+    """One simulated participant in its browser: its session page, its CSRF token, what it has saved."""
+
+    def __init__(self, pilot: Pilot, n: int, profile: BotProfile, rng: random.Random, participant) -> None:
+        self.pilot, self.n, self.profile, self.rng, self.participant = pilot, n, profile, rng, participant
+        self.client = _client()
+        self.base = f"/s/{pilot.study.slug}/p/{participant.token}/"
+        self.token = ""
+        self.saved, self.completed = 0, False
+
+    def on_page(self, step: str) -> None:
+        """Open the session page and check it shows the flow's step `step` (oTree's bots assert the page)."""
+        response = self.client.get(self.base)
+        _expect(response, 200, f"session page (step '{step}')")
+        self.token = self.client.cookies["csrftoken"].value
+        found = STEP_MARK.search(response.content.decode(errors="replace"))
+        shown = found.group(1) if found else None
+        if shown != step:
+            raise BotError(f"The session page showed {f'the step {shown!r}' if shown else 'no step'} where the flow "
+                           f"(experiments/participation/flow.py STEPS) has the step {step!r} next for a simulated "
+                           "participant.")
+
+    def post_form(self, step: str, data: dict) -> None:
+        _expect(self.client.post(self.base + step, {**data, "csrfmiddlewaretoken": self.token}), (200, 302), step)
+
+
+STEP_MARK = re.compile(r'<body[^>]*\sdata-step="([^"]*)"')  # templates/participant/base.html marks the step shown
+
+
+def _consent(bot: _Bot) -> None:
+    bot.post_form("consent", {"agree": "yes"})
+
+
+def _instructions(bot: _Bot) -> None:
+    bot.post_form("instructions", {})
+
+
+def _practice(bot: _Bot) -> None:
+    bot.post_form("practice", {})
+
+
+def _trials(bot: _Bot) -> None:
+    """Every trial of the bot's list, as the page sends it, then the finish (unless the session ended)."""
+    pilot, n, profile, rng, participant = bot.pilot, bot.n, bot.profile, bot.rng, bot.participant
     items = {i.pk: i for i in Item.objects.filter(pk__in=participant.plan)}
     keys = _keys(participant)
     clock = 1_700_000_000_000.0 + rng.random() * 1e9
-    saved = 0
     for index, item_id in enumerate(participant.plan):
         item = items[item_id]
         right = rng.random() < (profile.attention_accuracy if is_catch_item(item) else profile.accuracy)
@@ -190,15 +218,61 @@ def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tupl
                 "onset_ms": clock, "response_ms": clock + rt, "timed_out": False,
                 "viewport_width": 1366, "viewport_height": 768, "focus_lost": False, "visibility_lost": False}
         clock += rt + 500.0
-        response = client.post(base + "trial", json.dumps(body), content_type="application/json",
-                               HTTP_X_CSRFTOKEN=token)
+        response = bot.client.post(bot.base + "trial", json.dumps(body), content_type="application/json",
+                                   HTTP_X_CSRFTOKEN=bot.token)
         _expect(response, (200, 201), f"trial {index}")
-        saved += 1
+        bot.saved += 1
         if response.json().get("status") not in (None, ParticipantStatus.STARTED):
-            return False, saved  # the session ended (a failed attention check that ends it)
-    response = client.post(base + "finish", "{}", content_type="application/json", HTTP_X_CSRFTOKEN=token)
+            return  # the session ended (a failed attention check that ends it)
+    response = bot.client.post(bot.base + "finish", "{}", content_type="application/json", HTTP_X_CSRFTOKEN=bot.token)
     _expect(response, 200, "finish")
-    return response.json().get("status") == ParticipantStatus.COMPLETED, saved
+    bot.completed = response.json().get("status") == ParticipantStatus.COMPLETED
+
+
+# What a bot does on each step of the participant flow (experiments/participation/flow.py STEPS, by
+# name); None: a last page, where the walk ends. The bot walks the flow's declared steps in order and
+# on each checks the session page shows it: a step added to the flow is walked once it is named here,
+# and until then every pilot fails with a message naming it.
+BOT_STEPS: dict[str, Callable[[_Bot], None] | None] = {
+    "ended": None, "consent": _consent, "instructions": _instructions, "practice": _practice, "trials": _trials,
+}
+
+
+def _walk(pilot: Pilot, n: int, profile: BotProfile, rng: random.Random) -> tuple[bool, int]:
+    """One bot through the flow's declared steps: returns (completed, answers saved)."""
+    unknown = [step.name for step in flow.STEPS if step.name not in BOT_STEPS]
+    if unknown:  # before any participant is started: a pilot that cannot walk the flow changes nothing
+        raise BotError(
+            "The participant flow (experiments/participation/flow.py STEPS) has step(s) "
+            f"{', '.join(map(repr, unknown))} that the simulated participants do not know how to take: give each an action in "
+            "experiments/participation/pilot.py BOT_STEPS.")
+    # random ids in the simulated namespace (services.simulated_ids): no entry link reaches them, and
+    # a bot never takes over a participant's row
+    pid, session = simulated_ids()
+    participant, _ = participant_start(study=pilot.study, prolific_pid=pid, prolific_study_id=f"PILOT{pilot.pk}",
+                                       prolific_session_id=session, simulated=True)
+    bot = _Bot(pilot, n, profile, rng, participant)
+    arm = participant.study.human_arm
+    for step in flow.STEPS:
+        participant.refresh_from_db()
+        if not step.applies(participant, arm) or step.done(participant):
+            continue
+        bot.on_page(step.name)
+        action = BOT_STEPS[step.name]
+        if action is None:
+            break
+        action(bot)
+        participant.refresh_from_db()
+        if step.applies(participant, arm) and not step.done(participant):
+            raise BotError(f"The participant flow kept a simulated participant at the step {step.name!r} after the "
+                           "bot took it (the server did not record it as done).")
+    participant.refresh_from_db()
+    last = flow.current_step(participant, arm)
+    bot.on_page(last.name)
+    if BOT_STEPS[last.name] is not None:
+        raise BotError(f"A simulated participant walked every step of the flow and was left at the step "
+                       f"{last.name!r}, which is not a last page (BOT_STEPS gives it an action).")
+    return bot.completed, bot.saved
 
 
 def _answer(item, right: bool, rng: random.Random) -> str:

@@ -41,6 +41,20 @@ def test_a_failed_convergence_tries_the_second_optimizer_and_keeps_every_warning
     assert any(w.startswith("[Nelder_Mead]") for w in fit.warnings)
 
 
+def test_converged_is_the_kept_attempts_own_when_the_second_optimizer_converges(r_stack):
+    """sleepstudy with Days in units of 1/34 day: bobyqa stops short (lme4's gradient check), Nelder_Mead
+    converges. The fit kept is Nelder_Mead's, so it converged; bobyqa's warning is still shown."""
+    data = _dataset(r_stack, "sleepstudy")
+    data["D"] = data["Days"] * 34
+    fit = r_stack.fit("Reaction ~ D + (D | Subject)", data)
+    assert fit.attempts == ["bobyqa", "Nelder_Mead"] and fit.optimizer == "Nelder_Mead"
+    assert fit.converged
+    assert [w.split(" with ")[0] for w in fit.warnings] == ["[bobyqa] Model failed to converge"]
+    estimates = dict(zip(fit.coefs["term"], fit.coefs["Estimate"]))  # lme4's published fit, Days rescaled
+    assert estimates["(Intercept)"] == pytest.approx(251.405, abs=5e-3)
+    assert estimates["D"] == pytest.approx(10.467 / 34, abs=5e-4)
+
+
 def test_the_likelihood_ratio_refits_keep_their_warnings_for_the_report(r_stack):
     import numpy as np
     import pandas as pd

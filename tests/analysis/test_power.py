@@ -73,7 +73,7 @@ def true_power(people: int, nsim: int, alpha: float, rbridge) -> dict[tuple[str,
         if "duet_test_reference" not in r.ro.globalenv:
             r.ro.r(REFERENCE_R)
         for k in range(nsim):
-            frame = rbridge._factors_for_r(generate(people, seed=10_000 + k))
+            frame = rbridge.factors_for_r(generate(people, seed=10_000 + k))
             result = rbridge.to_pandas(r, rbridge.call("duet_test_reference", rbridge.to_r(r, frame)))
             for level, contrast, p in zip(result["level"], result["contrast"], result["p_value"]):
                 hits[(level, contrast)] += p < alpha
@@ -111,7 +111,7 @@ def test_the_simulated_test_is_the_reports_holm_adjusted_probability_contrast(r_
     with rb.r_session() as r:
         if "duet_power_simulate" not in r.ro.globalenv:
             r.ro.r(f"source('{power.POWER_R.as_posix()}')")
-        data = rb.to_r(r, rb._factors_for_r(pilot))
+        data = rb.to_r(r, rb.factors_for_r(pilot))
         study = rb.call("duet_power_simulate", fit.model, data, 12, 7, "respondent", "interpretation")
         blanks = power._blank_rows(pilot, AGENTS)
         runs = {adjust: power.study_result(r, AGENTS, study, blanks=blanks, adjust=adjust) for adjust in ("none", "holm")}
@@ -308,7 +308,7 @@ def test_a_simulated_study_glmer_cannot_fit_is_refitted_as_the_report_would_and_
 
     # one of those studies, fitted through the report's own entry point on the same answers
     with rb.r_session() as r:
-        data = rb.to_r(r, rb._factors_for_r(pilot))
+        data = rb.to_r(r, rb.factors_for_r(pilot))
         fit = rb.fit(spec.formula, pilot, family="binomial")
         beta, theta = power._newparams(r.ro, fit.model, truth)
         study = rb.call("duet_power_simulate", fit.model, data, 4, 11, "participant", "item", beta, theta)
@@ -319,3 +319,16 @@ def test_a_simulated_study_glmer_cannot_fit_is_refitted_as_the_report_would_and_
     theirs = rb.versus_reference(glmer, "agent", None)
     assert (ours["status"] == "ok").all() and ours["safe"].all() and (ours["lp"] == (glmer.perfectly_predicted > 0)).all()
     assert ours.loc[ours["factor"] == "overall", "p_value"].iloc[0] == pytest.approx(theirs["p_value"].iloc[0], rel=1e-6)
+
+
+def test_power_r_simulates_only_and_fits_nothing():
+    """The separation rule and the fitting rule are written once (rbridge.fit_r, which power.py calls for every
+    simulated study); power.R draws answers and calls no fitter and no separation check of its own."""
+    import re
+
+    code = "\n".join(line.split("#")[0] for line in power.POWER_R.read_text(encoding="utf-8").splitlines())
+    defined = set(re.findall(r"^(\w+)\s*<-\s*function", code, flags=re.M))
+    assert defined == {"duet_power_design", "duet_power_simulate"}
+    fitters = (r"\b(glmer|bglmer|lmer|glm|brglmFit|duet_fit|duet_model|duet_bglmer|duet_separation"
+               r"|duet_model_matrix)\s*\(")
+    assert re.findall(fitters, code) == []

@@ -136,7 +136,7 @@ def test_without_random_effects_the_safe_fit_is_brglm2(r_stack, frames):
 
 def test_maximum_likelihood_estimates_with_huge_errors_are_never_shown_as_numbers(r_stack, frames):
     trials, scores = frames
-    data = r_stack._factors_for_r(mixed.agent_rows(StudyFrames(scores=scores, kept=trials))[list(mixed.AGENTS.columns)])
+    data = r_stack.factors_for_r(mixed.agent_rows(StudyFrames(scores=scores, kept=trials))[list(mixed.AGENTS.columns)])
     with r_stack.r_session() as r:  # what plain glmer (nAGQ = 0) makes of it
         ml = r_stack._fit_tries(r, mixed.AGENTS.formula, r_stack.to_r(r, data), len(data), "binomial", True, safe=False)
     assert ml.coefs["SE"].max() > 1000

@@ -155,3 +155,42 @@ def test_a_pilot_cancelled_half_way_stops_and_its_retry_walks_only_the_bots_left
     assert (pilot.status, pilot.done, pilot.completed, pilot.trials) == (PilotStatus.DONE, 4, 4, 4 * 26)
     assert Participant.objects.filter(study=study, is_simulated=True).count() == 4
     assert pilot.error == "" and "4 simulated participants, 4 completed" in pilot.message
+
+
+def test_a_step_added_to_the_flow_that_bots_cannot_take_fails_the_pilot_naming_it(monkeypatch):
+    """Issue 36 item 5: the bots walk the flow's declared steps, not a script. A made-up step in the flow that no
+    bot action takes fails the pilot, naming the step, before any simulated participant is started."""
+    from experiments.participation import flow
+    from experiments.participation.pilot import BotError
+
+    study = draft_study()
+    debrief = flow.Step("debrief", "participant/instructions.html", done_at="instructions_done_at")
+    monkeypatch.setattr(flow, "STEPS", (*flow.STEPS[:-1], debrief, flow.STEPS[-1]))  # before the trials
+    pilot = pilot_create(study=study, participants=2, seed=1, run=False)
+    with pytest.raises(BotError, match=r"has step\(s\) 'debrief' that the simulated participants do not know"):
+        pilot_execute(pilot_id=pilot.pk)
+    pilot.refresh_from_db()
+    assert pilot.status == PilotStatus.FAILED and "'debrief'" in pilot.error and "BOT_STEPS" in pilot.error
+    assert not Participant.objects.filter(study=study).exists()
+
+
+def test_a_bot_checks_the_page_it_is_on_at_each_step_of_the_flow(monkeypatch):
+    """The bot reads the step the session page shows (its data-step mark) at every step and stops when it is not
+    the flow's next one: here the page stays on the consent after the consent was given."""
+    from experiments.participation import flow
+    from experiments.participation.pilot import BotError
+
+    study = draft_study()
+    pilot = pilot_execute(pilot_id=pilot_create(study=study, participants=1, seed=2, run=False).pk)
+    assert (pilot.status, pilot.completed) == (PilotStatus.DONE, 1)  # the real flow: every page as declared
+    real = flow.current_step
+
+    def stuck_on_consent(participant, arm):
+        step = real(participant, arm)
+        return flow.step_named("consent") if step.name == "instructions" else step
+
+    monkeypatch.setattr(flow, "current_step", stuck_on_consent)  # what the session view shows
+    pilot = pilot_create(study=study, participants=1, seed=3, run=False)
+    with pytest.raises(BotError, match="showed the step 'consent' where the flow .* has the step 'instructions' next"):
+        pilot_execute(pilot_id=pilot.pk)
+    assert Pilot.objects.get(pk=pilot.pk).status == PilotStatus.FAILED
