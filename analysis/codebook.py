@@ -148,7 +148,7 @@ def by_design(name: str) -> str:
     """What `valid`, `gold` and `decision_rule` mean for each registered design (experiments/designs/
     catalog.py): the codebook says it per design, so a reader never takes validity for the expected
     answer nor one design's rule for another's."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     if name == "valid":
         return " By design: " + "; ".join(f"{d.name}: {registry.VALIDITY[d.validity]}" for d in registry.all_designs())

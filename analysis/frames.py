@@ -69,10 +69,10 @@ def analysed_item_ids(study, run_ids, *, include_simulated: bool = False):
 
 def people_shown(study):
     """What the study's human arm can show people (logic.people_shown.PeopleShown, as
-    experiments.designs.registry.people_shown builds it from the designs' declarations): the phrasing
+    experiments.design_registry.people_shown builds it from the designs' declarations): the phrasing
     people see (study.settings["human_variant"]) and whether the arm draws perturbed copies and nonsense
     mirrors (HumanArm.include_nonsense); the report's human/model contrasts read models on these items."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
     from experiments.models import HumanArm
     from experiments.participation.paired import human_variant
 

@@ -1,7 +1,7 @@
 """Humans and models on the same items (issue 35 item 1; DESIGN.md rule 19). Pure pandas.
 
 A human/model contrast uses, for models, exactly the items people could be shown: the rule is
-logic.people_shown.PeopleShown as experiments.designs.registry.people_shown builds it from the designs'
+logic.people_shown.PeopleShown as experiments.design_registry.people_shown builds it from the designs'
 declarations (the study's human variant for a design whose people see one phrasing, the real items
 unless the human arm draws perturbed copies), read from the study by analysis.frames.people_shown. Without a study (frames handed over directly) it is inferred from
 the people's own answers: the phrasings and conditions they answered. Each contrast says, per side,

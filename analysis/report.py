@@ -191,7 +191,7 @@ def build_report(inputs: ReportInputs, *, out_dir: Path, helper: RProcess | None
 
 
 def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timings) -> ReportResult:
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     scores, trials = inputs.scores, inputs.trials
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"

@@ -362,7 +362,7 @@ def _origin(asked: str, used: str, paper: str, source: str, text: dict) -> str:
 
 def _variants_by_design(run: Run, variants) -> str:
     """'design: yes: …; yes: … — the answers only, the paper's setting (003 §4.1: …) · design: …'."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     part = variants[variants["run_id"] == run.run_id]
@@ -382,7 +382,7 @@ def _variants_by_design(run: Run, variants) -> str:
 
 
 def _rule_origin(run: Run, design: str, rule: str) -> str:
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     paper = registry.scoring(design)
     return _origin(run.decision_rule, rule, paper.decision_rule, paper.decision_source,

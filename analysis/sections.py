@@ -126,7 +126,7 @@ class SectionBuilder:
     the data hold nothing for it) from the report's frames before factor joins and `given`, what its
     `read(study=, chosen=)` read from the database (analysis.services calls it with the runs the report uses;
     None where the report is built from frames alone). A design's package registers it into the design
-    registry (experiments/designs/registry.py: report_part_add), and the report runs it for studies of those
+    registry (experiments/design_registry/__init__.py: report_part_add), and the report runs it for studies of those
     designs."""
 
     key: str

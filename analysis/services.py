@@ -33,7 +33,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     from experiments.models import Trial
     from inference.models import ModelScore
 
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     from . import factors, frames, generated, runs
     from .rprocess import RProcess

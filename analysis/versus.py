@@ -166,7 +166,7 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
 def registered(designs=None) -> ModelSpec | None:
     """The humans-vs-models model the designs' packages register (designs/<family>/; None: every design's),
     the first in the report's order; None where they register none."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     return next((part for part in registry.report_parts(designs)
                  if isinstance(part, ModelSpec) and part.humans_vs_models), None)

@@ -1,5 +1,5 @@
 """The design packages' app: when Django's apps are ready, each package's registration is handed to the design
-registry (experiments/designs/registry.py: package_add), which runs it the first time a report part is asked
+registry (experiments/design_registry/__init__.py: package_add), which runs it the first time a report part is asked
 for, so that the web process, which never builds a report, never imports pandas or R's bridge."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class DesignsConfig(AppConfig):
     def ready(self):
         from functools import partial
 
-        from experiments.designs import registry
+        from experiments import design_registry as registry
 
         for family in FAMILIES:
             registry.package_add(partial(_register, family))

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 
+from . import design_registry as registry
 from . import schema
+from .design_registry import CATCH_ITEMS
 
 SETTING = "factors"
 # Item fields a study may name as factors: the name a researcher writes → the frames' column.
@@ -92,8 +94,6 @@ def validate(study, names) -> list[str]:
 
 def for_designs(designs) -> list[str]:
     """The factors the registry declares for these designs, in the registry's order, each once."""
-    from experiments.designs import registry
-
     found: list[str] = []
     for name in sorted(set(designs)):
         try:
@@ -105,8 +105,6 @@ def for_designs(designs) -> list[str]:
 
 def study_designs(study) -> list[str]:
     """The designs the study's items come from (its catch items left out)."""
-    from experiments.designs.registry import CATCH_ITEMS
-
     return sorted(set(study.items.exclude(design=CATCH_ITEMS).order_by().values_list("design", flat=True).distinct()))
 
 

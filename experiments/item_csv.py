@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from studyserver import csvsafe
 
+from . import design_registry as registry
 from . import schema
 from logic import wording
 from logic.checker import MAX_NODES, Consequence, System, TooComplex, entails
@@ -45,10 +46,8 @@ MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form
 
 def pair_roles() -> tuple[str, ...]:
     """The roles a bank's pair_role may give: every paired design's, as the designs declare them
-    (designs/registry.py); each names its paired design."""
-    from .designs.registry import pair_roles as by_design
-
-    return tuple(role for roles in by_design().values() for role in roles)
+    (experiments/design_registry/); each names its paired design."""
+    return tuple(role for roles in registry.pair_roles().values() for role in roles)
 
 
 # The checker's budget for a whole file (each row has logic.checker.MAX_NODES): past it, the rows

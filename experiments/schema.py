@@ -24,6 +24,8 @@ from typing import Any
 
 from logic.modal_forms import NECESSITATION_FORM
 
+from .design_registry import item_valid
+
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 
 
@@ -83,17 +85,10 @@ def pseudonym(participant_id: int) -> str:
 
 
 def _valid(design: str, gold: str | None) -> bool | None:
-    """Each design's rule for `valid`, from the registry (looked up once: an import inside a function
-    costs more than the rule itself, once per row of an export)."""
-    rule = _VALID_RULE
-    if rule is None:
-        from .designs.registry import item_valid as rule
-
-        globals()["_VALID_RULE"] = rule
-    return rule(design, gold)
+    """Each design's rule for `valid`, from the registry."""
+    return item_valid(design, gold)
 
 
-_VALID_RULE: Callable[[str, str | None], bool | None] | None = None
 
 
 def _options(value) -> str:

@@ -56,7 +56,7 @@ def _designs_by(grouped: dict[str, list[str]], labels) -> str:
 def paper_decision_label() -> str:
     """'the rule of the item's design's paper: top token for dual-sided, rulebreakers; relative for …',
     read from the designs registry (which designs decide by which rule)."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     return ("the rule of the item's design's paper: "
             + _designs_by(registry.by_decision_rule(), lambda rule: DecisionRule(rule).label.split(":")[0]))
@@ -64,7 +64,7 @@ def paper_decision_label() -> str:
 
 def paper_forms_label() -> str:
     """'the forms of the item's design's paper: the answers as configured only for …; three cases for …'."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     short = {AnswerForms.ANSWERS: "the answers only", AnswerForms.CASES: "the answers in three cases",
              AnswerForms.ALL: "every surface form"}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Item, Study
 
 

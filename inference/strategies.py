@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from django.db import IntegrityError, models, transaction
 from django.db.models.functions import Length
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 from logic import answer_parsing, prompting
 from experiments.models import Item, ItemKind, Study
 from studyserver.registry import Registry

@@ -120,7 +120,7 @@ def multiple_choice_practice() -> list[dict]:
 
 # --------------------------------------------------------------------------- catch items
 
-# The design name the catch items are stored under (experiments.designs.registry.CATCH_ITEMS; not a design a
+# The design name the catch items are stored under (experiments.design_registry.CATCH_ITEMS; not a design a
 # study is built from): declared here, once, so that analysis/ reads it without naming it.
 CATCH_ITEMS = "attention-check"
 CATCH_ANSWER_CUE = "Answer:"  # models score catch items too: their prompt ends in the cue, as every design's

@@ -1,7 +1,7 @@
 """What a study's human arm can show people (issue 35 item 1): one rule, pure Python, so that the report's
 second R process (analysis/rprocess.py, no Django there) applies it as the main process does.
 
-The designs' declarations are the registry's (experiments/designs/registry.py: `Design.people_phrasings`;
+The designs' declarations are the registry's (experiments/design_registry/__init__.py: `Design.people_phrasings`;
 `registry.people_shown` builds a PeopleShown from them and the study's settings); the human arm's lists draw
 from the same pool (experiments/participation/paired.py, participation/services._grid), and the report's
 human/model contrasts read models on exactly these items (analysis/like_for_like.py).

@@ -4,7 +4,7 @@ Table 1 read on the real modal syllogisms alone where a study has them, and the 
 from __future__ import annotations
 
 from analysis import prep
-from experiments.designs import registry
+from experiments import design_registry as registry
 from logic.modal_forms import DISTRIBUTION, NECESSITATION, NECESSITATION_FORM, SYLLOGISMS
 
 from .mixed import AGENTS, DISTRIBUTION as DISTRIBUTION_SPEC, EQ4, EQ5, EQ6, NECESSITATION as NECESSITATION_SPEC

@@ -3,7 +3,7 @@ repeated runs of each configuration in use."""
 from __future__ import annotations
 
 from analysis.sections import SectionBuilder, StudyFrames
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.designs.multiple_choice import DESIGN
 
 from . import report

@@ -35,7 +35,7 @@ COLUMNS = ["design", "comparison", "member_a", "member_b", "participants", "answ
 
 def member_answers(answers: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, tuple[str, str]]]:
     """(design, comparison, people's answers with a `member` column: the reference member first)."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
     from logic.pairs import gold_by_role
 
     people = answers[answers["respondent"] == HUMAN]

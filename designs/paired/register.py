@@ -4,7 +4,7 @@ over perturbed copies (so it reads every perturbable design too) and how people 
 from __future__ import annotations
 
 from analysis.sections import SectionBuilder, StudyFrames
-from experiments.designs import registry
+from experiments import design_registry as registry
 
 from . import frames, report
 

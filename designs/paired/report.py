@@ -109,7 +109,7 @@ DUAL_SIDED_DESIGNS = (dual_sided.DESIGN,)  # 004: a rule is right when both side
 
 def _design_for(section: tuple[str, ...], design: str | None) -> tuple[str, tuple[str, ...]]:
     """(design name, its pair roles) of a paired section: `design`, or the first design it reads."""
-    from experiments.designs import registry
+    from experiments import design_registry as registry
 
     name = design or section[0]
     return name, registry.get(name).pair_roles

@@ -11,7 +11,7 @@ from . import catalog  # noqa: F401  (registers every design)
 from . import sources  # noqa: F401  (published formats: sources.get, sources.for_design)
 from .csv_bank import items_import_csv
 from .modal import GenerationReport, items_generate
-from .registry import (
+from ..design_registry import (
     Design, Option, all_designs, choices, generated, get, importable, imported, is_generic, perturbable,
 )
 

@@ -29,7 +29,8 @@ from studyserver.uploads import describe_size, max_upload_bytes, too_large
 
 from ..item_csv import CsvImportError
 from ..models import ItemsLocked, Study
-from . import bank_columns, bank_files, registry, sources, uploads
+from .. import design_registry as registry
+from . import bank_columns, bank_files, sources, uploads
 from .admin_views import FACTORS, PREVIEW_ROWS, _chosen, _page, _study, _values, options_form
 from .import_progress import progress_recorder
 from .presets import MappingPreset, preset_save, presets_for

@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from ..models import ItemsLocked, Study
 from ..team_scope import study_or_404
-from . import registry
+from .. import design_registry as registry
 
 PREVIEW_ROWS = 10
 FACTORS = "bank_factors"  # the upload form's factors field for a design without a factors option

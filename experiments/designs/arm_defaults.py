@@ -4,7 +4,7 @@ below the participant flow (experiments/participation/), which reads the arm."""
 from __future__ import annotations
 
 from ..models import HumanArm, Study
-from . import registry
+from .. import design_registry as registry
 
 
 def human_arm_ensure(*, study: Study) -> HumanArm:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .registry import BankColumn, Design
+from ..design_registry import BankColumn, Design
 
 YES_NO_COLUMNS = (
     BankColumn("item_id", True, "identifier, unique within the file and the study", ("id",)),
@@ -126,7 +126,7 @@ BEGIN, END = "<!-- bank columns: begin (generated from the registry) -->", "<!--
 
 
 def docs_section() -> str:
-    from .registry import imported
+    from ..design_registry import imported
 
     return f"{BEGIN}\n{columns_markdown([d for d in imported() if d.columns])}{END}"
 

@@ -13,7 +13,7 @@ from logic.parser import Sequent
 from ..models import LogicSystem
 from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
-from .registry import (
+from ..design_registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option,
     Scoring,
     Wording,

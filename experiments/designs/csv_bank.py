@@ -21,7 +21,7 @@ from django.db import transaction
 from ..item_csv import CsvImportError, ImportedRow, RowError, parse_item_csv
 from ..item_limits import check_lengths
 from ..models import Item, Study
-from .registry import Preview
+from ..design_registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked
 
 DESIGN = "csv-import"

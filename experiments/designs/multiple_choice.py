@@ -14,9 +14,10 @@ from django.db import transaction
 from logic import multiple_choice as mc
 from ..models import Condition, HumanArm, Item, ItemKind, Study
 from ..item_limits import check_lengths
-from . import registry, sources
+from .. import design_registry as registry
+from . import sources
 from .arm_defaults import human_arm_ensure
-from .registry import Preview
+from ..design_registry import Preview
 from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
 
 DESIGN = "multiple-choice"

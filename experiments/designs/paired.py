@@ -22,8 +22,9 @@ from logic import dual_sided, rulebreakers
 from logic.pairs import PairedItem, PairingError, PromptVariant, gold_by_role, link_pairs, perturbation_links
 from logic.rulebreakers_data import alternative_cities, capitals
 from ..models import Item, Study
-from . import registry, sources
-from .registry import Preview
+from .. import design_registry as registry
+from . import sources
+from ..design_registry import Preview
 from .storage import BULK_BATCH, insert_items, refuse_if_locked, refuse_if_too_many
 
 HUMAN_VARIANT = "human_variant"  # study.settings key: the variant id participants see

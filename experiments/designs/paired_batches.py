@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 
 from ..item_limits import length_errors
 from ..models import Study
-from . import registry
+from .. import design_registry as registry
 from .paired import (
     HUMAN_VARIANT, MAX_PROBLEMS, PairedReport, _originals, _problems, _row, answer_words, choose_variants,
     item_code, paired_variants,

@@ -136,7 +136,7 @@ def items_perturb(
         label = perturb.check_label(label, kind)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
-    from . import registry
+    from .. import design_registry as registry
 
     present = sorted(set(Item.objects.filter(study=study, condition="real").order_by()
                         .values_list("design", flat=True).distinct()))

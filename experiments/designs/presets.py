@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import MappingPreset
-from . import registry
+from .. import design_registry as registry
 from .bank_files import clean_mapping
 
 

@@ -15,7 +15,7 @@ from ..models import Study
 from . import sources
 from .paired import PairedReport
 from .paired_batches import finish_store, paired_batches_store
-from .registry import Preview
+from ..design_registry import Preview
 from .storage import large_write
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from ..designs.registry import CATCH_ITEMS
+from ..design_registry import CATCH_ITEMS
 from ..models import Item, ItemKind, Study
 from . import lists
 from .arm import MC_LETTERS, McSettings, mc_settings

@@ -50,7 +50,7 @@ from datetime import timedelta
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from ..designs.registry import CATCH_ITEMS
+from ..design_registry import CATCH_ITEMS
 from ..models import HumanArm, Item, ItemKind, Participant, ParticipantStatus, Study, Trial
 from . import flow
 from ..models.attention import AttentionRule

@@ -27,7 +27,7 @@ from django.db import models, transaction
 
 from studyserver import jobs
 
-from ..designs.registry import is_catch_item
+from ..design_registry import is_catch_item
 from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
 from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
 from ..study_jobs import study_job_claim

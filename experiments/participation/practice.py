@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from logic.sequent_forms import normal_form, normal_forms
 
-from ..designs import registry
+from .. import design_registry as registry
 
 # --------------------------------------------------------------------------- normal forms
 

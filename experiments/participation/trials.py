@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from django.db import transaction
 from django.utils import timezone
 
-from ..designs.registry import is_catch_item
+from ..design_registry import is_catch_item
 from ..models import Answer, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Trial
 from . import choice, fastsave, flow
 from .payload import KEYS, PayloadError, TrialPayload

@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from analysis import codebook, frames
 from experiments import schema
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Item, ItemKind, Study
 from experiments.participation.selectors import EXPORT_COLUMNS, trial_records, trials_for_export
 from inference import services

@@ -7,7 +7,7 @@ import ast
 import importlib
 from pathlib import Path
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

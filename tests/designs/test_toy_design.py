@@ -7,7 +7,7 @@ import pytest
 
 from analysis.report import ReportInputs, build_report
 from designs.modal import simulate
-from experiments.designs import registry
+from experiments import design_registry as registry
 
 from tests.designs import toy
 

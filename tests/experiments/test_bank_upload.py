@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from experiments import designs
 from experiments.designs import bank_columns, bank_files
-from experiments.designs.registry import uploadable
+from experiments.design_registry import uploadable
 from experiments.designs.presets import preset_save
 from experiments.models import MappingPreset
 from experiments.models import HumanArm, Item, Study

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = [":!experiments/designs/", ":!tests/", ":!docs/", ":!*.md", ":!*/migrations/*",

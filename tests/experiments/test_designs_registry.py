@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from experiments import designs
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Study
 from tests.factories import StudyFactory
 

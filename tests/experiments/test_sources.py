@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
-from experiments.designs import registry, sources
+from experiments import design_registry as registry
+from experiments.designs import sources
 from logic import rulebreakers
 from experiments.models import Item, Study
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Study
 from experiments.participation.services import human_arm_ensure
 from tests.admin_form import change_form

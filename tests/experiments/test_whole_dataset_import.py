@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Count
 
-from experiments.designs import registry, sources
+from experiments import design_registry as registry
+from experiments.designs import sources
 from experiments.models import Item, Study
 
 from .rulebreakers_full import full_size_csv

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from experiments import designs
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import ItemKind
 from inference import services, strategies
 from inference.models import AnswerForms, DecisionRule, LanguageModel, ModelScore, RunStatus

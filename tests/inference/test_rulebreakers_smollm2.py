@@ -12,7 +12,7 @@ import statistics
 import pytest
 from django.core.management import call_command
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Item, Study
 from inference import strategies
 from inference.models import ModelRun, ModelScore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.designs import registry
+from experiments import design_registry as registry
 from logic import dual_sided, prompting
 from logic.pairs import PromptVariant
 

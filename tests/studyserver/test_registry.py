@@ -11,7 +11,7 @@ from studyserver.registry import Registry
 
 def _registries():
     from designs.modal import mixed
-    from experiments.designs import registry as designs
+    from experiments import design_registry as designs
     from experiments.designs import sources
     from inference import scorers, strategies
 

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from logic.csv_table import EXCEL_MESSAGE, SAVE_AS_UTF8, is_workbook
 from studyserver.registry import Registry
 
-from .. import registry
-from ..registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
+from ... import design_registry as registry
+from ...design_registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
 
 MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed file (a CSV cell is at most 131,072 characters)
 

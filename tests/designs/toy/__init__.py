@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.sections import Section, SectionBuilder, StudyFrames
-from experiments.designs import registry
+from experiments import design_registry as registry
 
 NAME = "toy-yes-no"
 KEY = "toy_counts"

@@ -60,7 +60,7 @@ def test_the_study_page_draws_completions_over_time_for_real_participants_only(c
 
 def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
     from experiments import designs
-    from experiments.designs.registry import CATCH_ITEMS
+    from experiments.design_registry import CATCH_ITEMS
     from tests.experiments.test_csv_import import GOOD, HEADER
 
     study = draft_study()

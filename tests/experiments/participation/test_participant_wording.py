@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from experiments import designs, services
-from experiments.designs import registry
+from experiments import design_registry as registry
 from experiments.models import Study, StudyStatus
 from tests.factories import review_consent
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from experiments import designs, services
-from experiments.designs import registry
+from experiments import design_registry as registry
 from logic import dual_sided, rulebreakers
 from logic.checker import entails
 from logic.modal_forms import DESIGNS, templates_for
