@@ -15,7 +15,7 @@ repeated under new ids: 12,800 pairs, 25,600 rows, the published file's size):
 3. admin: the study's admin page (items line, launch panel, participants) and its item list (the
    changelist filtered to the study) at both sizes (target ≤ 3×).
 4. model runs: the fake backend's per-item overhead at 10,000 vs 100,000 items (target ≤ 1.3×), from
-   bench/scale_runs.py's `measure(quick=...)` when that module exists ("not available" otherwise).
+   bench/scale_runs.py, run in a process of its own.
 
     .venv/bin/python bench/scale.py [--quick] [--keep]
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import math
 import os
 import random
@@ -40,7 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-EXCERPT = ROOT / "tests" / "data" / "published" / "rulebreakers" / "RULEBREAKERS_finegrained_excerpt.csv"
+from logic import rulebreakers  # noqa: E402  (the design the published file is)
+EXCERPT = ROOT / "tests" / "data" / "published" / rulebreakers.DESIGN / "RULEBREAKERS_finegrained_excerpt.csv"
 FULL_PAIRS = 12_800  # the published file: 25,600 rows
 PHRASINGS = 10
 VARIANT = "follow/yes-no"  # the one phrasing of the 25,600-item study (and the one people see in both)
@@ -187,15 +187,15 @@ def admin_seconds(client, study, repeats: int = 3, page: str = "study") -> float
 
 
 def runs_overhead(quick: bool) -> list[str]:
-    """bench/scale_runs.py's lines (issue 37 item 3 writes it), or 'not available'."""
-    path = ROOT / "bench" / "scale_runs.py"
-    if not path.exists():
-        return ["model runs (fake backend) per-item overhead, 10,000 vs 100,000 items: not available "
-                "(bench/scale_runs.py is not in this checkout)"]
-    spec = importlib.util.spec_from_file_location("bench_scale_runs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return [str(line) for line in module.measure(quick=quick)]
+    """bench/scale_runs.py's lines, run in a process of its own (its own throwaway database): a fake-backend
+    run's overhead per item at 10,000 vs 100,000 items (--quick: 1,000 vs 10,000)."""
+    sizes = ["--small", "1000", "--large", "10000"] if quick else []
+    env = {k: v for k, v in os.environ.items() if k not in ("DUET_VAR_DIR", "DATABASE_URL")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "scale_runs.py"), *sizes], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        return [f"model runs (fake backend): bench/scale_runs.py failed: {done.stderr.strip()[-1500:]}"]
+    return done.stdout.strip().splitlines()
 
 
 def main() -> None:
@@ -220,10 +220,10 @@ def main() -> None:
         rows_full, rows_tenth = write_file(full, pairs), write_file(tenth, pairs // 10)
 
         # 1. import: all ten phrasings, a tenth then the whole file, each in its own process
-        small_import = run_measured(manage("import_items", "rulebreakers", str(tenth), "scale-tenth"), env)
+        small_import = run_measured(manage("import_items", rulebreakers.DESIGN, str(tenth), "scale-tenth"), env)
         if not small_import.ok:
             raise SystemExit(f"the tenth-size import failed:\n{small_import.output[-3000:]}")
-        big_import = run_measured(manage("import_items", "rulebreakers", str(full), "scale-big"), env)
+        big_import = run_measured(manage("import_items", rulebreakers.DESIGN, str(full), "scale-big"), env)
         items_tenth, items_full = rows_tenth * PHRASINGS, rows_full * PHRASINGS
         import_lines = []
         if big_import.ok:
@@ -246,14 +246,14 @@ def main() -> None:
             parts = split_file(full, work, per_part)
             seconds, peak = 0.0, 0.0
             for part in parts:
-                done = run_measured(manage("import_items", "rulebreakers", str(part), "scale-big"), env)
+                done = run_measured(manage("import_items", rulebreakers.DESIGN, str(part), "scale-big"), env)
                 if not done.ok:
                     raise SystemExit(f"{part.name} failed:\n{done.output[-3000:]}")
                 seconds, peak = seconds + done.seconds, max(peak, done.peak_mb)
             import_lines.append(f"  so the {items_full:,}-item study was imported in {len(parts)} by-pair parts: "
                                 f"{seconds:.1f} s in all ({items_full / seconds:,.0f} items/s), peak {peak:.0f} MB "
                                 "a part (no ratio: the one-step import is issue 37 item 1)")
-        one = run_measured(manage("import_items", "rulebreakers", str(full), "scale-one", "--variants", VARIANT), env)
+        one = run_measured(manage("import_items", rulebreakers.DESIGN, str(full), "scale-one", "--variants", VARIANT), env)
         if not one.ok:
             raise SystemExit(f"the one-phrasing import failed:\n{one.output[-3000:]}")
 
