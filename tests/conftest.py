@@ -134,6 +134,7 @@ ONE_PASS = {
     # A llama.cpp server and the run's claims: locking is the database's, so the production one.
     "inference/test_server_fanout.py": ("postgres", "llama.cpp servers; concurrent claims"),
     "inference/test_server_scorer.py::test_a_server_run_killed_half_way": ("postgres", "llama.cpp; a resumed run"),
+    "inference/test_resume_after_kill.py": ("postgres", "a worker killed mid-chunk (two processes migrate)"),
     # R fits the report's models: the database only holds the answers read into the frame once.
     "analysis/test_reproduce.py": ("sqlite", "R and the reproduce scripts"),
     "analysis/test_separation.py": ("sqlite", "R (brglm2, blme)"),
@@ -143,6 +144,7 @@ ONE_PASS = {
     "analysis/test_dataset.py": ("sqlite", "R and the report folder"),
     "analysis/test_like_for_like.py": ("sqlite", "R"),
     "analysis/test_embedded_report.py": ("sqlite", "the embedded default is SQLite"),
+    "analysis/test_report_reads.py": ("sqlite", "R; which rows a report reads"),
 }
 TESTS = Path(__file__).resolve().parent
 
