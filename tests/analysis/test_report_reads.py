@@ -11,8 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from analysis import factors, frames, paired_frames
-from analysis.paired_report import responses
+from analysis import factors, frames
+from designs.paired import frames as paired_frames
+from designs.paired.report import responses
 from experiments.models import Item, Study
 from tests.experiments.test_page_cost import RowCounter
 

@@ -19,7 +19,8 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
 from experiments import item_csv
-from experiments.designs import csv_bank, registry, uploads
+from experiments import design_registry as registry
+from experiments.designs import csv_bank, uploads
 from experiments.item_csv import CsvImportError, parse_item_csv
 from logic import csv_table
 from logic.checker import MAX_NODES, MAX_SIZE, TooComplex, entails

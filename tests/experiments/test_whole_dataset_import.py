@@ -120,7 +120,7 @@ def test_the_bounds_are_the_deployments_settings_and_name_them(tmp_path, monkeyp
 
 
 def test_import_items_puts_a_new_study_in_the_named_team(tmp_path):
-    from experiments.teams import Team
+    from experiments.models import Team
 
     lab = Team.objects.create(name="Reasoning lab")
     path = tmp_path / "rb.csv"

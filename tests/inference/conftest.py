@@ -80,3 +80,15 @@ def scored_keys(monkeypatch):
         return seen
 
     return watch
+
+
+@pytest.fixture
+def patient_checks(monkeypatch):
+    """A configuration's save-time check waits 5 s for a server's /v1/models and 15 s for its one-token
+    completion: on a machine busy with other tests a shared llama.cpp server can take longer, which is slow,
+    not broken. The deadlines themselves are tested against hostile servers in test_outbound_checks.py."""
+    from inference import checks
+
+    monkeypatch.setattr(checks, "PROBE_TIMEOUT", 60.0)
+    monkeypatch.setattr(checks, "COMPLETION_PROBE_TIMEOUT", 120.0)
+    monkeypatch.setenv("DUET_CHECK_SECONDS", "240")

@@ -17,7 +17,7 @@ from studyserver import dispatch
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.conftest import start_llama
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("patient_checks")]  # tests/inference/conftest.py
 
 SHARD_TASK = "inference.run_model_shard"
 # The same weights behind both servers, yet not the same bits: llama.cpp computes in float32 and

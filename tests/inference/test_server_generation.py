@@ -21,7 +21,7 @@ from tests.factories import ItemFactory, StudyFactory
 from tests.inference.tiny_models import PROMPTS
 from tests.integration.servers import free_port
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("patient_checks")]  # tests/inference/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ from inference.scorers.client import ServerClient, ServerError
 from inference.tasks import run_model_task
 from studyserver.env import VAR_DIR
 
+pytestmark = pytest.mark.usefixtures("patient_checks")  # tests/inference/conftest.py
+
 TOLERANCE = 1e-3  # log p per variant, server vs hf (docs/models.md)
 
 
