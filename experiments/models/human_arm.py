@@ -262,17 +262,6 @@ class HumanArm(models.Model):
     def consent(self) -> str:
         return (self.consent_text or DEFAULT_CONSENT).replace("{institution}", self.institution)
 
-    def redirect_url(self, code: str) -> str:
-        return self.completion_url.replace("{code}", code) if code and self.completion_url else ""
-
-    def prolific_home(self) -> str:
-        """The site of the completion URL (https://app.prolific.com/), for a participant with no code to
-        send back: there they return the study."""
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(self.completion_url or PROLIFIC_COMPLETION_URL)
-        return f"{parts.scheme}://{parts.netloc}/"
-
     def attention_rule(self) -> AttentionRule:
         return AttentionRule(fail_after=self.attention_fail_after, end_session=self.attention_end_session)
 

@@ -24,7 +24,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from ..team_scope import study_or_404
-from . import choice, flow, overview, services, trials
+from . import choice, flow, overview, prolific_redirect, services, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token, token_known
@@ -113,8 +113,8 @@ def incompatible(request: HttpRequest, slug: str) -> HttpResponse:
     code = arm.incompatible_device_code
     # as the completion page: Prolific's return link with the code; without a code, Prolific itself
     # (where the participant chooses "Return"), never a dead end
-    return _page(request, "participant/incompatible.html", {"study": study, "code": code,
-                                                             "redirect": arm.redirect_url(code) or arm.prolific_home()})
+    redirect = prolific_redirect.redirect_url(arm, code) or prolific_redirect.prolific_home(arm)
+    return _page(request, "participant/incompatible.html", {"study": study, "code": code, "redirect": redirect})
 
 
 def _known(kwargs: dict) -> bool:
@@ -154,7 +154,8 @@ def _ending(participant: Participant) -> dict:
         return {"status": participant.status, "code": "", "redirect": ""}
     arm = participant.study.human_arm
     code = getattr(arm, field)
-    return {"status": participant.status, "code": code, "redirect": "" if participant.is_preview else arm.redirect_url(code)}
+    redirect = "" if participant.is_preview else prolific_redirect.redirect_url(arm, code)
+    return {"status": participant.status, "code": code, "redirect": redirect}
 
 
 @ratelimit.unknown_tokens_limited(known=_known)
