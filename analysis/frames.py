@@ -68,16 +68,13 @@ def analysed_item_ids(study, run_ids, *, include_simulated: bool = False):
 
 
 def people_shown(study):
-    """What the study's human arm can show people (logic.people_shown.PeopleShown, as
-    experiments.design_registry.people_shown builds it from the designs' declarations): the phrasing
-    people see (study.settings["human_variant"]) and whether the arm draws perturbed copies and nonsense
-    mirrors (HumanArm.include_nonsense); the report's human/model contrasts read models on these items."""
-    from experiments import design_registry as registry
-    from experiments.models import HumanArm
-    from experiments.participation.paired import human_variant
+    """What the study's human arm can show people (logic.people_shown.PeopleShown, built by
+    experiments.participation.paired.people_shown from the designs' declarations, the phrasing people see
+    and whether the arm draws perturbed copies and nonsense mirrors): the very rule its lists are drawn by;
+    the report's human/model contrasts read models on these items."""
+    from experiments.participation.paired import people_shown as rule
 
-    arm = HumanArm.objects.filter(study=study).first()
-    return registry.people_shown(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
+    return rule(study)
 
 
 def _inference_models():

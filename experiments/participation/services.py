@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import (
-    Condition, HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
+    HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
 )
 from . import choice, consent, flow, list_store, lists, paired, practice
 from logic import human_defaults
@@ -79,14 +79,12 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
 
 
 def _grid(study: Study, arm: HumanArm) -> lists.Grid:
-    pool = study.items.exclude(design=ATTENTION_DESIGN)
+    pool = paired.shown_items(study, arm)  # the items the arm can show people (logic.people_shown)
     if choice.is_mc_study(study):  # questions × circular mutants (seed 001)
         return choice.mc_grid(pool)
-    pairs = paired.paired_grid(study, include_perturbed=arm.include_nonsense, exclude_design=ATTENTION_DESIGN)
+    pairs = paired.paired_grid(study, arm)
     if pairs is not None:  # linked pairs (issue 6): at most one member of a pair per participant
         return pairs
-    if not arm.include_nonsense:
-        pool = pool.filter(condition=Condition.REAL)
     rows = list(pool.order_by("id").values_list("id", "form_id", "interpretation_id"))
     grid = lists.Grid.from_cells(
         lists.Cell(item_id=pk, form=form or "", row=interp if interp is not None else ("item", pk))

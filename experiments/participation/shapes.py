@@ -16,7 +16,6 @@ from django.db.models.functions import Concat
 
 from ..models import Condition, ItemKind, Study
 from . import choice, lists, paired
-from .fastsave import ATTENTION_DESIGN
 
 
 def _histogram(grouped) -> dict[int, int]:
@@ -57,16 +56,14 @@ def _pair_shape(pool) -> lists.Shape:
 
 def study_shape(*, study: Study, arm) -> lists.Shape:
     """The shape of the grid services._grid draws participants' lists from, by queries."""
-    pool = study.items.exclude(design=ATTENTION_DESIGN)
+    pool = paired.shown_items(study, arm)
     if choice.is_mc_study(study):
         role = Case(When(pair_role="", then=Value("rot0")), default=F("pair_role"), output_field=CharField())
         shape = _grid_shape(pool.filter(kind=ItemKind.MULTIPLE_CHOICE), row="pair_id", form=role, loose="")
         return dataclasses.replace(shape, words=lists.QUESTION_WORDS)
-    pairs = paired.paired_pool(study, include_perturbed=arm.include_nonsense, exclude_design=ATTENTION_DESIGN)
+    pairs = paired.paired_pool(study, arm)
     if pairs is not None:
         return _pair_shape(pairs)
-    if not arm.include_nonsense:
-        pool = pool.filter(condition=Condition.REAL)
     shape = _grid_shape(pool, row="interpretation_id", form=F("form_id"), loose=None)
     if shape.row_count:
         return shape

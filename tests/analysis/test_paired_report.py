@@ -291,7 +291,9 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     call_command("generate_items", "rulebreakers", "e2e-rb", "--pairs", "8", "--variants", "follow/yes-no",
                  "follow/true-false")
     call_command("import_items", "dual-sided", str(bank), "e2e-ds", "--templates", "1", "3")
-    Study.objects.filter(slug="e2e-ds").update(settings={"factors": ["domain"]})  # the study declares its factor
+    ds = Study.objects.get(slug="e2e-ds")  # the study declares its factor (people keep the import's phrasing)
+    ds.settings = {**ds.settings, "factors": ["domain"]}
+    ds.save(update_fields=["settings"])
     call_command("generate_items", "modal-syllogisms", "e2e-pt", "--interpretations", "2")
     call_command("perturb_items", "e2e-pt", "names")
 

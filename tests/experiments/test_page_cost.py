@@ -19,7 +19,7 @@ PAGE_ROWS = 100  # no query of these pages returns more rows than this (the item
 
 def paired_study(slug: str, pairs: int) -> Study:
     """A RULEBREAKERS-shaped study made cheaply: `pairs` pairs × 2 roles × 2 phrasings (bulk_create)."""
-    study = Study.objects.create(slug=slug, title=slug, design="rulebreakers")
+    study = Study.objects.create(slug=slug, title=slug, design="rulebreakers", settings={"human_variant": "v0"})
     Item.objects.bulk_create([
         Item(study=study, code=f"{slug}.{p}.{role}.{variant}", design="rulebreakers", gold_answer="yes",
              form_id=f"rule{p % 4}", pair_id=f"pair{p}", pair_role=role, variant=variant,

@@ -58,7 +58,8 @@ def pairs(rng):
                     variant=r.variant, form_id=r.form_id, condition="nonsense", original=r)
               for r in roots if rng.random() < 0.4]
     Item.objects.bulk_create(copies)
-    if rng.random() < 0.5:
+    several = len({r.variant for r in roots}) > 1  # then people's phrasing must be chosen (paired.paired_pool)
+    if several or rng.random() < 0.5:
         study.settings = {"human_variant": "v1"}
         study.save(update_fields=["settings"])
     return study
