@@ -3,7 +3,7 @@ second R process (analysis/rprocess.py, no Django there) applies it as the main 
 
 The designs' declarations are the registry's (experiments/design_registry/__init__.py: `Design.people_phrasings`;
 `registry.people_shown` builds a PeopleShown from them and the study's settings); the human arm's lists draw
-from the same pool (experiments/participation/paired.py, participation/services._grid), and the report's
+from the items it accepts (experiments/participation/paired.py: `shown_q` states it as a filter), and the report's
 human/model contrasts read models on exactly these items (analysis/like_for_like.py).
 """
 from __future__ import annotations
