@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ..models import (
@@ -173,18 +173,18 @@ def _stored(study: Study, arm: HumanArm) -> list_store.StoredLists:
         raise FlowError("misconfigured", f"This study is not set up correctly: {exc}", 503) from exc
 
 
-def _plan(study: Study, arm: HumanArm, stored: list_store.StoredLists, held) -> tuple[int, int, list[int]]:
-    """The least-used list among those `held` (list number, key mapping) by the participants who count,
+def _plan(arm: HumanArm, stored: list_store.StoredLists, held, checks: list[int]) -> tuple[int, int, list[int]]:
+    """The least-used list among those `held` ((list number, key mapping, how many) of the participants who count),
     read from the stored lists, shuffled by a fresh seed, with the catch items spread through it."""
     counts: dict[int, int] = {}
-    for number, _ in held:
+    for number, _, n in held:
         if number is not None:
-            counts[number] = counts.get(number, 0) + 1
+            counts[number] = counts.get(number, 0) + n
     number = lists.least_used(counts, stored.total)
     seed = secrets.randbits(48)
     picked = list_store.stored_list(header=stored, number=number)
     ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
-    return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
+    return number, seed, lists.with_checks(ids, checks, seed)
 
 
 # Simulated participants (a pilot's bots, participation/pilot.py) have ids in a namespace of their own:
@@ -206,7 +206,51 @@ def is_simulated_id(value: str) -> bool:
 NOT_FOR_PARTICIPANTS = "This link cannot be used to take part in the study."
 
 
-@transaction.atomic
+# An entry runs the expiry of silent sessions at most this often per study (a launch-day burst would
+# otherwise run the same UPDATE hundreds of times a second), and always when the study looks full (so
+# a place freed by a silent session is never refused): see _expire_due.
+EXPIRE_EVERY_SECONDS = 10
+
+
+def _expire_due(study: Study, arm: HumanArm) -> None:
+    """Expire the study's silent sessions in a short transaction of its own, unless an entry of this
+    study did it in the last EXPIRE_EVERY_SECONDS (the cache, shared by every web process in
+    production, says; `add` is atomic, so one entry per period runs it). Correct outside the study's
+    lock: expiry only moves sessions silent for abandon_after_minutes (or unconsented for
+    UNCONSENTED_MINUTES) from started to returned, a conditional UPDATE that PostgreSQL re-checks on
+    each row it changes, so a heartbeat or a consent that lands meanwhile keeps its session; running it
+    a few seconds late only leaves a place held that long, and the full check expires again first."""
+    from django.core.cache import cache
+
+    if cache.add(f"duet:participants-expired:{study.pk}", 1, timeout=EXPIRE_EVERY_SECONDS):
+        with transaction.atomic():
+            _expire(study, arm)
+
+
+def _resumed(study: Study, prolific_pid: str, prolific_session_id: str) -> Participant | None:
+    """A real participant's own earlier session (FlowError when the ids belong to someone else's)."""
+    by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
+    if by_pid is not None:
+        if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
+            raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 409)
+        # Resume only from the same Prolific session: knowing someone's Prolific id must not be
+        # enough to take over their session (issue 17 hole 8).
+        if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
+            raise FlowError("other_session", "This Prolific ID already has a session in this study, started from "
+                            "another Prolific session. Please go back to the study from the Prolific page you "
+                            "started it from, or contact the researcher.", 409)
+        return by_pid
+    if prolific_session_id and Participant.objects.filter(
+            study=study, prolific_session_id=prolific_session_id, is_preview=False).exists():
+        raise FlowError("session_taken", "This Prolific session has already been used by another participant.", 409)
+    return None
+
+
+def _require_open(study: Study) -> None:
+    if study.status != StudyStatus.OPEN:
+        raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
+
+
 def participant_start(
     *, study: Study, prolific_pid: str, prolific_study_id: str = "", prolific_session_id: str = "",
     preview: bool = False, simulated: bool = False,
@@ -215,71 +259,44 @@ def participant_start(
     (a pilot's bot, participation/pilot.py) may start on a study that is not open, holds no place of
     the sample, and is balanced over lists and keys among the study's other simulated participants.
     Its ids come from simulated_ids(); it never resumes or adopts an existing participant, and a real
-    or preview start never resumes or adopts a simulated one."""
+    or preview start never resumes or adopts a simulated one.
+
+    Every entry of a launch-day burst waits for the study's lock, so only what the rules need runs
+    under it (issue 38 item 7): the study's status, the holders' (list, key mapping), the plan and the
+    insert, in one short transaction. Before it, each in its own statement: the arm, the stored lists
+    (a rebuild takes the lock itself), the catch items, the resume lookups, the consent check and the
+    expiry of silent sessions. A resume looked up before the lock cannot double anyone: two first
+    visits with one Prolific id (or session id) that both find none meet at the insert, where the
+    unique constraints (participant_unique_pid, participant_unique_session) let one in and the other
+    resumes the winner or is refused."""
     if simulated:
         if not is_simulated_id(prolific_pid) or (prolific_session_id and not is_simulated_id(prolific_session_id)):
             raise ValueError(f"A simulated participant's ids come from simulated_ids() (they start with "
                              f"{SIMULATED_PREFIX!r}); got {prolific_pid!r}, {prolific_session_id!r}.")
     elif is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
         raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
-    # Read before the study's lock, which every entry of a launch-day burst waits on: the arm, and the
-    # stored lists (a rebuild takes the lock itself). Under the lock: the checks, the balance, the insert.
+    real = not preview and not simulated
     arm = human_arm_ensure(study=study)
+    if real:
+        resumed = _resumed(study, prolific_pid, prolific_session_id)
+        if resumed is not None:
+            return resumed, False
+        _require_open(study)
+        if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
+            raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
+        _expire_due(study, arm)
     try:
         stored: list_store.StoredLists | FlowError = _stored(study, arm)
     except FlowError as exc:
         stored = exc
-    study = Study.objects.select_for_update().get(pk=study.pk)
-    if not preview and not simulated:
-        by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
-        if by_pid is not None:
-            if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
-                raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 409)
-            # Resume only from the same Prolific session: knowing someone's Prolific id must not be
-            # enough to take over their session (issue 17 hole 8).
-            if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
-                raise FlowError("other_session", "This Prolific ID already has a session in this study, started from "
-                                "another Prolific session. Please go back to the study from the Prolific page you "
-                                "started it from, or contact the researcher.", 409)
-            return by_pid, False
-        if prolific_session_id:
-            by_session = Participant.objects.filter(
-                study=study, prolific_session_id=prolific_session_id, is_preview=False
-            ).first()
-            if by_session is not None:
-                raise FlowError(
-                    "session_taken", "This Prolific session has already been used by another participant.", 409
-                )
-        if study.status != StudyStatus.OPEN:
-            raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
-        if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
-            raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
-        _expire(study, arm)
-    # (list number, key mapping) of the participants who count for the balance, in one query
-    if simulated:
-        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
-    else:
-        holders = _holding(study) if not preview else Participant.objects.none()
-    held = list(holders.values_list("list_number", "key_mapping")) if not preview else []
-    if not preview and not simulated and len(held) >= arm.target_sample_size:
-        raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
-    if isinstance(stored, FlowError):
-        raise stored
-    try:
-        number, seed, plan = _plan(study, arm, stored, held)
-    except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
-        number, seed, plan = _plan(study, arm, _stored(study, arm), held)
-    mapping_counts = Counter(mapping for _, mapping in held)
-    mapping = lists.balanced_choice(mapping_counts, KeyMapping.values, seed)
-    participant = Participant(
-        study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
-        prolific_session_id=prolific_session_id, key_mapping=mapping, is_preview=preview, is_simulated=simulated,
-        token=secrets.token_urlsafe(32), list_number=number, list_seed=seed, plan=plan,
-        last_seen_at=timezone.now(),
-    )
+    checks = _attention_items(study, arm) if not isinstance(stored, FlowError) else []
     try:
         with transaction.atomic():
-            participant.save()
+            return _start_locked(study=study, arm=arm, stored=stored, checks=checks, real=real,
+                                 participant=Participant(
+                                     study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
+                                     prolific_session_id=prolific_session_id, is_preview=preview,
+                                     is_simulated=simulated, token=secrets.token_urlsafe(32)))
     except IntegrityError as exc:  # a concurrent first visit with the same PID or session won
         # only a real participant's own concurrent first visit is resumed: never a bot's row, and a bot
         # never takes over anyone's
@@ -288,6 +305,43 @@ def participant_start(
         if winner is not None and (not winner.prolific_session_id or winner.prolific_session_id == prolific_session_id):
             return winner, False
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
+
+
+def _held(holders) -> list[tuple[int | None, str, int]]:
+    """(list number, key mapping, how many) over `holders`: a row per pair, however many hold a place."""
+    return list(holders.order_by().values_list("list_number", "key_mapping").annotate(n=Count("pk")))
+
+
+def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], real: bool,
+                  participant: Participant) -> tuple[Participant, bool]:
+    """Under the study's lock: the status, the cap, the balance, the plan, the insert."""
+    row = Study.objects.select_for_update().only("status").get(pk=study.pk)
+    if real:
+        _require_open(row)
+    preview, simulated = participant.is_preview, participant.is_simulated
+    # (list number, key mapping, how many) of the participants who count for the balance, in one query
+    if simulated:
+        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
+    else:
+        holders = _holding(study) if not preview else Participant.objects.none()
+    held = _held(holders) if not preview else []
+    if real and sum(n for *_, n in held) >= arm.target_sample_size and _expire(study, arm):  # places freed
+        held = _held(holders)
+    if real and sum(n for *_, n in held) >= arm.target_sample_size:
+        raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
+    if isinstance(stored, FlowError):
+        raise stored
+    try:
+        number, seed, plan = _plan(arm, stored, held, checks)
+    except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
+        number, seed, plan = _plan(arm, _stored(study, arm), held, checks)
+    mappings: Counter = Counter()
+    for _, mapping, n in held:
+        mappings[mapping] += n
+    participant.key_mapping = lists.balanced_choice(mappings, KeyMapping.values, seed)
+    participant.list_number, participant.list_seed, participant.plan = number, seed, plan
+    participant.last_seen_at = timezone.now()
+    participant.save(force_insert=True)
     return participant, True
 
 
