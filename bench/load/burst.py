@@ -96,6 +96,8 @@ def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[
         print(f"  {name}: {n}")
     for failure in b.load.failures[:10]:
         print(f"  FAILED: {failure}")
+    if any(name.startswith("5") for name in b.load.count):
+        print("  the server's first error (gunicorn's log):", *stack.server_errors(), sep="\n    ")
     print(f"  database: {found.arrivals} arrivals: lost {found.lost}, "
           f"doubled {found.doubled}")
     return [Target("burst entry p99 (ms)", entry.p99_ms, TARGET_BURST_P99_MS, entry.p99_ms <= TARGET_BURST_P99_MS),

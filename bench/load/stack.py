@@ -105,6 +105,15 @@ class Stack:
         self.web.start()
         require_loopback(self.web.base, "the web server")
 
+    def server_errors(self, lines: int = 30) -> list[str]:
+        """The last error lines of gunicorn's log (a 5xx answer's traceback), for the report."""
+        log = getattr(self.web, "log", None)
+        if log is None or not Path(log).exists():
+            return []
+        text = Path(log).read_text(errors="replace").splitlines()
+        start = next((n for n, line in enumerate(text) if "Traceback" in line or "ERROR" in line), None)
+        return [] if start is None else text[start:start + lines]
+
     def close(self) -> None:
         for process in (self.web, self.redis):
             if process is not None:

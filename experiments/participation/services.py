@@ -67,13 +67,16 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
         code = f"attention-check.{n}"
         if code not in existing:
             four = {"kind": ItemKind.MULTIPLE_CHOICE, "options": list(check["options"])} if "options" in check else {}
-            item = Item.objects.create(
-                study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
-                gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
-                prompt=human_defaults.catch_item_prompt(check),
-                attributes={"attention_check": True}, **four,
-            )
-            existing[code] = item.pk
+            try:
+                with transaction.atomic():
+                    existing[code] = Item.objects.create(
+                        study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
+                        gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
+                        prompt=human_defaults.catch_item_prompt(check),
+                        attributes={"attention_check": True}, **four,
+                    ).pk
+            except IntegrityError:  # a concurrent first entry made it (entries make them outside the lock)
+                existing[code] = Item.objects.filter(study=study, code=code).values_list("pk", flat=True).get()
         ids.append(existing[code])
     return ids
 

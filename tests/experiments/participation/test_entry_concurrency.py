@@ -88,6 +88,23 @@ def test_one_prolific_id_arriving_eight_times_at_once_is_one_participant():
     assert sum(isinstance(r, services.FlowError) for r in taken) == 1
 
 
+def test_the_first_entries_at_once_make_the_catch_items_once():
+    """The catch items are made by the first entry that needs them, outside the lock: eight first entries
+    at once all get in, with the same catch items in their plans (the bench's burst met a 500 here)."""
+    from experiments.models import Item
+    from experiments.participation.fastsave import ATTENTION_DESIGN
+
+    _require_postgres()
+    study = make_open_study(interpretations=24)
+    checks = len(services.human_arm_ensure(study=study).attention_checks)
+    assert checks and not Item.objects.filter(study=study, design=ATTENTION_DESIGN).exists()
+    results = together([entry(study, f"pid{n:021d}", f"s{n}") for n in range(8)])
+    assert not [r for r in results if isinstance(r, Exception)], results
+    catch = set(Item.objects.filter(study=study, design=ATTENTION_DESIGN).values_list("pk", flat=True))
+    assert len(catch) == checks
+    assert all(catch <= set(p.plan) for p, _ in results)
+
+
 def test_entries_at_once_keep_the_list_and_key_balance():
     """Simulated participants hold their place from the start (no consent), so twelve at once must get
     twelve different lists of the study's 24 and six of each key mapping: only a count and insert made
