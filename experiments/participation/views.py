@@ -80,7 +80,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         participant, created = services.participant_start(
             study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],
-            prolific_session_id=values[arm.session_param],
+            prolific_session_id=values[arm.session_param], arm=arm,
         )
     except services.FlowError as exc:
         if share is not None:  # refused (full, closed, another session's id): no participation started

@@ -145,9 +145,10 @@ def test_a_full_study_admits_nobody_at_once_and_a_silent_place_is_freed():
     assert pids.most_common(1)[0][1] == 1
 
 
-def test_under_the_lock_only_the_balance_read_the_list_and_the_insert():
-    """What an entry does while it holds the study's row: the balance read (one row per list and key
-    mapping, however many participants hold a place), the one stored list it is given, the insert."""
+def test_an_entrys_transaction_holds_the_status_the_balance_read_the_list_and_the_insert():
+    """What an entry does while it holds the study's row (shared, FOR SHARE): the balance read (one row per
+    list and key mapping, however many participants hold a place), the one stored list it is given, the
+    insert; and the whole entry's statements, lookups and expiry included, are few."""
     from django.test.utils import CaptureQueriesContext
 
     _require_postgres()
@@ -158,11 +159,77 @@ def test_under_the_lock_only_the_balance_read_the_list_and_the_insert():
     with CaptureQueriesContext(connection) as seen:
         services.participant_start(study=study, prolific_pid=f"pid{99:021d}", prolific_session_id="s99")
     sql = [q["sql"] for q in seen.captured_queries]
-    lock = next(n for n, q in enumerate(sql) if "FOR UPDATE" in q)
+    lock = next(n for n, q in enumerate(sql) if "FOR SHARE" in q)
     insert = next(n for n, q in enumerate(sql) if q.startswith('INSERT INTO "experiments_participant"'))
     held = sql[lock + 1: insert]
     assert len(held) == 2, held
     assert "GROUP BY" in held[0] and 'FROM "experiments_participant"' in held[0]
     assert 'FROM "experiments_storedlist"' in held[1]
-    assert "FOR UPDATE" in sql[lock] and '"experiments_study"' in sql[lock]
-    assert len(sql) <= 14, sql  # the whole entry, lookups and expiry included
+    assert '"experiments_study"' in sql[lock] and not any("FOR UPDATE" in q for q in sql)
+    assert len(sql) <= 12, sql  # the whole entry, lookups and expiry included
+
+
+def _hold_the_study_row(study, clause: str, held: threading.Event, release: threading.Event) -> None:
+    from django.db import transaction
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM experiments_study WHERE id = %s {clause}", [study.pk])
+            held.set()
+            release.wait(20)
+    finally:
+        connections.close_all()
+
+
+def test_entries_do_not_wait_for_each_other_and_a_close_waits_for_them():
+    """An entry in flight holds the study's row shared: another entry goes through at once, a change of
+    the study's status waits for it. A simulated entry, or an item generation, holds it exclusively:
+    entries wait for it."""
+    import time
+
+    from django.db import transaction
+
+    _require_postgres()
+    study = make_open_study(interpretations=24, attention_checks=[])
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_the_study_row, args=(study, "FOR SHARE", held, release))
+    holder.start()
+    try:
+        assert held.wait(10)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '2s'")
+            person, created = services.participant_start(study=study, prolific_pid=f"pid{1:021d}",
+                                                         prolific_session_id="s1")
+        assert created
+        closing = together([lambda: _timed_close(study)])[0]
+        assert closing == "waited"
+    finally:
+        release.set()
+        holder.join(30)
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_the_study_row, args=(study, "FOR UPDATE", held, release))
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        threading.Timer(1.0, release.set).start()
+        services.participant_start(study=study, prolific_pid=f"pid{2:021d}", prolific_session_id="s2")
+        assert time.monotonic() - started >= 0.9  # it waited for the exclusive holder
+    finally:
+        release.set()
+        holder.join(30)
+
+
+def _timed_close(study) -> str:
+    """Pause the study with a short lock timeout: 'waited' when the row was held (nothing changed)."""
+    from django.db import OperationalError, transaction
+
+    from experiments.models import Study, StudyStatus
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '500ms'")
+            Study.objects.filter(pk=study.pk).update(status=StudyStatus.PAUSED)
+    except OperationalError:
+        return "waited"
+    return "went through"

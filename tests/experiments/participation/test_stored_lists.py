@@ -230,3 +230,12 @@ def test_a_deleted_item_drops_the_lists():
     Item.objects.filter(study=study).first().delete()
     assert not StoredLists.objects.filter(study=study).exists()
     arrive(study, people, 1)
+
+
+def test_the_lists_stored_when_the_study_opens_are_the_ones_the_first_entry_reads():
+    """Opening stores the lists from the study as stored (a generation sets the study's lexicon after the
+    caller read it): the first arrivals of a launch find them current and build nothing."""
+    study = make_open_study(interpretations=24)  # the factory's copy of the study, from before the generation
+    header = StoredLists.objects.get(study=study)
+    services.participant_start(study=study, prolific_pid=f"pid{1:021d}", prolific_session_id="s1")
+    assert StoredLists.objects.get(study=study).pk == header.pk
