@@ -166,7 +166,8 @@ def main(argv=None) -> int:
               f"{urlsplit(stack.db.server_url).hostname}, database {stack.db.name}, persistent connections; "
               f"rate-limit cache: {'Redis' if stack.redis else 'local memory (no redis-server)'}")
         print(f"raised for this gunicorn only: {', '.join(f'{k}={v}' for k, v in ENTRY_LIMIT_ENV.items())} "
-              f"(all {args.participants + args.concurrency} simulated participants share 127.0.0.1); "
+              f"(all {args.burst if args.burst_only else args.burst + args.participants + args.concurrency} "
+              "simulated participants share 127.0.0.1); "
               "the per-participant trial and session limits are left as configured")
         stack.start()
         left = args.max_seconds - (time.monotonic() - started)
@@ -176,7 +177,7 @@ def main(argv=None) -> int:
                      "Redis": stack.redis.proc.pid if stack.redis else None}
             meter = CpuMeter(roots) if Path("/proc/stat").exists() else None
             if args.burst_only:
-                alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base), timeout=max(1.0, left)))
+                alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base, meter), timeout=max(1.0, left)))
                 checks = burst_report(stack, Outcome(alone.load, [], [], {}, 0.0, 0.0, None, burst=alone), math.nan,
                                       args)
                 for check in checks:

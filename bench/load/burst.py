@@ -14,6 +14,7 @@ from urllib.parse import urlencode, urlsplit
 
 from .client import Load, Person
 from .common import BURST_SLUG, expect
+from .cpu import CPU_GROUPS, CpuMeter
 from .figures import TARGET_BURST_P99_MS, BurstAudit, Figures, Target, burst_audit, figures
 
 if TYPE_CHECKING:
@@ -28,9 +29,10 @@ class Burst:
     latencies: list[float]
     seconds: float
     loadavg: tuple[float, float, float] | None
+    cpu: dict[str, float] | None = None  # CPU milliseconds per arrival by process group (cpu.py), Linux only
 
 
-async def burst(load: Load, n: int, seconds: float) -> Burst:
+async def burst(load: Load, n: int, seconds: float, meter: CpuMeter | None = None) -> Burst:
     """n arrivals at random moments over `seconds`, each asking only for the entry page."""
     people = [Person(pid=f"burst{k:05d}x{secrets.token_hex(3)}") for k in range(n)]
     sent: dict[str, str | None] = dict.fromkeys((p.pid for p in people), None)
@@ -51,9 +53,13 @@ async def burst(load: Load, n: int, seconds: float) -> Burst:
     for _ in range(4):
         await asyncio.gather(*(load.call("GET", path) for path in (f"/s/{BURST_SLUG}/", "/healthz") * 16))
     loadavg = os.getloadavg() if hasattr(os, "getloadavg") else None
+    cpu0 = meter.snapshot() if meter else None
     t0 = time.perf_counter()
     await asyncio.gather(*(load.guarded(arrive(p, load.rng.uniform(0, seconds))) for p in people))
-    return Burst(load, sent, latencies, time.perf_counter() - t0, loadavg)
+    elapsed = time.perf_counter() - t0
+    if meter:
+        meter.add("entry", cpu0, meter.snapshot(), n)
+    return Burst(load, sent, latencies, elapsed, loadavg, meter.per_request_ms("entry") if meter else None)
 
 
 
@@ -72,13 +78,14 @@ def burst_now(stack: Stack, b: Burst) -> None:
     print(f"phase 0 done: {items:,}-item study, {entry.line()}; lost {found.lost}, doubled {found.doubled}", flush=True)
 
 
-async def burst_alone(args, base: str) -> Burst:
+async def burst_alone(args, base: str, meter: CpuMeter | None = None) -> Burst:
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit=args.burst)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120),
                                      cookie_jar=aiohttp.DummyCookieJar()) as http:
-        return await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst, args.burst_seconds)
+        return await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst, args.burst_seconds,
+                           meter)
 
 
 def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
@@ -92,6 +99,9 @@ def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[
     if not math.isnan(trial_p99_ms):
         print(f"  entry p99 {entry.p99_ms:.1f} ms vs trial-save p99 {trial_p99_ms:.1f} ms: "
               f"{entry.p99_ms / trial_p99_ms if trial_p99_ms else math.nan:.1f}x")
+    if b.cpu:  # PostgreSQL: every postgres process of the machine (other work on a shared server included)
+        print("  CPU ms per arrival: " + ", ".join(f"{k} {b.cpu.get(k, math.nan):.1f}"
+                                                   for k in (*CPU_GROUPS, "machine")))
     for name, n in sorted(b.load.count.items()):
         print(f"  {name}: {n}")
     for failure in b.load.failures[:10]:

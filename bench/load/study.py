@@ -99,7 +99,7 @@ async def run(args, base: str, meter: CpuMeter | None = None, burst_done=None) -
         if args.burst:
             progress(f"phase 0: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page")
             arrivals = await burst(Load(base, http, random.Random(args.seed + 1), 0.0), args.burst,
-                                   args.burst_seconds)
+                                   args.burst_seconds, meter)
             if burst_done is not None:
                 burst_done(arrivals)
         load = Load(base, http, rng, args.time_scale)
