@@ -123,6 +123,15 @@ def _expire_due(study: Study, arm: HumanArm) -> None:
             _expire(study, arm)
 
 
+def participant_resume(*, study: Study, prolific_pid: str, prolific_session_id: str = "") -> Participant | None:
+    """A real participant's own earlier session, None when the ids are new (FlowError when they belong to
+    someone else's), in one query. The entry view asks first (a new participation counts against the
+    address's limits, a resumed one does not), then starts with `looked_up=True`."""
+    if is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
+        raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
+    return _resumed(study, prolific_pid, prolific_session_id)
+
+
 def _resumed(study: Study, prolific_pid: str, prolific_session_id: str) -> Participant | None:
     """A real participant's own earlier session (FlowError when the ids belong to someone else's), in one
     query: the rows with this Prolific id or this Prolific session id (at most one each)."""
@@ -152,10 +161,12 @@ def _require_open(study: Study) -> None:
 
 def participant_start(
     *, study: Study, prolific_pid: str, prolific_study_id: str = "", prolific_session_id: str = "",
-    preview: bool = False, simulated: bool = False, arm: HumanArm | None = None,
+    preview: bool = False, simulated: bool = False, arm: HumanArm | None = None, looked_up: bool = False,
 ) -> tuple[Participant, bool]:
     """Start (or resume) one participation; returns (participant, created); `arm`: the study's human arm
-    when the caller has read it already (the entry view). A simulated participant
+    when the caller has read it already, `looked_up`: participant_resume has just found no session for
+    these ids (the entry view: the lookup is not made twice; a concurrent first visit still meets this one
+    at the insert). A simulated participant
     (a pilot's bot, participation/pilot.py) may start on a study that is not open, holds no place of
     the sample, and is balanced over lists and keys among the study's other simulated participants.
     Its ids come from simulated_ids(); it never resumes or adopts an existing participant, and a real
@@ -179,7 +190,7 @@ def participant_start(
     real = not preview and not simulated
     arm = arm if arm is not None and arm.study_id == study.pk else human_arm_ensure(study=study)
     if real:
-        resumed = _resumed(study, prolific_pid, prolific_session_id)
+        resumed = None if looked_up else _resumed(study, prolific_pid, prolific_session_id)
         if resumed is not None:
             return resumed, False
         _require_open(study)
