@@ -175,7 +175,7 @@ def main(argv=None) -> int:
         try:
             roots = {"client": os.getpid(), "web": stack.web.proc.pid,
                      "Redis": stack.redis.proc.pid if stack.redis else None}
-            meter = CpuMeter(roots) if Path("/proc/stat").exists() else None
+            meter = CpuMeter(roots, stack.db.name) if Path("/proc/stat").exists() else None
             if args.burst_only:
                 alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base, meter), timeout=max(1.0, left)))
                 checks = burst_report(stack, Outcome(alone.load, [], [], {}, 0.0, 0.0, None, burst=alone), math.nan,

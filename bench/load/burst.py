@@ -99,9 +99,9 @@ def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[
     if not math.isnan(trial_p99_ms):
         print(f"  entry p99 {entry.p99_ms:.1f} ms vs trial-save p99 {trial_p99_ms:.1f} ms: "
               f"{entry.p99_ms / trial_p99_ms if trial_p99_ms else math.nan:.1f}x")
-    if b.cpu:  # PostgreSQL: every postgres process of the machine (other work on a shared server included)
+    if b.cpu:  # PostgreSQL: every postgres process of the machine; "ours": the backends of the bench's database
         print("  CPU ms per arrival: " + ", ".join(f"{k} {b.cpu.get(k, math.nan):.1f}"
-                                                   for k in (*CPU_GROUPS, "machine")))
+                                                   for k in (*CPU_GROUPS, "PostgreSQL, ours", "machine")))
     for name, n in sorted(b.load.count.items()):
         print(f"  {name}: {n}")
     for failure in b.load.failures[:10]:

@@ -61,17 +61,31 @@ def group_ticks(table: dict[int, tuple[int, str, int]], roots: dict[str, int | N
 class CpuMeter:
     """CPU time per request of each burst kind, by process group and for the whole machine."""
 
-    def __init__(self, roots: dict[str, int | None]):
-        self.roots, self.tick_s = roots, 1 / os.sysconf("SC_CLK_TCK")
+    def __init__(self, roots: dict[str, int | None], database: str | None = None):
+        """`database`: the bench's own database; the PostgreSQL backends serving it are counted apart too
+        ("PostgreSQL, ours"), for on a shared server "PostgreSQL" holds every other database's work."""
+        self.roots, self.tick_s, self.database = roots, 1 / os.sysconf("SC_CLK_TCK"), database
         self.ticks: dict[str, Counter] = defaultdict(Counter)
         self.requests: Counter = Counter()
 
     def snapshot(self) -> Counter:
-        counts = Counter(group_ticks(process_ticks(), self.roots))
+        table = process_ticks()
+        counts = Counter(group_ticks(table, self.roots))
+        if self.database:
+            counts["PostgreSQL, ours"] = sum(ticks for pid, (_, comm, ticks) in table.items()
+                                             if comm.startswith("postgres") and self._serves(pid))
         machine = machine_cpu()
         if machine:  # user, nice, system, irq, softirq: time this machine's CPUs worked for us
             counts["machine"] = sum(machine[i] for i in (0, 1, 2, 5, 6))
         return counts
+
+    def _serves(self, pid: int) -> bool:
+        """Whether a postgres process is a backend of the bench's database (its title names it)."""
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return f" {self.database} ".encode() in f.read().replace(b"\0", b" ") + b" "
+        except OSError:
+            return False
 
     def add(self, kind: str, before: Counter, after: Counter, requests: int) -> None:
         self.ticks[kind].update({k: after[k] - before[k] for k in after})
