@@ -233,3 +233,24 @@ def _timed_close(study) -> str:
     except OperationalError:
         return "waited"
     return "went through"
+
+
+def test_the_lists_header_read_takes_one_step_down_an_index_at_any_study_size():
+    """The stored lists' header comes with the study's highest item id (has an item been added since the
+    lists were built?): PostgreSQL reads it from the end of item_study_newest, never sorting the study's
+    items (it sorted every one before the index: 6.7 ms at 9,600 items, about 20 ms of the database's CPU
+    per entry at the burst's 48,000)."""
+    from django.test.utils import CaptureQueriesContext
+
+    _require_postgres()
+    study = make_open_study(interpretations=100, include_nonsense=True, attention_checks=[])  # 4,800 items
+    make_open_study(interpretations=24)  # another study's items are the newest
+    with CaptureQueriesContext(connection) as seen:
+        services.participant_start(study=study, prolific_pid=f"pid{1:021d}", prolific_session_id="s1")
+    header = next(q["sql"] for q in seen.captured_queries if 'FROM "experiments_storedlists"' in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE) " + header)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    item_read = plan.split("SubPlan")[1]  # the highest item id's read: no sort, no row read and dropped
+    assert "item_study_newest" in item_read and "Sort" not in item_read, plan
+    assert "Rows Removed" not in item_read and "rows=1 loops=1" in item_read, plan
