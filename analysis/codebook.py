@@ -171,9 +171,10 @@ def _inferred(path: Path, name: str) -> str:
     return {"b": "boolean", "i": "integer", "f": "number"}.get(dtype.kind, "string")
 
 
-def entry(relative: str, name: str, path: Path, factors=()) -> dict:
+def entry(relative: str, name: str, path: Path, factors=(), described=None) -> dict:
     """The codebook row of one column of one file (`factors`: the study's declared factors, as named in the
-    data files and as the model frames name them)."""
+    data files and as the model frames name them; `described`: file → column → (type, unit, description)
+    for files the report writes from other apps, e.g. Prolific's demographics)."""
     stem = Path(relative).stem
     declared = schema.TABLES.get(stem) if relative.startswith("data/") and "/" not in relative[5:] else None
     if declared is not None:
@@ -186,7 +187,7 @@ def entry(relative: str, name: str, path: Path, factors=()) -> dict:
         return {"type": "string", "unit": "", "allowed_values": "", "description": meaning}
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
-    own = _files().get(relative, {})
+    own = {**_files(), **(described or {})}.get(relative, {})
     if name in own:
         kind, unit, description = own[name]
         return {"type": kind, "unit": unit, "allowed_values": "", "description": description}
@@ -215,9 +216,10 @@ def header(path: Path) -> list[str]:
         return next(csv.reader(handle), [])
 
 
-def write_codebook(folder: Path, *, factors=()) -> pd.DataFrame:
+def write_codebook(folder: Path, *, factors=(), described=None) -> pd.DataFrame:
     """codebook.csv for every CSV in `folder` (written last among the CSVs, describing itself too);
-    `factors`: the study's declared factors (a column of that name in a data file is described as one)."""
+    `factors`: the study's declared factors (a column of that name in a data file is described as one);
+    `described`: file → column → (type, unit, description), for files whose columns another app declares."""
     from .factors import FIELD_SOURCES, r_name
 
     folder = Path(folder)
@@ -225,7 +227,7 @@ def write_codebook(folder: Path, *, factors=()) -> pd.DataFrame:
     rows = []
     for relative in [f for f in csv_files(folder) if f != CODEBOOK] + [CODEBOOK]:
         names = list(CODEBOOK_COLUMNS) if relative == CODEBOOK else header(folder / relative)
-        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors)}
+        rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors, described)}
                  for name in names]
     table = pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
     from studyserver import csvsafe

@@ -30,6 +30,7 @@ from .runs import RUN_COLUMNS
 from .sections import ModelSpec
 from .html import Page, render
 
+DEMOGRAPHICS = "demographics"  # data/demographics.csv: Prolific's demographics, the consented columns
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
 
 
@@ -143,6 +144,10 @@ class ReportInputs:
     # What people could be shown (logic.people_shown.PeopleShown; analysis.frames.people_shown): the
     # human/model contrasts read models on these items (None: inferred from the trials, analysis/like_for_like.py).
     people: object = None
+    # Prolific's demographics of the participants, the columns the consent text lists (prolific/demographics.py
+    # demographics_frame): written as data/demographics.csv, described in the codebook by `demographics_codebook`.
+    demographics: pd.DataFrame | None = None
+    demographics_codebook: dict = field(default_factory=dict)
 
     def study_designs(self) -> set[str]:
         if self.designs is not None:
@@ -214,6 +219,8 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors, analysed=analysed),
                     frames.scores, frames.kept)
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir, inputs.factor_values)
+    if inputs.demographics is not None and len(inputs.demographics):
+        _write_data(inputs.demographics, data_dir, DEMOGRAPHICS)
     sections = []
     for part in parts:
         if part is both:
@@ -255,7 +262,9 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     )
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")
-    book = codebook.write_codebook(out_dir, factors=factors)  # every column of every CSV, then the hashes of every file
+    described = {f"data/{DEMOGRAPHICS}.csv": inputs.demographics_codebook} if inputs.demographics_codebook else {}
+    # every column of every CSV, then the hashes of every file
+    book = codebook.write_codebook(out_dir, factors=factors, described=described)
     codebook.write_description(out_dir, codebook=book, page=page)
     timings["tables and html"] = time.perf_counter() - start
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]

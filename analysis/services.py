@@ -66,8 +66,20 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared, analysed),
-            designs=designs, people=frames.people_shown(study),
+            designs=designs, people=frames.people_shown(study), **_demographics(study, trials),
         ), out_dir=Path(out_dir), helper=helper)
+
+
+def _demographics(study, trials) -> dict:
+    """ReportInputs' demographics: Prolific's, of the participants in the trials, the consented columns."""
+    from experiments.models import Participant
+    from experiments.schema import pseudonym
+    from prolific.demographics import demographics_frame
+
+    labels = set(trials["participant"]) if len(trials) and "participant" in trials else set()
+    ids = [pk for pk in Participant.objects.filter(study=study).values_list("pk", flat=True) if pseudonym(pk) in labels]
+    found = demographics_frame(study=study, participant_ids=ids) if ids else None
+    return {} if found is None else {"demographics": found[0], "demographics_codebook": found[1]}
 
 
 def report_provenance(*, study, run_ids: list[int]) -> dict:

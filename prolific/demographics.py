@@ -123,3 +123,38 @@ def demographics_codebook(columns: tuple[str, ...]) -> list[dict[str, str]]:
     """Codebook rows (analysis/codebook.py's columns) for the demographic columns a study holds."""
     return [{"column": c, "type": CODEBOOK[c][0], "unit": CODEBOOK[c][1], "allowed_values": "",
              "description": CODEBOOK[c][2] + " (from Prolific's demographic export)"} for c in columns]
+
+
+DATA_FILE = "demographics"  # the report folder's data/demographics.csv (and .parquet)
+
+
+def demographics_frame(*, study: Study, participant_ids=None):
+    """The study's demographics as a table for the report folder: one row per participant (`participant_ids`:
+    those of data/trials.csv; None: every real participant with a stored row), labelled as the data files
+    label them (P + id), and only the columns the consent text lists now (a column it stopped listing is
+    left out, whatever was imported), in the codebook's order; with their codebook entries (column →
+    (type, unit, description)). None when the study holds no such data."""
+    import pandas as pd
+
+    from experiments.participation.services import human_arm_ensure
+    from experiments.schema import pseudonym
+
+    allowed = consented_columns(human_arm_ensure(study=study).consent())
+    rows = Demographics.objects.filter(participant__study=study, participant__is_preview=False,
+                                       participant__is_simulated=False)
+    if participant_ids is not None:
+        rows = rows.filter(participant_id__in=list(participant_ids))
+    stored = list(rows.order_by("participant_id").values_list("participant_id", "values"))
+    columns = [c for c in allowed if any(c in values for _, values in stored)]
+    if not stored or not columns:
+        return None
+    frame = pd.DataFrame([{"participant": pseudonym(pk), **{c: values.get(c, "") for c in columns}}
+                          for pk, values in stored], columns=["participant", *columns])
+    for column in columns:
+        if CODEBOOK[column][0] == "integer":
+            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype("Int64")
+    described = {"participant": ("string", "", "pseudonymous participant label (P + database id), as in "
+                                 "data/trials.csv")}
+    described |= {row["column"]: (row["type"], row["unit"], row["description"]) for row in demographics_codebook(
+        tuple(columns))}
+    return frame, described

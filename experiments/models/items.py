@@ -212,6 +212,9 @@ class Item(models.Model):
             models.Index(fields=["study", "design", "form_id"]),
             models.Index(fields=["study", "modality", "argument_form"]),
             models.Index(fields=["study", "kind"]),
+            # the study's highest item id, read newest first at every entry (participation/list_store.py):
+            # one step down this index at any study size, where the others sort every item of the study
+            models.Index(fields=["study", "id"], name="item_study_newest"),
         ]
         ordering = ["study", "id"]
 

@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -54,8 +55,10 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
     gives (within, every list by number) from the items, raising ListError or ValidationError when the
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
-    header = StoredLists.objects.filter(study=study).first()
-    if header is not None and (header.key, header.items_max_id) == (key, _highest_item(study)):
+    # the header and the study's highest item id in one query (an entry's first read)
+    top = Item.objects.filter(study=OuterRef("study")).exclude(design=ATTENTION_DESIGN).order_by("-id").values("id")
+    header = StoredLists.objects.filter(study=study).annotate(top=Subquery(top[:1])).first()
+    if header is not None and (header.key, header.items_max_id) == (key, header.top or 0):
         return header
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()

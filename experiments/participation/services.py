@@ -11,18 +11,18 @@ from collections import Counter
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from ..models import (
-    HumanArm, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus,
-)
-from . import choice, consent, flow, list_store, lists, paired, practice
-from logic import human_defaults
+from ..models import HumanArm, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus
+from . import choice, consent, flow, list_store, lists, practice  # noqa: F401  (choice, practice: read as services.X)
 from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
-from ..models import PairedPresentation
-from .fastsave import ATTENTION_DESIGN
+from .fastsave import ATTENTION_DESIGN  # noqa: F401  (read as services.ATTENTION_DESIGN)
+from .drawing import (  # noqa: F401  (how lists are drawn: re-exported for the launch panel, readiness, tests)
+    _attention_items, _every_list, _grid, _list_total, _within, lists_prepare, lists_problem, lists_scheme,
+)
+
 
 class FlowError(Exception):
     """A refused step. `reason` is a short machine name; the message is for people."""
@@ -59,108 +59,6 @@ def _expire(study: Study, arm: HumanArm, now=None) -> int:
     return stale.update(status=ParticipantStatus.RETURNED, finished_at=now or timezone.now())
 
 
-def _attention_items(study: Study, arm: HumanArm) -> list[int]:
-    """The study's catch items, created from the arm's settings the first time they are needed."""
-    existing = dict(Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"))
-    ids = []
-    for n, check in enumerate(arm.attention_checks, 1):
-        code = f"attention-check.{n}"
-        if code not in existing:
-            four = {"kind": ItemKind.MULTIPLE_CHOICE, "options": list(check["options"])} if "options" in check else {}
-            item = Item.objects.create(
-                study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
-                gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
-                prompt=human_defaults.catch_item_prompt(check),
-                attributes={"attention_check": True}, **four,
-            )
-            existing[code] = item.pk
-        ids.append(existing[code])
-    return ids
-
-
-def _grid(study: Study, arm: HumanArm) -> lists.Grid:
-    pool = paired.shown_items(study, arm)  # the items the arm can show people (logic.people_shown)
-    if choice.is_mc_study(study):  # questions × circular mutants (seed 001)
-        return choice.mc_grid(pool)
-    pairs = paired.paired_grid(study, arm)
-    if pairs is not None:  # linked pairs (issue 6): at most one member of a pair per participant
-        return pairs
-    rows = list(pool.order_by("id").values_list("id", "form_id", "interpretation_id"))
-    grid = lists.Grid.from_cells(
-        lists.Cell(item_id=pk, form=form or "", row=interp if interp is not None else ("item", pk))
-        for pk, form, interp in rows
-    )
-    if not grid.rows:  # items without interpretations (a CSV bank): one column of items
-        grid = lists.Grid.from_cells((lists.Cell(item_id=pk, form="*", row=pk) for pk, _, _ in rows),
-                                     words=lists.ITEM_WORDS)
-    return grid
-
-
-def _within(grid, arm: HumanArm) -> bool:
-    return grid.shape.paired and arm.paired_presentation == PairedPresentation.WITHIN
-
-
-def _list_total(study: Study, arm: HumanArm, grid) -> int:
-    """How many distinct lists the arm's settings draw from the study's items (ListError or
-    ValidationError saying why none can be drawn); `grid` is the grid or its shape (shapes.py). The rule
-    test_stored_lists.py holds the stored lists to."""
-    length = arm.items_per_participant
-    if _within(grid, arm):
-        return lists.within_pairs_count(grid, length, arm.paired_min_gap)
-    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
-
-
-def lists_scheme(*, study: Study, arm: HumanArm) -> str:
-    """How participants' lists are drawn from the study's items, in words for the launch panel: a
-    study whose items form no interpretation × form grid (a CSV bank, or generated items mixed with
-    imported ones) gets one shuffled column of items, without the Latin square, and is told so.
-    Counted by queries (shapes.py), never by loading the items."""
-    from .shapes import study_shape
-
-    shape = study_shape(study=study, arm=arm)
-    if shape.paired:
-        how = "within" if _within(shape, arm) else "at most one member of a pair per participant"
-        return f"linked pairs ({how}), members rotated across lists"
-    if choice.is_mc_study(study):
-        return f"{shape.row_count} questions × {len(shape.forms)} circular mutants, rotated across lists (seed 001)"
-    if shape.forms == ("*",):
-        kinds = sorted(study.items.exclude(design=ATTENTION_DESIGN).order_by().values_list("design", flat=True)
-                       .distinct())
-        return (f"one column of {shape.row_count} items, each participant's drawn in turn and shuffled — no Latin "
-                f"square, since the items form no interpretation × form grid (designs: {', '.join(kinds)})")
-    return (f"Latin square over {shape.row_count} interpretations × {len(shape.forms)} forms: every form equally "
-            "often in a list, no interpretation twice")
-
-
-def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
-    """Why participants' lists cannot be drawn with the arm's settings (None when they can), from the
-    grid's shape (aggregate queries: shapes.py)."""
-    from .shapes import study_shape
-
-    try:
-        _list_total(study, arm, study_shape(study=study, arm=arm))
-    except ValidationError as exc:
-        return " ".join(exc.messages)
-    except lists.ListError as exc:
-        return str(exc)
-    return None
-
-
-def lists_prepare(*, study: Study, arm: HumanArm) -> None:
-    """Store the lists the arm's settings draw (list_store.py) unless they are current: done when the
-    study opens, so the first arrivals after a launch find them (an entry builds them otherwise)."""
-    list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
-
-
-def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
-    """Every list the arm's settings draw from the study's items (list_store keeps them)."""
-    grid = _grid(study, arm)
-    within = _within(grid, arm)
-    every = lists.every_list(grid, arm.items_per_participant, within=within, every_form=choice.all_mutants(study),
-                             min_gap=arm.paired_min_gap)
-    return within, every
-
-
 def _stored(study: Study, arm: HumanArm) -> list_store.StoredLists:
     """The study's stored lists, current (FlowError saying why none can be drawn)."""
     try:
@@ -171,18 +69,18 @@ def _stored(study: Study, arm: HumanArm) -> list_store.StoredLists:
         raise FlowError("misconfigured", f"This study is not set up correctly: {exc}", 503) from exc
 
 
-def _plan(study: Study, arm: HumanArm, stored: list_store.StoredLists, held) -> tuple[int, int, list[int]]:
-    """The least-used list among those `held` (list number, key mapping) by the participants who count,
+def _plan(arm: HumanArm, stored: list_store.StoredLists, held, checks: list[int]) -> tuple[int, int, list[int]]:
+    """The least-used list among those `held` ((list number, key mapping, how many) of the participants who count),
     read from the stored lists, shuffled by a fresh seed, with the catch items spread through it."""
     counts: dict[int, int] = {}
-    for number, _ in held:
+    for number, _, n in held:
         if number is not None:
-            counts[number] = counts.get(number, 0) + 1
+            counts[number] = counts.get(number, 0) + n
     number = lists.least_used(counts, stored.total)
     seed = secrets.randbits(48)
     picked = list_store.stored_list(header=stored, number=number)
     ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
-    return number, seed, lists.with_checks(ids, _attention_items(study, arm), seed)
+    return number, seed, lists.with_checks(ids, checks, seed)
 
 
 # Simulated participants (a pilot's bots, participation/pilot.py) have ids in a namespace of their own:
@@ -204,80 +102,113 @@ def is_simulated_id(value: str) -> bool:
 NOT_FOR_PARTICIPANTS = "This link cannot be used to take part in the study."
 
 
-@transaction.atomic
+# An entry runs the expiry of silent sessions at most this often per study (a launch-day burst would
+# otherwise run the same UPDATE hundreds of times a second), and always when the study looks full (so
+# a place freed by a silent session is never refused): see _expire_due.
+EXPIRE_EVERY_SECONDS = 10
+
+
+def _expire_due(study: Study, arm: HumanArm) -> None:
+    """Expire the study's silent sessions in a short transaction of its own, unless an entry of this
+    study did it in the last EXPIRE_EVERY_SECONDS (the cache, shared by every web process in
+    production, says; `add` is atomic, so one entry per period runs it). Correct outside the study's
+    lock: expiry only moves sessions silent for abandon_after_minutes (or unconsented for
+    UNCONSENTED_MINUTES) from started to returned, a conditional UPDATE that PostgreSQL re-checks on
+    each row it changes, so a heartbeat or a consent that lands meanwhile keeps its session; running it
+    a few seconds late only leaves a place held that long, and the full check expires again first."""
+    from django.core.cache import cache
+
+    if cache.add(f"duet:participants-expired:{study.pk}", 1, timeout=EXPIRE_EVERY_SECONDS):
+        with transaction.atomic():
+            _expire(study, arm)
+
+
+def participant_resume(*, study: Study, prolific_pid: str, prolific_session_id: str = "") -> Participant | None:
+    """A real participant's own earlier session, None when the ids are new (FlowError when they belong to
+    someone else's), in one query. The entry view asks first (a new participation counts against the
+    address's limits, a resumed one does not), then starts with `looked_up=True`."""
+    if is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
+        raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
+    return _resumed(study, prolific_pid, prolific_session_id)
+
+
+def _resumed(study: Study, prolific_pid: str, prolific_session_id: str) -> Participant | None:
+    """A real participant's own earlier session (FlowError when the ids belong to someone else's), in one
+    query: the rows with this Prolific id or this Prolific session id (at most one each)."""
+    either = Q(prolific_pid=prolific_pid) | Q(prolific_session_id=prolific_session_id) if prolific_session_id else Q(
+        prolific_pid=prolific_pid)
+    rows = list(Participant.objects.filter(either, study=study, is_preview=False)[:2])
+    by_pid = next((row for row in rows if row.prolific_pid == prolific_pid), None)
+    if by_pid is not None:
+        if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
+            raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 409)
+        # Resume only from the same Prolific session: knowing someone's Prolific id must not be
+        # enough to take over their session (issue 17 hole 8).
+        if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
+            raise FlowError("other_session", "This Prolific ID already has a session in this study, started from "
+                            "another Prolific session. Please go back to the study from the Prolific page you "
+                            "started it from, or contact the researcher.", 409)
+        return by_pid
+    if rows:  # its session id is another participant's
+        raise FlowError("session_taken", "This Prolific session has already been used by another participant.", 409)
+    return None
+
+
+def _require_open(study: Study) -> None:
+    if study.status != StudyStatus.OPEN:
+        raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
+
+
 def participant_start(
     *, study: Study, prolific_pid: str, prolific_study_id: str = "", prolific_session_id: str = "",
-    preview: bool = False, simulated: bool = False,
+    preview: bool = False, simulated: bool = False, arm: HumanArm | None = None, looked_up: bool = False,
 ) -> tuple[Participant, bool]:
-    """Start (or resume) one participation; returns (participant, created). A simulated participant
+    """Start (or resume) one participation; returns (participant, created); `arm`: the study's human arm
+    when the caller has read it already, `looked_up`: participant_resume has just found no session for
+    these ids (the entry view: the lookup is not made twice; a concurrent first visit still meets this one
+    at the insert). A simulated participant
     (a pilot's bot, participation/pilot.py) may start on a study that is not open, holds no place of
     the sample, and is balanced over lists and keys among the study's other simulated participants.
     Its ids come from simulated_ids(); it never resumes or adopts an existing participant, and a real
-    or preview start never resumes or adopts a simulated one."""
+    or preview start never resumes or adopts a simulated one.
+
+    A launch sends a burst of entries at once (issue 38 item 7), so only what the rules need runs in the
+    entry's transaction, the study's row locked (_study_status: shared by real entries, which do not
+    wait for each other; exclusive for simulated ones): the status, the holders' (list, key mapping,
+    count), the plan and the insert. Before it, each in its own statement: the arm, the stored lists (a
+    rebuild locks the study itself), the catch items, the resume lookup, the consent check and the
+    expiry of silent sessions (_expire_due). A resume looked up before the insert cannot double anyone:
+    two first visits with one Prolific id (or session id) that both find none meet at the insert, where
+    the unique constraints (participant_unique_pid, participant_unique_session) let one in and the
+    other resumes the winner or is refused."""
     if simulated:
         if not is_simulated_id(prolific_pid) or (prolific_session_id and not is_simulated_id(prolific_session_id)):
             raise ValueError(f"A simulated participant's ids come from simulated_ids() (they start with "
                              f"{SIMULATED_PREFIX!r}); got {prolific_pid!r}, {prolific_session_id!r}.")
     elif is_simulated_id(prolific_pid) or is_simulated_id(prolific_session_id):
         raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 400)
-    # Read before the study's lock, which every entry of a launch-day burst waits on: the arm, and the
-    # stored lists (a rebuild takes the lock itself). Under the lock: the checks, the balance, the insert.
-    arm = human_arm_ensure(study=study)
+    real = not preview and not simulated
+    arm = arm if arm is not None and arm.study_id == study.pk else human_arm_ensure(study=study)
+    if real:
+        resumed = None if looked_up else _resumed(study, prolific_pid, prolific_session_id)
+        if resumed is not None:
+            return resumed, False
+        _require_open(study)
+        if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
+            raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
+        _expire_due(study, arm)
     try:
         stored: list_store.StoredLists | FlowError = _stored(study, arm)
     except FlowError as exc:
         stored = exc
-    study = Study.objects.select_for_update().get(pk=study.pk)
-    if not preview and not simulated:
-        by_pid = Participant.objects.filter(study=study, prolific_pid=prolific_pid, is_preview=False).first()
-        if by_pid is not None:
-            if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
-                raise FlowError("simulated_id", NOT_FOR_PARTICIPANTS, 409)
-            # Resume only from the same Prolific session: knowing someone's Prolific id must not be
-            # enough to take over their session (issue 17 hole 8).
-            if by_pid.prolific_session_id and prolific_session_id != by_pid.prolific_session_id:
-                raise FlowError("other_session", "This Prolific ID already has a session in this study, started from "
-                                "another Prolific session. Please go back to the study from the Prolific page you "
-                                "started it from, or contact the researcher.", 409)
-            return by_pid, False
-        if prolific_session_id:
-            by_session = Participant.objects.filter(
-                study=study, prolific_session_id=prolific_session_id, is_preview=False
-            ).first()
-            if by_session is not None:
-                raise FlowError(
-                    "session_taken", "This Prolific session has already been used by another participant.", 409
-                )
-        if study.status != StudyStatus.OPEN:
-            raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
-        if consent.consent_problem(arm) is not None:  # its consent changed after it opened: reviewed again first
-            raise FlowError("consent_unreviewed", "This study is not accepting participants at the moment.", 403)
-        _expire(study, arm)
-    # (list number, key mapping) of the participants who count for the balance, in one query
-    if simulated:
-        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
-    else:
-        holders = _holding(study) if not preview else Participant.objects.none()
-    held = list(holders.values_list("list_number", "key_mapping")) if not preview else []
-    if not preview and not simulated and len(held) >= arm.target_sample_size:
-        raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
-    if isinstance(stored, FlowError):
-        raise stored
-    try:
-        number, seed, plan = _plan(study, arm, stored, held)
-    except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
-        number, seed, plan = _plan(study, arm, _stored(study, arm), held)
-    mapping_counts = Counter(mapping for _, mapping in held)
-    mapping = lists.balanced_choice(mapping_counts, KeyMapping.values, seed)
-    participant = Participant(
-        study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
-        prolific_session_id=prolific_session_id, key_mapping=mapping, is_preview=preview, is_simulated=simulated,
-        token=secrets.token_urlsafe(32), list_number=number, list_seed=seed, plan=plan,
-        last_seen_at=timezone.now(),
-    )
+    checks = _attention_items(study, arm) if not isinstance(stored, FlowError) else []
     try:
         with transaction.atomic():
-            participant.save()
+            return _start_locked(study=study, arm=arm, stored=stored, checks=checks, real=real,
+                                 participant=Participant(
+                                     study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
+                                     prolific_session_id=prolific_session_id, is_preview=preview,
+                                     is_simulated=simulated, token=secrets.token_urlsafe(32)))
     except IntegrityError as exc:  # a concurrent first visit with the same PID or session won
         # only a real participant's own concurrent first visit is resumed: never a bot's row, and a bot
         # never takes over anyone's
@@ -286,6 +217,67 @@ def participant_start(
         if winner is not None and (not winner.prolific_session_id or winner.prolific_session_id == prolific_session_id):
             return winner, False
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
+
+
+def _held(holders) -> list[tuple[int | None, str, int]]:
+    """(list number, key mapping, how many) over `holders`: a row per pair, however many hold a place."""
+    return list(holders.order_by().values_list("list_number", "key_mapping").annotate(n=Count("pk")))
+
+
+def _study_status(study: Study, *, exclusive: bool) -> str:
+    """The study's status, its row locked until the transaction ends. Exclusively (FOR UPDATE) for an
+    entry whose insert changes what the next one reads: a simulated participant holds a place and counts
+    for the balance from its start, so those entries go one at a time. Shared on PostgreSQL (FOR SHARE)
+    for the others: a real participant holds no place and counts for no balance until it consents
+    (_holding), so its insert changes nothing another entry reads, and entries need not wait for each
+    other; a change of status (closing, pausing) still waits for the entries in flight, as it did, and
+    the item generators' FOR UPDATE still keeps entries out while they run. SQLite runs one writer at
+    a time by itself (and has no row locks)."""
+    if exclusive:
+        return Study.objects.select_for_update().values_list("status", flat=True).get(pk=study.pk)
+    table = connection.ops.quote_name(Study._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status FROM {table} WHERE id = %s"
+                       + (" FOR SHARE" if connection.vendor == "postgresql" else ""), [study.pk])
+        row = cursor.fetchone()
+    if row is None:
+        raise Study.DoesNotExist(f"Study {study.pk} no longer exists.")
+    return row[0]
+
+
+def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], real: bool,
+                  participant: Participant) -> tuple[Participant, bool]:
+    """In one short transaction, the study's row locked (_study_status): the status, the cap, the
+    balance, the plan, the insert."""
+    preview, simulated = participant.is_preview, participant.is_simulated
+    if not preview:
+        status = _study_status(study, exclusive=simulated)
+        if real and status != StudyStatus.OPEN:
+            raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
+    # (list number, key mapping, how many) of the participants who count for the balance, in one query
+    if simulated:
+        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
+    else:
+        holders = _holding(study) if not preview else Participant.objects.none()
+    held = _held(holders) if not preview else []
+    if real and sum(n for *_, n in held) >= arm.target_sample_size:  # silent sessions may free places
+        _expire(study, arm)  # (a concurrent entry's expiry: this one waits for its rows, then counts anew)
+        held = _held(holders)
+    if real and sum(n for *_, n in held) >= arm.target_sample_size:
+        raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
+    if isinstance(stored, FlowError):
+        raise stored
+    try:
+        number, seed, plan = _plan(arm, stored, held, checks)
+    except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
+        number, seed, plan = _plan(arm, _stored(study, arm), held, checks)
+    mappings: Counter = Counter()
+    for _, mapping, n in held:
+        mappings[mapping] += n
+    participant.key_mapping = lists.balanced_choice(mappings, KeyMapping.values, seed)
+    participant.list_number, participant.list_seed, participant.plan = number, seed, plan
+    participant.last_seen_at = timezone.now()
+    participant.save(force_insert=True)
     return participant, True
 
 

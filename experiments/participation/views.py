@@ -64,29 +64,32 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _page(request, "participant/bad_link.html", {"study": study, "problems": problems}, 400)
     if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
         return redirect("participant:incompatible", slug=slug)
-    known = Participant.objects.filter(study=study, prolific_pid=values[arm.pid_param], is_preview=False).exists()
-    share = None  # the count of this address's new participations in this study, taken back if none starts
-    if not known:  # a new participation: counted per client address (made-up ids must not fill a study)
-        ip = ratelimit.client_ip(request)
-        # per address and study, a share of the study's target (one address cannot fill a study: issue
-        # 26 item 7), and per address over all studies
-        share = ("new_participant_share", f"{ip}|{study.pk}", ratelimit.share_rate(arm.target_sample_size))
-        for scope, ident, rate in (share, ("new_participant", ip, ratelimit.rate_for("new_participant"))):
-            decision = ratelimit.hit(scope, ident, rate)
-            if not decision.allowed:
-                if scope != share[0]:
-                    ratelimit.release(*share)
-                return ratelimit.too_many(request, decision, json=False)
+    ids = {"prolific_pid": values[arm.pid_param], "prolific_session_id": values[arm.session_param]}
+    try:  # one's own earlier session: resumed, counting against no limit
+        known = services.participant_resume(study=study, **ids)
+    except services.FlowError as exc:
+        return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
+    if known is not None:
+        return redirect("participant:session", slug=slug, token=known.token)
+    # a new participation: counted per client address (made-up ids must not fill a study); per address and
+    # study, a share of the study's target (one address cannot fill a study: issue 26 item 7), and per address
+    # over all studies; the share is taken back if none starts
+    ip = ratelimit.client_ip(request)
+    share = ("new_participant_share", f"{ip}|{study.pk}", ratelimit.share_rate(arm.target_sample_size))
+    for scope, ident, rate in (share, ("new_participant", ip, ratelimit.rate_for("new_participant"))):
+        decision = ratelimit.hit(scope, ident, rate)
+        if not decision.allowed:
+            if scope != share[0]:
+                ratelimit.release(*share)
+            return ratelimit.too_many(request, decision, json=False)
     try:
         participant, created = services.participant_start(
-            study=study, prolific_pid=values[arm.pid_param], prolific_study_id=values[arm.study_param],
-            prolific_session_id=values[arm.session_param],
+            study=study, prolific_study_id=values[arm.study_param], arm=arm, looked_up=True, **ids,
         )
     except services.FlowError as exc:
-        if share is not None:  # refused (full, closed, another session's id): no participation started
-            ratelimit.release(*share)
+        ratelimit.release(*share)  # refused (full, closed, another session's id): no participation started
         return _page(request, "participant/unavailable.html", {"study": study, "message": exc.message}, exc.status)
-    if share is not None and not created:
+    if not created:  # a concurrent first visit with the same ids won: resumed
         ratelimit.release(*share)
     return redirect("participant:session", slug=slug, token=participant.token)
 

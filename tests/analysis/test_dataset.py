@@ -33,9 +33,28 @@ def report_folder(r_stack, django_db_setup, django_db_blocker, tmp_path_factory)
     folder = tmp_path_factory.mktemp("dataset") / "report"
     with django_db_blocker.unblock(), transaction.atomic():
         study = study_make(number=1, models=2, participants=6, appendix=True)  # make_study's first study
+        _import_demographics(study)
         call_command("analyze", study.slug, "--out", str(folder))
         transaction.set_rollback(True)
     return folder
+
+
+def _import_demographics(study) -> None:
+    """Prolific's demographic export for the study's participants (issue 38 item 6), its consent text
+    listing age, sex and first language as received from Prolific: nationality is in the file, not kept."""
+    import io
+
+    from experiments.participation.services import human_arm_ensure
+    from prolific.demographics import demographics_import
+
+    arm = human_arm_ensure(study=study)
+    arm.consent_text = "Taking part is voluntary. We receive from Prolific your age, sex and first language."
+    arm.save()
+    pids = sorted(study.participants.filter(is_preview=False).values_list("prolific_pid", flat=True))
+    lines = ["Participant id,Age,Sex,First language,Nationality"]
+    lines += [f"{pid},{30 + n},{'Female' if n % 2 else 'Male'},English,Utopian" for n, pid in enumerate(pids)]
+    lines[1] = lines[1].replace(",30,", ",DATA_EXPIRED,")  # Prolific's word where it has no value
+    assert demographics_import(study=study, stream=io.BytesIO("\n".join(lines).encode())).joined == len(pids)
 
 
 def _header(path):
@@ -63,6 +82,15 @@ def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_descri
     assert _header(folder / "data" / "trials.csv") == list(EXPORT_COLUMNS)  # the admin export's columns
     assert _header(folder / "data" / "scores.csv") == list(schema.names(schema.SCORE))
     assert _header(folder / "data" / "items.csv") == list(schema.names(schema.ITEM))
+    # Prolific's demographics: the participants of data/trials.csv, only the columns the consent text lists
+    assert _header(folder / "data" / "demographics.csv") == ["participant", "Age", "Sex", "Language"]
+    people = pd.read_csv(folder / "data" / "demographics.csv", keep_default_na=False)
+    trials = pd.read_csv(folder / "data" / "trials.csv", usecols=["participant"])
+    assert set(people["participant"]) == set(trials["participant"]) and len(people) == 6
+    assert sorted(people["Age"]) == ["", *map(str, range(31, 36))] and set(people["Language"]) == {"English"}
+    ages = book[(book["file"] == "data/demographics.csv") & (book["column"] == "Age")].iloc[0]
+    assert (ages["type"], ages["unit"]) == ("integer", "years") and "Prolific" in ages["description"]
+    assert not book["column"].isin(["Nationality", "Participant id", "First language"]).any()
     rt = book[(book["file"] == "data/trials.csv") & (book["column"] == "rt_ms")].iloc[0]
     assert rt["unit"] == "ms" and rt["type"] == "number"
     codes = book[(book["file"] == "data/scores.csv") & (book["column"] == "argform_code")].iloc[0]

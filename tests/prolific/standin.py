@@ -20,7 +20,8 @@ What it follows from the reference:
   study); POST /api/v1/bulk-bonus-payments/{id}/pay/ pays it — **every time it is called** (not idempotent).
 
 Faults for the tests: `fail(path_part, status, times)` answers a status instead of handling the request;
-with after=True it handles it first (a payment made, and the client sees a failure).
+with after=True it handles it first (a payment made, and the client sees a failure). With status DROP the
+connection is closed without an answer instead (after=True: the request took effect, its answer is lost).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 PAGE_SIZE = 2
+DROP = 0  # a fault's status: close the connection without answering
 CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
               "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
 LISTED = ("id", "participant_id", "status", "started_at", "study_code")  # what the list gives of a submission
@@ -227,6 +229,9 @@ class _Handler(BaseHTTPRequestHandler):
             status, payload, headers = self.standin.handle(self.command, self.path,
                                                            self.headers.get("authorization", ""),
                                                            body if isinstance(body, dict) else {})
+        if status == DROP:  # the connection goes down before any answer: the client reads nothing
+            self.close_connection = True
+            return
         data = b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")

@@ -70,3 +70,38 @@ def test_a_file_that_is_not_prolifics_export_changes_nothing():
     with pytest.raises(DemographicsRefused, match="not UTF-8"):
         demographics_import(study=study, stream=io.BytesIO(b"\xff\xfe\x00bad"))
     assert not Demographics.objects.exists()
+
+
+def test_the_report_folders_demographics_hold_only_what_the_consent_text_lists_now(tmp_path):
+    """demographics_frame (the report folder's data/demographics.csv): participants labelled as in the data
+    files, the consented columns in the codebook's order, integers as integers; a column the consent text
+    stopped listing is left out; and the codebook describes every column of the file written."""
+    from analysis import codebook
+    from experiments.schema import pseudonym
+    from prolific.demographics import demographics_frame
+
+    study = StudyFactory()
+    a = ParticipantFactory(study=study, prolific_pid="pidA")
+    b = ParticipantFactory(study=study, prolific_pid="pidB")
+    assert demographics_frame(study=study) is None  # nothing imported
+    arm = human_arm_ensure(study=study)
+    arm.consent_text = "We receive from Prolific your sex, age and first language."
+    arm.save()
+    demographics_import(study=study, stream=io.BytesIO(EXPORT.encode()))
+    frame, described = demographics_frame(study=study)
+    assert list(frame.columns) == ["participant", "Age", "Sex", "Language"]
+    assert list(frame["participant"]) == [pseudonym(a.pk), pseudonym(b.pk)]
+    assert str(frame["Age"].dtype) == "Int64" and frame["Age"].iloc[0] == 34 and frame["Age"].isna().iloc[1]
+    assert described["Age"] == ("integer", "years", "age in whole years, as the participant told Prolific "
+                                "(from Prolific's demographic export)")
+    only_b, _ = demographics_frame(study=study, participant_ids=[b.pk])
+    assert list(only_b["participant"]) == [pseudonym(b.pk)]
+    arm.consent_text = "We receive from Prolific your sex."  # narrowed after the import
+    arm.save()
+    frame, described = demographics_frame(study=study)
+    assert list(frame.columns) == ["participant", "Sex"] and set(described) == {"participant", "Sex"}
+    (tmp_path / "data").mkdir()
+    frame.to_csv(tmp_path / "data" / "demographics.csv", index=False)
+    book = codebook.write_codebook(tmp_path, described={"data/demographics.csv": described})
+    rows = book[book["file"] == "data/demographics.csv"].set_index("column")
+    assert list(rows.index) == ["participant", "Sex"] and rows.loc["Sex", "description"].endswith("export)")

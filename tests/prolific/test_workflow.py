@@ -150,22 +150,49 @@ def test_the_wage_bonus_equals_the_hand_computation_and_is_paid_once_over_two_ru
 
 
 def test_a_crash_between_set_up_and_pay_then_a_retry_pays_once(standin, running, monkeypatch):
+    """Failures injected where they happen, the ledger never edited by hand: (1) Prolific sets the bulk
+    payment up and the connection drops before its answer (the run dies between set-up and pay, knowing no
+    bulk id); (2) the pay reaches Prolific and the connection drops before its answer; (3) the process
+    raises inside the pay call before sending it. A retry pays each participant once, never twice."""
+    from tests.prolific.standin import DROP
+
     study, subs = running
     _approve(standin, "good1", "good2")
-
-    def killed(self, bulk_id):
-        raise SystemExit("the process was killed")
-
-    with monkeypatch.context() as m:
-        m.setattr("prolific.client.Client.bonus_pay", killed)
-        with pytest.raises(SystemExit):
-            call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PAYING}  # marked before the call
-    Bonus.objects.update(state=BonusState.SET_UP)  # the kill came just before the PAYING mark instead
-    assert len(standin.state.bulks) == 1 and not standin.state.payments
+    standin.fail("bonus-payments/", DROP, after=True)  # (1) the set-up made on Prolific, its answer lost
+    with pytest.raises(CommandError):
+        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    assert len(standin.state.bulks) == 1 and not standin.state.payments  # set up there, paid nowhere
+    assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PLANNED}
+    lost = next(iter(standin.state.bulks))
     call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
     call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert standin.paid() == {"good1": 1, "good2": 1} and len(standin.state.bulks) == 1
+    assert standin.paid() == {"good1": 1, "good2": 1} and len(standin.state.bulks) == 2
+    assert not any(lost in c.path for c in standin.state.calls if c.path.endswith("/pay/"))  # never paid
+    assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PAID}
+
+    _approve(standin, "failed1")  # (2) paid on Prolific, the pay's answer lost on the way back
+    standin.fail("/pay/", DROP, after=True)
+    with pytest.raises(CommandError):
+        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.PAYING
+    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    assert standin.paid() == {"good1": 1, "good2": 1, "failed1": 1}
+    assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.PAID  # found on the submission
+
+    _approve(standin, "failed2")  # (3) the process dies in the pay call, before anything is sent
+    with monkeypatch.context() as m, pytest.raises(SystemExit):
+        m.setattr("prolific.client.Client.bonus_pay", _killed)
+        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+    # nothing on Prolific says it was paid, but a pay may be on its way (Prolific answers 202): never sent
+    # again by Duet, the row left UNKNOWN for the researcher
+    assert Bonus.objects.get(prolific_pid="failed2").state == BonusState.UNKNOWN
+    assert standin.paid() == {"good1": 1, "good2": 1, "failed1": 1}
+
+
+def _killed(self, bulk_id):
+    raise SystemExit("the process was killed")
 
 
 def test_a_pay_whose_answer_is_lost_is_reconciled_never_repeated(standin, running, capsys):

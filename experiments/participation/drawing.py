@@ -1,0 +1,120 @@
+"""How a study's participants' lists are drawn from its items (the rules are lists.py's): the grid of
+the items, how many lists the arm's settings draw, the words the launch panel shows, the stored lists
+prepared when the study opens, and the catch items each list carries. services.py's entry draws from
+the stored lists these make (list_store.py)."""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from logic import human_defaults
+
+from ..models import HumanArm, Item, ItemKind, PairedPresentation, Study
+from . import choice, list_store, lists, paired
+from .fastsave import ATTENTION_DESIGN
+
+
+def _attention_items(study: Study, arm: HumanArm) -> list[int]:
+    """The study's catch items, created from the arm's settings the first time they are needed."""
+    existing = dict(Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"))
+    ids = []
+    for n, check in enumerate(arm.attention_checks, 1):
+        code = f"attention-check.{n}"
+        if code not in existing:
+            four = {"kind": ItemKind.MULTIPLE_CHOICE, "options": list(check["options"])} if "options" in check else {}
+            try:
+                with transaction.atomic():
+                    existing[code] = Item.objects.create(
+                        study=study, code=code, design=ATTENTION_DESIGN, form_id=ATTENTION_DESIGN,
+                        gold_answer=check["answer"], premises=list(check["premises"]), question=check["question"],
+                        prompt=human_defaults.catch_item_prompt(check),
+                        attributes={"attention_check": True}, **four,
+                    ).pk
+            except IntegrityError:  # a concurrent first entry made it (entries make them outside the lock)
+                existing[code] = Item.objects.filter(study=study, code=code).values_list("pk", flat=True).get()
+        ids.append(existing[code])
+    return ids
+
+
+def _grid(study: Study, arm: HumanArm) -> lists.Grid:
+    pool = paired.shown_items(study, arm)  # the items the arm can show people (logic.people_shown)
+    if choice.is_mc_study(study):  # questions × circular mutants (seed 001)
+        return choice.mc_grid(pool)
+    pairs = paired.paired_grid(study, arm)
+    if pairs is not None:  # linked pairs (issue 6): at most one member of a pair per participant
+        return pairs
+    rows = list(pool.order_by("id").values_list("id", "form_id", "interpretation_id"))
+    grid = lists.Grid.from_cells(
+        lists.Cell(item_id=pk, form=form or "", row=interp if interp is not None else ("item", pk))
+        for pk, form, interp in rows
+    )
+    if not grid.rows:  # items without interpretations (a CSV bank): one column of items
+        grid = lists.Grid.from_cells((lists.Cell(item_id=pk, form="*", row=pk) for pk, _, _ in rows),
+                                     words=lists.ITEM_WORDS)
+    return grid
+
+
+def _within(grid, arm: HumanArm) -> bool:
+    return grid.shape.paired and arm.paired_presentation == PairedPresentation.WITHIN
+
+
+def _list_total(study: Study, arm: HumanArm, grid) -> int:
+    """How many distinct lists the arm's settings draw from the study's items (ListError or
+    ValidationError saying why none can be drawn); `grid` is the grid or its shape (shapes.py). The rule
+    test_stored_lists.py holds the stored lists to."""
+    length = arm.items_per_participant
+    if _within(grid, arm):
+        return lists.within_pairs_count(grid, length, arm.paired_min_gap)
+    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
+
+
+def lists_scheme(*, study: Study, arm: HumanArm) -> str:
+    """How participants' lists are drawn from the study's items, in words for the launch panel: a
+    study whose items form no interpretation × form grid (a CSV bank, or generated items mixed with
+    imported ones) gets one shuffled column of items, without the Latin square, and is told so.
+    Counted by queries (shapes.py), never by loading the items."""
+    from .shapes import study_shape
+
+    shape = study_shape(study=study, arm=arm)
+    if shape.paired:
+        how = "within" if _within(shape, arm) else "at most one member of a pair per participant"
+        return f"linked pairs ({how}), members rotated across lists"
+    if choice.is_mc_study(study):
+        return f"{shape.row_count} questions × {len(shape.forms)} circular mutants, rotated across lists (seed 001)"
+    if shape.forms == ("*",):
+        kinds = sorted(study.items.exclude(design=ATTENTION_DESIGN).order_by().values_list("design", flat=True)
+                       .distinct())
+        return (f"one column of {shape.row_count} items, each participant's drawn in turn and shuffled — no Latin "
+                f"square, since the items form no interpretation × form grid (designs: {', '.join(kinds)})")
+    return (f"Latin square over {shape.row_count} interpretations × {len(shape.forms)} forms: every form equally "
+            "often in a list, no interpretation twice")
+
+
+def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
+    """Why participants' lists cannot be drawn with the arm's settings (None when they can), from the
+    grid's shape (aggregate queries: shapes.py)."""
+    from .shapes import study_shape
+
+    try:
+        _list_total(study, arm, study_shape(study=study, arm=arm))
+    except ValidationError as exc:
+        return " ".join(exc.messages)
+    except lists.ListError as exc:
+        return str(exc)
+    return None
+
+
+def lists_prepare(*, study: Study, arm: HumanArm) -> None:
+    """Store the lists the arm's settings draw (list_store.py) unless they are current: done when the
+    study opens, so the first arrivals after a launch find them (an entry builds them otherwise)."""
+    study = Study.objects.get(pk=study.pk)  # as stored: the caller's copy may predate a generation's settings
+    list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
+
+
+def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:
+    """Every list the arm's settings draw from the study's items (list_store keeps them)."""
+    grid = _grid(study, arm)
+    within = _within(grid, arm)
+    every = lists.every_list(grid, arm.items_per_participant, within=within, every_form=choice.all_mutants(study),
+                             min_gap=arm.paired_min_gap)
+    return within, every
