@@ -21,6 +21,7 @@ from .models import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
+from .participation.item_summary import item_summary
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
@@ -157,7 +158,7 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         if obj is None or obj.pk is None:
             return ("Save the study first; then generate its items or upload a CSV bank here. Its human arm (lists, practice, "
                     "attention checks, consent) is set up from its design when it is saved, and edited here then.")
-        count = obj.items.count()
+        count = item_summary(study=obj).items  # kept figures (participation/item_summary.py), not a count
         locked = obj.has_responses()
         links = "" if locked else format_html(
             ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a bank (CSV, JSON, Parquet)…</a>',
@@ -265,7 +266,10 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
             self.message_user(request, f"{study.slug}: {count} silent session(s) marked returned.")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_items=Count("items"))
+        queryset = super().get_queryset(request)
+        if request.resolver_match is None or request.resolver_match.url_name != "experiments_study_changelist":
+            return queryset  # one study's page reads its item summary, not a count of its items
+        return queryset.annotate(_items=Count("items"))
 
     @admin.display(description="items", ordering="_items")
     def item_count(self, obj):

@@ -1,10 +1,12 @@
 """Items and the interpretations they are worded with: once a study has any response its items are
-immutable, whatever code path tries to change them (a save, a delete, a bulk update or delete)."""
+immutable, whatever code path tries to change them (a save, a delete, a bulk update or delete). Every
+such path also drops the study's item summary (item_summary.py), which is then rebuilt when next read."""
 from __future__ import annotations
 
 from django.db import models
 
 from .choices import ANSWERS, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality
+from .item_summary import StudyItemSummary, items_created
 from .studies import ItemsLocked, Study, responses_exist
 
 
@@ -71,17 +73,21 @@ class ItemQuerySet(models.QuerySet):
 
     def update(self, **kwargs):
         self._refuse_if_locked("update")
+        StudyItemSummary.objects.filter(study__in=self.values("study")).delete()  # bulk updates send no signal
         return super().update(**kwargs)
 
     def delete(self):
         self._refuse_if_locked("delete")
+        StudyItemSummary.objects.filter(study__in=self.values("study")).delete()
         return super().delete()
 
     def bulk_create(self, objs, *args, **kwargs):
         objs = list(objs)
         for item in objs:  # every writer's items get their link's kind by one rule (LinkKind.of)
             item.fill_link_kind()
-        return super().bulk_create(objs, *args, **kwargs)
+        created = super().bulk_create(objs, *args, **kwargs)
+        items_created.send(sender=Item, study_ids={item.study_id for item in objs})
+        return created
 
 
 class Item(models.Model):
@@ -212,6 +218,9 @@ class Item(models.Model):
             models.Index(fields=["study", "design", "form_id"]),
             models.Index(fields=["study", "modality", "argument_form"]),
             models.Index(fields=["study", "kind"]),
+            # the study's newest item in one step (list_store, item_summary): PostgreSQL's index on study
+            # alone would read every item of the study to find it
+            models.Index(fields=["study", "-id"], name="item_study_newest"),
         ]
         ordering = ["study", "id"]
 
@@ -231,6 +240,7 @@ class Item(models.Model):
                 "study has any response."
             )
         super().save(*args, **kwargs)
+        _summary_drop(self.study_id)
 
     def delete(self, *args, **kwargs):
         if self.study.has_responses():
@@ -238,4 +248,11 @@ class Item(models.Model):
                 f"Item {self.code} cannot be deleted: study '{self.study.slug}' already has "
                 "responses (participant answers or model scores)."
             )
+        _summary_drop(self.study_id)
         return super().delete(*args, **kwargs)
+
+
+def _summary_drop(study_id: int) -> None:
+    """The study's item summary is rebuilt at its next read (a new item raises the highest id it was
+    built at; an edit or a delete, one or a queryset's, drops it here and in ItemQuerySet)."""
+    StudyItemSummary.objects.filter(study_id=study_id).delete()

@@ -1,0 +1,130 @@
+"""A study's items in figures, kept (issue 37 item 2): its admin page, settings editor and launch panel
+show how many items it has, their designs, prompt variants and logical forms, and whether and how
+participants' lists can be drawn (the list grid's shape). Each of those is an aggregate over every item
+of the study (a count, a DISTINCT, the shape's GROUP BYs in shapes.py): about 4 s for a 256,000-item
+study on SQLite. They are computed once, by the same functions, and kept in StudyItemSummary
+(experiments/models/item_summary.py); rendering a page then reads that row and the study's highest
+item id (one step down an index), whatever the study's size.
+
+The summary is rebuilt at its first read after anything it was computed from changed:
+- items created (generation, imports, perturbed copies; bulk inserts send no signal) raise the study's
+  highest item id, which the summary records (read before its figures: items added while they are
+  computed leave it stale, never wrong);
+- an item saved or deleted, and a queryset's update or delete (the admin, a regeneration), drop it
+  (Item.save/delete and ItemQuerySet, experiments/models/items.py); deleting the study takes it along;
+- the study's design and settings (the phrasing participants see shapes their lists) are digested
+  into its key.
+Items created inside a transaction (an import, a generation, perturbed copies: Item.objects.bulk_create
+sends items_created) have their study's summary rebuilt once that transaction commits, one rebuild per
+study however many batches it wrote, so the first page after an import finds it ready; created outside
+one (autocommit), it is rebuilt at its next read instead.
+Opening a study does not trust the summary: study_transition's readiness reads the items (fresh=True).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from types import SimpleNamespace
+
+from django.db import IntegrityError, transaction
+from django.dispatch import receiver
+
+from ..designs.paired import paired_variants
+from ..factors import study_designs
+from ..models import Item, Study, StudyItemSummary
+from ..models.item_summary import items_created
+from . import choice, lists
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemSummary:
+    items: int  # every item of the study, catch items included (the admin's items line)
+    designs: tuple[str, ...]  # the designs its items come from, catch items aside (factors.study_designs)
+    variants: tuple[str, ...]  # its paired items' prompt variants (designs.paired.paired_variants)
+    logical_forms: tuple[str, ...]  # the non-empty logical forms of its items (readiness.practice_problem)
+    multiple_choice: bool  # choice.is_mc_study
+    shapes: tuple[lists.Shape, lists.Shape]  # the list grid's shape: real items only, with nonsense/perturbed
+
+    def shape(self, arm) -> lists.Shape:
+        return self.shapes[bool(arm.include_nonsense)]
+
+
+def item_summary_compute(study: Study) -> ItemSummary:
+    """The figures from the items themselves (aggregate queries, each reading the study's items)."""
+    from .shapes import study_shape
+
+    forms = study.items.exclude(logical_form="").order_by().values_list("logical_form", flat=True).distinct()
+    return ItemSummary(
+        items=study.items.count(), designs=tuple(study_designs(study)),
+        variants=tuple(sorted(paired_variants(study=study))), logical_forms=tuple(sorted(set(forms))),
+        multiple_choice=choice.is_mc_study(study),
+        shapes=tuple(study_shape(study=study, arm=SimpleNamespace(include_nonsense=flag)) for flag in (False, True)))
+
+
+def _key(study: Study) -> str:
+    return hashlib.sha256(json.dumps([study.design, study.settings or {}], sort_keys=True,
+                                     default=str).encode()).hexdigest()
+
+
+def _highest_item(study: Study) -> int:
+    """The study's highest item id (0: none), newest first: one step down an index, not a count."""
+    return Item.objects.filter(study=study).order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def _dump(summary: ItemSummary) -> dict:
+    out = dataclasses.asdict(summary)
+    out["shapes"] = [{**dataclasses.asdict(shape), "words": dataclasses.asdict(shape.words)}
+                     for shape in summary.shapes]
+    return out
+
+
+def _load(figures: dict) -> ItemSummary:
+    shapes = tuple(lists.Shape(forms=tuple(s["forms"]), row_count=s["row_count"],
+                               sizes=None if s["sizes"] is None else tuple(s["sizes"]),
+                               words=lists.GridWords(**s["words"])) for s in figures["shapes"])
+    return ItemSummary(items=figures["items"], designs=tuple(figures["designs"]), variants=tuple(figures["variants"]),
+                       logical_forms=tuple(figures["logical_forms"]), multiple_choice=figures["multiple_choice"],
+                       shapes=shapes)
+
+
+def item_summary(*, study: Study, fresh: bool = False) -> ItemSummary:
+    """The study's item summary, rebuilt first when anything it was computed from changed (fresh: always
+    computed from the items, and kept)."""
+    if not fresh:
+        row = StudyItemSummary.objects.filter(study=study).first()
+        if row is not None and (row.key, row.items_max_id) == (_key(study), _highest_item(study)):
+            return _load(row.figures)
+    return item_summary_refresh(study=study)
+
+
+def item_summary_refresh(*, study: Study) -> ItemSummary:
+    """Compute the study's item summary from its items and keep it."""
+    top = _highest_item(study)  # first: items created meanwhile raise it past this, so the summary is stale
+    summary = item_summary_compute(study)
+    fields = {"key": _key(study), "items_max_id": top, "figures": _dump(summary)}
+    try:
+        with transaction.atomic():
+            StudyItemSummary.objects.update_or_create(study=study, defaults=fields)
+    except IntegrityError:  # another request stored one meanwhile; it is checked again at the next read
+        pass
+    return summary
+
+
+@receiver(items_created, dispatch_uid="item_summary_items_created")
+def _items_created(sender, study_ids, **kwargs) -> None:
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return  # each autocommitted batch would rebuild it: the next read does, once
+    pending = {getattr(func, "summary_of", None) for _, func, _ in connection.run_on_commit}
+    for study_id in set(study_ids) - pending:
+        transaction.on_commit(_refresh_later(study_id), robust=True)
+
+
+def _refresh_later(study_id: int):
+    def refresh() -> None:
+        study = Study.objects.filter(pk=study_id).first()
+        if study is not None:
+            item_summary_refresh(study=study)
+    refresh.summary_of = study_id
+    return refresh
