@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from . import services, settings_editor
+from . import item_list, services, settings_editor
 from .models import (
     HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial,
 )
@@ -21,6 +21,7 @@ from .models import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
+from .item_list import StudyValuesFilter
 from .participation.item_summary import item_summary
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
@@ -320,13 +321,18 @@ class ItemAdmin(TeamScopedAdmin, admin.ModelAdmin):
         "condition",
     )
     list_filter = (
-        "study", "design", "kind", "modality", "argument_form", "gold_answer", "pair_role", "variant",
-        "checker_disagrees", "template_valid", "condition", "logic_system", "consequence",
+        "study", ("design", StudyValuesFilter), "kind", "modality", ("argument_form", StudyValuesFilter),
+        "gold_answer", ("pair_role", StudyValuesFilter), ("variant", StudyValuesFilter), "checker_disagrees",
+        "template_valid", ("condition", StudyValuesFilter), "logic_system", "consequence",
     )
     search_fields = ("code", "pair_id", "question", "prompt", "logical_form")
     list_select_related = ("study",)
     list_per_page = 50
     show_full_result_count = False
+    ordering = ("-study_id", "id")  # newest study first, by the (study, id) index: a page, never a sort of all
+
+    def get_paginator(self, request, queryset, per_page, orphans=0, allow_empty_first_page=True):
+        return item_list.paginator_for(request, queryset, per_page, orphans, allow_empty_first_page)
     readonly_fields = (
         "study", "code", "design", "modality", "logical_form", "template_valid", "gold_answer",
         "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "interpretation", "original",

@@ -37,6 +37,9 @@ from ..models.item_summary import items_created
 from . import choice, lists
 
 
+LISTED = ("design", "argument_form", "pair_role", "variant", "condition")  # the item list's filters by value
+
+
 @dataclasses.dataclass(frozen=True)
 class ItemSummary:
     items: int  # every item of the study, catch items included (the admin's items line)
@@ -45,6 +48,7 @@ class ItemSummary:
     logical_forms: tuple[str, ...]  # the non-empty logical forms of its items (readiness.practice_problem)
     multiple_choice: bool  # choice.is_mc_study
     shapes: tuple[lists.Shape, lists.Shape]  # the list grid's shape: real items only, with nonsense/perturbed
+    columns: dict[str, tuple[str, ...]]  # the values of each of LISTED's columns (the item list's filters)
 
     def shape(self, arm) -> lists.Shape:
         return self.shapes[bool(arm.include_nonsense)]
@@ -59,7 +63,9 @@ def item_summary_compute(study: Study) -> ItemSummary:
         items=study.items.count(), designs=tuple(study_designs(study)),
         variants=tuple(sorted(paired_variants(study=study))), logical_forms=tuple(sorted(set(forms))),
         multiple_choice=choice.is_mc_study(study),
-        shapes=tuple(study_shape(study=study, arm=SimpleNamespace(include_nonsense=flag)) for flag in (False, True)))
+        shapes=tuple(study_shape(study=study, arm=SimpleNamespace(include_nonsense=flag)) for flag in (False, True)),
+        columns={name: tuple(sorted(set(study.items.order_by().values_list(name, flat=True).distinct())))
+                 for name in LISTED})
 
 
 def _key(study: Study) -> str:
@@ -85,7 +91,7 @@ def _load(figures: dict) -> ItemSummary:
                                words=lists.GridWords(**s["words"])) for s in figures["shapes"])
     return ItemSummary(items=figures["items"], designs=tuple(figures["designs"]), variants=tuple(figures["variants"]),
                        logical_forms=tuple(figures["logical_forms"]), multiple_choice=figures["multiple_choice"],
-                       shapes=shapes)
+                       shapes=shapes, columns={name: tuple(values) for name, values in figures["columns"].items()})
 
 
 def item_summary(*, study: Study, fresh: bool = False) -> ItemSummary:
