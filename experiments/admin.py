@@ -22,7 +22,7 @@ from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
 from .item_list import StudyValuesFilter
-from .participation.item_summary import item_summary
+from .participation.item_summary import item_summary, with_catch_items
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
@@ -159,7 +159,7 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         if obj is None or obj.pk is None:
             return ("Save the study first; then generate its items or upload a CSV bank here. Its human arm (lists, practice, "
                     "attention checks, consent) is set up from its design when it is saved, and edited here then.")
-        count = item_summary(study=obj).items  # kept figures (participation/item_summary.py), not a count
+        count = with_catch_items(item_summary(study=obj), study=obj).items  # kept figures (item_summary.py)
         locked = obj.has_responses()
         links = "" if locked else format_html(
             ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a bank (CSV, JSON, Parquet)…</a>',

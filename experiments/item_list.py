@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
-from .participation.item_summary import ItemSummary, item_summary
+from .participation.item_summary import ItemSummary, item_summary, with_catch_items
 from .team_scope import visible_studies
 
 STUDY_PARAM = "study__id__exact"
@@ -27,7 +27,7 @@ def study_summary(request) -> ItemSummary | None:
     pk = request.GET.get(STUDY_PARAM, "")
     if pk.isdigit() and len(request.GET.getlist(STUDY_PARAM)) == 1:
         study = visible_studies(request.user).filter(pk=int(pk)).first()
-        found = item_summary(study=study) if study is not None else None
+        found = with_catch_items(item_summary(study=study), study=study) if study is not None else None
     request._item_list_summary = found
     return found
 

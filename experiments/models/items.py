@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from logic.human_defaults import CATCH_ITEMS
+
 from .choices import ANSWERS, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality
 from .item_summary import StudyItemSummary, items_created
 from .studies import ItemsLocked, Study, responses_exist
@@ -73,12 +75,12 @@ class ItemQuerySet(models.QuerySet):
 
     def update(self, **kwargs):
         self._refuse_if_locked("update")
-        StudyItemSummary.objects.filter(study__in=self.values("study")).delete()  # bulk updates send no signal
+        _summaries_drop(self)  # bulk updates send no signal
         return super().update(**kwargs)
 
     def delete(self):
         self._refuse_if_locked("delete")
-        StudyItemSummary.objects.filter(study__in=self.values("study")).delete()
+        _summaries_drop(self)
         return super().delete()
 
     def bulk_create(self, objs, *args, **kwargs):
@@ -86,7 +88,7 @@ class ItemQuerySet(models.QuerySet):
         for item in objs:  # every writer's items get their link's kind by one rule (LinkKind.of)
             item.fill_link_kind()
         created = super().bulk_create(objs, *args, **kwargs)
-        items_created.send(sender=Item, study_ids={item.study_id for item in objs})
+        items_created.send(sender=Item, study_ids={item.study_id for item in objs if item.design != CATCH_ITEMS})
         return created
 
 
@@ -240,7 +242,8 @@ class Item(models.Model):
                 "study has any response."
             )
         super().save(*args, **kwargs)
-        _summary_drop(self.study_id)
+        if self.design != CATCH_ITEMS:
+            _summary_drop(self.study_id)
 
     def delete(self, *args, **kwargs):
         if self.study.has_responses():
@@ -248,11 +251,17 @@ class Item(models.Model):
                 f"Item {self.code} cannot be deleted: study '{self.study.slug}' already has "
                 "responses (participant answers or model scores)."
             )
-        _summary_drop(self.study_id)
+        if self.design != CATCH_ITEMS:
+            _summary_drop(self.study_id)
         return super().delete(*args, **kwargs)
 
 
 def _summary_drop(study_id: int) -> None:
     """The study's item summary is rebuilt at its next read (a new item raises the highest id it was
-    built at; an edit or a delete, one or a queryset's, drops it here and in ItemQuerySet)."""
+    built at; an edit or a delete, one or a queryset's, drops it here and in ItemQuerySet). The flow's
+    own catch items are not in it (their few rows are read apart)."""
     StudyItemSummary.objects.filter(study_id=study_id).delete()
+
+
+def _summaries_drop(items) -> None:
+    StudyItemSummary.objects.filter(study__in=items.exclude(design=CATCH_ITEMS).values("study")).delete()

@@ -12,6 +12,8 @@ The summary is rebuilt at its first read after anything it was computed from cha
   computed leave it stale, never wrong);
 - an item saved or deleted, and a queryset's update or delete (the admin, a regeneration), drop it
   (Item.save/delete and ItemQuerySet, experiments/models/items.py); deleting the study takes it along;
+- the flow's own catch items (made when the study is first shown or entered) are not in it, so making
+  them changes nothing here; `with_catch_items` adds their few rows where every item is shown;
 - the study's design and settings (the phrasing participants see shapes their lists) are digested
   into its key.
 Items created inside a transaction (an import, a generation, perturbed copies: Item.objects.bulk_create
@@ -35,14 +37,16 @@ from ..factors import study_designs
 from ..models import Item, Study, StudyItemSummary
 from ..models.item_summary import items_created
 from . import choice, lists
+from .fastsave import ATTENTION_DESIGN
 
 
+CATCH_ROWS = 500  # a study's catch items are its arm's attention checks: a handful
 LISTED = ("design", "argument_form", "pair_role", "variant", "condition")  # the item list's filters by value
 
 
 @dataclasses.dataclass(frozen=True)
 class ItemSummary:
-    items: int  # every item of the study, catch items included (the admin's items line)
+    items: int  # the study's items, its catch items aside (as everything here: with_catch_items adds them)
     designs: tuple[str, ...]  # the designs its items come from, catch items aside (factors.study_designs)
     variants: tuple[str, ...]  # its paired items' prompt variants (designs.paired.paired_variants)
     logical_forms: tuple[str, ...]  # the non-empty logical forms of its items (readiness.practice_problem)
@@ -58,13 +62,14 @@ def item_summary_compute(study: Study) -> ItemSummary:
     """The figures from the items themselves (aggregate queries, each reading the study's items)."""
     from .shapes import study_shape
 
-    forms = study.items.exclude(logical_form="").order_by().values_list("logical_form", flat=True).distinct()
+    pool = study.items.exclude(design=ATTENTION_DESIGN)
+    forms = pool.exclude(logical_form="").order_by().values_list("logical_form", flat=True).distinct()
     return ItemSummary(
-        items=study.items.count(), designs=tuple(study_designs(study)),
+        items=pool.count(), designs=tuple(study_designs(study)),
         variants=tuple(sorted(paired_variants(study=study))), logical_forms=tuple(sorted(set(forms))),
         multiple_choice=choice.is_mc_study(study),
         shapes=tuple(study_shape(study=study, arm=SimpleNamespace(include_nonsense=flag)) for flag in (False, True)),
-        columns={name: tuple(sorted(set(study.items.order_by().values_list(name, flat=True).distinct())))
+        columns={name: tuple(sorted(set(pool.order_by().values_list(name, flat=True).distinct())))
                  for name in LISTED})
 
 
@@ -74,8 +79,23 @@ def _key(study: Study) -> str:
 
 
 def _highest_item(study: Study) -> int:
-    """The study's highest item id (0: none), newest first: one step down an index, not a count."""
-    return Item.objects.filter(study=study).order_by("-id").values_list("id", flat=True).first() or 0
+    """The study's highest item id, catch items aside (0: none), newest first: a few steps down an index
+    (past the catch items, made after the others), not a count."""
+    pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
+    return pool.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def with_catch_items(summary: ItemSummary, *, study: Study) -> ItemSummary:
+    """The summary with the study's catch items counted in (the admin's items line and item list show
+    every item): their few rows, read down the (study, design) index."""
+    rows = study.items.filter(design=ATTENTION_DESIGN).order_by()
+    catch = list(rows.values_list(*LISTED)[:CATCH_ROWS])
+    if not catch:
+        return summary
+    count = len(catch) if len(catch) < CATCH_ROWS else rows.count()  # the arm's few checks, one item each
+    columns = {name: tuple(sorted({*summary.columns[name], *(row[n] for row in catch)}))
+               for n, name in enumerate(LISTED)}
+    return dataclasses.replace(summary, items=summary.items + count, columns=columns)
 
 
 def _dump(summary: ItemSummary) -> dict:

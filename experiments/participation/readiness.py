@@ -14,8 +14,8 @@ from .item_summary import item_summary
 from .services import human_arm_ensure, lists_problem
 
 
-def practice_problem(study: Study, arm, *, fresh: bool = False) -> str | None:
-    tested = list(item_summary(study=study, fresh=fresh).logical_forms)
+def practice_problem(study: Study, arm, *, summary=None) -> str | None:
+    tested = list((summary or item_summary(study=study)).logical_forms)
     tested += practice.tested_forms(study.design) or ()
     shared = practice.shared_forms(arm.practice or [], tested)
     if not shared:
@@ -30,11 +30,11 @@ def open_problems(study: Study, *, fresh: bool = False) -> list[str]:
     study's item summary (item_summary.py), or with `fresh` from its items (opening a study does so)."""
     arm = human_arm_ensure(study=study)
     summary = item_summary(study=study, fresh=fresh)
-    lists = lists_problem(study=study, arm=arm) if summary.items else None
+    lists = lists_problem(study=study, arm=arm, summary=summary) if study.items.exists() else None
     if lists:
         lists = f"Participants' lists cannot be drawn: {lists}"
     code = None if arm.completion_code.strip() else (
         "It has no completion code: set the code Prolific shows for this study under Human arm › Prolific › "
         "Completion code (participants who finish are sent back to Prolific with it).")
-    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm), lists, code)
-            if problem]
+    practice_shared = practice_problem(study, arm, summary=summary)
+    return [problem for problem in (consent.consent_problem(arm), practice_shared, lists, code) if problem]

@@ -133,11 +133,11 @@ def lists_scheme(*, study: Study, arm: HumanArm, fresh: bool = False) -> str:
             "often in a list, no interpretation twice")
 
 
-def lists_problem(*, study: Study, arm: HumanArm, fresh: bool = False) -> str | None:
+def lists_problem(*, study: Study, arm: HumanArm, summary=None) -> str | None:
     """Why participants' lists cannot be drawn with the arm's settings (None when they can), from the
-    grid's shape in the study's item summary (fresh: computed now by shapes.py's aggregate queries)."""
+    grid's shape in the study's item summary (`summary`: one in hand, e.g. computed now by opening)."""
     try:
-        _list_total(study, arm, item_summary(study=study, fresh=fresh).shape(arm))
+        _list_total(study, arm, (summary or item_summary(study=study)).shape(arm))
     except ValidationError as exc:
         return " ".join(exc.messages)
     except lists.ListError as exc:

@@ -1,7 +1,8 @@
 """A study's kept item summary (item_summary.py) is what computing it from the items gives, after every
 way items change: created in bulk (an import's batches, in one transaction or autocommitted), edited,
 deleted one at a time or by a queryset, updated by a queryset, and after the study's settings change
-(the phrasing participants see shapes their lists). A transaction that creates items rebuilds its
+(the phrasing participants see shapes their lists); the flow's catch items are left out of it and
+counted in apart. A transaction that creates items rebuilds its
 study's summary once, when it commits; opening a study reads the items, not the kept figures."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import transaction
 
 from experiments.models import Item, StudyItemSummary
 from experiments.participation import services
-from experiments.participation.item_summary import item_summary, item_summary_compute
+from experiments.participation.item_summary import item_summary, item_summary_compute, with_catch_items
 from experiments.services import study_transition
 from tests.experiments.participation.test_list_shapes import pairs
 
@@ -47,7 +48,13 @@ def test_the_kept_summary_follows_every_change_of_the_items():
     assert kept(study).items == first.items - 1
     study.settings = {**(study.settings or {}), "human_variant": "v1"}
     study.save()
-    kept(study)
+    before = kept(study)
+    # the flow's catch items are not in it: making one keeps it, and the items line counts it in apart
+    Item.objects.create(study=study, code="attention-check.9", design="attention-check", gold_answer="yes",
+                        premises=["p"], question="Press yes?", prompt="Press yes?")
+    assert StudyItemSummary.objects.filter(study=study).exists() and kept(study) == before
+    shown = with_catch_items(before, study=study)
+    assert shown.items == study.items.count() == before.items + 1 and "attention-check" in shown.columns["design"]
 
 
 def test_a_transaction_that_creates_items_rebuilds_the_summary_once_it_commits(django_capture_on_commit_callbacks):
