@@ -1,25 +1,25 @@
 """A study's items in figures, kept (issue 37 item 2): its admin page, settings editor and launch panel
 show how many items it has, their designs, prompt variants and logical forms, and whether and how
 participants' lists can be drawn (the list grid's shape). Each of those is an aggregate over every item
-of the study (a count, a DISTINCT, the shape's GROUP BYs in shapes.py): about 4 s for a 256,000-item
+of the study (a count, a DISTINCT, the shape's GROUP BYs in shapes.py): seconds for a 256,000-item
 study on SQLite. They are computed once, by the same functions, and kept in StudyItemSummary
 (experiments/models/item_summary.py); rendering a page then reads that row and the study's highest
-item id (one step down an index), whatever the study's size.
+item id (a step down the (study, -id) index), whatever the study's size.
 
 The summary is rebuilt at its first read after anything it was computed from changed:
-- items created (generation, imports, perturbed copies; bulk inserts send no signal) raise the study's
-  highest item id, which the summary records (read before its figures: items added while they are
-  computed leave it stale, never wrong);
+- items created (by bulk_create or raw SQL: no per-item signal) raise the study's highest item id,
+  which the summary records (read before its figures: items added while they are computed leave it
+  stale, never wrong);
 - an item saved or deleted, and a queryset's update or delete (the admin, a regeneration), drop it
   (Item.save/delete and ItemQuerySet, experiments/models/items.py); deleting the study takes it along;
 - the flow's own catch items (made when the study is first shown or entered) are not in it, so making
   them changes nothing here; `with_catch_items` adds their few rows where every item is shown;
 - the study's design and settings (the phrasing participants see shapes their lists) are digested
   into its key.
-Items created inside a transaction (an import, a generation, perturbed copies: Item.objects.bulk_create
-sends items_created) have their study's summary rebuilt once that transaction commits, one rebuild per
-study however many batches it wrote, so the first page after an import finds it ready; created outside
-one (autocommit), it is rebuilt at its next read instead.
+Items created inside a transaction (a generation, perturbed copies, a bank: Item.objects.bulk_create
+sends items_created; a writer inserting by raw SQL may send it itself) get their study's summary
+rebuilt once the transaction commits, one rebuild per study however many batches it wrote, so the
+first page after finds it ready; otherwise the next read rebuilds it.
 Opening a study does not trust the summary: study_transition's readiness reads the items (fresh=True).
 """
 from __future__ import annotations
