@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from . import services, settings_editor
+from . import item_list, services, settings_editor
 from .models import (
     HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial,
 )
@@ -21,6 +21,8 @@ from .models import attention
 from .participation import consent, launch
 from .participation import erasure
 from .participation import services as participation
+from .item_list import StudyValuesFilter
+from .participation.item_summary import item_summary, with_catch_items
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
@@ -157,7 +159,7 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         if obj is None or obj.pk is None:
             return ("Save the study first; then generate its items or upload a CSV bank here. Its human arm (lists, practice, "
                     "attention checks, consent) is set up from its design when it is saved, and edited here then.")
-        count = obj.items.count()
+        count = with_catch_items(item_summary(study=obj), study=obj).items  # kept figures (item_summary.py)
         locked = obj.has_responses()
         links = "" if locked else format_html(
             ' — <a href="{}">Generate items…</a> · <a href="{}">Upload a bank (CSV, JSON, Parquet)…</a>',
@@ -265,7 +267,10 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
             self.message_user(request, f"{study.slug}: {count} silent session(s) marked returned.")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_items=Count("items"))
+        queryset = super().get_queryset(request)
+        if request.resolver_match is None or request.resolver_match.url_name != "experiments_study_changelist":
+            return queryset  # one study's page reads its item summary, not a count of its items
+        return queryset.annotate(_items=Count("items"))
 
     @admin.display(description="items", ordering="_items")
     def item_count(self, obj):
@@ -316,13 +321,18 @@ class ItemAdmin(TeamScopedAdmin, admin.ModelAdmin):
         "condition",
     )
     list_filter = (
-        "study", "design", "kind", "modality", "argument_form", "gold_answer", "pair_role", "variant",
-        "checker_disagrees", "template_valid", "condition", "logic_system", "consequence",
+        "study", ("design", StudyValuesFilter), "kind", "modality", ("argument_form", StudyValuesFilter),
+        "gold_answer", ("pair_role", StudyValuesFilter), ("variant", StudyValuesFilter), "checker_disagrees",
+        "template_valid", ("condition", StudyValuesFilter), "logic_system", "consequence",
     )
     search_fields = ("code", "pair_id", "question", "prompt", "logical_form")
     list_select_related = ("study",)
     list_per_page = 50
     show_full_result_count = False
+    ordering = ("-study_id", "id")  # newest study first, by the (study, id) index: a page, never a sort of all
+
+    def get_paginator(self, request, queryset, per_page, orphans=0, allow_empty_first_page=True):
+        return item_list.paginator_for(request, queryset, per_page, orphans, allow_empty_first_page)
     readonly_fields = (
         "study", "code", "design", "modality", "logical_form", "template_valid", "gold_answer",
         "logic_system", "consequence", "gold_other", "checker_disagrees", "condition", "interpretation", "original",

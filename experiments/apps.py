@@ -11,5 +11,7 @@ class ExperimentsConfig(AppConfig):
         # The stored lists are dropped when an item is edited or deleted, whichever process does it
         # (participation/list_store.py's signal receivers).
         from .participation import list_store  # noqa: F401
+        # A study's item summary is rebuilt when a transaction that created items commits (item_summary.py).
+        from .participation import item_summary  # noqa: F401
         # Every design in the registry (experiments/design_registry/) before anything asks it for one.
         from . import designs  # noqa: F401

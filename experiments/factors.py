@@ -108,9 +108,10 @@ def study_designs(study) -> list[str]:
     return sorted(set(study.items.exclude(design=CATCH_ITEMS).order_by().values_list("design", flat=True).distinct()))
 
 
-def declared_factors(study) -> list[str]:
-    """The study's factors: its settings' when it names some, else its designs' (see the module)."""
+def declared_factors(study, *, designs=None) -> list[str]:
+    """The study's factors: its settings' when it names some, else its designs' (see the module);
+    `designs`: the study's designs where the caller has them (its item summary), else read here."""
     given = normalise((study.settings or {}).get(SETTING))
     if given:
         return check(given, attribute_keys(study) if any(n not in FIELDS for n in given) else set())
-    return for_designs(study_designs(study))
+    return for_designs(study_designs(study) if designs is None else designs)

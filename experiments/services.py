@@ -41,7 +41,7 @@ def study_transition(*, study: Study, to: str) -> Study:
     if to == StudyStatus.OPEN and not study.items.exists():
         raise ValidationError(f"Study '{study.slug}' has no items yet; generate or import some first.")
     if to == StudyStatus.OPEN:
-        problems = open_problems(study)
+        problems = open_problems(study, fresh=True)  # the items themselves, not a kept summary
         if problems:
             raise ValidationError([f"Study '{study.slug}' cannot open. {problem}" for problem in problems])
         lists_prepare(study=study, arm=human_arm_ensure(study=study))

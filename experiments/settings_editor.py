@@ -25,9 +25,10 @@ from django.core.exceptions import ValidationError
 
 from studyserver.structured import structured_html
 
-from .designs.paired import human_variant_problem, paired_variants
+from .designs.paired import human_variant_problem
 from .factors import declared_factors, validate
 from .participation.arm import mc_settings
+from .participation.item_summary import item_summary
 from .report_rules import ALTERNATIVES, Exclusions, exclusion_settings, paired_report_options
 
 EXCLUSIONS = "analysis_exclusions"
@@ -142,7 +143,8 @@ class StudySettingsFields(forms.Form):
 
     def settings_initial(self, study) -> None:
         self.fields["paired_alternative"].choices = [(a, a) for a in ALTERNATIVES]
-        variants = sorted(paired_variants(study=study)) if study.pk else []
+        summary = item_summary(study=study) if study.pk else None  # kept figures, not a scan of the items
+        variants = list(summary.variants) if summary else []
         field = self.fields["human_variant"]
         field.choices = [("", "— none (not a paired design) —" if not variants else "— choose —"),
                          *[(v, v) for v in variants]]
@@ -150,7 +152,7 @@ class StudySettingsFields(forms.Form):
             field.disabled = True
         if study.pk:
             try:
-                now = ", ".join(declared_factors(study)) or "none (Table 1 overall)"
+                now = ", ".join(declared_factors(study, designs=summary.designs)) or "none (Table 1 overall)"
             except ValueError as error:
                 now = f"unreadable ({error})"
             self.fields["factors"].help_text += f" The report now reads: {now}."

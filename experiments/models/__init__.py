@@ -10,6 +10,7 @@
     pilots.py        Pilot: a simulated pilot's background job
     presets.py       MappingPreset: a named mapping of a bank file's columns
     stored_lists.py  StoredLists and StoredList: the lists a study's settings draw, built once
+    item_summary.py  StudyItemSummary: a study's items in figures (count, designs, list shape), built once
 
 This package is the bottom of the app: it imports nothing from the rest of experiments (tests/test_layers.py),
 and Django loads every model through this file, so `from experiments.models import X` names any of them.
@@ -19,6 +20,7 @@ from .choices import (
     ANSWERS, Answer, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality, OptionLetter,
 )
 from .human_arm import HumanArm, PairedPresentation
+from .item_summary import StudyItemSummary
 from .items import Interpretation, Item, ItemQuerySet
 from .participants import KeyMapping, Participant, ParticipantStatus, Trial
 from .pilots import Pilot, PilotStatus
@@ -31,6 +33,6 @@ __all__ = [
     "ANSWERS", "Answer", "AttentionRule", "Condition", "ConsequenceKey", "DEFAULT_TEAM", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
-    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyStatus", "Team", "Trial", "default_team_id",
-    "responses_exist",
+    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyStatus", "Team", "Trial",
+    "default_team_id", "responses_exist",
 ]

@@ -1,10 +1,14 @@
 """Items and the interpretations they are worded with: once a study has any response its items are
-immutable, whatever code path tries to change them (a save, a delete, a bulk update or delete)."""
+immutable, whatever code path tries to change them (a save, a delete, a bulk update or delete). Every
+such path also drops the study's item summary (item_summary.py), which is then rebuilt when next read."""
 from __future__ import annotations
 
 from django.db import models
 
+from logic.human_defaults import CATCH_ITEMS
+
 from .choices import ANSWERS, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality
+from .item_summary import StudyItemSummary, items_created
 from .studies import ItemsLocked, Study, responses_exist
 
 
@@ -71,17 +75,21 @@ class ItemQuerySet(models.QuerySet):
 
     def update(self, **kwargs):
         self._refuse_if_locked("update")
+        _summaries_drop(self)  # bulk updates send no signal
         return super().update(**kwargs)
 
     def delete(self):
         self._refuse_if_locked("delete")
+        _summaries_drop(self)
         return super().delete()
 
     def bulk_create(self, objs, *args, **kwargs):
         objs = list(objs)
         for item in objs:  # every writer's items get their link's kind by one rule (LinkKind.of)
             item.fill_link_kind()
-        return super().bulk_create(objs, *args, **kwargs)
+        created = super().bulk_create(objs, *args, **kwargs)
+        items_created.send(sender=Item, study_ids={item.study_id for item in objs if item.design != CATCH_ITEMS})
+        return created
 
 
 class Item(models.Model):
@@ -212,8 +220,8 @@ class Item(models.Model):
             models.Index(fields=["study", "design", "form_id"]),
             models.Index(fields=["study", "modality", "argument_form"]),
             models.Index(fields=["study", "kind"]),
-            # the study's highest item id, read newest first at every entry (participation/list_store.py):
-            # one step down this index at any study size, where the others sort every item of the study
+            # the study's highest item id, read newest first at every entry (participation/list_store.py) and by
+            # item_summary: one step down this index at any study size, where the others sort every item of the study
             models.Index(fields=["study", "id"], name="item_study_newest"),
         ]
         ordering = ["study", "id"]
@@ -234,6 +242,8 @@ class Item(models.Model):
                 "study has any response."
             )
         super().save(*args, **kwargs)
+        if self.design != CATCH_ITEMS:
+            _summary_drop(self.study_id)
 
     def delete(self, *args, **kwargs):
         if self.study.has_responses():
@@ -241,4 +251,17 @@ class Item(models.Model):
                 f"Item {self.code} cannot be deleted: study '{self.study.slug}' already has "
                 "responses (participant answers or model scores)."
             )
+        if self.design != CATCH_ITEMS:
+            _summary_drop(self.study_id)
         return super().delete(*args, **kwargs)
+
+
+def _summary_drop(study_id: int) -> None:
+    """The study's item summary is rebuilt at its next read (a new item raises the highest id it was
+    built at; an edit or a delete, one or a queryset's, drops it here and in ItemQuerySet). The flow's
+    own catch items are not in it (their few rows are read apart)."""
+    StudyItemSummary.objects.filter(study_id=study_id).delete()
+
+
+def _summaries_drop(items) -> None:
+    StudyItemSummary.objects.filter(study__in=items.exclude(design=CATCH_ITEMS).values("study")).delete()

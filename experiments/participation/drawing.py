@@ -12,6 +12,7 @@ from logic import human_defaults
 from ..models import HumanArm, Item, ItemKind, PairedPresentation, Study
 from . import choice, list_store, lists, paired
 from .fastsave import ATTENTION_DESIGN
+from .item_summary import item_summary
 
 
 def _attention_items(study: Study, arm: HumanArm) -> list[int]:
@@ -68,35 +69,31 @@ def _list_total(study: Study, arm: HumanArm, grid) -> int:
     return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
 
 
-def lists_scheme(*, study: Study, arm: HumanArm) -> str:
+def lists_scheme(*, study: Study, arm: HumanArm, fresh: bool = False) -> str:
     """How participants' lists are drawn from the study's items, in words for the launch panel: a
     study whose items form no interpretation × form grid (a CSV bank, or generated items mixed with
     imported ones) gets one shuffled column of items, without the Latin square, and is told so.
-    Counted by queries (shapes.py), never by loading the items."""
-    from .shapes import study_shape
-
-    shape = study_shape(study=study, arm=arm)
+    From the grid's shape in the study's item summary (item_summary.py; fresh: computed now by the
+    aggregate queries of shapes.py), never by loading the items."""
+    summary = item_summary(study=study, fresh=fresh)
+    shape = summary.shape(arm)
     if shape.paired:
         how = "within" if _within(shape, arm) else "at most one member of a pair per participant"
         return f"linked pairs ({how}), members rotated across lists"
-    if choice.is_mc_study(study):
+    if summary.multiple_choice:
         return f"{shape.row_count} questions × {len(shape.forms)} circular mutants, rotated across lists (seed 001)"
     if shape.forms == ("*",):
-        kinds = sorted(study.items.exclude(design=ATTENTION_DESIGN).order_by().values_list("design", flat=True)
-                       .distinct())
         return (f"one column of {shape.row_count} items, each participant's drawn in turn and shuffled — no Latin "
-                f"square, since the items form no interpretation × form grid (designs: {', '.join(kinds)})")
+                f"square, since the items form no interpretation × form grid (designs: {', '.join(summary.designs)})")
     return (f"Latin square over {shape.row_count} interpretations × {len(shape.forms)} forms: every form equally "
             "often in a list, no interpretation twice")
 
 
-def lists_problem(*, study: Study, arm: HumanArm) -> str | None:
+def lists_problem(*, study: Study, arm: HumanArm, summary=None) -> str | None:
     """Why participants' lists cannot be drawn with the arm's settings (None when they can), from the
-    grid's shape (aggregate queries: shapes.py)."""
-    from .shapes import study_shape
-
+    grid's shape in the study's item summary (`summary`: one in hand, e.g. computed now by opening)."""
     try:
-        _list_total(study, arm, study_shape(study=study, arm=arm))
+        _list_total(study, arm, (summary or item_summary(study=study)).shape(arm))
     except ValidationError as exc:
         return " ".join(exc.messages)
     except lists.ListError as exc:

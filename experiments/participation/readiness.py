@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from ..models import Study
 from . import consent, practice
+from .item_summary import item_summary
 from .services import human_arm_ensure, lists_problem
 
 
-def practice_problem(study: Study, arm) -> str | None:
-    tested = list(study.items.exclude(logical_form="").order_by().values_list("logical_form", flat=True)
-                  .distinct())
+def practice_problem(study: Study, arm, *, summary=None) -> str | None:
+    tested = list((summary or item_summary(study=study)).logical_forms)
     tested += practice.tested_forms(study.design) or ()
     shared = practice.shared_forms(arm.practice or [], tested)
     if not shared:
@@ -25,14 +25,16 @@ def practice_problem(study: Study, arm) -> str | None:
             "would teach the answer to a tested form: change them under Human arm › Trials › Practice.")
 
 
-def open_problems(study: Study) -> list[str]:
-    """Why `study` cannot open for participants (empty when it can)."""
+def open_problems(study: Study, *, fresh: bool = False) -> list[str]:
+    """Why `study` cannot open for participants (empty when it can). The item figures come from the
+    study's item summary (item_summary.py), or with `fresh` from its items (opening a study does so)."""
     arm = human_arm_ensure(study=study)
-    lists = lists_problem(study=study, arm=arm) if study.items.exists() else None
+    summary = item_summary(study=study, fresh=fresh)
+    lists = lists_problem(study=study, arm=arm, summary=summary) if study.items.exists() else None
     if lists:
         lists = f"Participants' lists cannot be drawn: {lists}"
     code = None if arm.completion_code.strip() else (
         "It has no completion code: set the code Prolific shows for this study under Human arm › Prolific › "
         "Completion code (participants who finish are sent back to Prolific with it).")
-    return [problem for problem in (consent.consent_problem(arm), practice_problem(study, arm), lists, code)
-            if problem]
+    practice_shared = practice_problem(study, arm, summary=summary)
+    return [problem for problem in (consent.consent_problem(arm), practice_shared, lists, code) if problem]

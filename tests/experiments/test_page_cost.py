@@ -2,8 +2,15 @@
 change page (items line, launch panel, participants), the item changelist filtered to the study and
 the launch panel run a bounded number of queries, none of which returns more than a page of rows,
 whether the study has 200 items or 2,000 (a 256,000-item study renders the same way; bench/scale.py
-times it at full size)."""
+times it at full size). Nor do they read more rows: on SQLite every query of the items table is a
+bounded index search (no count, no DISTINCT or GROUP BY, no scan, no sort of the study's items); on
+PostgreSQL the rows its plans' scans actually read (EXPLAIN ANALYZE) are the same at both sizes. Their
+figures come from the study's item summary (experiments/participation/item_summary.py), built once."""
 from __future__ import annotations
+
+import json
+import os
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -106,3 +113,71 @@ def test_the_launch_panel_checks_lists_by_query_at_any_size():
         assert "linked pairs (at most one member of a pair per participant)" in html
         costs[pairs] = len(rows)
     assert costs[50] == costs[500]
+
+
+# ---------------------------------------------------------------------------------------- rows read
+
+ITEMS_TABLE = re.compile(r'(FROM|JOIN) "experiments_item"')
+
+
+def _measured(staff, study, page):
+    """The SELECTs `page` of `study` runs once its item summary is built (the first render builds it)."""
+    url, params = PAGES[page](study)
+    staff.get(url, params or {})
+    counter = RowCounter()
+    with connection.execute_wrapper(counter):
+        assert staff.get(url, params or {}).status_code == 200
+    return counter.selects
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_no_query_of_a_study_page_reads_the_study_s_items(staff, page):
+    """SQLite's plans: each query of the items table is a LIMITed search down an index."""
+    paired_study("other", 5)  # a second study, so that the item list's study filter is applied
+    study = paired_study("large", 500)
+    on_items = [(sql, params) for sql, params in _measured(staff, study, page) if ITEMS_TABLE.search(sql)]
+    assert on_items, "the page reads no item at all?"
+    with connection.cursor() as cursor:
+        for sql, params in on_items:
+            shape = re.sub(r"\s+", " ", sql).upper()
+            assert "LIMIT" in shape and not any(word in shape for word in ("COUNT(", "DISTINCT", "GROUP BY")), sql
+            if connection.vendor != "sqlite":
+                continue
+            cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+            plan = " | ".join(str(row[-1]) for row in cursor.fetchall())
+            assert "SCAN experiments_item" not in plan and "TEMP B-TREE" not in plan, (plan, sql[:300])
+
+
+def _rows_read(plan: dict) -> int:
+    """The rows the plan's scan nodes actually read (a node's rows are per loop)."""
+    own = plan.get("Actual Rows", 0) * plan.get("Actual Loops", 1) if "Scan" in plan.get("Node Type", "") else 0
+    return own + sum(_rows_read(child) for child in plan.get("Plans", ()))
+
+
+def _explained(selects) -> list[tuple[int, str]]:
+    out = []
+    with connection.cursor() as cursor:
+        for sql, params in selects:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+            document = cursor.fetchone()[0]
+            document = json.loads(document) if isinstance(document, str) else document
+            out.append((_rows_read(document[0]["Plan"]), sql))
+    return out
+
+
+@pytest.mark.postgres_only
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_a_study_page_reads_as_many_rows_at_200_and_2000_items(staff, page):
+    """PostgreSQL's EXPLAIN ANALYZE of every SELECT the page runs: the rows its scans read, summed."""
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("the rows a page reads are measured on PostgreSQL (DATABASE_URL)")
+        pytest.skip("PostgreSQL measures the rows read (DATABASE_URL)")
+    small, large = paired_study("small", 50), paired_study("large", 500)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE experiments_item")  # the planner knows the table's size
+    read = {study.slug: _explained(_measured(staff, study, page)) for study in (small, large)}
+    totals = {slug: sum(n for n, _ in rows) for slug, rows in read.items()}
+    worst = max(read["large"])
+    assert worst[0] <= PAGE_ROWS, f"{page}: a query read {worst[0]} rows: {worst[1][:300]}"
+    assert totals["large"] <= totals["small"] + 10, (page, totals)
