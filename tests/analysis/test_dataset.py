@@ -85,8 +85,9 @@ def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_descri
     # Prolific's demographics: the participants of data/trials.csv, only the columns the consent text lists
     assert _header(folder / "data" / "demographics.csv") == ["participant", "Age", "Sex", "Language"]
     people = pd.read_csv(folder / "data" / "demographics.csv", keep_default_na=False)
-    trials = pd.read_csv(folder / "data" / "trials.csv", usecols=["participant"])
-    assert set(people["participant"]) == set(trials["participant"]) and len(people) == 6
+    trials = pd.read_csv(folder / "data" / "trials.csv", usecols=["participant", "is_preview"])
+    # (a researcher's preview session has no Prolific data)
+    assert set(people["participant"]) == set(trials.loc[~trials["is_preview"], "participant"]) and len(people) == 6
     assert sorted(people["Age"]) == ["", *map(str, range(31, 36))] and set(people["Language"]) == {"English"}
     ages = book[(book["file"] == "data/demographics.csv") & (book["column"] == "Age")].iloc[0]
     assert (ages["type"], ages["unit"]) == ("integer", "years") and "Prolific" in ages["description"]
