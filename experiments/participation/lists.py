@@ -146,9 +146,11 @@ class Grid:
         return out
 
 
-def least_used(counts: Mapping[int, int], total: int) -> int:
-    """The list number held by fewest participants (lowest number on ties)."""
-    return min(range(total), key=lambda m: (counts.get(m, 0), m))
+def least_used(counts: Mapping[int, int], total: int, then: Mapping[int, int] | None = None) -> int:
+    """The list number held by fewest participants; on ties, the one fewest `then` were given (entries
+    not counted yet: a launch's burst arrives before anyone consents), then the lowest number."""
+    then = then or {}
+    return min(range(total), key=lambda m: (counts.get(m, 0), then.get(m, 0), m))
 
 
 def balanced_choice(counts: Mapping[str, int], options: Sequence[str], seed: int) -> str:

@@ -69,14 +69,16 @@ def _stored(study: Study, arm: HumanArm) -> list_store.StoredLists:
         raise FlowError("misconfigured", f"This study is not set up correctly: {exc}", 503) from exc
 
 
-def _plan(arm: HumanArm, stored: list_store.StoredLists, held, checks: list[int]) -> tuple[int, int, list[int]]:
+def _plan(arm: HumanArm, stored: list_store.StoredLists, held, checks: list[int],
+          pending: dict[int, int] | None = None) -> tuple[int, int, list[int]]:
     """The least-used list among those `held` ((list number, key mapping, how many) of the participants who count),
-    read from the stored lists, shuffled by a fresh seed, with the catch items spread through it."""
+    ties going to the list fewest `pending` entries were given, read from the stored lists, shuffled by a
+    fresh seed, with the catch items spread through it."""
     counts: dict[int, int] = {}
     for number, _, n in held:
         if number is not None:
             counts[number] = counts.get(number, 0) + n
-    number = lists.least_used(counts, stored.total)
+    number = lists.least_used(counts, stored.total, then=pending)
     seed = secrets.randbits(48)
     picked = list_store.stored_list(header=stored, number=number)
     ids = lists.drawn(picked, within=stored.within, seed=seed, min_gap=arm.paired_min_gap)
@@ -202,9 +204,10 @@ def participant_start(
     except FlowError as exc:
         stored = exc
     checks = _attention_items(study, arm) if not isinstance(stored, FlowError) else []
+    pending = _pending(study) if real else {}
     try:
         with transaction.atomic():
-            return _start_locked(study=study, arm=arm, stored=stored, checks=checks, real=real,
+            return _start_locked(study=study, arm=arm, stored=stored, checks=checks, real=real, pending=pending,
                                  participant=Participant(
                                      study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id,
                                      prolific_session_id=prolific_session_id, is_preview=preview,
@@ -217,6 +220,16 @@ def participant_start(
         if winner is not None and (not winner.prolific_session_id or winner.prolific_session_id == prolific_session_id):
             return winner, False
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
+
+
+def _pending(study: Study) -> dict[int, int]:
+    """{list number: how many} of the real entries that hold no place yet (started, not consented): a
+    launch's burst arrives before anyone consents, so the balance alone would give every arrival the same
+    list; they spread over the lists the balance ties (lists.least_used). Read before the entry's
+    transaction: a concurrent entry missed here costs a tie-break, never a rule."""
+    rows = Participant.objects.filter(study=study, is_preview=False, is_simulated=False,
+                                      status=ParticipantStatus.STARTED, consented_at__isnull=True)
+    return dict(rows.order_by().values_list("list_number").annotate(n=Count("pk")).values_list("list_number", "n"))
 
 
 def _held(holders) -> list[tuple[int | None, str, int]]:
@@ -245,7 +258,7 @@ def _study_status(study: Study, *, exclusive: bool) -> str:
     return row[0]
 
 
-def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], real: bool,
+def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], real: bool, pending: dict[int, int],
                   participant: Participant) -> tuple[Participant, bool]:
     """In one short transaction, the study's row locked (_study_status): the status, the cap, the
     balance, the plan, the insert."""
@@ -268,9 +281,9 @@ def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], rea
     if isinstance(stored, FlowError):
         raise stored
     try:
-        number, seed, plan = _plan(arm, stored, held, checks)
+        number, seed, plan = _plan(arm, stored, held, checks, pending)
     except list_store.StoredList.DoesNotExist:  # rebuilt meanwhile by another request
-        number, seed, plan = _plan(arm, _stored(study, arm), held, checks)
+        number, seed, plan = _plan(arm, _stored(study, arm), held, checks, pending)
     mappings: Counter = Counter()
     for _, mapping, n in held:
         mappings[mapping] += n
