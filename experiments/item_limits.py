@@ -37,10 +37,10 @@ def value_errors(model, values: Mapping[str, object], limits: Mapping[str, int] 
                  ) -> list[tuple[str, str]]:
     """(field, message) for each text of `values` (field name → value, not yet in an instance) longer than
     its field allows; `limits` (the model's, when given) saves reading the model's fields each time."""
-    out = []
-    for name, limit in (limits if limits is not None else _limits(model)).items():
-        value = values.get(name) or ""
-        if isinstance(value, str) and len(value) > limit:
+    out, limits = [], limits if limits is not None else _limits(model)
+    for name, value in values.items():
+        limit = limits.get(name)
+        if limit is not None and isinstance(value, str) and len(value) > limit:
             out.append((name, f"is {len(value)} characters long; at most {limit} fit "
                               f"(stored as {model.__name__}.{name})"))
     return out

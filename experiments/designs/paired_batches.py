@@ -131,7 +131,7 @@ def _rows(study: Study, batch, out: Outcome, originals: dict, writer: ItemRows, 
     """The batch's rows (paired.py's member_values and variant_values, one per chosen variant), each text
     checked against its column's length (a longer one: DataError on PostgreSQL); the first `shown` rows of
     the import kept as Items in out.shown (the preview's)."""
-    rows = []
+    rows, words = [], {}
     for paired in batch:
         member = member_values(paired)
         problems += [f"{paired.code}: {name} {message}" for name, message in value_errors(Item, member, _LIMITS)]
@@ -142,11 +142,16 @@ def _rows(study: Study, batch, out: Outcome, originals: dict, writer: ItemRows, 
                 continue
             own = variant_values(paired, by_id[variant_id])
             problems += [f"{paired.code}: {name} {message}" for name, message in value_errors(Item, own, _LIMITS)]
+            key = tuple(sorted(own["answer_words"].items()))  # a few phrasings' words, encoded once each
+            if key not in words:
+                words[key] = writer.encoded("answer_words", own["answer_words"])
+            shown_words, own["answer_words"] = own["answer_words"], words[key]
             if paired.original_code is not None:
                 own["original_id"] = originals.get(item_code(paired.original_code, variant_id))
             rows.append(writer.row(base, own))
             if len(out.shown) < shown:
-                out.shown.append(Item(study=study, **member, **{"original_id": None, **own}))
+                out.shown.append(Item(study=study, **member, **{"original_id": None, **own,
+                                                               "answer_words": shown_words}))
     return rows
 
 
