@@ -38,8 +38,12 @@ def _check_pairs(study: Study, pairs: int) -> None:
 
 
 @pytest.mark.postgres_only
-def test_the_full_size_published_file_imports_with_all_ten_phrasings_in_one_command(tmp_path, capsys):
-    """Done when: 25,600 rows in the published format → one study of 256,000 items in 12,800 pairs."""
+def test_the_full_size_published_file_imports_in_one_command_and_in_one_admin_upload(tmp_path, capsys, client):
+    """Done when: 25,600 rows in the published format → one study of 256,000 items in 12,800 pairs, by
+    import_items and by the admin's upload (the real multipart POST: previewed, then written), from one file."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
     path = tmp_path / "RULEBREAKERS_finegrained_format.csv"
     path.write_bytes(full_size_csv())
     call_command("import_items", "rulebreakers", str(path), "rb-whole")
@@ -49,6 +53,22 @@ def test_the_full_size_published_file_imports_with_all_ten_phrasings_in_one_comm
     assert "Importing: 25,600 rows read (100% of the file), 256,000 items written" in out
     assert "as one transaction" in out
     _check_pairs(Study.objects.get(slug="rb-whole"), 12_800)
+
+    user = get_user_model().objects.create_user("whole", password="x-" * 8, is_staff=True, is_superuser=True)
+    client.force_login(user)
+    study = Study.objects.create(slug="rb-whole-admin", title="rb", design="rulebreakers")
+    upload = reverse("admin:experiments_study_upload", args=[study.pk])
+    with path.open("rb") as handle:
+        page = client.post(upload, {"design": "rulebreakers", "o-csv_file": handle}).content.decode()
+    assert "Preview: 256000 items would be written" in page and not study.items.exists()
+    token = page.split('name="upload" value="')[1].split('"')[0]
+    done = client.post(upload, {"design": "rulebreakers", "upload": token, "filename": path.name,
+                                "previewed": "rulebreakers-finegrained", "write": "Write"}, follow=True)
+    assert "Imported 12800 pairs from rulebreakers-finegrained" in done.content.decode()
+    _check_pairs(study, 12_800)
+    progress = reverse("admin:experiments_study_upload_progress", args=[study.pk])
+    line = client.get(progress, {"upload": token}).json()["progress"]
+    assert line.startswith("25,600 rows read (100% of the file), 256,000 items written, ")
 
 
 @pytest.fixture
