@@ -189,7 +189,8 @@ def _upload(model_admin, request, study):
 
     limit = max_upload_bytes()
     if too_large(request, form.add_prefix("csv_file")):
-        return refused([f"The file is larger than {describe_size(limit)}; nothing of it was kept."])
+        return refused([f"The file is larger than {describe_size(limit)} (the deployment's setting DUET_MAX_UPLOAD_MB); "
+                        "nothing of it was kept."])
     upload = form.cleaned_data.get("csv_file")
     token, fmt, filename = post.get("upload", ""), post.get("format", ""), post.get("filename", "")[:200]
     wanted = post.get("source", "")
