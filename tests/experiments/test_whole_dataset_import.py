@@ -210,3 +210,16 @@ def test_the_batched_rows_are_the_rows_django_writes(small_batches):
     batched.refresh_from_db()
     django.refresh_from_db()
     assert batched.settings == django.settings and batched.settings["human_variant"] == "follow/yes-no"
+
+
+def test_a_text_too_long_for_its_column_refuses_the_batched_import_by_member(tmp_path):
+    """The batched rows are checked against their columns' lengths (a longer one is a DataError on
+    PostgreSQL): a pair id of 150 characters names the member and the column, and nothing is written."""
+    long_id = "P" * 150
+    text = full_size_csv(3).decode("utf-8").replace("RULEBREAKER_0000001_", f"{long_id}_")
+    path = tmp_path / "rb.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CommandError, match=rf"Nothing was stored: rulebreakers:real:{long_id}:rulebreaker: pair_id is "
+                                           r"168 characters long; at most 120 fit \(stored as Item.pair_id\)"):
+        call_command("import_items", "rulebreakers", str(path), "rb-long")
+    assert not Item.objects.exists()
