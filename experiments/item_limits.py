@@ -27,13 +27,28 @@ def length_errors(rows: Iterable[tuple[int, models.Model]], columns: Mapping[str
         model = type(instance)
         if model not in limits:  # once per model, not per row (256,000 rows in a whole dataset)
             limits[model] = _limits(model)
-        for name, limit in limits[model].items():
-            value = getattr(instance, name, "") or ""
-            if isinstance(value, str) and len(value) > limit:
-                column = columns.get(name, name)
-                errors.append(RowError(row, column, f"is {len(value)} characters long; at most {limit} fit"
-                                                    f" (stored as {model.__name__}.{name})"))
+        values = {name: getattr(instance, name, "") for name in limits[model]}
+        errors += [RowError(row, columns.get(name, name), message)
+                   for name, message in value_errors(model, values, limits[model])]
     return errors
+
+
+def value_errors(model, values: Mapping[str, object], limits: Mapping[str, int] | None = None
+                 ) -> list[tuple[str, str]]:
+    """(field, message) for each text of `values` (field name → value, not yet in an instance) longer than
+    its field allows; `limits` (the model's, when given) saves reading the model's fields each time."""
+    out, limits = [], limits if limits is not None else _limits(model)
+    for name, value in values.items():
+        limit = limits.get(name)
+        if limit is not None and isinstance(value, str) and len(value) > limit:
+            out.append((name, f"is {len(value)} characters long; at most {limit} fit "
+                              f"(stored as {model.__name__}.{name})"))
+    return out
+
+
+def char_limits(model) -> dict[str, int]:
+    """{field: max_length} of the model's text columns."""
+    return _limits(model)
 
 
 def check_lengths(rows: Iterable[tuple[int, models.Model]], columns: Mapping[str, str]) -> None:

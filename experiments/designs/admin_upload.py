@@ -50,22 +50,33 @@ def template_view(model_admin, request, name):
     return response
 
 
-def known_source(design: registry.Design, data: bytes, filename: str, wanted: str = "", errors=None):
-    """(reader, reading) of the first published format the design declares that reads the file (at
-    least one row, no ReaderError) — or of `wanted`, named by the researcher; None when none does
-    (each reader's reason is added to `errors`, when given)."""
+SHOWN_TABLE_BYTES = 2 * 1024 * 1024  # a known source's file up to this size is also shown as a table (first rows)
+
+
+def known_source(design: registry.Design, path, filename: str, wanted: str = "", errors=None):
+    """(reader, the fields its rows fill) of the first published format the design declares that reads
+    the kept file at `path` (at least one row, no ReaderError) — or of `wanted`, named by the researcher;
+    None when none does (each reader's reason is added to `errors`, when given). The file is read as the
+    reader streams it (a line at a time for RULEBREAKERS), its rows counted, not kept."""
     readers = sources.for_design(design)
     if wanted:
         readers = [r for r in readers if r.name == wanted]
     for reader in readers:
+        fields, rows = set(), 0
         try:
-            reading = reader.read(data, filename=filename)
+            with path.open("rb") as handle:
+                if reader.stream_lines is not None:
+                    sources.check_utf8(handle, filename or reader.name)
+                for one in reader.stream(handle, filename=filename):
+                    if isinstance(one, sources.Row):
+                        rows += 1
+                        fields.update(one.fields)
         except sources.ReaderError as exc:
             if errors is not None:
                 errors.append(f"As {reader.title} ({reader.name}): {exc}")
             continue
-        if reading.rows:
-            return reader, reading
+        if rows:
+            return reader, fields
     return None
 
 
@@ -178,7 +189,8 @@ def _upload(model_admin, request, study):
 
     limit = max_upload_bytes()
     if too_large(request, form.add_prefix("csv_file")):
-        return refused([f"The file is larger than {describe_size(limit)}; nothing of it was kept."])
+        return refused([f"The file is larger than {describe_size(limit)} (the deployment's setting DUET_MAX_UPLOAD_MB); "
+                        "nothing of it was kept."])
     upload = form.cleaned_data.get("csv_file")
     token, fmt, filename = post.get("upload", ""), post.get("format", ""), post.get("filename", "")[:200]
     wanted = post.get("source", "")
@@ -192,19 +204,21 @@ def _upload(model_admin, request, study):
     if path is None:
         return refused(["The uploaded file is no longer kept on the server (it expired, or was uploaded "
                         "elsewhere); choose it again." if token else "Choose a file to upload."])
-    data = path.read_bytes()
-    fmt = fmt if fmt in bank_files.FORMATS else bank_files.detect_format(filename, data[:64])
+    with path.open("rb") as handle:
+        head = handle.read(64)
+    fmt = fmt if fmt in bank_files.FORMATS else bank_files.detect_format(filename, head)
     if fmt == "workbook":  # a spreadsheet: no reader reads it, and the researcher is told how to export it
         return refused([bank_files.WORKBOOK_MESSAGE], token)
     table, unreadable, reasons = None, [], []
-    try:
-        table = bank_files.read_table(data, format=fmt)
-    except bank_files.BankError as exc:
-        unreadable = exc.problems
     known = (None if wanted == MAP_MYSELF and design.columns
-             else known_source(design, data, filename, wanted, errors=reasons))
-    if known is not None:
-        return _from_source(request, model_admin, study, page, form, design, data, filename, token, fmt, table,
+             else known_source(design, path, filename, wanted, errors=reasons))
+    if known is None or path.stat().st_size <= SHOWN_TABLE_BYTES:  # a bank is read whole (at most 20 MB)
+        try:
+            table = bank_files.read_table(path.read_bytes(), format=fmt)
+        except bank_files.BankError as exc:
+            unreadable = exc.problems
+    if known is not None:  # a published file is streamed from its kept copy, never read whole
+        return _from_source(request, model_admin, study, page, form, design, path, filename, token, fmt, table,
                             known, refused)
     if not design.columns:
         names = ", ".join(r.name for r in sources.for_design(design))
@@ -216,32 +230,41 @@ def _upload(model_admin, request, study):
     return _mapped(request, model_admin, study, page, form, design, table, token, fmt, filename, refused)
 
 
-def _from_source(request, model_admin, study, page, form, design, data, filename, token, fmt, table, known, refused):
-    """A known published source: its reader maps the file; the preview lists the rows it leaves out."""
-    reader, reading = known
+def _from_source(request, model_admin, study, page, form, design, path, filename, token, fmt, table, known, refused):
+    """A known published source: its reader maps the file; the preview lists the rows it leaves out. The
+    preview and the write read the kept file as the reader streams it."""
+    reader, kept = known
     shown = _shown(design, table, {}, source=f"the known source {reader.title} ({reader.name})", fmt=fmt,
                    reader=reader)
     shown["filename"] = filename
     post = request.POST
-    kept = {k for row in reading.rows for k in row.fields}
     try:
         factors = _check_factors(form, study, kept | {"pair_role"})
         values = {**_values(design, form.cleaned_data, upload=True), "format": reader.name, "filename": filename}
         write = "write" in post and post.get("previewed") == reader.name
         if not write:
-            preview = design.import_preview(study=study, data=io.BytesIO(data), rows=PREVIEW_ROWS, **values)
+            with _opened(reader, path) as data:
+                preview = design.import_preview(study=study, data=data, rows=PREVIEW_ROWS, **values)
             return _page(request, model_admin, study, **page, upload=token, mapping=shown,
                          preview={"count": preview.count, "rows": preview.items,
                                   "problems": [str(p) for p in preview.problems]})
         if "on_progress" in inspect.signature(design.importer).parameters:  # a streamed import: its progress shown
             values["on_progress"] = progress_recorder(user=request.user, token=token)
-        with _together(factors):
-            report = design.importer(study=study, data=io.BytesIO(data), skip_problems=True, **values)
+        with _together(factors), _opened(reader, path) as data:
+            report = design.importer(study=study, data=data, skip_problems=True, **values)
             if factors:
                 _store_factors(study, factors)
     except (ValidationError, ItemsLocked, ValueError) as exc:
         return refused(exc.messages if isinstance(exc, ValidationError) else [str(exc)], token, shown)
     return _written(request, study, design, report, token)
+
+
+def _opened(reader, path):
+    """The kept file for a reader's import: open, for one that streams; its bytes (within the upload's
+    bound) for one that reads a file whole."""
+    if reader.stream_lines is not None:
+        return path.open("rb")
+    return contextlib.nullcontext(path.read_bytes())
 
 
 def _written(request, study, design, report, token):

@@ -70,20 +70,32 @@ def choose_variants(available: Sequence[str], wanted: Sequence[str] | str | None
     return tuple(v for v in available if v in wanted)
 
 
-def _row(study: Study, paired: PairedItem, variant: PromptVariant, original_id: int | None) -> Item:
+def member_values(paired: PairedItem) -> dict:
+    """The Item fields a pair member gives every one of its variants (the one rulebook of a member's row:
+    _row, and paired_batches' rows written without model instances)."""
     attrs = dict(paired.attributes)
-    return Item(
-        study=study, code=item_code(paired.code, variant.variant_id), design=paired.design,
-        form_id=paired.form_id, logical_form=str(attrs.get("logical_form", "")),
-        gold_answer=paired.gold_answer, premises=list(paired.premises),
-        question=variant.question, prompt=variant.text, condition=paired.condition,
-        original_id=original_id, pair_id=paired.pair_id, pair_role=paired.role,
-        variant=variant.variant_id, answer_words=answer_words(variant),
+    return dict(
+        design=paired.design, form_id=paired.form_id, logical_form=str(attrs.get("logical_form", "")),
+        gold_answer=paired.gold_answer, premises=list(paired.premises), condition=paired.condition,
+        pair_id=paired.pair_id, pair_role=paired.role,
         attributes={**attrs, "rule": paired.rule, "conclusion": paired.conclusion, "member": paired.code},
     )
 
 
-def _problems(study: Study, items: Sequence[PairedItem], chosen: Sequence[str]) -> list[str]:
+def variant_values(paired: PairedItem, variant: PromptVariant) -> dict:
+    """The Item fields of one variant of a member (besides member_values)."""
+    return dict(code=item_code(paired.code, variant.variant_id), question=variant.question, prompt=variant.text,
+                variant=variant.variant_id, answer_words=answer_words(variant))
+
+
+def _row(study: Study, paired: PairedItem, variant: PromptVariant, original_id: int | None) -> Item:
+    return Item(study=study, original_id=original_id, **member_values(paired), **variant_values(paired, variant))
+
+
+def _problems(study: Study, items: Sequence[PairedItem], chosen: Sequence[str], before=None
+              ) -> list[str]:
+    """Every problem of pair members about to be stored; `before` (paired_batches.Before, a batched import):
+    the study's items from before it, instead of querying the study as it is now."""
     problems: list[str] = []
     try:
         link_pairs(items)
@@ -103,11 +115,17 @@ def _problems(study: Study, items: Sequence[PairedItem], chosen: Sequence[str]) 
         if missing:
             problems.append(f"item {item.code} lacks the prompt variant(s) {missing}")
     codes = [item_code(i.code, v) for i in items for v in chosen]
-    taken = set(Item.objects.filter(study=study, code__in=codes).values_list("code", flat=True))
+    taken = set()  # .order_by(): Item's ordering by study joins Study, and the (study, code) index goes unused
+    if before is None or before.any_items:
+        taken = set(Item.objects.filter(study=study, code__in=codes).order_by().values_list("code", flat=True))
     if taken:
         problems.append(f"the study already has {len(taken)} of these items (e.g. {sorted(taken)[0]})")
     pair_ids = {i.pair_id for i in items}
-    clash = set(Item.objects.filter(study=study, pair_id__in=pair_ids).values_list("pair_id", flat=True))
+    if before is None:
+        clash = set(Item.objects.filter(study=study, pair_id__in=pair_ids).order_by()
+                    .values_list("pair_id", flat=True))
+    else:
+        clash = pair_ids & before.pair_ids
     if clash:
         problems.append(f"the study already has {len(clash)} of these pair ids (e.g. {sorted(clash)[0]})")
     return problems

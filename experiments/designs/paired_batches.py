@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from ..item_limits import length_errors
-from ..models import Study
+from ..item_limits import char_limits, value_errors
+from ..models import Item, Study
 from .. import design_registry as registry
 from .paired import (
-    HUMAN_VARIANT, MAX_PROBLEMS, PairedReport, _originals, _problems, _row, answer_words, choose_variants,
-    item_code, paired_variants,
+    HUMAN_VARIANT, MAX_PROBLEMS, PairedReport, _originals, _problems, answer_words, choose_variants, item_code,
+    member_values, paired_variants, variant_values,
 )
 from .sources import Meter
-from .storage import insert_items_at_once, max_import_items, refuse_if_locked, too_many_message
+from .storage import ItemRows, max_import_items, refuse_if_locked, too_many_message
 
 
 @dataclass
@@ -36,6 +36,7 @@ class Outcome:
     count: int = 0
     written: int = 0
     pairs: set = field(default_factory=set)
+    members: set = field(default_factory=set)  # the member codes stored so far (each once in an import)
     shown: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     chosen: tuple = ()
@@ -68,7 +69,7 @@ def paired_batches_store(
     write nothing more (the caller will refuse, e.g. a reader's problems), but go on checking."""
     refuse_if_locked(study)
     limit, meter = max_import_items(), meter if meter is not None else Meter()
-    out = Outcome()
+    out, before, writer = Outcome(), items_before(study), ItemRows()
     for batch in batches:
         batch = tuple(batch)
         if not batch:
@@ -79,27 +80,22 @@ def paired_batches_store(
             out.design, out.condition = batch[0].design, batch[0].condition
         if {i.design for i in batch} != {out.design} or {i.condition for i in batch} != {out.condition}:
             out.problems.append("Store one design and condition at a time.")
-        problems = _problems(study, batch, out.chosen)
+        problems = _problems(study, batch, out.chosen, before)
         again = {i.pair_id for i in batch} & out.pairs
         if again:
             problems.append(f"the pair id {sorted(again)[0]} is given twice ({len(again)} such)")
+        twice = {i.code for i in batch} & out.members
+        if twice:
+            problems.append(f"item {sorted(twice)[0]} appears twice ({len(twice)} such)")
         out.pairs |= {i.pair_id for i in batch}
+        out.members |= {i.code for i in batch}
         originals, more = _originals(study, batch, out.chosen)
         problems += more
-        items = []
-        for paired in batch:
-            by_id = {v.variant_id: v for v in paired.variants}
-            for variant_id in out.chosen:
-                original = (originals[item_code(paired.original_code, variant_id)]
-                            if paired.original_code is not None else None)
-                items.append(_row(study, paired, by_id[variant_id], original))
-        problems += _length_problems(items)
+        made = _rows(study, batch, out, originals, writer, problems, rows)
         out.problems += problems
-        out.count += len(items)
-        if len(out.shown) < rows:
-            out.shown += items[: rows - len(out.shown)]
+        out.count += len(made)
         if write and not out.problems and out.count <= limit and not (halt is not None and halt()):
-            out.written += insert_items_at_once(items)
+            out.written += writer.insert(made)
         meter.items, meter.written = out.count, out.written
         if on_batch is not None:
             on_batch(meter)
@@ -109,10 +105,54 @@ def paired_batches_store(
     return out
 
 
-def _length_problems(items) -> list[str]:
-    """Every text within its column's length (a longer one: DataError on PostgreSQL)."""
-    return [f"{items[e.row].attributes['member']}: {e.column} {e.message}"
-            for e in length_errors(enumerate(items), {})]
+@dataclass(frozen=True)
+class Before:
+    """A study's items from before a batched import began (the study is locked while it runs, so they do
+    not change): whether there are any, and their pair ids. Each batch is checked against these, in
+    memory and by the (study, code) index, never by a query that reads what the import has written (those
+    grew with the import: 0.56 s a batch at 256,000 items, against 0.14 s at 25,600)."""
+
+    any_items: bool
+    pair_ids: frozenset
+
+
+def items_before(study: Study) -> Before:
+    if not study.items.exists():
+        return Before(False, frozenset())
+    return Before(True, frozenset(study.items.exclude(pair_id="").order_by().values_list("pair_id", flat=True)
+                                  .distinct()))
+
+
+_LIMITS = char_limits(Item)
+
+
+def _rows(study: Study, batch, out: Outcome, originals: dict, writer: ItemRows, problems: list, shown: int
+          ) -> list[tuple]:
+    """The batch's rows (paired.py's member_values and variant_values, one per chosen variant), each text
+    checked against its column's length (a longer one: DataError on PostgreSQL); the first `shown` rows of
+    the import kept as Items in out.shown (the preview's)."""
+    rows, words = [], {}
+    for paired in batch:
+        member = member_values(paired)
+        problems += [f"{paired.code}: {name} {message}" for name, message in value_errors(Item, member, _LIMITS)]
+        base = writer.base({**member, "study_id": study.pk})
+        by_id = {v.variant_id: v for v in paired.variants}
+        for variant_id in out.chosen:
+            if variant_id not in by_id:  # a problem already (the variant is lacking)
+                continue
+            own = variant_values(paired, by_id[variant_id])
+            problems += [f"{paired.code}: {name} {message}" for name, message in value_errors(Item, own, _LIMITS)]
+            key = tuple(sorted(own["answer_words"].items()))  # a few phrasings' words, encoded once each
+            if key not in words:
+                words[key] = writer.encoded("answer_words", own["answer_words"])
+            shown_words, own["answer_words"] = own["answer_words"], words[key]
+            if paired.original_code is not None:
+                own["original_id"] = originals.get(item_code(paired.original_code, variant_id))
+            rows.append(writer.row(base, own))
+            if len(out.shown) < shown:
+                out.shown.append(Item(study=study, **member, **{"original_id": None, **own,
+                                                               "answer_words": shown_words}))
+    return rows
 
 
 def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:

@@ -10,7 +10,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from logic import generate as gen
-from ..models import Interpretation, Item, ItemsLocked, Study
+from ..models import Interpretation, Item, ItemsLocked, LinkKind, Study
 
 BULK_BATCH = 2000
 
@@ -138,33 +138,84 @@ def large_write():
             cursor.execute(f"PRAGMA cache_size={int(before)}")
 
 
-def insert_items_at_once(batch: list[Item]) -> int:
-    """Unsaved Items (as built by their design) inserted by one executemany, their ids not read back:
-    for a whole dataset in batches (issue 37 item 1), where Django's bulk_create, which compiles the
-    SQL of every value in Python, took 90 % of a 256,000-item import. The values are the instances'
-    own (each field's attribute; JSON as Django's JSONField writes it; created_at now)."""
-    if not batch:
-        return 0
-    fields = [f for f in Item._meta.concrete_fields if not f.primary_key]
-    now = timezone.now()
-    postgres = connection.vendor == "postgresql"
-    getters, marks = [], []
-    for f in fields:
-        if getattr(f, "auto_now_add", False) or getattr(f, "auto_now", False):
-            stamp = f.get_db_prep_save(now, connection)
-            getters.append(lambda item, stamp=stamp: stamp)
-        elif isinstance(f, models.JSONField):
-            getters.append(lambda item, name=f.attname, encoder=f.encoder:
-                           None if item.__dict__[name] is None else json.dumps(item.__dict__[name], cls=encoder))
-        else:
-            getters.append(lambda item, name=f.attname: item.__dict__[name])
-        marks.append("%s::jsonb" if postgres and isinstance(f, models.JSONField) else "%s")
-    quote = connection.ops.quote_name
-    sql = (f"INSERT INTO {quote(Item._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"VALUES ({', '.join(marks)})")
-    for item in batch:
+class Encoded(str):
+    """A JSON value already encoded (ItemRows.encoded)."""
+
+
+class ItemRows:
+    """Item rows as tuples in one INSERT's column order, inserted by one executemany each, their ids not
+    read back: for a whole dataset in batches (issue 37 item 1), where Django's bulk_create (compiling the
+    SQL of every value in Python) and then building 256,000 Item instances took most of the import.
+    A row holds what `Item(**values)` would write: the fields not given take their defaults, link_kind is
+    filled as Item.fill_link_kind fills it, JSON is written as JSONField writes it, created_at is now.
+    `base(values)` prepares the values many rows share once (a pair member's, its JSON encoded once);
+    `row(base, values)` adds one row's own."""
+
+    def __init__(self):
+        self.fields = [f for f in Item._meta.concrete_fields if not f.primary_key]
+        self.position = {f.attname: n for n, f in enumerate(self.fields)}
+        self.json = {f.attname: f.encoder for f in self.fields if isinstance(f, models.JSONField)}
+        now = timezone.now()
+        postgres = connection.vendor == "postgresql"
+        self.defaults = [f.get_db_prep_save(now, connection) if getattr(f, "auto_now_add", False)
+                         or getattr(f, "auto_now", False) else self._prepared(f.attname, f.get_default())
+                         for f in self.fields]
+        quote = connection.ops.quote_name
+        marks = ["%s::jsonb" if postgres and f.attname in self.json else "%s" for f in self.fields]
+        self.sql = (f"INSERT INTO {quote(Item._meta.db_table)} ({', '.join(quote(f.column) for f in self.fields)}) "
+                    f"VALUES ({', '.join(marks)})")
+        self.copy_sql = (f"COPY {quote(Item._meta.db_table)} ({', '.join(quote(f.column) for f in self.fields)}) "
+                         "FROM STDIN")
+        self._link = [self.position[n] for n in ("original_id", "condition", "kind", "pair_id", "link_kind")]
+
+    def _prepared(self, attname: str, value):
+        if attname in self.json and value is not None and not isinstance(value, Encoded):
+            return json.dumps(value, cls=self.json[attname])
+        return value
+
+    def encoded(self, attname: str, value) -> Encoded:
+        """A JSON field's value encoded once, for many rows."""
+        return Encoded(json.dumps(value, cls=self.json[attname]))
+
+    def base(self, values: dict) -> list:
+        out = list(self.defaults)
+        for name, value in values.items():
+            out[self.position[name]] = self._prepared(name, value)
+        return out
+
+    def row(self, base: list, values: dict) -> tuple:
+        out = list(base)
+        for name, value in values.items():
+            out[self.position[name]] = self._prepared(name, value)
+        original, condition, kind, pair_id, link = self._link
+        out[link] = LinkKind.of(original=out[original] is not None, condition=out[condition], kind=out[kind],
+                                pair_id=out[pair_id])
+        return tuple(out)
+
+    def item_row(self, item: Item) -> tuple:
+        """The row of an unsaved Item (as insert_items_at_once writes it)."""
         item.fill_link_kind()  # as save() and bulk_create do
-    rows = [tuple(get(item) for get in getters) for item in batch]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
-    return len(batch)
+        return self.row(self.defaults, {f.attname: item.__dict__[f.attname] for f in self.fields
+                                        if not getattr(f, "auto_now_add", False) and not getattr(f, "auto_now", False)})
+
+    def insert(self, rows: list[tuple]) -> int:
+        """The rows inserted: on PostgreSQL by one COPY (psycopg's executemany sends a statement a row:
+        94 s of a 256,000-item import), elsewhere by one executemany."""
+        if not rows:
+            return 0
+        with connection.cursor() as cursor:
+            raw = cursor.cursor
+            if connection.vendor == "postgresql" and hasattr(raw, "copy"):  # psycopg 3
+                with raw.copy(self.copy_sql) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                cursor.executemany(self.sql, rows)
+        return len(rows)
+
+
+def insert_items_at_once(batch: list[Item]) -> int:
+    """Unsaved Items (as built by their design) inserted by one executemany, their ids not read back
+    (ItemRows: the values are the instances' own)."""
+    rows = ItemRows()
+    return rows.insert([rows.item_row(item) for item in batch])

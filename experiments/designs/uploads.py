@@ -55,7 +55,8 @@ def upload_keep(*, user, study, chunks: Iterable[bytes], limit: int) -> str:
             for chunk in chunks:
                 size += len(chunk)
                 if size > limit:
-                    raise UploadTooLarge(f"The file is larger than {describe_size(limit)}; nothing of it was kept.")
+                    raise UploadTooLarge(f"The file is larger than {describe_size(limit)} (the deployment's setting "
+                                         "DUET_MAX_UPLOAD_MB); nothing of it was kept.")
                 out.write(chunk)
     except BaseException:
         path.unlink(missing_ok=True)

@@ -247,7 +247,8 @@ def test_an_upload_past_the_limit_is_dropped_while_it_is_read(researcher, upload
     study = StudyFactory(design="csv-import")
     response = _post(researcher, study, _bank(3000))  # about 150 KB
     assert response.status_code == 400
-    assert "The file is larger than 4 KB; nothing of it was kept." in response.content.decode()
+    assert ("The file is larger than 4 KB (the deployment&#x27;s setting DUET_MAX_UPLOAD_MB); nothing of it was "
+            "kept.") in response.content.decode()
     [handler] = response.wsgi_request.upload_handlers
     assert handler.kept <= 4096  # never more than the limit on disk, and nothing in memory
     assert not study.items.exists() and _kept(upload_dir) == []

@@ -38,8 +38,12 @@ def _check_pairs(study: Study, pairs: int) -> None:
 
 
 @pytest.mark.postgres_only
-def test_the_full_size_published_file_imports_with_all_ten_phrasings_in_one_command(tmp_path, capsys):
-    """Done when: 25,600 rows in the published format → one study of 256,000 items in 12,800 pairs."""
+def test_the_full_size_published_file_imports_in_one_command_and_in_one_admin_upload(tmp_path, capsys, client):
+    """Done when: 25,600 rows in the published format → one study of 256,000 items in 12,800 pairs, by
+    import_items and by the admin's upload (the real multipart POST: previewed, then written), from one file."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
     path = tmp_path / "RULEBREAKERS_finegrained_format.csv"
     path.write_bytes(full_size_csv())
     call_command("import_items", "rulebreakers", str(path), "rb-whole")
@@ -49,6 +53,22 @@ def test_the_full_size_published_file_imports_with_all_ten_phrasings_in_one_comm
     assert "Importing: 25,600 rows read (100% of the file), 256,000 items written" in out
     assert "as one transaction" in out
     _check_pairs(Study.objects.get(slug="rb-whole"), 12_800)
+
+    user = get_user_model().objects.create_user("whole", password="x-" * 8, is_staff=True, is_superuser=True)
+    client.force_login(user)
+    study = Study.objects.create(slug="rb-whole-admin", title="rb", design="rulebreakers")
+    upload = reverse("admin:experiments_study_upload", args=[study.pk])
+    with path.open("rb") as handle:
+        page = client.post(upload, {"design": "rulebreakers", "o-csv_file": handle}).content.decode()
+    assert "Preview: 256000 items would be written" in page and not study.items.exists()
+    token = page.split('name="upload" value="')[1].split('"')[0]
+    done = client.post(upload, {"design": "rulebreakers", "upload": token, "filename": path.name,
+                                "previewed": "rulebreakers-finegrained", "write": "Write"}, follow=True)
+    assert "Imported 12800 pairs from rulebreakers-finegrained" in done.content.decode()
+    _check_pairs(study, 12_800)
+    progress = reverse("admin:experiments_study_upload_progress", args=[study.pk])
+    line = client.get(progress, {"upload": token}).json()["progress"]
+    assert line.startswith("25,600 rows read (100% of the file), 256,000 items written, ")
 
 
 @pytest.fixture
@@ -167,3 +187,39 @@ def test_one_admin_upload_writes_the_file_in_batches_and_shows_its_progress(clie
     other = get_user_model().objects.create_user("other", password="x-" * 8, is_staff=True, is_superuser=True)
     client.force_login(other)
     assert client.get(progress, {"upload": token}).json() == {"progress": ""}  # the uploader's own
+
+
+def test_the_batched_rows_are_the_rows_django_writes(small_batches):
+    """The batched import writes its rows without model instances (storage.ItemRows, from paired.py's
+    member_values and variant_values); the same members stored through Item instances and bulk_create
+    (paired.paired_items_store) give the same rows, every column but the id, study and time."""
+    from experiments.designs import paired, published
+
+    data = full_size_csv(30)
+    batched = Study.objects.create(slug="rb-rows-a", title="a", design="rulebreakers")
+    registry.get("rulebreakers").importer(study=batched, data=io.BytesIO(data))
+    members = [published._imported_member(row) for row in sources.read_rulebreakers(data.decode("utf-8")).rows]
+    django = Study.objects.create(slug="rb-rows-b", title="b", design="rulebreakers")
+    paired.paired_items_store(study=django, items=members)
+    columns = [f.attname for f in Item._meta.concrete_fields if f.attname not in ("id", "study_id", "created_at")]
+
+    def rows(study):
+        return list(Item.objects.filter(study=study).order_by("code").values_list(*columns))
+
+    assert len(rows(batched)) == 600 and rows(batched) == rows(django)
+    batched.refresh_from_db()
+    django.refresh_from_db()
+    assert batched.settings == django.settings and batched.settings["human_variant"] == "follow/yes-no"
+
+
+def test_a_text_too_long_for_its_column_refuses_the_batched_import_by_member(tmp_path):
+    """The batched rows are checked against their columns' lengths (a longer one is a DataError on
+    PostgreSQL): a pair id of 150 characters names the member and the column, and nothing is written."""
+    long_id = "P" * 150
+    text = full_size_csv(3).decode("utf-8").replace("RULEBREAKER_0000001_", f"{long_id}_")
+    path = tmp_path / "rb.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CommandError, match=rf"Nothing was stored: rulebreakers:real:{long_id}:rulebreaker: pair_id is "
+                                           r"168 characters long; at most 120 fit \(stored as Item.pair_id\)"):
+        call_command("import_items", "rulebreakers", str(path), "rb-long")
+    assert not Item.objects.exists()

@@ -36,13 +36,14 @@ sources and transformations are listed in docs/designs.md ("Published formats").
 from __future__ import annotations
 
 from .base import (  # noqa: F401  (the package's API)
-    BANK, Meter, Problem, Reader, ReaderError, Reading, Row, RowProblems, _readers, all_readers, for_design, get,
-    max_bytes, max_records, read_for, reader_for, refuse_or_keep, register,
+    BANK, Meter, Problem, Reader, ReaderError, Reading, Row, RowProblems, _readers, all_readers, check_utf8,
+    for_design, get, max_bytes, max_records, read_for, reader_for, refuse_or_keep, register,
 )
 from .logiqa import read_logiqa  # noqa: E402,F401  (registers the reader)
 from .rulebreakers import read_rulebreakers, stream_rulebreakers  # noqa: E402,F401  (registers the reader)
 from .ulogic import NEGATIONS, negate, read_ulogic  # noqa: E402,F401  (registers the reader)
 
 __all__ = ["BANK", "Meter", "NEGATIONS", "Problem", "Reader", "ReaderError", "Reading", "Row", "RowProblems",
-           "all_readers", "for_design", "get", "max_bytes", "max_records", "negate", "read_for", "read_logiqa",
-           "read_rulebreakers", "read_ulogic", "reader_for", "refuse_or_keep", "register", "stream_rulebreakers"]
+           "all_readers", "check_utf8", "for_design", "get", "max_bytes", "max_records", "negate", "read_for",
+           "read_logiqa", "read_rulebreakers", "read_ulogic", "reader_for", "refuse_or_keep", "register",
+           "stream_rulebreakers"]

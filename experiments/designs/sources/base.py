@@ -203,6 +203,23 @@ def _lines(data, filename: str, meter: Meter) -> Iterator[str]:
         yield rest
 
 
+def check_utf8(handle, filename: str, chunk_bytes: int = 1 << 20) -> None:
+    """ReaderError (as a file read whole gets it: the line and the byte) when a binary file is not UTF-8,
+    read a chunk at a time; before a reader streams it, so that a wrong encoding is named before any
+    row's problem."""
+    decoder, line = codecs.getincrementaldecoder("utf-8-sig")(), 1
+    for chunk in iter(lambda: handle.read(chunk_bytes), b""):
+        try:
+            decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            at = max(min(exc.start, len(chunk) - 1), 0)
+            line += chunk.count(b"\n", 0, at)
+            raise ReaderError(f"{filename}: not UTF-8 text (line {line}: the byte "
+                              f"0x{chunk[at]:02x}, {exc.reason}); {SAVE_AS_UTF8}") from None
+        line += chunk.count(b"\n")
+    handle.seek(0)
+
+
 def _check_text(data: str, filename: str) -> None:
     limit = max_bytes()
     if len(data) > limit:
