@@ -10,7 +10,9 @@ from django.db import connection, models
 from django.utils import timezone
 
 from logic import generate as gen
+from logic.human_defaults import CATCH_ITEMS
 from ..models import Interpretation, Item, ItemsLocked, LinkKind, Study
+from ..models.item_summary import items_created
 
 BULK_BATCH = 2000
 
@@ -211,6 +213,10 @@ class ItemRows:
                         copy.write_row(row)
             else:
                 cursor.executemany(self.sql, rows)
+        # as Item.objects.bulk_create does: the studies' item summaries are rebuilt once the import commits,
+        # so the first page after it finds them ready (experiments/participation/item_summary.py)
+        study, design = self.position["study_id"], self.position["design"]
+        items_created.send(sender=Item, study_ids={row[study] for row in rows if row[design] != CATCH_ITEMS})
         return len(rows)
 
 

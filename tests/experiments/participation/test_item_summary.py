@@ -83,3 +83,21 @@ def test_opening_reads_the_items_not_a_stale_summary():
     assert services.lists_problem(study=study, arm=arm) is None  # what the page reads
     with pytest.raises(ValidationError, match="exceeds the study's"):
         study_transition(study=study, to="open")
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: the study and its summary exist before the import
+def test_the_batched_imports_raw_inserts_rebuild_the_summary_once_it_commits():
+    """A whole dataset is written by storage.ItemRows (COPY / executemany, no bulk_create): it tells the
+    summary too, so the first page after a 256,000-item import does not rebuild it (3.4 s)."""
+    from experiments.designs.storage import insert_items_at_once
+
+    study = pairs(random.Random(5))
+    kept(study)
+    with transaction.atomic():
+        for batch in range(2):
+            insert_items_at_once([Item(study=study, code=f"raw{batch}.{n}", design="csv-import", premises=["p"],
+                                       gold_answer="yes", question="q?", prompt="q?") for n in range(3)])
+        assert StudyItemSummary.objects.get(study=study).items_max_id < study.items.order_by("-id").first().pk
+    row = StudyItemSummary.objects.get(study=study)  # rebuilt at the commit: current, the next read keeps it
+    assert row.items_max_id == study.items.order_by("-id").first().pk
+    assert row.figures["items"] == study.items.count() and item_summary(study=study) == item_summary_compute(study)
