@@ -28,7 +28,7 @@ MODALITY = {"none": 0.0, "box": -0.15, "dia": 0.05}
 ARGFORM = {"∨⊢": 0.0, "→ᴸ⊢": 0.1, "→ᴿ⊢": -0.1, "∨⊬": -0.05, "→ᴸ⊬": -0.1, "→ᴿ⊬": 0.0}
 
 
-def _populate(study, *, models: int, participants: int, seed: int = 0) -> None:
+def _populate(study, *, models: int, participants: int, seed: int = 0, model_noise: float = 0.1) -> None:
     from experiments.models import Item, Participant, ParticipantStatus, Trial
     from inference.models import LanguageModel, ModelRun, ModelScore
 
@@ -41,7 +41,8 @@ def _populate(study, *, models: int, participants: int, seed: int = 0) -> None:
         for item in items:
             nonsense = item.condition == "nonsense"
             perplexity = math.exp(rng.gauss(3.4 if nonsense else 2.3, 0.2))
-            soft = 0.6 + MODALITY[item.modality] + ARGFORM.get(item.argument_form, 0.0) + 0.03 * m + rng.gauss(0, 0.1)
+            soft = (0.6 + MODALITY[item.modality] + ARGFORM.get(item.argument_form, 0.0) + 0.03 * m
+                    + rng.gauss(0, model_noise))
             soft = min(0.99, max(0.01, soft))
             mass = rng.uniform(0.5, 0.9)
             p_yes = soft * mass if item.gold_answer == "yes" else (1 - soft) * mass
@@ -72,9 +73,12 @@ def _populate(study, *, models: int, participants: int, seed: int = 0) -> None:
     Trial.objects.create(participant=preview, item=real[0], index=0, key="j", answer="yes", correct=True, rt_ms=900.0)
 
 
-def study_make(*, number: int, models: int, participants: int, appendix: bool = False):
+def study_make(*, number: int, models: int, participants: int, appendix: bool = False, model_noise: float = 0.1):
     """A modal-syllogism study (4 interpretations, nonsense mirror), slug analysis-NUMBER, populated with
-    seed NUMBER (make_study's; a module's fixture may call it inside a transaction it rolls back)."""
+    seed NUMBER (make_study's; a module's fixture may call it inside a transaction it rolls back).
+    model_noise: the SD of the noise on each fake model's soft accuracy; at the default 0.1 a fake model
+    answers whole cells one way (separation: the report fits the human-vs-model model with blme), at 0.3
+    its decisions vary within every cell (glmer fits it, in a fraction of the time)."""
     from experiments import designs, services
 
     study = services.study_create(slug=f"analysis-{number}", title="Analysis test", design="modal-syllogisms")
@@ -82,7 +86,7 @@ def study_make(*, number: int, models: int, participants: int, appendix: bool = 
     if appendix:  # Appendix C's designs
         designs.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
         designs.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
-    _populate(study, models=models, participants=participants, seed=number)
+    _populate(study, models=models, participants=participants, seed=number, model_noise=model_noise)
     return study
 
 
@@ -91,8 +95,9 @@ def make_study(db):
     """make_study(models=N, participants=M): a modal-syllogism study (4 interpretations, nonsense mirror)."""
     counter = {"n": 0}
 
-    def make(*, models: int, participants: int, appendix: bool = False):
+    def make(*, models: int, participants: int, appendix: bool = False, model_noise: float = 0.1):
         counter["n"] += 1
-        return study_make(number=counter["n"], models=models, participants=participants, appendix=appendix)
+        return study_make(number=counter["n"], models=models, participants=participants, appendix=appendix,
+                          model_noise=model_noise)
 
     return make

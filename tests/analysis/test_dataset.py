@@ -32,7 +32,8 @@ def report_folder(r_stack, django_db_setup, django_db_blocker, tmp_path_factory)
 
     folder = tmp_path_factory.mktemp("dataset") / "report"
     with django_db_blocker.unblock(), transaction.atomic():
-        study = study_make(number=1, models=2, participants=6, appendix=True)  # make_study's first study
+        # make_study's first study; fake models varying within every cell (no separation: glmer fits, not blme)
+        study = study_make(number=1, models=2, participants=6, appendix=True, model_noise=0.5)
         _import_demographics(study)
         call_command("analyze", study.slug, "--out", str(folder))
         transaction.set_rollback(True)

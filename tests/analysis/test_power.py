@@ -152,7 +152,7 @@ def test_bad_plans_and_truths_are_refused_with_a_reason(r_stack):
         power.estimate(generate(6, seed=3), power.PowerPlan(sizes=(6,), nsim=10), truth={"beta": BETA, "theta": {}})
 
 
-# R-bound (every simulated study is fitted by the report's full rule; ~3 min on this machine): the database is only
+# R-bound (every simulated study is fitted by the report's full rule; ~1 min on this machine): the database is only
 # where the command and the admin keep the analysis, so it runs once, in the PostgreSQL pass (scripts/test.sh).
 @pytest.mark.postgres_only
 @pytest.mark.django_db
@@ -162,9 +162,11 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
 
     from analysis.models import PowerAnalysis, ReportStatus
 
-    study = make_study(models=2, participants=8)
-    # one size here and in the admin below (the fake models separate, so every refit is blme's Laplace fit); the
-    # curve over several sizes is test_power_grows_with_the_sample…'s
+    # fake models whose answers vary within every cell: the pilot is glmer's, and so is nearly every refit (at the
+    # default noise they answer whole cells one way and every refit is blme's Laplace fit, ~5 s each; the
+    # separation-safe refits are tested by test_a_model_always_right_or_always_wrong… and test_a_simulated_study…)
+    study = make_study(models=2, participants=8, model_noise=0.5)
+    # one size here and in the admin below; the curve over several sizes is test_power_grows_with_the_sample…'s
     call_command("estimate_sample_size", study.slug, "--sizes", "4", "--nsim", "10", "--real-only",
                  "--out", str(tmp_path))
     out = capsys.readouterr().out

@@ -72,7 +72,7 @@ def test_admin_action_builds_the_report_with_both(r_stack, make_study, admin_cli
                                                   monkeypatch, django_capture_on_commit_callbacks):
     settings.DUET_TASK_MODE = "eager"
     monkeypatch.setattr("analysis.services.VAR_DIR", tmp_path)  # report files under the test's folder
-    study = make_study(models=2, participants=10)
+    study = make_study(models=2, participants=10, model_noise=0.5)  # no separation: glmer fits, not blme (slower)
     runs = sorted(study.model_runs.values_list("pk", flat=True))
     chooser = admin_client.post("/admin/experiments/study/", {"action": "run_analysis", "_selected_action": [study.pk]})
     page = chooser.content.decode()  # first the study's runs, the default rule's checked; nothing queued yet

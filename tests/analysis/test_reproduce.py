@@ -15,7 +15,9 @@ MODELS = ("eq4", "eq5", "eq6", "necessitation", "distribution", "agents")
 
 @pytest.fixture
 def report_folder(r_stack, make_study, tmp_path):
-    study = make_study(models=3, participants=12, appendix=True)
+    # fake models whose answers vary within every cell: no separation, so the report and both scripts fit the
+    # human-vs-model model by glmer (the separated model's blme refit by both scripts is test_separation.py's)
+    study = make_study(models=3, participants=12, appendix=True, model_noise=0.5)
     call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
     return tmp_path / "report"
 
