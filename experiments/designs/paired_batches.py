@@ -26,7 +26,7 @@ from .paired import (
     member_values, paired_variants, variant_values,
 )
 from .sources import Meter
-from .storage import ItemRows, max_import_items, refuse_if_locked, too_many_message
+from .storage import ItemRows, items_analyze, max_import_items, refuse_if_locked, too_many_message
 
 
 @dataclass
@@ -158,6 +158,7 @@ def _rows(study: Study, batch, out: Outcome, originals: dict, writer: ItemRows, 
 def finish_store(*, study: Study, outcome: Outcome) -> PairedReport:
     """After a batched write: the study's human variant (a Yes/No phrasing people answer with their keys)
     and design, as paired.paired_items_store leaves them."""
+    items_analyze(outcome.written)  # before the queries below and the pages after read the new items
     settings = dict(study.settings or {})
     if settings.get(HUMAN_VARIANT) not in paired_variants(study=study):
         yes_no = [v.variant_id for v in outcome.first_variants

@@ -95,7 +95,7 @@ def _highest_item(study: Study) -> int:
     """The study's highest item id, catch items aside (0: none), newest first: a few steps down an index
     (past the catch items, made after the others), not a count."""
     pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
-    return pool.order_by("-id").values_list("id", flat=True).first() or 0
+    return pool.order_by("-study_id", "-id").values_list("id", flat=True).first() or 0
 
 
 def with_catch_items(summary: ItemSummary, *, study: Study) -> ItemSummary:

@@ -44,7 +44,7 @@ def _highest_item(study: Study) -> int:
     """The study's highest item id, catch items aside (0: none); read newest first, so it costs the
     same at any study size (not a count, which reads every item)."""
     pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
-    return pool.order_by("-id").values_list("id", flat=True).first() or 0
+    return pool.order_by("-study_id", "-id").values_list("id", flat=True).first() or 0
 
 
 Builder = Callable[[], tuple[bool, list[list]]]
@@ -56,7 +56,10 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
     # the header and the study's highest item id in one query (an entry's first read)
-    top = Item.objects.filter(study=OuterRef("study")).exclude(design=ATTENTION_DESIGN).order_by("-id").values("id")
+    # ordered as the (study, id) index is, so only item_study_newest gives the order: ordered by id alone,
+    # PostgreSQL may walk the primary key backwards past every newer study's items
+    top = (Item.objects.filter(study=OuterRef("study")).exclude(design=ATTENTION_DESIGN)
+           .order_by("-study_id", "-id").values("id"))
     header = StoredLists.objects.filter(study=study).annotate(top=Subquery(top[:1])).first()
     if header is not None and (header.key, header.items_max_id) == (key, header.top or 0):
         return header
