@@ -215,8 +215,10 @@ def test_an_entry_reads_one_list_whatever_the_study_size():
     reads = [sql for sql in queries[large.pk] if 'FROM "experiments_item"' in sql]
     # the catch items, and the study's highest item id: no pool item is read, nothing is counted
     assert len(reads) == 2 and not any("COUNT(" in sql for sql in reads)
-    # (the highest item id: a subquery of the stored lists' header read, one step down the index)
-    highest = r"ORDER BY (1|\"experiments_item\".\"id\"|U0.\"id\") DESC\s+LIMIT 1"
+    # (the highest item id: a subquery of the stored lists' header read, one step down the index, ordered as
+    # the (study, id) index is)
+    highest = (r"ORDER BY (U0\.|\"experiments_item\"\.)\"study_id\" DESC, "
+               r"(1|\"experiments_item\".\"id\"|U0.\"id\") DESC\s+LIMIT 1")
     assert any(re.search(highest, sql) for sql in reads), reads
     assert any("= 'attention-check'" in sql and "NOT" not in sql for sql in reads)
 
