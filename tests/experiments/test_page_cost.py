@@ -9,7 +9,6 @@ figures come from the study's item summary (experiments/participation/item_summa
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -18,6 +17,7 @@ from django.db import connection
 from django.urls import reverse
 
 from experiments.models import Item, Study
+from tests.postgres import require_postgres
 
 pytestmark = pytest.mark.django_db
 
@@ -169,10 +169,7 @@ def _explained(selects) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_a_study_page_reads_as_many_rows_at_200_and_2000_items(staff, page):
     """PostgreSQL's EXPLAIN ANALYZE of every SELECT the page runs: the rows its scans read, summed."""
-    if connection.vendor != "postgresql":
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("the rows a page reads are measured on PostgreSQL (DATABASE_URL)")
-        pytest.skip("PostgreSQL measures the rows read (DATABASE_URL)")
+    require_postgres("the rows a page reads are measured on PostgreSQL (DATABASE_URL)")
     small, large = paired_study("small", 50), paired_study("large", 500)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE experiments_item")  # the planner knows the table's size

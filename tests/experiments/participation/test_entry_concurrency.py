@@ -6,7 +6,6 @@ participants, a full study admits nobody, and the list and key balance is what o
 would give."""
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
 from datetime import timedelta
@@ -18,18 +17,11 @@ from django.utils import timezone
 from experiments.models import Participant, ParticipantStatus
 from experiments.participation import services
 
+from tests.postgres import require_postgres
+
 from .conftest import make_open_study
 
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
-
-
-def _require_postgres() -> None:
-    """These run in the PostgreSQL pass of scripts/test.sh; there (CI=true) they must never skip."""
-    if connection.vendor != "postgresql":
-        message = "needs DATABASE_URL on PostgreSQL (the PostgreSQL pass of scripts/test.sh)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
 
 
 def together(calls: list) -> list:
@@ -62,7 +54,7 @@ def entry(study, pid: str, session: str):
 
 
 def test_one_prolific_id_arriving_eight_times_at_once_is_one_participant():
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24, attention_checks=[])
     same = together([entry(study, f"pid{1:021d}", "sess1") for _ in range(8)])
     assert not [r for r in same if isinstance(r, Exception)], same
@@ -94,7 +86,7 @@ def test_the_first_entries_at_once_make_the_catch_items_once():
     from experiments.models import Item
     from experiments.participation.fastsave import ATTENTION_DESIGN
 
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24)
     checks = len(services.human_arm_ensure(study=study).attention_checks)
     assert checks and not Item.objects.filter(study=study, design=ATTENTION_DESIGN).exists()
@@ -109,7 +101,7 @@ def test_entries_at_once_keep_the_list_and_key_balance():
     """Simulated participants hold their place from the start (no consent), so twelve at once must get
     twelve different lists of the study's 24 and six of each key mapping: only a count and insert made
     one entry at a time gives that (without the lock, entries read the same counts and share lists)."""
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24, attention_checks=[])
     calls = []
     for _ in range(12):
@@ -125,7 +117,7 @@ def test_entries_at_once_keep_the_list_and_key_balance():
 
 
 def test_a_full_study_admits_nobody_at_once_and_a_silent_place_is_freed():
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24, attention_checks=[], target_sample_size=3)
     for n in range(3):
         person, _ = services.participant_start(study=study, prolific_pid=f"pid{n:021d}", prolific_session_id=f"s{n}")
@@ -151,7 +143,7 @@ def test_an_entrys_transaction_holds_the_status_the_balance_read_the_list_and_th
     insert; and the whole entry's statements, lookups and expiry included, are few."""
     from django.test.utils import CaptureQueriesContext
 
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24, attention_checks=[])
     for n in range(30):
         person, _ = services.participant_start(study=study, prolific_pid=f"pid{n:021d}", prolific_session_id=f"s{n}")
@@ -189,7 +181,7 @@ def test_entries_do_not_wait_for_each_other_and_a_close_waits_for_them():
 
     from django.db import transaction
 
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=24, attention_checks=[])
     held, release = threading.Event(), threading.Event()
     holder = threading.Thread(target=_hold_the_study_row, args=(study, "FOR SHARE", held, release))
@@ -242,7 +234,7 @@ def test_the_lists_header_read_takes_one_step_down_an_index_at_any_study_size():
     per entry at the burst's 48,000)."""
     from django.test.utils import CaptureQueriesContext
 
-    _require_postgres()
+    require_postgres()
     study = make_open_study(interpretations=100, include_nonsense=True, attention_checks=[])  # 4,800 items
     make_open_study(interpretations=24)  # another study's items are the newest
     with CaptureQueriesContext(connection) as seen:

@@ -4,7 +4,6 @@ locked ORM path (trials.trial_record) would and leaves every unusual case to it.
 the two paths is test_save_rulebook.py."""
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from datetime import timedelta
 
@@ -16,6 +15,8 @@ from django.utils import timezone
 from experiments.models import Item, Participant, ParticipantStatus, Trial
 from experiments.participation import fastsave, services, trials
 from experiments.participation.payload import KEYS, PayloadError, parse_trial
+
+from tests.postgres import require_postgres
 
 from .conftest import code_for, trial_data
 from .test_services import ready, start
@@ -200,15 +201,6 @@ def test_failed_attention_checks_end_the_participation_at_the_arms_limit_on_eith
     assert Trial.objects.filter(participant=participant).count() == 2
 
 
-def _require_postgres() -> None:
-    """These run in the PostgreSQL pass of scripts/test.sh; there (CI=true) they must never skip."""
-    if connection.vendor != "postgresql":
-        message = "needs DATABASE_URL on PostgreSQL (the PostgreSQL pass of scripts/test.sh)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-
-
 def _prepared_statements() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
@@ -218,7 +210,7 @@ def _prepared_statements() -> list[str]:
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_postgres_prepares_the_statement_once_per_connection_and_plans_it_generically(open_study):
-    _require_postgres()
+    require_postgres()
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     connection.close()
@@ -267,7 +259,7 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
 
     from django.db import connections
 
-    _require_postgres()
+    require_postgres()
     study = open_study(attention_checks=[])
     participant = ready(start(study, 1)[0])
     locked, release, outcome = threading.Event(), threading.Event(), {}
@@ -306,7 +298,7 @@ def test_a_save_waits_for_a_finish_holding_the_row_and_then_writes_nothing(open_
 @pytest.mark.postgres_only
 def test_the_one_statement_writes_only_a_regular_answer_and_leaves_the_rest_to_the_locked_path(open_study):
     """Every check of the one statement, against the locked path's verdict for the same answer."""
-    _require_postgres()
+    require_postgres()
     study = open_study(attention_checks=[], time_limit_ms=2000)
     participant = ready(start(study, 1)[0])
 
