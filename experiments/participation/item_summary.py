@@ -34,9 +34,10 @@ from django.dispatch import receiver
 
 from ..designs.paired import paired_variants
 from ..factors import study_designs
-from ..models import Item, Study, StudyItemSummary
+from ..models import Study, StudyItemSummary
 from ..models.item_summary import items_created
 from . import choice, lists
+from .list_store import highest_item_id
 from .fastsave import ATTENTION_DESIGN
 
 
@@ -91,13 +92,6 @@ def _key(study: Study) -> str:
                                      default=str).encode()).hexdigest()
 
 
-def _highest_item(study: Study) -> int:
-    """The study's highest item id, catch items aside (0: none), newest first: a few steps down an index
-    (past the catch items, made after the others), not a count."""
-    pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
-    return pool.order_by("-study_id", "-id").values_list("id", flat=True).first() or 0
-
-
 def with_catch_items(summary: ItemSummary, *, study: Study) -> ItemSummary:
     """The summary with the study's catch items counted in (the admin's items line and item list show
     every item): their few rows, read down the (study, design) index."""
@@ -133,14 +127,14 @@ def item_summary(*, study: Study, fresh: bool = False) -> ItemSummary:
     computed from the items, and kept)."""
     if not fresh:
         row = StudyItemSummary.objects.filter(study=study).first()
-        if row is not None and (row.key, row.items_max_id) == (_key(study), _highest_item(study)):
+        if row is not None and (row.key, row.items_max_id) == (_key(study), highest_item_id(study)):
             return _load(row.figures)
     return item_summary_refresh(study=study)
 
 
 def item_summary_refresh(*, study: Study) -> ItemSummary:
     """Compute the study's item summary from its items and keep it."""
-    top = _highest_item(study)  # first: items created meanwhile raise it past this, so the summary is stale
+    top = highest_item_id(study)  # first: items created meanwhile raise it past this, so the summary is stale
     summary = item_summary_compute(study)
     fields = {"key": _key(study), "items_max_id": top, "figures": _dump(summary)}
     try:

@@ -40,11 +40,17 @@ def settings_key(*, study: Study, arm: HumanArm) -> str:
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _highest_item(study: Study) -> int:
+def newest_items(study):
+    """The study's items, catch items aside, newest first (`study`: a Study or an OuterRef to one): ordered
+    as the (study, id) index is, so only item_study_newest gives the order (ordered by id alone, PostgreSQL
+    may walk the primary key backwards past every newer study's items)."""
+    return Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN).order_by("-study_id", "-id")
+
+
+def highest_item_id(study: Study) -> int:
     """The study's highest item id, catch items aside (0: none); read newest first, so it costs the
     same at any study size (not a count, which reads every item)."""
-    pool = Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN)
-    return pool.order_by("-study_id", "-id").values_list("id", flat=True).first() or 0
+    return newest_items(study).values_list("id", flat=True).first() or 0
 
 
 Builder = Callable[[], tuple[bool, list[list]]]
@@ -55,17 +61,13 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
     gives (within, every list by number) from the items, raising ListError or ValidationError when the
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
-    # the header and the study's highest item id in one query (an entry's first read)
-    # ordered as the (study, id) index is, so only item_study_newest gives the order: ordered by id alone,
-    # PostgreSQL may walk the primary key backwards past every newer study's items
-    top = (Item.objects.filter(study=OuterRef("study")).exclude(design=ATTENTION_DESIGN)
-           .order_by("-study_id", "-id").values("id"))
+    top = newest_items(OuterRef("study")).values("id")  # the header and the highest item id in one query
     header = StoredLists.objects.filter(study=study).annotate(top=Subquery(top[:1])).first()
     if header is not None and (header.key, header.items_max_id) == (key, header.top or 0):
         return header
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
-        top = _highest_item(study)
+        top = highest_item_id(study)
         header = StoredLists.objects.filter(study=study).first()
         if header is not None and (header.key, header.items_max_id) == (key, top):
             return header  # built meanwhile by another request
