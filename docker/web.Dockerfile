@@ -13,7 +13,10 @@ COPY experiments experiments
 COPY inference inference
 COPY analysis analysis
 COPY demo demo
+COPY designs designs
+COPY prolific prolific
 COPY templates templates
+COPY docs docs
 COPY manage.py ./
 RUN pip install --upgrade "pip>=25.1" && pip install . "gunicorn>=22" \
     && mkdir -p "$DUET_VAR_DIR" && chown duet "$DUET_VAR_DIR"

@@ -112,6 +112,7 @@ _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "client", "admin_cl
 # several workers the last test handed out is a short one and no worker waits on another's long tail.
 # Only the order changes; the tests are independent of it.
 SLOW_FIRST = (
+    "tests/install/test_installed.py",  # scratch environments installed with uv (minutes, mostly waiting)
     "tests/analysis/test_power.py", "tests/inference/test_answer_words.py", "tests/inference/test_mc_scoring.py",
     "tests/inference/test_smollm2.py", "tests/e2e/test_admin_study.py", "tests/inference/test_hf_scorer.py",
     "tests/experiments/participation/test_save_rulebook.py", "tests/analysis/test_reproduce.py",
