@@ -6,10 +6,12 @@ One way out, for the save-time checks (sync: `request`) and the runs (async: `As
    prefix such as https://openrouter.ai/api is fine). Nothing is sent for a URL that fails.
 2. The host is resolved once and every address it resolves to must be allowed: a public address,
    or one an administrator allowed in DUET_OUTBOUND_ALLOW (studyserver/env.py; the embedded default
-   allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), private,
-   unspecified, multicast and reserved addresses are refused, and so are the deployment's own
-   database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL) unless an entry names
-   their host and port. The connection then goes to the address that was checked (httpcore's
+   allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), site-local,
+   private, unspecified, multicast and reserved addresses are refused, an IPv6 form that carries an
+   IPv4 address (NAT64, 6to4, Teredo, IPv4-mapped, -compatible, SIIT) judged by what it carries; so are
+   the deployment's own database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL), by host
+   on every port and by this machine's addresses on their ports, unless an entry names the host and the
+   port asked. The connection then goes to the address that was checked (httpcore's
    network backend is replaced by one that connects there and nowhere else), with the URL's host
    in the Host header and the TLS server name: a DNS answer that changes between the check and
    the connection (rebinding) changes nothing.
