@@ -184,13 +184,13 @@ def carried(ip) -> tuple:
     address at every position RFC 6052 allows it (/48, /56, /64, /96): all of them judged. Else (ip,)."""
     if ip.version == 4:
         return (ip,)
-    if ip.ipv4_mapped:
+    if ip.ipv4_mapped is not None:
         return (ip.ipv4_mapped,)
     if ip in _SIIT or ip in _NAT64 or (ip in _COMPATIBLE and int(ip) > 1):
         return (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF),)
-    if ip.sixtofour:
+    if ip.sixtofour is not None:
         return (ip.sixtofour,)
-    if ip.teredo:
+    if ip.teredo is not None:
         return ip.teredo
     if ip in _NAT64_LOCAL:
         return tuple(dict.fromkeys(_rfc6052(ip, length) for length in (96, 64, 56, 48)))
@@ -261,20 +261,20 @@ def refusal(ip, host: str, port: int, allowed: list[Rule], own: list[Service]) -
     judged; an allow entry matches the address as written or as carried."""
     reached = carried(ip)
 
-    def allows(rule: Rule) -> bool:
-        return any(rule.matches(a, host, port) for a in {ip, *reached})
+    def allows(rule: Rule, a) -> bool:
+        return rule.matches(a, host, port) or rule.matches(ip, host, port)
 
     def shown(a) -> str:
         return f" ({a}, carried in {ip})" if a != ip else ("" if str(a) == host else f" ({a})")
 
     for a in reached:
         if any(service.holds(a, host, port) for service in own):
-            if any(rule.port == port and allows(rule) for rule in allowed):
+            if any(rule.port == port and allows(rule, a) for rule in allowed):
                 continue
             return f"is this deployment's own database, broker or cache ({a} port {port}" + \
                 ("" if a == ip else f", carried in {ip}") + ")"
     for a in reached:
-        if not _public(a) and not any(allows(rule) for rule in allowed):
+        if not _public(a) and not any(allows(rule, a) for rule in allowed):
             return f"is a {_kind(a)} address" + shown(a)
     return ""
 
