@@ -185,3 +185,21 @@ def test_a_path_the_http_stack_refuses_is_a_prolific_error_with_no_token_in_any_
         assert str(caught.value).startswith("Prolific was not asked") and peer.connections == 0
     assert clear_copies(caught.value, TOKEN) == []
     assert TOKEN not in repr(client) and clear_copies(RuntimeError(client), TOKEN) == []
+
+
+def test_a_runs_server_error_keeps_no_copy_of_the_model_key():
+    """A run's client (inference/scorers/client.py), its session still open: the error and every frame it
+    keeps — the client, its session, httpx's pool with its connection — hold the key masked only."""
+    from inference.scorers.client import ServerClient, ServerError
+
+    async def ask(url):
+        async with ServerClient(url, api_key=KEY, retries=0) as client:
+            try:
+                await client.post("/v1/completions", {"prompt": "x"})
+            except ServerError as error:
+                return error, clear_copies(error, KEY) + clear_copies(RuntimeError(client), KEY)
+
+    with hostile.Peer(hostile.internal_service) as peer:
+        error, found = asyncio.run(ask(peer.url))
+        assert "answered HTTP 400" in str(error) and hostile.MARKER not in str(error) and found == []
+        assert peer.requests[0].headers["authorization"] == f"Bearer {KEY}"
