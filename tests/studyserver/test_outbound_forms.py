@@ -162,3 +162,17 @@ def test_on_the_embedded_default_a_model_server_on_this_machine_is_still_allowed
     monkeypatch.setenv("DUET_OUTBOUND_ALLOW", "loopback,127.0.0.1:6379")  # named with its port: allowed there
     assert outbound.target("http://127.0.0.1:6379").port == 6379
     assert "own database" in _refused("http://127.0.0.2:6379")
+
+
+def test_a_name_whose_dns64_answer_carries_an_internal_address_is_refused(production, monkeypatch):
+    """On an IPv6-only network a DNS64 resolver answers an IPv4-only name with 64:ff9b::<its IPv4 address>."""
+    real = socket.getaddrinfo
+
+    def dns64(host, port, *args, **kwargs):
+        if host != "metadata.example":
+            return real(host, port, *args, **kwargs)
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("64:ff9b::a9fe:a9fe", port, 0, 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns64)
+    said = _refused("http://metadata.example/latest/meta-data")
+    assert "is a link-local address (169.254.169.254, carried in 64:ff9b::a9fe:a9fe)" in said
