@@ -114,6 +114,16 @@ def test_a_path_httpx_refuses_is_the_clients_own_error_with_no_key_kept(path):
         assert clear_copies(error, KEY) == [] and peer.connections == 0
 
 
+def test_any_other_exception_of_the_http_stack_is_said_by_its_class_only():
+    with hostile.Peer(hostile.openai_like) as peer:
+        with pytest.raises(OutboundError) as caught:
+            outbound.request("POST", peer.url, "/v1/completions", body={"prompt": object()}, key=KEY, seconds=5.0,
+                             max_bytes=1024)  # httpx cannot encode the body: a TypeError, not an httpx error
+        assert caught.value.kind == outbound.FAILED and outbound.FAILED not in outbound.RETRIABLE
+        assert str(caught.value) == "was not asked: Duet's HTTP client failed (TypeError)"
+        assert clear_copies(caught.value, KEY) == [] and peer.connections == 0
+
+
 @pytest.mark.parametrize("behave,kind", [(hostile.drip(0.2), outbound.TIMEOUT), (hostile.giant(), outbound.TOO_BIG)])
 def test_an_error_after_the_key_was_sent_keeps_no_copy_of_it(behave, kind):
     """The request with its Authorization header lived in httpx's frames and in its exception: both gone."""
