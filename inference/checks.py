@@ -162,7 +162,7 @@ def _slots() -> threading.BoundedSemaphore:
 class _Check:
     """One save-time check of a server or chat configuration: its key, its deadline (all servers together)."""
 
-    def __init__(self, model, key: str, seconds: float):
+    def __init__(self, model, key, seconds: float):  # key: an outbound.Credential (held masked) or None
         self.model, self.key, self.deadline, self.seconds = model, key, time.monotonic() + seconds, seconds
 
     def ask(self, url: str, path: str, body: dict | None, *, within: float):
@@ -278,7 +278,7 @@ def _remote(model) -> list[tuple[str, str]]:
         except outbound.OutboundError as exc:
             return [("server_urls", str(exc))]
     try:
-        key = outbound.api_key(model.api_key_env, urls=urls)
+        key = outbound.credential(outbound.api_key(model.api_key_env, urls=urls))  # never held in clear
     except outbound.OutboundError as exc:
         return [("api_key_env", str(exc))]
     slots = _slots()

@@ -49,10 +49,11 @@ class Client:
     def __init__(self, *, record: Record = _no_record, base_url: str | None = None, token: str | None = None,
                  sleep: Callable[[float], None] = time.sleep, backoff: float | None = None):
         self.base_url = (base_url or env.prolific_api_url()).rstrip("/")
-        self._token = env.prolific_api_token() if token is None else token
-        if not self._token:
+        token = env.prolific_api_token() if token is None else token
+        if not token:
             raise ProlificError("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › "
                                 "API token) and set it in the server's environment.")
+        self._credential = outbound.Credential(token, scheme="Token")  # held masked: no frame shows it in clear
         self._record, self._sleep = record, sleep
         self._backoff = BACKOFF if backoff is None else backoff
         parts = urlsplit(self.base_url)
@@ -65,7 +66,7 @@ class Client:
     def _once(self, method: str, path: str, body: dict | None) -> outbound.Answer:
         started = time.monotonic()
         try:
-            answer = outbound.request(method, self.base_url, path, body=body, key=self._token, key_scheme="Token",
+            answer = outbound.request(method, self.base_url, path, body=body, key=self._credential,
                                       seconds=SECONDS, max_bytes=MAX_BYTES)
         except OutboundError as exc:
             self._record(method, path, None, time.monotonic() - started, str(exc))
@@ -106,9 +107,16 @@ class Client:
         raise ProlificError(f"Prolific's list {path} has more than {MAX_PAGES} pages")
 
     def _same_origin(self, href: str) -> str:
-        parts = urlsplit(str(href))
+        text = str(href)
+        try:  # a control character (urlsplit drops some) or a malformed host or port: not followed
+            parts = urlsplit(text)
+            where = (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port)
+        except ValueError:
+            where = None
+        if where is None or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise ProlificError("Prolific's next page is not a URL Duet follows: not followed")
         if parts.scheme or parts.netloc:
-            if (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port) != self.origin:
+            if where != self.origin:
                 raise ProlificError("Prolific's next page points to another server: not followed (the token is "
                                     "only sent to PROLIFIC_API_URL)")
         if not parts.path.startswith("/"):

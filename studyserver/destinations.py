@@ -4,8 +4,10 @@
   fragment; a path prefix is fine.
 * `target`: the host resolved once (within a deadline: a resolver thread, never the caller, waits on
   a silent name server) and every address allowed — a public one, or one DUET_OUTBOUND_ALLOW allows
-  (rules); loopback, link-local, private, unspecified, multicast and reserved addresses are refused,
-  and the deployment's own database, broker and cache unless an entry names their host and port.
+  (rules); loopback, link-local, site-local, private, unspecified, multicast and reserved addresses are
+  refused. An IPv6 address that carries an IPv4 address (IPv4-mapped and -compatible, SIIT, NAT64,
+  6to4, Teredo: `carried`) is judged by the IPv4 address(es) it carries. The deployment's own database,
+  broker and cache are refused by host (`Service`) unless an entry names their host and the port asked.
 * `api_key`: a key read only from a name on DUET_MODEL_API_KEYS, for the origins it is bound to.
 
 Failures are OutboundError: `kind` its class, str() its words, never a peer's text.
@@ -20,8 +22,8 @@ from urllib.parse import urlsplit
 
 from . import env
 
-URL, DESTINATION, UNREACHABLE, TIMEOUT, TOO_BIG, NOT_HTTP, NOT_JSON, KEY = (
-    "url", "destination", "unreachable", "timeout", "too big", "not http", "not json", "key")
+URL, DESTINATION, UNREACHABLE, TIMEOUT, TOO_BIG, NOT_HTTP, NOT_JSON, KEY, FAILED = (
+    "url", "destination", "unreachable", "timeout", "too big", "not http", "not json", "key", "failed")
 RETRIABLE = frozenset({UNREACHABLE, TIMEOUT, NOT_HTTP})
 DEFAULT_PORTS = {"http": 80, "https": 443, "postgres": 5432, "postgresql": 5432, "pgsql": 5432, "redis": 6379,
                  "rediss": 6379, "memcache": 11211, "pymemcache": 11211}
@@ -161,13 +163,74 @@ def _resolve(host: str, port: int, seconds: float = RESOLVE_SECONDS) -> list:
     return found
 
 
-def _plain(ip):
-    return ip.ipv4_mapped if ip.version == 6 and ip.ipv4_mapped else ip
+# ------------------------------------------------------------------ IPv6 forms that carry an IPv4 address
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: a local prefix of any length from /48 to /96
+_SIIT = ipaddress.ip_network("::ffff:0:0:0/96")  # IPv4-translated (RFC 2765)
+_COMPATIBLE = ipaddress.ip_network("::/96")  # IPv4-compatible (deprecated); :: and ::1 are themselves
 
 
-def services() -> set[tuple[str, int]]:
-    """(address, port) of the deployment's own database, broker and cache."""
-    found = set()
+def _rfc6052(ip: ipaddress.IPv6Address, length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address behind a NAT64 prefix of `length` bits (RFC 6052 §2.2: bits 64-71 are skipped)."""
+    packed = ip.packed if length == 96 else ip.packed[:8] + ip.packed[9:]
+    return ipaddress.IPv4Address(packed[length // 8:length // 8 + 4])
+
+
+def carried(ip) -> tuple:
+    """The address(es) a connection to `ip` reaches: for an IPv6 form that embeds an IPv4 address, the IPv4
+    address it carries — IPv4-mapped ::ffff:0:0/96, SIIT ::ffff:0:0:0/96, NAT64 64:ff9b::/96, IPv4-compatible
+    ::/96, 6to4 2002::/16 (bits 16-47), Teredo 2001::/32 (the server, bits 32-63, and the client, the last 32
+    bits inverted: both); for the local NAT64 prefix 64:ff9b:1::/48, whose length the network chooses, the IPv4
+    address at every position RFC 6052 allows it (/48, /56, /64, /96): all of them judged. Else (ip,)."""
+    if ip.version == 4:
+        return (ip,)
+    if ip.ipv4_mapped is not None:
+        return (ip.ipv4_mapped,)
+    if ip in _SIIT or ip in _NAT64 or (ip in _COMPATIBLE and int(ip) > 1):
+        return (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF),)
+    if ip.sixtofour is not None:
+        return (ip.sixtofour,)
+    if ip.teredo is not None:
+        return ip.teredo
+    if ip in _NAT64_LOCAL:
+        return tuple(dict.fromkeys(_rfc6052(ip, length) for length in (96, 64, 56, 48)))
+    return (ip,)
+
+
+def _public(ip) -> bool:
+    """A public address (`ip` as carried): global, not multicast; for IPv6 also not in the reserved (unassigned)
+    space and not the deprecated site-local fec0::/10, which Python's is_global lets through."""
+    return ip.is_global and not ip.is_multicast and not (ip.version == 6 and (ip.is_reserved or ip.is_site_local))
+
+
+# ----------------------------------------------------------------- the deployment's own services
+@dataclass(frozen=True)
+class Service:
+    """One of the deployment's own database, broker and cache: the host its URL names, the addresses that host
+    resolves to (as carried), its port."""
+
+    host: str
+    addresses: frozenset
+    port: int
+
+    @property
+    def local(self) -> bool:
+        return any(a.is_loopback or a.is_unspecified for a in self.addresses)
+
+    def holds(self, ip, host: str, port: int) -> bool:
+        """Whether a connection to `ip` (as carried; the URL's host `host`, port `port`) may reach this service.
+        Its host is refused on every port, by name and by every address it resolves to; this machine's own
+        addresses (loopback, unspecified) on the service's port only, wherever the service is: a model server
+        may share this machine with the services (the embedded default), never their ports."""
+        if ip.is_loopback or ip.is_unspecified:
+            return port == self.port
+        return ip in self.addresses or (host == self.host and not self.local)
+
+
+def services() -> list[Service]:
+    """The deployment's own database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL); a host that
+    does not resolve here is still refused by name."""
+    found = []
     for url in env.service_urls():
         try:
             parts = urlsplit(url)
@@ -176,32 +239,44 @@ def services() -> set[tuple[str, int]]:
             continue
         if not host or not port:
             continue
+        host = host.lower().rstrip(".")
         try:
-            found |= {(str(_plain(ip)), port) for ip in _resolve(host, port, 2.0)}
+            addresses = frozenset(a for ip in _resolve(host, port, 2.0) for a in carried(ip))
         except OutboundError:
-            continue
+            addresses = frozenset()
+        found.append(Service(host, addresses, port))
     return found
 
 
+# ------------------------------------------------------------------------------------- the refusal
 def _kind(ip) -> str:
-    for name in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
-        if getattr(ip, f"is_{name}"):
+    for name in ("loopback", "link_local", "site_local", "unspecified", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{name}", False):
             return name.replace("_", "-")
     return "non-public"
 
 
-def refusal(ip, host: str, port: int, allowed: list[Rule], own: set[tuple[str, int]]) -> str:
-    """'' when a request may go to `ip`:`port` (named `host`), else why not."""
-    ip = _plain(ip)
-    if (str(ip), port) in own:
-        if any(rule.port == port and rule.matches(ip, host, port) for rule in allowed):
-            return ""
-        return f"is this deployment's own database, broker or cache ({ip} port {port})"
-    if ip.is_global and not ip.is_multicast:
-        return ""
-    if any(rule.matches(ip, host, port) for rule in allowed):
-        return ""
-    return f"is a {_kind(ip)} address" + ("" if str(ip) == host else f" ({ip})")
+def refusal(ip, host: str, port: int, allowed: list[Rule], own: list[Service]) -> str:
+    """'' when a request may go to `ip`:`port` (named `host`), else why not. Every address `ip` carries is
+    judged; an allow entry matches the address as written or as carried."""
+    reached = carried(ip)
+
+    def allows(rule: Rule, a) -> bool:
+        return rule.matches(a, host, port) or rule.matches(ip, host, port)
+
+    def shown(a) -> str:
+        return f" ({a}, carried in {ip})" if a != ip else ("" if str(a) == host else f" ({a})")
+
+    for a in reached:
+        if any(service.holds(a, host, port) for service in own):
+            if any(rule.port == port and allows(rule, a) for rule in allowed):
+                continue
+            return f"is this deployment's own database, broker or cache ({a} port {port}" + \
+                ("" if a == ip else f", carried in {ip}") + ")"
+    for a in reached:
+        if not _public(a) and not any(allows(rule, a) for rule in allowed):
+            return f"is a {_kind(a)} address" + shown(a)
+    return ""
 
 
 def target(url: str, *, seconds: float = RESOLVE_SECONDS) -> Target:

@@ -6,10 +6,12 @@ One way out, for the save-time checks (sync: `request`) and the runs (async: `As
    prefix such as https://openrouter.ai/api is fine). Nothing is sent for a URL that fails.
 2. The host is resolved once and every address it resolves to must be allowed: a public address,
    or one an administrator allowed in DUET_OUTBOUND_ALLOW (studyserver/env.py; the embedded default
-   allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), private,
-   unspecified, multicast and reserved addresses are refused, and so are the deployment's own
-   database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL) unless an entry names
-   their host and port. The connection then goes to the address that was checked (httpcore's
+   allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), site-local,
+   private, unspecified, multicast and reserved addresses are refused, an IPv6 form that carries an
+   IPv4 address (NAT64, 6to4, Teredo, IPv4-mapped, -compatible, SIIT) judged by what it carries; so are
+   the deployment's own database, broker and cache (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL), by host
+   on every port and by this machine's addresses on their ports, unless an entry names the host and the
+   port asked. The connection then goes to the address that was checked (httpcore's
    network backend is replaced by one that connects there and nowhere else), with the URL's host
    in the Host header and the TLS server name: a DNS answer that changes between the check and
    the connection (rebinding) changes nothing.
@@ -18,7 +20,11 @@ One way out, for the save-time checks (sync: `request`) and the runs (async: `As
    answers: counted again as they are decompressed).
 4. Failures are said by class, in words ("cannot be reached", "refused the key (HTTP 401)",
    "answered HTTP 404", "did not answer within 5 s", "sent more than 1 MB"): never with the peer's
-   own text, which may be an internal service's error page.
+   own text, which may be an internal service's error page. Every exception of the HTTP stack, not
+   only httpx.HTTPError (httpx.InvalidURL for a path with a control character), becomes an
+   OutboundError, raised afresh: no chained exception, and no frame of httpx's, is kept with it.
+5. A key travels as a `Credential` (an httpx Auth, held masked): no local variable, attribute or
+   error that an error reporter captures holds it in clear; only the request on the wire does.
 
 Where a request may go and with which key (points 1 and 2, and `api_key(name, urls=…)`: a key read only
 from a name on DUET_MODEL_API_KEYS, for the origins that list binds it to) lives in
@@ -29,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import secrets
 import time
 import zlib
 from dataclasses import dataclass
@@ -38,9 +45,36 @@ import httpx
 
 from . import env
 from .destinations import (  # noqa: F401  (re-exported: the one module callers import)
-    DESTINATION, KEY, NOT_HTTP, NOT_JSON, RESOLVE_SECONDS, RETRIABLE, TIMEOUT, TOO_BIG, UNREACHABLE, URL, OutboundError,
-    Target, api_key, rules, size, target, url_parts,
+    DESTINATION, FAILED, KEY, NOT_HTTP, NOT_JSON, RESOLVE_SECONDS, RETRIABLE, TIMEOUT, TOO_BIG, UNREACHABLE, URL,
+    OutboundError, Target, api_key, carried, rules, size, target, url_parts,
 )
+
+# ------------------------------------------------------------------------------------- the key
+class Credential(httpx.Auth):
+    """A key sent as `Authorization: <scheme> <key>` (Bearer for model servers, Token for Prolific), held
+    XOR-masked with a random pad: the clear text exists only while the header is written, so neither this
+    object nor a frame holding it shows the key to an error reporter that captures locals (repr, attributes).
+    """
+
+    def __init__(self, key: str, *, scheme: str = "Bearer"):
+        clear = f"{scheme} {key}".encode()
+        self._pad = secrets.token_bytes(len(clear))
+        self._masked = bytes(a ^ b for a, b in zip(clear, self._pad))
+
+    def auth_flow(self, request: httpx.Request):
+        request.headers["authorization"] = bytes(a ^ b for a, b in zip(self._masked, self._pad)).decode()
+        yield request
+
+    def __repr__(self) -> str:
+        return "<Credential [secure]>"
+
+
+def credential(key: str | Credential | None) -> Credential | None:
+    """`key` as a Credential (a Bearer key given as text), None for none."""
+    if isinstance(key, Credential) or key is None:
+        return key
+    return Credential(key) if key else None
+
 
 # ------------------------------------------------------------------------------------- transports
 class _DeadlineStream(httpcore.NetworkStream):
@@ -190,51 +224,68 @@ def _announced(headers: httpx.Headers, max_bytes: int) -> None:
         raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
 
 
-def _words(exc: httpx.HTTPError, seconds: float) -> OutboundError:
+def _failure(exc: Exception, seconds: float) -> tuple[str, str]:
+    """Any exception of a request as (kind, words): OutboundError as it is, httpx's by class, anything else from
+    the HTTP stack (httpx.InvalidURL is not an httpx.HTTPError) as FAILED, named by its class only."""
+    if isinstance(exc, OutboundError):
+        return exc.kind, str(exc)
+    if isinstance(exc, httpx.InvalidURL):
+        return URL, "was not asked: the request's URL is not a valid URL (a control character or the like)"
     if isinstance(exc, httpx.ConnectTimeout):
-        return OutboundError(UNREACHABLE, f"cannot be reached (no connection within {round(seconds, 1):g} s)")
+        return UNREACHABLE, f"cannot be reached (no connection within {round(seconds, 1):g} s)"
     if isinstance(exc, httpx.TimeoutException):
-        return OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s")
+        return TIMEOUT, f"did not answer within {round(seconds, 1):g} s"
     if isinstance(exc, httpx.ProtocolError | httpx.DecodingError):
-        return OutboundError(NOT_HTTP, "did not answer as an HTTP server")
-    return OutboundError(UNREACHABLE, "cannot be reached")
+        return NOT_HTTP, "did not answer as an HTTP server"
+    if isinstance(exc, httpx.HTTPError):
+        return UNREACHABLE, "cannot be reached"
+    return FAILED, f"was not asked: Duet's HTTP client failed ({type(exc).__name__})"
 
 
 HEADERS = {"accept": "application/json", "accept-encoding": "gzip, deflate", "user-agent": "duet"}
 
 
-def request(method: str, base_url: str, path: str, *, body: dict | None = None, key: str = "", seconds: float,
-            max_bytes: int, checked: Target | None = None, key_scheme: str = "Bearer") -> Answer:
+def request(method: str, base_url: str, path: str, *, body: dict | None = None, key: str | Credential = "",
+            seconds: float, max_bytes: int, checked: Target | None = None) -> Answer:
     """One request (sync) to `path` under a server's base URL, finished within `seconds` in all, its answer
-    read up to `max_bytes`; OutboundError saying what went wrong by class. The key goes in the Authorization
-    header as `<key_scheme> <key>` (Prolific's API wants `Token <token>`)."""
+    read up to `max_bytes`; OutboundError saying what went wrong by class, raised afresh (see point 4). The key
+    (a Credential, or text sent as `Bearer <key>`) goes in the Authorization header."""
     deadline = time.monotonic() + seconds
+    auth = credential(key)
+    del key  # from here on only the masked Credential: this frame is kept by any error raised below
     checked = checked or target(base_url, seconds=min(seconds, RESOLVE_SECONDS))
-    headers = {**HEADERS, **({"authorization": f"{key_scheme} {key}"} if key else {})}
     try:
-        with httpx.Client(transport=_transport(checked, deadline), trust_env=False, follow_redirects=False,
-                          timeout=None) as client:
-            with client.stream(method, checked.base + path, json=body, headers=headers) as response:
-                _announced(response.headers, max_bytes)
-                raw = bytearray()
-                for chunk in response.iter_raw():
-                    raw += chunk
-                    if len(raw) > max_bytes:
-                        raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
-                return Answer(response.status_code, response.headers, _decoded(response.headers, bytes(raw),
-                                                                                max_bytes))
-    except httpx.HTTPError as exc:
-        raise _words(exc, seconds) from None
+        return _exchange(method, checked, path, body, auth, deadline, max_bytes)
+    except Exception as exc:  # noqa: BLE001 — every exception of the HTTP stack is said as the client's own
+        failure = _failure(exc, seconds)
+    raise OutboundError(*failure)  # outside the handler: no __context__, none of httpx's frames or requests
+
+
+def _exchange(method: str, checked: Target, path: str, body: dict | None, auth: Credential | None,
+              deadline: float, max_bytes: int) -> Answer:
+    """The exchange itself; its frame (the response, the request with its header) dies with the exception."""
+    with httpx.Client(transport=_transport(checked, deadline), trust_env=False, follow_redirects=False,
+                      timeout=None, auth=auth) as client:
+        with client.stream(method, checked.base + path, json=body, headers=HEADERS) as response:
+            _announced(response.headers, max_bytes)
+            raw = bytearray()
+            for chunk in response.iter_raw():
+                raw += chunk
+                if len(raw) > max_bytes:
+                    raise OutboundError(TOO_BIG, f"sent more than {size(max_bytes)}")
+            return Answer(response.status_code, response.headers, _decoded(response.headers, bytes(raw), max_bytes))
 
 
 class AsyncSession:
     """Requests (async) to one server, `connections` at most at once, its destination checked once on entry:
     `async with AsyncSession(url, …) as s: answer = await s.request("POST", "/v1/completions", body, seconds=…)`."""
 
-    def __init__(self, base_url: str, *, connections: int = 4, key: str = "", max_bytes: int | None = None):
+    def __init__(self, base_url: str, *, connections: int = 4, key: str | Credential = "",
+                 max_bytes: int | None = None):
         self.base_url, self.connections = base_url, connections
         self.max_bytes = max_bytes or env.outbound_max_bytes()
-        self._headers = {**HEADERS, **({"authorization": f"Bearer {key}"} if key else {})}
+        self._auth = credential(key)
+        del key
         self._http: httpx.AsyncClient | None = None
         self.checked: Target | None = None
 
@@ -242,7 +293,7 @@ class AsyncSession:
         self.checked = await asyncio.to_thread(target, self.base_url)
         # timeout=None: httpx's per-read timeouts are replaced by one deadline per request (asyncio.timeout)
         self._http = httpx.AsyncClient(transport=_async_transport(self.checked, self.connections), trust_env=False,
-                                       follow_redirects=False, headers=self._headers, timeout=None)
+                                       follow_redirects=False, headers=HEADERS, auth=self._auth, timeout=None)
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -256,18 +307,21 @@ class AsyncSession:
         scope = asyncio.timeout(seconds)
         try:
             async with scope:
-                async with self._http.stream(method, self.checked.base + path, json=body) as response:
-                    _announced(response.headers, self.max_bytes)
-                    raw = bytearray()
-                    async for chunk in response.aiter_raw():
-                        raw += chunk
-                        if len(raw) > self.max_bytes:
-                            raise OutboundError(TOO_BIG, f"sent more than {size(self.max_bytes)}")
-                    return Answer(response.status_code, response.headers,
-                                  _decoded(response.headers, bytes(raw), self.max_bytes))
+                return await self._exchange(method, path, body)
         except TimeoutError:
-            if scope.expired():
-                raise OutboundError(TIMEOUT, f"did not answer within {round(seconds, 1):g} s") from None
-            raise OutboundError(UNREACHABLE, "cannot be reached") from None
-        except httpx.HTTPError as exc:
-            raise _words(exc, seconds) from None
+            failure = (TIMEOUT, f"did not answer within {round(seconds, 1):g} s") if scope.expired() else \
+                (UNREACHABLE, "cannot be reached")
+        except Exception as exc:  # noqa: BLE001 — as in `request`
+            failure = _failure(exc, seconds)
+        raise OutboundError(*failure)  # afresh, as in `request`
+
+    async def _exchange(self, method: str, path: str, body: dict | None) -> Answer:
+        async with self._http.stream(method, self.checked.base + path, json=body) as response:
+            _announced(response.headers, self.max_bytes)
+            raw = bytearray()
+            async for chunk in response.aiter_raw():
+                raw += chunk
+                if len(raw) > self.max_bytes:
+                    raise OutboundError(TOO_BIG, f"sent more than {size(self.max_bytes)}")
+            return Answer(response.status_code, response.headers,
+                          _decoded(response.headers, bytes(raw), self.max_bytes))

@@ -17,7 +17,8 @@ Hosted chat APIs give no prompt log-probabilities and no tokenizer, so:
 * a score's "token ids" are the forms' positions in the answer forms (the API has no token ids);
   the top-token decision reads the generated token's text against them.
 
-API keys come from the environment (services.api_key) and live only in the client's headers.
+API keys come from the environment (services.api_key), held masked (outbound.Credential) and written only
+into request headers.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class ChatScorer:
         self.url, self.model, self.default_answers = url.rstrip("/"), model, answers
         self.prompt_format, self.concurrency, self.top_k = prompt_format, concurrency, top_k
         self.retries, self.timeout, self.system = retries, timeout, system
-        self._api_key = api_key
+        self._api_key = http.outbound.credential(api_key)  # held masked (studyserver/outbound.py)
         self.usage = http.Usage()
         self.reported_models: set[str] = set()
         self.fingerprints: set[str] = set()

@@ -5,8 +5,9 @@ Scoring (server.py, chat.py) and generation call the same client: `post(path, bo
 decoded JSON, `gather(...)` runs many coroutines at once. The requests themselves go through
 studyserver/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in
 errors). Nothing here knows about scores; API keys are read where the client is built
-(services.api_key: listed and bound to the server's origin) and kept only in its request headers
-(never in `describe()`, an error message or a log line).
+(services.api_key: listed and bound to the server's origin), held masked (outbound.Credential) and
+written in clear only into its request headers (never in `describe()`, an error message, a log line or
+a frame an error keeps).
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class ServerClient:
     backoff: float = 0.5  # seconds before the first retry; doubled each time, with jitter
     max_wait: float = 60.0
     timeout: float = 300.0  # seconds, in all, per request (not per read)
-    api_key: str = field(default="", repr=False)
+    api_key: str | outbound.Credential | None = field(default="", repr=False)  # held as a Credential
     usage: Usage = field(default_factory=Usage)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     max_bytes: int | None = None  # per answer; None: DUET_OUTBOUND_MAX_MB
@@ -96,6 +97,7 @@ class ServerClient:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.base_url = self.base_url.rstrip("/")
+        self.api_key = outbound.credential(self.api_key)  # masked: no frame of an error shows it
         self._limit: asyncio.Semaphore | None = None
         self._session: outbound.AsyncSession | None = None
 
