@@ -281,6 +281,30 @@ class LanguageModelAdmin(TeamOwnedAdmin, RefusedActionsMixin, admin.ModelAdmin):
                 parts.append(format_html('{} <a href="{}">{}</a>', label, url, other.name))
         return format_html_join(" · ", "{}", ((part,) for part in parts)) if parts else "— (the only version)"
 
+    def get_readonly_fields(self, request, obj=None):
+        keyless = () if request.user.has_perm("inference.name_api_key") else ("api_key_env",)  # issue 34
+        if self._fixed(obj):
+            return (*LanguageModel.IDENTITY, *(f"{n}_shown" for n in SHOWN_VISIBLY), *self.readonly_fields, *keyless)
+        return (*self.readonly_fields, *keyless)
+
+    def get_fieldsets(self, request, obj=None):
+        """A configuration with runs: its answers, start token and stop strings shown as stored ('␣Yes')."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self._fixed(obj):
+            return fieldsets
+        swap = {name: f"{name}_shown" for name in SHOWN_VISIBLY}
+        return [(title, {**options, "fields": tuple(swap.get(n, n) for n in options["fields"])})
+                for title, options in fieldsets]
+
+    @admin.display(description="variants of the latest run (first item)")
+    def token_ids_used(self, obj):
+        found = obj.answer_token_ids or {}
+        if not found.get("token_ids"):
+            return "— (filled by the configuration's first run; every score keeps its own)"
+        parts = [f"{visible(text)}={ids}" for text, ids in found["token_ids"].items()]
+        dropped = [f"{forms} ({why})" for forms, why in ((d["forms"], d["why"]) for d in found.get("dropped", []))]
+        return " · ".join(parts) + (" · dropped: " + "; ".join(dropped) if dropped else "")
+
     def save_model(self, request, obj, form, change):
         fields = form.changes()
         shared = self._shared_with(request, form, obj if change else None)
