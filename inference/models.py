@@ -185,7 +185,10 @@ class LanguageModel(models.Model):
     """A model configuration: which weights, read how, asked how, and how its answers are decided.
 
     Everything but `name` and `device` decides the numbers, so a configuration with runs is never
-    changed (services refuse it): other options make another configuration."""
+    changed (services refuse it): other options make another configuration, and new servers a new
+    version (`replaces`). It is a team's own, shared with other teams read-only by an explicit act
+    (`team`, `shared_with`; experiments/team_scope.py); a run keeps what it was created with
+    (ModelRun.configuration) and executes from that (ModelRun.ran_with)."""
 
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
                 "answer_forms", "decision_rule", "server_model", "start_token", *GENERATION_DEFAULTS)
