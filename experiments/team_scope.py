@@ -6,6 +6,11 @@ page, action, filter, form field and download reads it through the functions her
 
     scope(Trial.objects.all(), user=request.user, path="participant__study")
     study_or_404(user=request.user, pk=pk)
+
+A row a team owns itself, outside any study (a model configuration, issue 45), has a `team` of its own
+and may be shared with other teams read-only, by an explicit act (a many-to-many of teams, declared by
+its admin: team_admin.TeamOwnedAdmin.shared_field). Its owners see and change it; the teams it is shared
+with see it and use it, never change it; a row owned by no team is a superuser's alone.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from .models import Study
 from .models import Team
 
 STUDY_PATHS: dict[type[Model], str] = {Study: ""}  # model → the relations from it to its study ("" : itself)
+OWNED: dict[type[Model], str] = {}  # model a team owns itself → its many-to-many of the teams it is shared with
 
 
 def register(model: type[Model], path: str) -> None:
@@ -24,6 +30,14 @@ def register(model: type[Model], path: str) -> None:
     if known is not None and known != path:
         raise ValueError(f"{model.__name__} reaches its study by {known!r}, not {path!r}")
     STUDY_PATHS[model] = path
+
+
+def register_owned(model: type[Model], shared: str) -> None:
+    """Declare that `model`'s rows are owned by a team (their `team`) and shared read-only through `shared`."""
+    known = OWNED.get(model)
+    if known is not None and known != shared:
+        raise ValueError(f"{model.__name__} is shared through {known!r}, not {shared!r}")
+    OWNED[model] = shared
 
 
 def team_ids(user) -> frozenset[int] | None:
@@ -48,7 +62,7 @@ def teams_of(user) -> QuerySet:
 
 def is_scoped(model: type[Model]) -> bool:
     """Whether `model`'s rows belong to teams (a team, a study, anything under a study)."""
-    return model is Team or model in STUDY_PATHS
+    return model is Team or model in STUDY_PATHS or model in OWNED
 
 
 def condition(user, path: str) -> Q:
@@ -58,11 +72,13 @@ def condition(user, path: str) -> Q:
 
 
 def limit(model: type[Model], user) -> Q | None:
-    """The condition on `model`'s rows that `user` may see: Q() for all, None when `model` is not
-    under a study (a model configuration, a user: shared)."""
+    """The condition on `model`'s rows that `user` may see: Q() for all, None when `model` belongs to
+    no team (a user, a mapping preset: shared)."""
     ids = team_ids(user)
     if model is Team:
         return Q() if ids is None else Q(pk__in=ids)
+    if model in OWNED:
+        return owned_condition(model, user)
     path = STUDY_PATHS.get(model)
     return None if path is None else condition(user, path)
 
@@ -95,3 +111,32 @@ def study_or_404(*, user, pk=None, slug=None) -> Study:
     if found is None:
         raise Http404("No such study.")
     return found
+
+
+def owned_condition(model: type[Model], user, *, shared: bool = True) -> Q:
+    """The condition on the rows of `model` (a team's own, OWNED) that `user` sees: their teams' own,
+    and (`shared`) those shared with one of their teams; Q() for a superuser. The shared ones are read
+    through a subquery, so a row shared with two of the user's teams is listed once."""
+    ids = team_ids(user)
+    if ids is None:
+        return Q()
+    mine = Q(team__in=ids)
+    if not shared:
+        return mine
+    return mine | Q(pk__in=model._default_manager.filter(**{f"{OWNED[model]}__in": ids}).values("pk"))
+
+
+def owns(user, obj) -> bool:
+    """Whether `user` may change `obj` (a team's own row): it is one of their teams' (a superuser: any)."""
+    ids = team_ids(user)
+    return ids is None or getattr(obj, "team_id", None) in ids
+
+
+def reads(user, obj) -> bool:
+    """Whether `user` may see `obj` (a team's own row): theirs, or shared with one of their teams."""
+    ids = team_ids(user)
+    if ids is None or getattr(obj, "team_id", None) in ids:
+        return True
+    shared = OWNED.get(type(obj))
+    return bool(ids) and shared is not None and obj.pk is not None and \
+        getattr(obj, shared).filter(pk__in=ids).exists()

@@ -12,9 +12,10 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
-from experiments.team_admin import TeamScopedAdmin
+from experiments import team_scope
+from experiments.team_admin import TeamOwnedAdmin, TeamScopedAdmin
 from experiments.team_scope import visible_studies
 from studyserver import workers
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
@@ -31,10 +32,13 @@ from .models import (
 log = logging.getLogger(__name__)
 
 
+OWNERSHIP = ("team", "shared_with")  # who owns a configuration and who may read it (issue 45)
+
+
 class LanguageModelForm(forms.ModelForm):
     class Meta:
         model = LanguageModel
-        fields = list(FORM_FIELDS)
+        fields = [*FORM_FIELDS, *OWNERSHIP]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -76,10 +80,11 @@ class LanguageModelForm(forms.ModelForm):
         return LanguageModel._meta.get_field("concurrency").default if value in (None, "") else value
 
     def changes(self) -> dict:
-        """The configuration as saved: the form's fields, and the read-only ones (a configuration with
-        runs) as they are."""
+        """The configuration as saved: the form's fields and its team, and the read-only ones (a
+        configuration with runs) as they are."""
         cleaned = self.cleaned_data
-        return {name: cleaned[name] if name in cleaned else getattr(self.instance, name) for name in FORM_FIELDS}
+        return {name: cleaned[name] if name in cleaned else getattr(self.instance, name)
+                for name in (*FORM_FIELDS, "team")}
 
     def clean(self):
         for name, default in GENERATION_DEFAULTS.items():
@@ -99,7 +104,8 @@ class LanguageModelForm(forms.ModelForm):
             fixed = [n for n in LanguageModel.IDENTITY if self.instance.pk and getattr(self.instance, n) != changes[n]]
             if fixed and self.instance.runs.exists():
                 services.language_model_update(model=LanguageModel.objects.get(pk=self.instance.pk), **changes)
-            twin = services.language_model_matching(identity={n: changes[n] for n in LanguageModel.IDENTITY})
+            twin = services.language_model_matching(identity={n: changes[n] for n in LanguageModel.IDENTITY},
+                                                    team=getattr(changes["team"], "pk", None))
             if twin is not None and twin.pk != target.pk:
                 raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
         except ValidationError as exc:
@@ -115,17 +121,20 @@ class LanguageModelForm(forms.ModelForm):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
-    """Model configurations. One with runs keeps the options that decide its numbers ('Save as new'
-    makes another); its name, device, servers, concurrency and key variable may change."""
+class LanguageModelAdmin(TeamOwnedAdmin, RefusedActionsMixin, admin.ModelAdmin):
+    """Model configurations, each a team's own (issue 45): its members change it; teams it is shared
+    with see and run it, read-only; other teams never see it. One with runs keeps the options that
+    decide its numbers ('Save as new' makes another); its name, device and concurrency may change, and
+    new servers or another key's name make a new version (its runs keep what they were created with)."""
 
     form = LanguageModelForm
     save_as = True
-    list_display = ("name", "backend", "source", "gguf_file", "dtype", "prompt_format", "answers", "decision_rule",
-                    "run_count")
-    list_filter = ("prompt_format", "dtype", "decision_rule", "backend")
+    list_display = ("name", "team", "backend", "source", "gguf_file", "dtype", "prompt_format", "answers",
+                    "decision_rule", "run_count")
+    list_filter = ("team", "prompt_format", "dtype", "decision_rule", "backend")
     search_fields = ("name", "source")
-    readonly_fields = ("token_ids_used", "created_at")
+    readonly_fields = ("token_ids_used", "versions_shown", "created_at")
+    filter_horizontal = ("shared_with",)
     actions = ["check_configurations", "run_sweep"]
     fieldsets = (
         (None, {"fields": ("name", "backend", "source", "gguf_file", "revision", "dtype", "device", "prompt_format",
@@ -134,7 +143,10 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
         ("Generation mode (decision rule 'generated')", {"fields": tuple(GENERATION_DEFAULTS), "description": (
             "The model writes its answer: n samples per item (greedy: one), cut at a stop string or max tokens; "
             "the design's parser reads each (unparseable: 'other'); the share of yes is p(Yes).")}),
-        ("Recorded", {"fields": ("token_ids_used", "created_at")}),
+        ("Who owns it", {"fields": OWNERSHIP, "description": (
+            "Only the owning team's members change it; the teams it is shared with see it and run it on their "
+            "studies, read-only; no other team sees it. Of no team: only superusers see it.")}),
+        ("Recorded", {"fields": ("token_ids_used", "versions_shown", "created_at")}),
     )
     answer_yes_shown, answer_no_shown = shown("answer_yes"), shown("answer_no")
     start_token_shown, stop_shown = shown("start_token"), shown("stop")
@@ -251,6 +263,24 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
     def _fixed(self, obj) -> bool:
         return obj is not None and obj.pk is not None and obj.runs.exists()
 
+    def has_change_permission(self, request, obj=None):
+        """A version replaced when its servers changed stays as its runs used it: read-only."""
+        if obj is not None and obj.pk is not None and obj.newer_version() is not None:
+            return False
+        return super().has_change_permission(request, obj)
+
+    @admin.display(description="versions")
+    def versions_shown(self, obj):
+        """The earlier version it replaced and the newer one that replaced it (of its own team only)."""
+        if obj is None or obj.pk is None:
+            return "—"
+        parts = []
+        for label, other in (("replaces", obj.replaces), ("replaced by", obj.newer_version())):
+            if other is not None and other.team_id == obj.team_id:
+                url = reverse("admin:inference_languagemodel_change", args=[other.pk])
+                parts.append(format_html('{} <a href="{}">{}</a>', label, url, other.name))
+        return format_html_join(" · ", "{}", ((part,) for part in parts)) if parts else "— (the only version)"
+
     def get_readonly_fields(self, request, obj=None):
         keyless = () if request.user.has_perm("inference.name_api_key") else ("api_key_env",)  # issue 34
         if self._fixed(obj):
@@ -277,10 +307,33 @@ class LanguageModelAdmin(RefusedActionsMixin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         fields = form.changes()
-        if change:
-            services.language_model_update(model=LanguageModel.objects.get(pk=obj.pk), by=request.user, **fields)
-        else:
-            obj.pk = services.language_model_create(by=request.user, **fields).pk
+        shared = self._shared_with(request, form, obj if change else None)
+        if not change:
+            obj.pk = services.language_model_create(by=request.user, shared_with=shared, **fields).pk
+            return
+        before = LanguageModel.objects.get(pk=obj.pk)
+        saved = services.language_model_update(model=before, by=request.user, shared_with=shared, **fields)
+        if saved.pk != before.pk:  # new servers on a configuration with runs: a new version
+            obj.__dict__.update({k: v for k, v in saved.__dict__.items() if not k.startswith("_")})
+            self.message_user(request, f"'{before.name}' has runs, so its new servers make a new version, "
+                                       f"'{saved.name}'; its runs keep the servers they were created with.",
+                              level=messages.WARNING)
+
+    def _shared_with(self, request, form, obj) -> list | None:
+        """The teams it is shared with as the form says, keeping those the user cannot see (a superuser's
+        sharing with a team the editor is not in is not undone by their save); None: not on the form."""
+        if "shared_with" not in form.cleaned_data:
+            return None
+        chosen = list(form.cleaned_data["shared_with"])
+        if obj is None or obj.pk is None:
+            return chosen
+        seen = set(team_scope.teams_of(request.user).values_list("pk", flat=True))
+        return chosen + [team for team in obj.shared_with.all() if team.pk not in seen]
+
+    def save_related(self, request, form, formsets, change):
+        """The teams it is shared with are saved by the service (save_model), on the version saved."""
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
 
 class ModelRunForm(forms.ModelForm):
@@ -303,6 +356,11 @@ class ModelRunForm(forms.ModelForm):
             strategy = strategies.for_kind(kind)
             if not strategy.count(study):
                 raise forms.ValidationError(strategy.nothing(study))
+            if cleaned.get("language_model") is not None:
+                try:  # another team's configuration, shared with the user's but not with the study's team
+                    services.language_model_usable(model=cleaned["language_model"], study=study)
+                except ValidationError as exc:
+                    self.add_error("language_model", exc.messages)
         return cleaned
 
 
@@ -342,6 +400,13 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
         if obj is None:
             return ()
         return ("study", "language_model", "kind", "batch_size", "device", "item_limit", *self.readonly_fields)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """The configuration menu: the current versions the user's teams own or are shared (issue 45)."""
+        if db_field.name == "language_model" and "queryset" not in kwargs:
+            kwargs["queryset"] = LanguageModel.objects.filter(
+                team_scope.owned_condition(LanguageModel, request.user), replaced_by__isnull=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_fields(self, request, obj=None):
         if obj is None:

@@ -4,6 +4,8 @@ Writes go through inference/services.py. A run's status is the jobs' status mach
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -183,7 +185,10 @@ class LanguageModel(models.Model):
     """A model configuration: which weights, read how, asked how, and how its answers are decided.
 
     Everything but `name` and `device` decides the numbers, so a configuration with runs is never
-    changed (services refuse it): other options make another configuration."""
+    changed (services refuse it): other options make another configuration, and new servers a new
+    version (`replaces`). It is a team's own, shared with other teams read-only by an explicit act
+    (`team`, `shared_with`; experiments/team_scope.py); a run keeps what it was created with
+    (ModelRun.configuration) and executes from that (ModelRun.ran_with)."""
 
     IDENTITY = ("backend", "source", "gguf_file", "revision", "dtype", "prompt_format", "answer_yes", "answer_no",
                 "answer_forms", "decision_rule", "server_model", "start_token", *GENERATION_DEFAULTS)
@@ -292,6 +297,24 @@ class LanguageModel(models.Model):
         help_text="The variants of the latest run's first item and their token ids (each score keeps its own).",
         verbose_name="answer variants and token ids",
     )
+    # Who owns it (issue 45): a team's configuration is changed by its members only; other teams see and
+    # run it only when it is shared with them, read-only; one of no team is a superuser's alone.
+    team = models.ForeignKey(
+        "experiments.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="model_configurations",
+        help_text="The lab that owns the configuration: only its members change it. Empty: no team's (only "
+                  "superusers see it).",
+    )
+    shared_with = models.ManyToManyField(
+        "experiments.Team", blank=True, related_name="shared_model_configurations",
+        help_text="Other labs that may see this configuration and run it on their studies, read-only: they "
+                  "cannot change it.",
+    )
+    replaces = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, editable=False, related_name="replaced_by",
+        verbose_name="earlier version",
+        help_text="The configuration this one replaced when its servers changed; the earlier one keeps its "
+                  "runs, which keep the servers they were made with.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -363,11 +386,31 @@ class LanguageModel(models.Model):
         return {name: getattr(self, name) for name in self.IDENTITY}
 
     def snapshot(self) -> dict:
-        """What a run stores of its configuration."""
+        """What a run stores of its configuration: everything its scorer is built from (a run executes
+        from this, never from the configuration as it is later: ModelRun.ran_with)."""
         out = {"name": self.name, "device": self.device, **self.identity()}
         if self.backend in REMOTE_BACKENDS:  # the variable's name only: the key is never stored
             out.update(server_urls=self.urls(), concurrency=self.concurrency, api_key_env=self.api_key_env)
         return out
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict, *, pk: int | None = None) -> LanguageModel:
+        """The configuration a snapshot records, unsaved (a field it lacks: the field's default)."""
+        names = {f.name for f in cls._meta.concrete_fields} - {"id", "team", "replaces", "created_at"}
+        values = {name: value for name, value in (snapshot or {}).items() if name in names}
+        if isinstance(values.get("server_urls"), list):
+            values["server_urls"] = "\n".join(values["server_urls"])
+        return cls(pk=pk, **values)
+
+    def newer_version(self) -> LanguageModel | None:
+        """The configuration that replaced this one when its servers changed (None: it is current)."""
+        return LanguageModel.objects.filter(replaces_id=self.pk).first() if self.pk else None
+
+    def usable_by(self, team_id: int | None) -> bool:
+        """Whether a study of team `team_id` may run this configuration: the team's own, one shared with
+        it, or one of no team (which only a superuser or a command sees)."""
+        return self.team_id is None or self.team_id == team_id or (
+            self.pk is not None and self.shared_with.filter(pk=team_id).exists())
 
 
 # How each run kind makes, scores and stores its units (inference/strategies.py fills it: `register`).
@@ -431,19 +474,25 @@ class ModelRun(Job):
     def __str__(self) -> str:
         return f"run {self.pk}: {self.language_model} on {self.study.slug}"
 
+    @cached_property
+    def ran_with(self) -> LanguageModel:
+        """The configuration as it was when the run was created (its `configuration` snapshot), unsaved:
+        what the run executes with — servers, key name, answers, prompt format, generation settings —
+        never the configuration's row, which its owners may change meanwhile (issue 45)."""
+        return LanguageModel.from_snapshot(self.configuration, pk=self.language_model_id)
+
     @property
     def effective_device(self) -> str:
-        return self.device or self.language_model.device
+        return self.device or self.ran_with.device
 
     def dispatch_queue(self) -> str:
         return self.queue
 
     def parts(self) -> list[Part]:
         """One task; a server configuration with several servers fans out, when the run is created and
-        when it is retried: one task per server, each scoring its share of the items. Each task is told
-        how many shares there are, so that a configuration whose servers change while its tasks wait
-        still has every item scored (services.model_run_execute)."""
-        shards = self.language_model.shards()
+        when it is retried: one task per server of the run's snapshot, each scoring its share of the
+        items (services.model_run_execute)."""
+        shards = self.ran_with.shards()
         if shards == 1:
             return super().parts()
         return [Part("inference.run_model_shard", args=(shard, shards), queue=self.dispatch_queue(),

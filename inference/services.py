@@ -52,12 +52,13 @@ def language_model_create(
     *, name: str, source: str, gguf_file: str = "", revision: str = "", dtype: str = Dtype.FLOAT32,
     device: str = "auto", prompt_format: str = PromptFormat.RAW, answer_yes: str | None = None,
     answer_no: str | None = None, answer_forms: str = AnswerForms.PAPER, decision_rule: str = DecisionRule.PAPER,
-    backend: str = Backend.HF, by=None, **fields,
+    backend: str = Backend.HF, by=None, team=None, shared_with=(), **fields,
 ) -> LanguageModel:
     """Register a configuration; answers default to those of its prompt format (default_answers).
     `fields`: LanguageModel.SERVER_FIELDS (server and chat backends) and the generation settings
     (GENERATION_DEFAULTS' names; decision rule 'generated'). `by`: the user saving it, when a person does
-    (naming an API key needs its own permission: may_name_api_key)."""
+    (naming an API key needs its own permission: may_name_api_key). `team`: the team that owns it (None:
+    no team's, a superuser's alone); `shared_with`: the teams that may see and run it, read-only."""
     may_name_api_key(user=by, name=fields.get("api_key_env", ""))
     unknown = sorted(set(fields) - set(LanguageModel.SERVER_FIELDS) - set(GENERATION_DEFAULTS))
     if unknown:
@@ -67,19 +68,23 @@ def language_model_create(
         name=name, source=source, gguf_file=gguf_file, revision=revision, dtype=dtype, device=device,
         prompt_format=prompt_format, answer_forms=answer_forms, decision_rule=decision_rule, backend=backend,
         answer_yes=yes if answer_yes is None else answer_yes, answer_no=no if answer_no is None else answer_no,
-        **fields,
+        team=team, **fields,
     )
     model.full_clean()
-    twin = language_model_matching(identity=model.identity())
+    twin = language_model_matching(identity=model.identity(), team=model.team_id)
     if twin is not None:  # refused before the check below sends anything (issue 34)
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
     checks.refuse(model)  # usable here: cached, installed, reachable (issue 28 part 4)
-    model.save()
+    with transaction.atomic():
+        model.save()
+        model.shared_with.set(shared_with)
     return model
 
 
-def language_model_matching(*, identity: dict) -> LanguageModel | None:
-    return LanguageModel.objects.filter(**identity).order_by("pk").first()
+def language_model_matching(*, identity: dict, team: int | None) -> LanguageModel | None:
+    """The current configuration of `team` (None: of no team) with exactly these options: each team has its
+    own (another team's is never named to it), and a replaced version is not current."""
+    return (LanguageModel.objects.filter(**identity, team=team, replaced_by__isnull=True).order_by("pk").first())
 
 
 def may_name_api_key(*, user, name: str, before: str = "") -> None:
@@ -92,31 +97,85 @@ def may_name_api_key(*, user, name: str, before: str = "") -> None:
                                           "variable in a model configuration'; ask an administrator."})
 
 
-def language_model_update(*, model: LanguageModel, by=None, **changes) -> LanguageModel:
-    """Change a configuration. What decides the numbers cannot change once it has runs: those runs'
-    scores would then claim options they were not made with. Make another configuration instead.
-    `by`: as for language_model_create."""
+# Where a configuration sends its items and as whom: a change of either on a configuration with runs
+# makes a new version (language_model_update), so the runs' configuration says where they were sent.
+DESTINATION = ("server_urls", "api_key_env")
+
+
+def language_model_update(*, model: LanguageModel, by=None, shared_with=None, **changes) -> LanguageModel:
+    """Change a configuration; returns it as saved. What decides the numbers cannot change once it has
+    runs: those runs' scores would then claim options they were not made with. Make another configuration
+    instead. Where it sends items (its servers, its key's name: DESTINATION) may change, but once it has
+    runs the change makes a new version (language_model_version), which is returned; the runs, past and
+    queued, keep the configuration they were created with (each executes from its own snapshot anyway:
+    ModelRun.ran_with). A replaced version does not change. `by`: as for language_model_create; `team`
+    in `changes`: the team that owns it; `shared_with`: the teams it is shared with (None: as it is)."""
     may_name_api_key(user=by, name=changes.get("api_key_env", model.api_key_env), before=model.api_key_env)
+    newer = model.newer_version()
+    if newer is not None:
+        raise ValidationError(f"Configuration '{model.name}' was replaced by '{newer.name}' when its servers "
+                              f"changed; it stays as its runs used it. Change '{newer.name}' instead.")
     fixed = sorted(name for name, value in changes.items()
                    if name in LanguageModel.IDENTITY and getattr(model, name) != value)
-    if fixed and model.pk and model.runs.exists():
+    has_runs = bool(model.pk) and model.runs.exists()
+    if fixed and has_runs:
         raise ValidationError(
             f"Configuration '{model.name}' has runs, so its {', '.join(fixed)} cannot change (its scores were made "
             "with the current options). Create a new configuration with the new options instead "
             "(admin: 'Save as new'; run_model: pass the options and a new configuration is made)."
         )
-    moved = [name for name in ("server_urls", "api_key_env")
-             if name in changes and getattr(model, name) != changes[name]]
+    moved = [name for name in DESTINATION if name in changes and getattr(model, name) != changes[name]]
+    if moved and has_runs:
+        return language_model_version(model=model, shared_with=shared_with, **changes)
     for name, value in changes.items():
         setattr(model, name, value)
     model.full_clean()
     if fixed or moved:  # what the configuration reads, or where and how it asks, changed: is it usable here?
         checks.refuse(model)
-    twin = language_model_matching(identity=model.identity())
+    twin = language_model_matching(identity=model.identity(), team=model.team_id)
     if twin is not None and twin.pk != model.pk:
         raise ValidationError(f"Configuration '{twin.name}' already has exactly these options; use it.")
-    model.save()
+    with transaction.atomic():
+        model.save()
+        if shared_with is not None:
+            model.shared_with.set(shared_with)
     return model
+
+
+def language_model_version(*, model: LanguageModel, shared_with=None, **changes) -> LanguageModel:
+    """A new version of `model` (a configuration with runs) with `changes` (new servers, another key's
+    name): the same options, team and sharing, named after it ('gpt-4o v2' unless `changes` renames it),
+    checked as any new configuration is; `model` is left as it is, replaced (LanguageModel.replaces)."""
+    keep = {f.name: getattr(model, f.name) for f in model._meta.concrete_fields
+            if f.name not in ("id", "replaces", "created_at", "answer_token_ids")}
+    new = LanguageModel(**{**keep, **changes}, replaces=model)
+    if new.name == model.name:
+        new.name = _version_name(model)
+    new.full_clean()
+    checks.refuse(new)  # its new servers answer, its key is bound to them
+    with transaction.atomic():
+        LanguageModel.objects.select_for_update().filter(pk=model.pk).first()  # one new version at a time
+        if LanguageModel.objects.filter(replaces=model).exists():
+            raise ValidationError(f"Configuration '{model.name}' was replaced meanwhile; change its newer version.")
+        new.save()
+        new.shared_with.set(model.shared_with.all() if shared_with is None else shared_with)
+    log.info("model configuration %s replaced by %s (new version: %s)", model.pk, new.pk,
+             ", ".join(sorted(n for n in DESTINATION if getattr(model, n) != getattr(new, n))))
+    return new
+
+
+def _version_name(model: LanguageModel) -> str:
+    """'gpt-4o v2' for gpt-4o's second version, 'gpt-4o v3' for the next ('… v3 #2' if that name is taken)."""
+    number, earlier = 2, model.replaces
+    while earlier is not None:
+        number, earlier = number + 1, earlier.replaces
+    root = re.sub(rf" v{number - 1}$", "", model.name)[:110]
+    name = f"{root} v{number}"
+    taken = set(LanguageModel.objects.filter(name__startswith=name).values_list("name", flat=True))
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name} #{n}", n + 1
+    return candidate
 
 
 def language_model_embedded_default() -> LanguageModel:
@@ -153,14 +212,16 @@ def _variant_name(base: str, base_identity: dict, identity: dict) -> str:
     return candidate
 
 
-def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: str | None = None,
+def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: str | None = None, team=None,
                            **options) -> tuple[LanguageModel, bool]:
     """The configuration a run asks for: (configuration, created).
 
     `name_or_path` is a registered configuration's name, the embedded default ('smollm2'), or a hub id
     or folder. `options` are only those asked for (None: not asked): each one that differs from the
     named configuration gives another configuration — an existing one with exactly those options,
-    else a new one named after the base and what differs. Nothing asked for is ignored."""
+    else a new one named after the base and what differs. Nothing asked for is ignored. Another
+    configuration of a named one is its team's, shared as it is; one of a hub id or folder is `team`'s
+    (the team of the study it is for; None: no team's)."""
     asked = {k: v for k, v in options.items() if v is not None}
     unknown = sorted(set(asked) - set(OPTIONS))
     if unknown:
@@ -178,13 +239,13 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
             identity["answer_yes"], identity["answer_no"] = default_answers(asked["prompt_format"])
         if identity == base.identity():
             return base, False
-        twin = language_model_matching(identity=identity)
+        twin = language_model_matching(identity=identity, team=base.team_id)
         if twin is not None:
             return twin, False
         fields = {k: v for k, v in identity.items() if k != "source"}
         created = language_model_create(
             name=_variant_name(base.name, base.identity(), identity), source=base.source,
-            device=device or base.device, **fields,
+            device=device or base.device, team=base.team, shared_with=base.shared_with.all(), **fields,
         )
         return created, True
     path = Path(name_or_path).expanduser()
@@ -196,7 +257,7 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
     identity = {"backend": Backend.HF, "source": source, "gguf_file": gguf_file, "revision": "",
                 "dtype": Dtype.FLOAT32, "prompt_format": prompt_format, "answer_yes": yes, "answer_no": no,
                 "answer_forms": AnswerForms.PAPER, "decision_rule": DecisionRule.PAPER, **GENERATION_DEFAULTS, **asked}
-    twin = language_model_matching(identity=identity)
+    twin = language_model_matching(identity=identity, team=getattr(team, "pk", team))
     if twin is not None:
         return twin, False
     short = re.sub(r"\s+", " ", f"{name_or_path}:{gguf_file}" if gguf_file else name_or_path)
@@ -205,7 +266,7 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
                 **GENERATION_DEFAULTS}
     fields = {k: v for k, v in identity.items() if k != "source"}
     return language_model_create(name=_variant_name(short, defaults, identity), source=source,
-                                 device=device or "auto", **fields), True
+                                 device=device or "auto", team=team, **fields), True
 
 
 # --------------------------------------------------------------------------- runs
@@ -215,10 +276,13 @@ def model_run_create(
     *, study: Study, language_model: LanguageModel, kind: str | None = None, batch_size: int = 16, device: str = "",
     item_limit: int | None = None,
 ) -> ModelRun:
+    """A run of `language_model` on `study`, keeping the configuration as it is now (its snapshot: the run
+    executes from it, whatever the configuration becomes). ValidationError saying why not."""
+    language_model_usable(model=language_model, study=study)
     kind = kind or strategies.default_kind(study)
     strategy = strategies.for_kind(kind)
     run = ModelRun(study=study, language_model=language_model, kind=kind, batch_size=batch_size, device=device,
-                   item_limit=item_limit)
+                   item_limit=item_limit, configuration=language_model.snapshot())
     run.full_clean()
     if item_limit is not None and item_limit < 1:
         raise ValidationError("The item limit must be at least 1 (or empty for every item).")
@@ -230,9 +294,20 @@ def model_run_create(
         raise ValidationError(strategy.nothing(study))
     run.items_total = min(total, item_limit) if item_limit else total
     run.partial = run.items_total < total
-    run.configuration = language_model.snapshot()
     run.save()
     return run
+
+
+def language_model_usable(*, model: LanguageModel, study: Study) -> None:
+    """ValidationError unless `study`'s runs may use `model`: a current version (not one replaced when its
+    servers changed), owned by the study's team, shared with it, or of no team (issue 45)."""
+    newer = model.newer_version()
+    if newer is not None:
+        raise ValidationError(f"Configuration '{model.name}' was replaced by '{newer.name}' when its servers "
+                              f"changed; run '{newer.name}'.")
+    if not model.usable_by(study.team_id):
+        raise ValidationError(f"Configuration '{model.name}' is another team's and not shared with the team of "
+                              f"study '{study.slug}'; its owners may share it, read-only.")
 
 
 def model_run_launch(**kwargs) -> ModelRun:
@@ -277,12 +352,17 @@ def model_run_retry(*, run: ModelRun) -> ModelRun:
 
 
 def _build_scorer(run: ModelRun, shard: int | None = None):
+    """The run's scorer, built from the configuration the run was created with (its snapshot,
+    ModelRun.ran_with), never from the configuration as it is now (issue 45: another hand may have
+    changed its servers since)."""
     from . import scorers
 
-    lm = run.language_model
+    if not run.configuration:
+        raise ValidationError(f"Run {run.pk} keeps no configuration (its snapshot is empty); launch a new run.")
+    lm = run.ran_with
     extra = {}
     if lm.backend == Backend.SERVER:
-        urls = lm.urls() if shard is None else [lm.urls()[shard % len(lm.urls())]]  # fewer servers now: shared
+        urls = lm.urls() if shard is None else [lm.urls()[shard % len(lm.urls())]]
         extra["server"] = {"urls": urls, "model": lm.server_model, "concurrency": lm.concurrency,
                            "start_token": lm.start_token, "api_key": api_key(lm.api_key_env, urls=urls)}
     elif lm.backend == Backend.CHAT:
@@ -342,7 +422,7 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
                 merged["usage_earlier"] = current["usage_earlier"]
         else:
             servers = list(current.get("servers") or [])
-            servers += [{}] * (max(run.language_model.shards(), shard + 1) - len(servers))
+            servers += [{}] * (max(run.ran_with.shards(), shard + 1) - len(servers))
             servers[shard] = (info.get("servers") or [{}])[0]
             by_server = dict(current.get("usage_by_server") or {})
             earlier = list(current.get("usage_earlier") or [])
@@ -367,8 +447,9 @@ def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback |
     cancel, failure, the final check), its steps in `RunSteps`. Idempotent: a finished run is left
     alone, a run whose worker died resumes, finished chunks are never recomputed or duplicated.
     `shard` (server backend with several servers): this task scores the units k, k + n, … (n:
-    `shards`, the count its tasks were sent as; None: the configuration's now) on server k (k mod the
-    servers listed now); the run is done when every unit is stored, whichever shard stores the last.
+    `shards`, the count its tasks were sent as; None: the servers of the run's snapshot) on server k of
+    the run's snapshot (k mod their count); the run is done when every unit is stored, whichever shard
+    stores the last. The run executes from the configuration it was created with (ModelRun.ran_with).
     A failed run records why on its row; the task itself ends normally (JobKind.raises)."""
     return jobs.job_execute(ModelRun, run_id, RunSteps(on_progress, scorer=scorer, shard=shard, shards=shards))
 
@@ -396,7 +477,7 @@ class RunSteps(jobs.Steps):
         stored = strategy.stored_keys(run)
         keys = strategy.unit_keys(run)  # the keys only: a chunk's units are read when it is scored
         if shard is not None:
-            keys = keys[shard :: self.shards or run.language_model.shards()]
+            keys = keys[shard :: self.shards or run.ran_with.shards()]
         pending = [key for key in keys if key not in stored]
         jobs.job_count_from(run, len(stored))  # the rate counts from here, the model loaded
         self.tell(len(stored))
@@ -407,7 +488,7 @@ class RunSteps(jobs.Steps):
             advanced[0] += 1
             jobs.job_advance(run)
 
-        one_by_one = one_done if run.language_model.backend in REMOTE_BACKENDS else None
+        one_by_one = one_done if run.ran_with.backend in REMOTE_BACKENDS else None
         for chunk_keys in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
             self.checkpoint()  # cancelled meanwhile: stop here, keeping the chunks stored
             advanced[0] = 0

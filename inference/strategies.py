@@ -227,14 +227,14 @@ class ItemStrategy(Strategy):
         return self.name(row.item)
 
     def samples(self, run):
-        config = run.language_model
+        config = run.ran_with
         return sampling_spec(config).samples if config.generates else 0
 
     def answers(self, config: LanguageModel, item: Item) -> AnswerSet | None:
         raise NotImplementedError
 
     def requests(self, run, units):
-        config = run.language_model
+        config = run.ran_with
         return [Request(key=item.pk, text=item.prompt, answers=self.answers(config, item)) for item in units]
 
     def rows(self, run, units, results):
@@ -246,7 +246,7 @@ class ItemStrategy(Strategy):
         """Log-probabilities of the item's own prompt (perplexity, the likelier answer, the top token),
         and, in generation mode, the samples the model writes for the design's prompt setting (`on_done`
         then follows the samples, the longer part)."""
-        config = run.language_model
+        config = run.ran_with
         if not config.generates:
             return scorer.score(self.requests(run, units), on_done=on_done)
         results = scorer.score(self.requests(run, units))
@@ -262,7 +262,7 @@ class ItemStrategy(Strategy):
 
     def read(self, run: ModelRun, item: Item, result: Result) -> tuple[answer_parsing.Tally, dict, list]:
         """Parse each sample: the tally, the score's `generation` record and its GeneratedAnswer rows."""
-        config = run.language_model
+        config = run.ran_with
         design = registry.generation(item.design)
         parser = design.parser if config.answer_parser in ("", "paper") else config.answer_parser
         words = self.labels(config, item)
@@ -298,7 +298,7 @@ class ItemStrategy(Strategy):
 
     def common(self, run: ModelRun, item: Item, result: Result, summary) -> dict:
         """The fields every item score has; `decision` is the one the item's rule picks."""
-        scoring = item_scoring(run.language_model, item.design)
+        scoring = item_scoring(run.ran_with, item.design)
         rule = scoring.decision_rule
         return {"answer_forms": scoring.answer_forms, "run": run, "item": item, "logprobs": result.logprobs, "token_ids": result.variants.token_ids(),
                 "variants": result.variants.texts(), "prompt_tokens": result.prompt_tokens,
@@ -389,7 +389,7 @@ class ProbeStrategy(Strategy):
         return f"probe {row.probe_key!r}"
 
     def requests(self, run, units):
-        space = "" if run.language_model.prompt_format == PromptFormat.CHAT else " "
+        space = "" if run.ran_with.prompt_format == PromptFormat.CHAT else " "
         out = []
         for probe in units:
             accepted = list(dict.fromkeys(space + text.strip() for text in probe.accepted))

@@ -49,7 +49,11 @@ def studies():
 
 @pytest.fixture
 def fake_model():
-    return services.language_model_create(name="fake", source="/fake", backend="fake", device="cpu")
+    """A configuration of the default team (_staff's: a team sees its own configurations, issue 45)."""
+    from experiments.models import Team, default_team_id
+
+    return services.language_model_create(name="fake", source="/fake", backend="fake", device="cpu",
+                                          team=Team.objects.get(pk=default_team_id()))
 
 
 def _check(client, model, study=None, **more):
@@ -191,8 +195,8 @@ def model_servers():
         server.server_close()
 
 
-def test_a_configuration_with_runs_may_change_its_servers_concurrency_device_and_name(admin_client, studies,
-                                                                                       model_servers):
+def test_a_configuration_with_runs_may_change_its_concurrency_device_and_name_and_new_servers_make_a_version(
+        admin_client, studies, model_servers):
     first, second = model_servers
     fields = {**FAKE, "name": "served", "backend": "server", "source": "", "decision_rule": "generated",
               "server_urls": first, "concurrency": "2"}
@@ -200,15 +204,24 @@ def test_a_configuration_with_runs_may_change_its_servers_concurrency_device_and
     assert add.status_code == 302, add.content.decode()[-3000:]
     model = LanguageModel.objects.get()
     assert model.source == ""  # a server configuration needs no source
-    services.model_run_create(study=studies[0], language_model=model)
+    run = services.model_run_create(study=studies[0], language_model=model)
     change = reverse("admin:inference_languagemodel_change", args=[model.pk])
-    posted = {"name": "served again", "device": "cuda", "server_urls": f"{first}\n{second}", "concurrency": "8",
-              "api_key_env": ""}
+    posted = {"name": "served again", "device": "cuda", "server_urls": first, "concurrency": "8", "api_key_env": ""}
     response = admin_client.post(change, posted)
     assert response.status_code == 302, response.content.decode()[-3000:]
     model.refresh_from_db()
-    assert (model.name, model.device, model.urls(), model.concurrency) == ("served again", "cuda", [first, second], 8)
+    assert (model.name, model.device, model.urls(), model.concurrency) == ("served again", "cuda", [first], 8)
     assert model.decision_rule == "generated" and model.answer_yes == " Yes"  # the fixed options as they were
+    # new servers on a configuration with runs: a new version (issue 45); the old one and its run stay
+    response = admin_client.post(change, {**posted, "name": "served again", "server_urls": f"{first}\n{second}"},
+                                 follow=True)
+    said = [str(m) for m in response.context["messages"]]
+    assert any("make a new version, 'served again v2'" in m for m in said), said
+    newer = LanguageModel.objects.get(replaces=model)
+    assert (newer.name, newer.device, newer.urls(), newer.concurrency) == ("served again v2", "cuda", [first, second], 8)
+    assert newer.identity() == model.identity()
+    model.refresh_from_db()
+    assert model.urls() == [first] and run.configuration["server_urls"] == [first]
 
 
 def test_the_form_speaks_of_every_library(admin_client):

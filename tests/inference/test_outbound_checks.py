@@ -157,7 +157,12 @@ def test_naming_a_key_needs_its_own_permission(catcher, monkeypatch, client, dja
     client.force_login(staff)
     add = reverse("admin:inference_languagemodel_add")
     assert 'name="api_key_env"' not in client.get(add).content.decode()  # shown read-only
-    client.post(add, {**FORM, "server_urls": catcher.url, "api_key_env": "LAB_KEY"})
+    from experiments.models import Team, default_team_id
+
+    Team.objects.get(pk=default_team_id()).members.add(staff)  # a configuration is a team's (issue 45)
+    saved = client.post(add, {**FORM, "server_urls": catcher.url, "api_key_env": "LAB_KEY",
+                              "team": default_team_id()})
+    assert saved.status_code == 302  # saved, without the key
     assert not LanguageModel.objects.exclude(api_key_env="").exists()
     assert all("authorization" not in r.headers for r in catcher.requests)
     LanguageModel.objects.all().delete()  # what the form saved without the key (its field is read-only)

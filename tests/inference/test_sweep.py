@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from experiments.models import Team
+from experiments.models import Team, default_team_id
 from inference import services
 from inference.models import ModelRun, ModelScore, RunStatus
 from inference.sweeps import MAX_SWEEP, model_runs_sweep
@@ -41,9 +41,10 @@ def study():
 
 @pytest.fixture
 def ten():
-    """Ten configurations differing in their answers (each its own identity)."""
+    """Ten configurations differing in their answers (each its own identity), of the default team (_staff's)."""
+    team = Team.objects.get(pk=default_team_id())
     return [services.language_model_create(name=f"fake-{k}", source="/fake", backend="fake", device="cpu",
-                                           answer_yes=f" Yes{k}", answer_no=f" No{k}") for k in range(10)]
+                                           answer_yes=f" Yes{k}", answer_no=f" No{k}", team=team) for k in range(10)]
 
 
 def _sweep(client, models, study=None, **more):

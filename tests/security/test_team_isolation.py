@@ -12,7 +12,9 @@ every permission there is and sees none of it:
 
 and nothing changes. A member of lab A with the same permissions sees all of it (the control).
 A model whose admin is not team-scoped must be named in SHARED, with why it holds no study's data,
-and must not reach a study through its relations."""
+and must not reach a study through its relations. Model configurations are a team's own (issue 45):
+lab A's, with its internal server's name, is hidden from lab B like its study; one shared with lab B
+is read-only to it (tests/security/test_configuration_redirect.py replays the redirect of issue 45)."""
 from __future__ import annotations
 
 import pytest
@@ -38,13 +40,14 @@ pytestmark = pytest.mark.django_db
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 SLUG, TITLE, TEAM_A = "lab-a-hidden-study", "Lab A hidden title", "Lab A hidden team"
-MARKERS = (PID, SLUG, TITLE, TEAM_A, "lab-a-probe-key", "lab-a-generated-text", "lab-a-report-text")
+CONFIGURATION, INTERNAL_SERVER = "lab-a-hidden-configuration", "lab-a-internal-gpu.example"
+MARKERS = (PID, SLUG, TITLE, TEAM_A, "lab-a-probe-key", "lab-a-generated-text", "lab-a-report-text", CONFIGURATION,
+           INTERNAL_SERVER)
 
 # Admin models that belong to no study, each with why it is shared by every team.
 SHARED = {
     get_user_model(): "staff accounts: no study data (a team's members are chosen from them)",
     Group: "permission groups: no study data",
-    LanguageModel: "model configurations hold no data (their runs are a team's, and scoped)",
     MappingPreset: "named column mappings of a design's bank: column names, no study and no rows",
 }
 
@@ -78,7 +81,8 @@ def world(tmp_path):
     services.participant_instructions_done(participant=person)
     person.refresh_from_db()
     trials.trial_record(participant=person, payload=parse_trial(trial_data(person, 0)))
-    lm = LanguageModel.objects.create(name="shared-configuration", source="test/shared")
+    lm = LanguageModel.objects.create(name=CONFIGURATION, source="test/lab-a", backend="server",
+                                      server_urls=f"http://{INTERNAL_SERVER}:8000", team=lab_a)
     run = ModelRun.objects.create(study=study, language_model=lm, status="done")
     item = study.items.first()
     score = ModelScore.objects.create(
@@ -381,18 +385,22 @@ def test_a_configurations_check_runs_only_on_the_checkers_teams_studies(world, s
     assert run.study == world["study"]
 
 
-def test_deleting_a_shared_configuration_never_names_another_teams_runs(world):
-    """A configuration is shared; its runs are not. Its delete page (and the list's delete action)
-    names the kind of object in the way ("model run": another team's run is one the user may not
-    delete), never another team's run or study, and deletes nothing."""
+def test_a_configuration_shared_read_only_is_deleted_by_its_owners_alone_and_names_none_of_their_runs(world):
+    """A configuration lab A shares with lab B: lab B sees it, and its delete page (and the list's delete
+    action) refuses, naming the kinds of object in the way, never lab A's run or study; nothing is
+    deleted. Lab A's member (the owner) sees its own run named."""
     b = _client(world["users"]["member-b"])
-    lm = LanguageModel.objects.get(name="shared-configuration")
-    page = b.get(reverse("admin:inference_languagemodel_delete", args=[lm.pk])).content.decode()
-    assert "Cannot delete" in page and "model run" in page and SLUG not in page
+    lm = LanguageModel.objects.get(name=CONFIGURATION)
+    lm.shared_with.add(world["teams"][1])
+    assert lm.pk in _listed(b, LanguageModel)
+    refused = b.get(reverse("admin:inference_languagemodel_delete", args=[lm.pk]))
+    assert refused.status_code == 403
     action = b.post(reverse("admin:inference_languagemodel_changelist"),
                     {"action": "delete_selected", "_selected_action": [lm.pk]}).content.decode()
-    assert "model run" in action and SLUG not in action
+    assert "model configuration" in action and SLUG not in action
     b.post(reverse("admin:inference_languagemodel_delete", args=[lm.pk]), {"post": "yes"})
+    b.post(reverse("admin:inference_languagemodel_changelist"),
+           {"action": "delete_selected", "_selected_action": [lm.pk], "post": "yes"})
     assert LanguageModel.objects.filter(pk=lm.pk).exists() and ModelRun.objects.filter(language_model=lm).exists()
     own = _client(world["users"]["member-a"]).get(reverse("admin:inference_languagemodel_delete", args=[lm.pk]))
     assert SLUG in own.content.decode()  # the control: lab A's member sees its own run named

@@ -148,7 +148,7 @@ class Command(BaseCommand):
             raise CommandError("--limit must be at least 1.")
         answers = options.get("answers") or (None, None)
         language_model, created = services.language_model_resolve(
-            name_or_path=model, gguf_file=gguf_file, dtype=options.get("dtype"),
+            name_or_path=model, gguf_file=gguf_file, team=study.team, dtype=options.get("dtype"),
             prompt_format=options.get("prompt_format"), answer_yes=answers[0], answer_no=answers[1],
             answer_forms=self._forms(options), decision_rule=options.get("decision_rule"),
             **{name: options.get(name) for name in ("sampling", "samples", "temperature", "max_new_tokens", "seed",
