@@ -3,6 +3,7 @@ background task) and the list of analyses with a progress bar, the power curve a
 from __future__ import annotations
 
 import base64
+from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
@@ -32,8 +33,15 @@ class PowerForm(forms.Form):
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
+    def __init__(self, *args, studies=None, **kwargs):
+        """`studies`: the studies the action was asked for; one that cannot be estimated (no finished model run,
+        no pilot answers) is refused here with the reason, before anything is queued."""
+        super().__init__(*args, **kwargs)
+        self.studies = list(studies or ())
+
     def clean(self):
         from .power_plan import PowerPlan, check_budget, sizes_from_text
+        from .power_services import power_problem
 
         data = super().clean()
         if self.errors:
@@ -44,6 +52,10 @@ class PowerForm(forms.Form):
             check_budget(data["plan"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+        problems = [f"{study.slug} cannot be estimated yet: {problem}." for study in self.studies
+                    if (problem := power_problem(study=study, pilot=data.get("pilot", False)))]
+        if problems:
+            raise forms.ValidationError(problems)
         return data
 
 
@@ -51,7 +63,8 @@ class PowerForm(forms.Form):
 def estimate_sample_size(modeladmin, request, queryset):
     from .power_services import power_request
 
-    form, page = form_or_page(modeladmin, request, queryset, PowerForm, title="Estimate the sample size",
+    form, page = form_or_page(modeladmin, request, queryset, partial(PowerForm, studies=queryset),
+                              title="Estimate the sample size",
                               template="admin/analysis/estimate_sample_size.html", action="estimate_sample_size",
                               submit="Start the estimate")
     if page is not None:

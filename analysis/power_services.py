@@ -29,6 +29,29 @@ def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = Tru
     return analysis
 
 
+def power_problem(*, study, pilot: bool = True) -> str:
+    """Why a power analysis of `study` cannot run, in words ("" when it can): it simulates from a fit of the
+    pilot's answers and the models' scores, so it needs a finished model run that a report would use
+    (analysis.runs' rule, as the analysis reads them) and answers from participants (the simulated pilots'
+    bots only when `pilot`), read as the analysis reads them. Two database queries, nothing fitted: the form
+    asks it before anything is queued."""
+    from experiments.participation.selectors import trials_for_export
+
+    from .runs import select_runs, used_ids
+
+    missing = []
+    if not used_ids(select_runs(study)):
+        missing.append("no model run of it has finished (run a model on it first: Language models and runs → "
+                       "Model runs; a check run or one limited to a few items does not count)")
+    if not trials_for_export(study=study, include_simulated=pilot).exists():
+        bots = trials_for_export(study=study, include_simulated=True).exists()
+        missing.append("only simulated pilot participants have answered it: tick “Use the simulated pilots' bots”"
+                       if bots and not pilot else
+                       "no participant has answered it (run a simulated pilot first: the action “Run a simulated "
+                       "pilot”, or let real participants take it)")
+    return "; ".join(missing)
+
+
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
     """Run a queued power analysis through the one job loop (studyserver.jobs.job_execute);
     idempotent (anything not queued is returned as it is). A cancelled analysis stops at its next

@@ -257,7 +257,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     page = Page(
         inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
-        participants=sorted(kept["participant"].unique()) if len(kept) else [], columns=columns, n_kept=len(kept),
+        participants=kept_participants(kept), columns=columns, n_kept=len(kept),
         factors=factors, elsewhere=elsewhere,
     )
     path = out_dir / "report.html"
@@ -270,6 +270,11 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
                         inputs.used())
+
+
+def kept_participants(kept: pd.DataFrame) -> list[str]:
+    """The labels of the participants whose trials the report keeps, in their ids' order (P2 before P10)."""
+    return sorted(map(str, kept["participant"].unique()), key=schema.pseudonym_order) if len(kept) else []
 
 
 def _timed(timings: dict[str, float], name: str, function, *args):

@@ -1,5 +1,5 @@
 """`/`: where someone who just started Duet lands — links to the admin, the documentation
-(studyserver/documents.py serves it under /docs/) and, when the demo has been set up, the demo study (a
+(studyserver/documents.py serves it as pages under /docs/) and, when the demo has been set up, the demo study (a
 fresh participant link and the staff preview)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from experiments.models import Study, StudyStatus
-from studyserver.documents import documents
+from studyserver.documents import GUIDE, documents
 
 from . import DEMO_SLUG
 
@@ -34,4 +34,4 @@ def _demo(request: HttpRequest) -> dict | None:
 @never_cache
 @require_GET
 def landing(request: HttpRequest) -> HttpResponse:
-    return render(request, "landing.html", {"demo": _demo(request), "documents": list(documents())})
+    return render(request, "landing.html", {"demo": _demo(request), "documents": list(documents()), "guide": GUIDE})

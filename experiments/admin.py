@@ -27,7 +27,7 @@ from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
 from .team_scope import teams_of
-from . import designs
+from . import design_registry, designs
 from .designs import admin_upload
 from .designs import admin_views as items_views
 from .designs import import_progress
@@ -126,7 +126,7 @@ class HumanArmInline(admin.StackedInline):
 class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
     study_path = ""  # a study is its own
     form = StudyForm
-    list_display = ("slug", "title", "team", "design", "status", "logic_system", "consequence", "item_count",
+    list_display = ("slug", "title", "team", "design", "status", "system_shown", "consequence_shown", "item_count",
                     "created_at")
     list_filter = ("status", "team", "design", "logic_system", "consequence")
     search_fields = ("slug", "title")
@@ -140,6 +140,28 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
         *settings_editor.FIELDSETS,
         ("Settings as stored", {"classes": ("collapse",), "fields": ("stored_settings", "created_at", "updated_at")}),
     )
+
+    def get_fieldsets(self, request, obj=None):
+        """A study's page shows the modal-logic fields its design keys items under (the registry's
+        modal_fields): a Rulebreakers study shows neither logic system nor consequence relation. The add
+        page, before a design is chosen, shows both."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None:
+            return fieldsets
+        hidden = set(design_registry.MODAL_FIELDS) - set(design_registry.modal_fields_for(obj.design))
+        return [(title, {**options, "fields": tuple(f for f in options["fields"] if f not in hidden)})
+                for title, options in fieldsets]
+
+    def _modal_value(self, obj, name: str) -> str:
+        return getattr(obj, f"get_{name}_display")() if name in design_registry.modal_fields_for(obj.design) else "—"
+
+    @admin.display(description="logic system", ordering="logic_system")
+    def system_shown(self, obj):
+        return self._modal_value(obj, design_registry.LOGIC_SYSTEM)
+
+    @admin.display(description="consequence relation", ordering="consequence")
+    def consequence_shown(self, obj):
+        return self._modal_value(obj, design_registry.CONSEQUENCE)
 
     @admin.display(description="settings as stored")
     def stored_settings(self, obj):

@@ -84,6 +84,13 @@ def pseudonym(participant_id: int) -> str:
     return f"P{participant_id}"
 
 
+def pseudonym_order(label: str) -> tuple[int, int, str]:
+    """A sort key putting pseudonyms in their ids' order (P2 before P10, which text order reverses); any
+    other label after them, by its text."""
+    number = label[1:] if label.startswith("P") else ""
+    return (0, int(number), "") if number.isdigit() else (1, 0, label)
+
+
 def _valid(design: str, gold: str | None) -> bool | None:
     """Each design's rule for `valid`, from the registry."""
     return item_valid(design, gold)

@@ -3,7 +3,7 @@ from django.urls import include, path
 
 from demo.landing import landing
 
-from .documents import doc
+from . import documents
 from .health import healthz
 
 admin.site.site_header = "Duet — studies, items and runs"
@@ -12,7 +12,8 @@ admin.site.site_url = "/"  # "View site": the landing page (participants arrive 
 
 urlpatterns = [
     path("", landing, name="landing"),  # links to the admin, the docs and the demo study
-    path("docs/<str:name>", doc, name="doc"),
+    path("docs/", documents.index, name="docs"),  # the documentation's pages, the researcher's guide first
+    path("docs/<str:name>", documents.doc, name="doc"),
     path("admin/prolific/", include("prolific.urls")),  # a study's Prolific page (issue 38)
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),

@@ -121,6 +121,11 @@ class Generation:
         raise ValueError(f"no prompt setting {wanted!r} for this design; it has {', '.join(p.name for p in self.prompts)}")
 
 
+# The Study fields a modal-logic design keys its items under: the checker's system and consequence relation.
+LOGIC_SYSTEM, CONSEQUENCE = "logic_system", "consequence"
+MODAL_FIELDS = (LOGIC_SYSTEM, CONSEQUENCE)
+
+
 # What people are shown (issue 35 item 1): a design declares which of its phrasings people see
 # (people_phrasings); logic/people_shown.py holds the rule, `people_shown` below builds it for a study.
 ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = people.ONE_PHRASING, people.EVERY_PHRASING, people.PEOPLE_PHRASINGS
@@ -137,6 +142,9 @@ class Option:
     help: str = ""
     choices: Sequence[str] = ()
     item: type = str  # a list's element type
+    # A Study field whose value the option defaults to when it is not given ("logic_system"): the admin's
+    # form names the study's own value, the command's help the field's default for a new study.
+    study_field: str = ""
 
     @property
     def flag(self) -> str:
@@ -219,8 +227,13 @@ class Design:
     generation: Generation = Generation()  # generation mode: its prompts and its answer parser
     # Which of its phrasings people are shown (PEOPLE_PHRASINGS; PeopleShown applies it): models answer every one.
     people_phrasings: str = EVERY_PHRASING
+    # The study's modal-logic fields its items are keyed under (of MODAL_FIELDS): the study's page shows
+    # only these (a design without modal logic, such as Rulebreakers, shows neither).
+    modal_fields: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if set(self.modal_fields) - set(MODAL_FIELDS):
+            raise ValueError(f"{self.name}: unknown modal fields {self.modal_fields!r}; known: {', '.join(MODAL_FIELDS)}")
         if self.people_phrasings not in PEOPLE_PHRASINGS:
             raise ValueError(f"{self.name}: unknown people_phrasings {self.people_phrasings!r}; "
                              f"known: {', '.join(PEOPLE_PHRASINGS)}")
@@ -319,6 +332,13 @@ def tested_forms(name: str) -> tuple[str, ...] | None:
     """The logical forms design `name` declares it tests (None: its items carry their own)."""
     found = _designs.get(name)
     return found.tested_forms() if found is not None and found.tested_forms is not None else None
+
+
+def modal_fields_for(name: str) -> tuple[str, ...]:
+    """The study fields of MODAL_FIELDS that design `name` keys its items under (an unset or unknown
+    design: all of them, as nothing says it does not)."""
+    found = _designs.get(name)
+    return found.modal_fields if found is not None else MODAL_FIELDS
 
 
 def people_shown(*, human_variant: str = "", perturbed: bool = False,

@@ -28,9 +28,15 @@ PREVIEW_ROWS = 10
 FACTORS = "bank_factors"  # the upload form's factors field for a design without a factors option
 
 
-def _field(option: registry.Option) -> forms.Field:
-    """A form field for one of a design's options (the same declaration as the command's flag)."""
+def _field(option: registry.Option, study: Study | None = None) -> forms.Field:
+    """A form field for one of a design's options (the same declaration as the command's flag); an option
+    that defaults to a study field names this study's value ("(the study's: K)")."""
     common = {"required": False, "help_text": option.help, "label": option.name.replace("_", " ")}
+    if option.study_field and study is not None:
+        own = getattr(study, option.study_field)
+        common["help_text"] = f"{option.help} (default: this study's, {own})"
+        return forms.ChoiceField(choices=[("", f"(the study's: {own})"), *[(c, c) for c in option.choices]],
+                                 **common)
     if option.kind is bool:
         return forms.BooleanField(initial=bool(option.default), **common)
     if option.kind is int:
@@ -46,13 +52,16 @@ def _field(option: registry.Option) -> forms.Field:
     return forms.CharField(initial=option.default, **common)
 
 
-def options_form(design: registry.Design, data=None, files=None, *, upload: bool = False) -> forms.Form:
-    fields = {option.name: _field(option) for option in (design.import_options if upload else design.options)}
+def options_form(design: registry.Design, data=None, files=None, *, upload: bool = False,
+                 study: Study | None = None) -> forms.Form:
+    fields = {option.name: _field(option, study)
+              for option in (design.import_options if upload else design.options)}
     if upload:
         fields = {"csv_file": forms.FileField(
             label="File", required=False,
-            help_text="CSV (UTF-8, header row), JSON (a list of objects, or JSON lines) or Parquet; its columns are "
-                      "mapped onto the design's next"), **fields}
+            help_text="CSV (UTF-8, header row), JSON (a list of objects, or JSON lines) or Parquet. On the next page "
+                      "its columns are mapped onto the design's fields, with its first rows shown; nothing is written "
+                      "before you confirm the preview."), **fields}
         if "factors" not in fields:  # every bank may name its factor columns (analysis/factors.py)
             fields[FACTORS] = forms.CharField(
                 required=False, label="factors", help_text="the bank's factor columns (its descriptive columns, or "
@@ -108,7 +117,7 @@ def generate_view(model_admin, request, pk):
     if design is None:
         return _page(request, model_admin, study, title=f"Generate items into {study.slug}", design=None, form=None,
                      kind="generate")
-    form = options_form(design, request.POST if request.method == "POST" else None)
+    form = options_form(design, request.POST if request.method == "POST" else None, study=study)
     title = f"Generate {design.title} items into {study.slug}"
     if request.method != "POST" or not form.is_valid():
         return _page(request, model_admin, study, title=title, design=design, form=form, kind="generate")

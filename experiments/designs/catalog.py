@@ -14,7 +14,8 @@ from ..models import LogicSystem
 from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from ..design_registry import (
-    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, VALID_IS_GOLD, Design, Generation, Option,
+    CASES, CONSEQUENCE, FORM_VALID, GENERATE, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, TOP_TOKEN, VALID_IS_GOLD,
+    Design, Generation, Option,
     Scoring,
     Wording,
     register,
@@ -25,10 +26,10 @@ _MODAL_OPTIONS = (
     Option("interpretations", int, 1000, "number of interpretations (default 1000)"),
     Option("seed", int, 0, "random seed (default 0)"),
     Option("nonsense", bool, False, "also generate the nonsense mirror of every item"),
-    Option("system", str, None, "modal logic for the checker (default: the study's, S5)", choices=LogicSystem.values),
-    Option("consequence", str, None, "consequence relation that keys the items (default: the study's, 'paper': "
-           "global for Appendix C.1's necessitation, local otherwise); each item stores the other's answer too",
-           choices=gen.CONSEQUENCES),
+    Option("system", str, None, "modal logic for the checker", choices=LogicSystem.values, study_field=LOGIC_SYSTEM),
+    Option("consequence", str, None, "consequence relation that keys the items ('paper': global for Appendix C.1's "
+           "necessitation, local otherwise); each item stores the other's answer too", choices=gen.CONSEQUENCES,
+           study_field=CONSEQUENCE),
     Option("paper_lexicon", bool, False, "draw from 003 §3.4's top-200 US baby names (the SSA's 2020 top 100 of each "
            "sex: logic/lexicon/PAPER_NAMES.md) and the first 204 verb phrases, instead of all 336 names and 283 "
            "verb phrases"),
@@ -93,6 +94,7 @@ for _name in sorted(DESIGNS):
         tested_forms=_template_forms(_name),
         gold="the model checker's verdict on the item's sequent under the study's modal system and the item's "
              "consequence relation (yes exactly when it is valid, 003 §3.2)",
+        modal_fields=MODAL_FIELDS,
     ))
 
 
@@ -252,6 +254,7 @@ register(Design(
     validity=VALID_IS_GOLD,
     gold="the model checker's verdict on the row's logical form under the study's system where the row gives one, "
          "else the bank's stated gold answer",
+    modal_fields=(LOGIC_SYSTEM,),  # a row's consequence relation is its own column
     wording=Wording(
         participant="the row's question (003's 'Can we infer that …?' where the row gives a conclusion)",
         model=_MODAL_WORDING.model, answer_cue=wording.PROMPT_TAIL,

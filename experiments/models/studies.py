@@ -36,7 +36,8 @@ class Study(models.Model):
     slug = models.SlugField(
         max_length=80, unique=True,
         verbose_name="short name",
-        help_text="Letters, digits and hyphens; it is the study's link (/s/<short name>/) and its files' names.",
+        help_text="Letters, digits and hyphens; it is the study's link (/s/ then the short name: /s/my-study/) and "
+                  "its files' names.",
     )
     title = models.CharField(
         max_length=200,
@@ -63,11 +64,13 @@ class Study(models.Model):
         max_length=2,
         choices=LogicSystem.choices,
         default=LogicSystem.S5,
-        help_text="The modal logic whose checker decides every generated item's gold answer.",
+        help_text="The modal logic whose checker decides the gold answers of a modal-logic design's items (a "
+                  "design without modal logic, such as Rulebreakers, does not use it).",
     )
     consequence = models.CharField(
         max_length=6, choices=ConsequenceKey.choices, default=ConsequenceKey.PAPER,
-        help_text="The consequence relation that keys generated items; each item also stores the other's answer.",
+        help_text="The consequence relation that keys a modal-logic design's generated items; each item also "
+                  "stores the other's answer.",
         verbose_name="consequence relation",
     )
     settings = models.JSONField(

@@ -124,10 +124,12 @@ def _publish(study: Study, checks: list[Check]) -> str:
 
 
 def _missing(check: Check) -> str:
-    """' — <why it does not hold> — change it in <where>' (only where for a recommended step)."""
+    """' — <why it does not hold> — change it in <where>.' (only what to do for a recommended step), each line
+    ending in one full stop whether or not the words it quotes end in one."""
+    how = check.how.rstrip(".")
     if check.required and check.reason:
-        return format_html(" — {} — change it in {}.", check.reason.rstrip("."), check.how)
-    return format_html(" — {}.", check.how) if not check.required else format_html(" — change it in {}.", check.how)
+        return format_html(" — {} — change it in {}.", check.reason.rstrip("."), how)
+    return format_html(" — {}.", how) if not check.required else format_html(" — change it in {}.", how)
 
 
 def state_line(study: Study, checks: list[Check]) -> str:

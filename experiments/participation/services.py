@@ -379,6 +379,19 @@ def participant_finish(*, participant: Participant) -> Participant:
     return participant_transition(participant=participant, to=ParticipantStatus.COMPLETED)
 
 
+@transaction.atomic
+def participant_screen_out(*, participant: Participant) -> Participant:
+    """A device without a keyboard found by the page itself (a tablet whose browser says it is a desktop:
+    the entry's user-agent check let it in): the session ends as returned, before any answer; the page
+    then asks the participant to return the study on Prolific. Refused once an answer is saved (the
+    trials have begun on a keyboard after all) and for a session that has ended."""
+    participant = locked(participant)
+    require_in_progress(participant)
+    if participant.trials.exists():
+        raise FlowError("trials_begun", "This session has answers already; it goes on.", 409)
+    return participant_transition(participant=participant, to=ParticipantStatus.RETURNED)
+
+
 def participant_exclude(*, participant: Participant) -> Participant:
     with transaction.atomic():
         return participant_transition(participant=locked(participant), to=ParticipantStatus.EXCLUDED)

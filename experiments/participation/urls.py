@@ -11,6 +11,7 @@ urlpatterns = [
     path("<slug:slug>/p/<str:token>/", views.session, name="session"),
     path("<slug:slug>/p/<str:token>/consent", views.consent, name="consent"),
     path("<slug:slug>/p/<str:token>/instructions", views.instructions, name="instructions"),
+    path("<slug:slug>/p/<str:token>/no-keyboard", views.no_keyboard, name="no_keyboard"),
     path("<slug:slug>/p/<str:token>/practice", views.practice, name="practice"),
     path("<slug:slug>/p/<str:token>/trial", views.trial, name="trial"),
     path("<slug:slug>/p/<str:token>/heartbeat", views.heartbeat, name="heartbeat"),

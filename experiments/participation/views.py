@@ -134,7 +134,7 @@ def _participant(slug: str, token: str) -> Participant:
 
 def _urls(participant: Participant) -> dict:
     kw = {"slug": participant.study.slug, "token": participant.token}
-    names = ("session", "consent", "instructions", "practice", "trial", "heartbeat", "finish")
+    names = ("session", "consent", "instructions", "practice", "trial", "heartbeat", "finish", "no_keyboard")
     urls = {name: reverse(f"participant:{name}", kwargs=kw) for name in names}
     urls["incompatible"] = reverse("participant:incompatible", kwargs={"slug": participant.study.slug})
     return urls
@@ -239,6 +239,21 @@ def consent(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         pass  # the session page shows whatever step the participant is really at
     return redirect("participant:session", slug=slug, token=token)
 
+
+
+@ratelimit.unknown_tokens_limited(known=_known)
+@ratelimit.limit("page", key="token")
+@require_POST
+def no_keyboard(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """The consent and instructions pages' own check found no keyboard (device.js): the session ends as
+    returned and the participant gets the page that asks for a keyboard, with the study's code. Refused
+    (the session has answers, or has ended): the session page, at whatever step it is."""
+    participant = _participant(slug, token)
+    try:
+        services.participant_screen_out(participant=participant)
+    except services.FlowError:
+        return redirect("participant:session", slug=slug, token=token)
+    return redirect("participant:incompatible", slug=slug)
 
 
 instructions = _step_post(lambda participant, request: services.participant_instructions_done(participant=participant))

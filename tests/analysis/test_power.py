@@ -334,3 +334,37 @@ def test_power_r_simulates_only_and_fits_nothing():
     fitters = (r"\b(glmer|bglmer|lmer|glm|brglmFit|duet_fit|duet_model|duet_bglmer|duet_separation"
                r"|duet_model_matrix)\s*\(")
     assert re.findall(fitters, code) == []
+
+
+@pytest.mark.django_db
+def test_a_power_analysis_that_cannot_run_is_refused_by_the_form_with_the_reason(make_study, admin_client, settings):
+    """It was accepted and failed later: a study with no finished model run, or no pilot answers (the preview
+    session does not count; the simulated pilots' bots only when ticked), is refused before anything is
+    queued, with the reason; a study with both is accepted."""
+    from analysis.models import PowerAnalysis
+    from inference.models import ModelRun
+
+    settings.DUET_TASK_MODE = "embedded"  # a queued job is never started by the test
+
+    def ask(study, **extra):
+        fields = {"action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "sizes": "4",
+                  "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "0", "pilot": "on", **extra}
+        return admin_client.post("/admin/experiments/study/", fields, follow=True).content.decode()
+
+    people_only = make_study(models=0, participants=3)
+    page = ask(people_only)
+    assert f"{people_only.slug} cannot be estimated yet: no model run of it has finished" in page
+    running = make_study(models=1, participants=3)
+    ModelRun.objects.filter(study=running).update(status="running")
+    assert f"{running.slug} cannot be estimated yet: no model run of it has finished" in ask(running)
+    models_only = make_study(models=1, participants=0)  # its one session is a staff preview
+    page = ask(models_only)
+    assert f"{models_only.slug} cannot be estimated yet: no participant has answered it" in page
+    assert "no model run" not in page
+    from experiments.models import Participant
+
+    Participant.objects.filter(study=models_only).update(is_preview=False, is_simulated=True)  # now a bot's
+    assert "only simulated pilot participants have answered it" in ask(models_only, pilot="")
+    assert PowerAnalysis.objects.count() == 0
+    assert "cannot be estimated" not in ask(models_only)  # the bots ticked: accepted
+    assert PowerAnalysis.objects.filter(study=models_only).count() == 1

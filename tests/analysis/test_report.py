@@ -114,3 +114,15 @@ def test_bad_input_is_refused_and_changes_nothing(db, make_study, tmp_path):
     with pytest.raises(ValueError):
         services.report_request(study=study)
     assert not Report.objects.exists()
+
+
+@pytest.mark.db_independent
+def test_the_participants_kept_are_listed_in_their_ids_order_not_as_text():
+    """"Participants kept" read P10, P11, P2, P5 (text order); the pseudonyms sort by their ids."""
+    from analysis.report import kept_participants
+    from experiments.schema import pseudonym_order
+
+    kept = pd.DataFrame({"participant": ["P10", "P5", "P2", "P10", "P11", "P100", "P5"]})
+    assert kept_participants(kept) == ["P2", "P5", "P10", "P11", "P100"]
+    assert kept_participants(kept.iloc[0:0]) == []
+    assert sorted(["P3", "bot", "P21", "Pilot"], key=pseudonym_order) == ["P3", "P21", "Pilot", "bot"]

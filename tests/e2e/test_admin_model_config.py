@@ -117,3 +117,22 @@ def test_a_configuration_saved_in_the_admin_scores_as_the_commands(live_server, 
     assert (admin_score.decision, admin_score.top_token) == (command_score.decision, command_score.top_token)
     assert admin_score.p_yes == pytest.approx(math.exp(GOLDEN_YES), abs=2e-4 * math.exp(GOLDEN_YES))
     assert admin_score.p_no == pytest.approx(math.exp(GOLDEN_NO), abs=2e-4 * math.exp(GOLDEN_NO))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_configurations_menus_stay_inside_the_page_at_1366_px(live_server, monkeypatch):
+    """The answer-forms and decision-rule menus name the designs each choice applies to; at 1366 px they ran
+    past the page's edge (1,834 px). Every menu of the add page now ends inside its form (admin_forms.css),
+    and each keeps its choices whole in the list."""
+    with admin_walk(live_server, monkeypatch) as walk:
+        page = walk.page
+        page.goto(f"{walk.admin}/inference/languagemodel/add/")
+        menus = page.evaluate("""() => [...document.querySelectorAll('#languagemodel_form select')].map(s => {
+            const form = s.closest('fieldset').getBoundingClientRect(), box = s.getBoundingClientRect();
+            return {name: s.name, right: box.right, edge: form.right,
+                    longest: Math.max(...[...s.options].map(o => o.text.length))}; })""")
+        assert {m["name"] for m in menus} >= {"backend", "answer_forms", "decision_rule", "prompt_format"}
+        assert max(m["longest"] for m in menus) > 150  # the long choices are there, whole
+        for menu in menus:
+            assert menu["right"] <= menu["edge"] <= WIDTH, menu
+        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH

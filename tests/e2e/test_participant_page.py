@@ -74,3 +74,29 @@ def test_practice_start_screen_progress_and_the_decline_page_in_chromium(live_se
     statuses = dict(Participant.objects.values_list("prolific_pid", "status"))
     assert statuses == {"page0000000000000000000a1": ParticipantStatus.COMPLETED,
                         "page0000000000000000000b2": ParticipantStatus.NO_CONSENT}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tablet_that_says_it_is_a_desktop_is_caught_by_the_page_and_its_session_ends_returned(live_server,
+                                                                                                 monkeypatch):
+    """iPadOS's browser sends a desktop user agent, so the entry lets it in; the consent page's own check (a
+    coarse pointer and no fine one) sends the no-keyboard form: the participant sees the page that asks for a
+    keyboard, with the code, and the session ends as returned (it stayed "in progress" before)."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    study = make_open_study(interpretations=6, items_per_participant=3)
+    server = urlsplit(live_server.url).netloc
+    desktop = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+               "Version/17.0 Safari/605.1.15")
+    external = []
+    with chromium(offline_guard(server, external), width=1280, height=800) as (browser, _, _page):
+        tablet = browser.new_context(viewport={"width": 1024, "height": 1366}, has_touch=True, is_mobile=True,
+                                     user_agent=desktop)
+        tablet.route("**/*", offline_guard(server, external))
+        page = tablet.new_page()
+        assert page.evaluate("matchMedia('(pointer: coarse)').matches && !matchMedia('(any-pointer: fine)').matches")
+        page.goto(f"{live_server.url}/s/{study.slug}/?STUDY_ID=st&PROLIFIC_PID=tablet00000000000000000a1&SESSION_ID=t1")
+        page.wait_for_url(f"**/s/{study.slug}/incompatible/")
+        assert "A keyboard is needed" in page.inner_text("h1") and page.inner_text("#code") == "NODEVICE"
+        tablet.close()
+    assert external == []
+    assert Participant.objects.get(prolific_pid="tablet00000000000000000a1").status == ParticipantStatus.RETURNED

@@ -93,3 +93,40 @@ def test_the_items_list_shows_each_items_text_and_gold_answer(staff_client):
             assert f"<div>{line}</div>" in row
         assert f"<td class=\"field-gold_answer\">{item.get_gold_answer_display()}</td>" in row
         assert "Answer Yes or No only" not in row  # the participants' question, not the model's prompt
+
+
+@pytest.mark.parametrize("design, shown", [
+    ("modal-syllogisms", {"logic_system", "consequence"}),
+    ("csv-import", {"logic_system"}),  # a bank's rows carry their own consequence relation
+    ("rulebreakers", set()),
+    ("multiple-choice", set()),
+])
+def test_a_study_shows_the_modal_logic_fields_its_design_declares_and_no_others(staff_client, design, shown):
+    """Logic system and consequence relation are shown where the design's registry entry says its items
+    are keyed under them: never for Rulebreakers; a save of its page leaves them as they were."""
+    assert set(designs.get(design).modal_fields) == shown
+    study = StudyFactory(design=design, logic_system="K")
+    page = staff_client.get(reverse("admin:experiments_study_change", args=[study.pk]))
+    form = page.context["adminform"].form
+    assert {"logic_system", "consequence"} & set(form.fields) == shown
+    assert ('name="logic_system"' in page.content.decode()) == ("logic_system" in shown)
+    listing = staff_client.get(reverse("admin:experiments_study_changelist")).content.decode()
+    cell = listing[listing.index(f">{study.slug}<"):].split("</tr>")[0]
+    assert ('<td class="field-system_shown">K</td>' in cell) == ("logic_system" in shown)
+    assert ('<td class="field-system_shown">—</td>' in cell) == ("logic_system" not in shown)
+
+
+def test_an_unknown_design_shows_both_modal_fields(staff_client):
+    study = StudyFactory(design="no-such-design")
+    form = staff_client.get(reverse("admin:experiments_study_change", args=[study.pk])).context["adminform"].form
+    assert {"logic_system", "consequence"} <= set(form.fields)
+    add = staff_client.get(reverse("admin:experiments_study_add")).context["adminform"].form
+    assert {"logic_system", "consequence"} <= set(add.fields)  # before a design is chosen
+
+
+def test_the_short_names_help_shows_the_studys_link_as_written(staff_client):
+    """The admin renders help text as HTML: '/s/<short name>/' lost its placeholder as a tag ('/s//')."""
+    page = staff_client.get(reverse("admin:experiments_study_add")).content.decode()
+    assert "it is the study&#x27;s link (/s/ then the short name: /s/my-study/)" in page or \
+        "it is the study's link (/s/ then the short name: /s/my-study/)" in page
+    assert "/s//" not in page

@@ -94,3 +94,24 @@ def test_a_view_only_user_cannot_generate_or_upload(client):
                        {"design": "modal-syllogisms", "o-interpretations": "4"}).status_code == 403
     assert _upload(client, study, HEADER + GOOD, write="yes").status_code == 403
     assert not study.items.exists()
+
+
+def test_the_generate_form_names_the_studys_own_system_and_consequence(researcher):
+    """A K study's form says K is the default (it said "the study's, S5"); left empty, K keys the items."""
+    study = StudyFactory(design="modal-syllogisms", logic_system="K", consequence="global")
+    url = reverse("admin:experiments_study_generate", args=[study.pk])
+    form = researcher.get(url).content.decode()
+    assert "S5)" not in form.replace('value="S5">S5<', "")
+    assert "<option value=\"\" selected>(the study&#x27;s: K)</option>" in form
+    assert "modal logic for the checker (default: this study's, K)" in form  # help text is rendered as HTML
+    assert "(the study&#x27;s: global)" in form
+    researcher.post(url, {"design": "modal-syllogisms", "o-interpretations": "1", "o-seed": "0"})
+    assert set(study.items.values_list("logic_system", flat=True)) == {"K"}
+
+
+def test_the_upload_help_says_what_comes_next_in_a_whole_sentence(researcher):
+    study = StudyFactory(design="csv-import")
+    page = researcher.get(reverse("admin:experiments_study_upload", args=[study.pk])).content.decode()
+    assert ("or Parquet. On the next page its columns are mapped onto the design's fields, with its first "
+            "rows shown; nothing is written before you confirm the preview.") in page
+    assert 'href="/docs/designs.md"' in page  # the columns' documentation is a page

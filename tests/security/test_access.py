@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"  # the Prolific id that must never leak to the wrong person
 # anyone may open them: a status, a login form, logging out, the start page and the project's documentation
-PUBLIC = {"healthz", "admin:login", "admin:logout", "landing", "doc"}
+PUBLIC = {"healthz", "admin:login", "admin:logout", "landing", "docs", "doc"}
 # What a logged-in staff user without any permission may open: the admin's own pages, no data.
 STAFF_OWN = {"admin:index", "admin:password_change", "admin:password_change_done", "admin:logout", "admin:jsi18n"}
 

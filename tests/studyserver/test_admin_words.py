@@ -4,6 +4,7 @@ queue only where workers take work."""
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,39 @@ def test_the_action_forms_speak_the_researchers_words_too():
     assert not problems, problems
     assert PowerForm.base_fields["alpha"].label == "Significance level (α)"  # once the bare "Alpha"
 
+
+
+class _Visible(HTMLParser):
+    """The text a browser shows of some HTML (Django's admin and forms render help text as HTML)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def visible(html: str) -> str:
+    parser = _Visible()
+    parser.feed(html)
+    parser.close()
+    return "".join(parser.parts)
+
+
+@pytest.mark.django_db
+def test_every_help_text_reads_as_written_when_rendered_as_html():
+    """A help text is shown as HTML: '(/s/<short name>/)' read '(/s//)', its placeholder taken for a tag. Every
+    field the admin shows, and every option of every design's generate and upload forms, reads as written."""
+    from experiments.designs.admin_views import options_form
+    from experiments.design_registry import all_designs
+
+    texts = {(model._meta.label, name): help_text for _, model, name, _, help_text, _ in _walk()}
+    for design in all_designs():
+        for upload in (False, True):
+            for name, field in options_form(design, upload=upload).fields.items():
+                texts[(design.name, name)] = str(field.help_text or "")
+    assert len(texts) > 150
+    lost = {key: text for key, text in texts.items() if visible(text) != text}
+    assert not lost, lost
+    assert visible("the study's link (/s/<short name>/)") == "the study's link (/s//)"  # what the check catches

@@ -17,9 +17,10 @@ def test_the_landing_page_links_the_admin_and_the_docs_and_no_demo_before_there_
     assert 'id="admin-link" href="/admin/"' in html
     assert 'href="/docs/README.md"' in html and 'href="/docs/analysis.md"' in html
     assert 'id="demo"' not in html
-    readme = client.get("/docs/README.md")
-    assert readme.status_code == 200 and readme["Content-Type"] == "text/plain; charset=utf-8"
-    assert readme.content.startswith(b"# Duet")
+    assert 'id="guide-link" href="/docs/guide.md"' in html and 'href="/docs/"' in html
+    readme = client.get("/docs/README.md")  # a page in the site's style (tests/studyserver/test_docs.py)
+    assert readme.status_code == 200 and readme["Content-Type"] == "text/html; charset=utf-8"
+    assert '<h1 id="duet">Duet</h1>' in readme.content.decode()
     for name in ("../pyproject.toml", "settings.py", "nothing.md", "..%2Fpyproject.toml"):
         assert client.get(f"/docs/{name}").status_code == 404, name
 

@@ -24,7 +24,15 @@ from experiments.item_csv import write_items_csv
 from experiments.management.team_option import add_team_argument, check_team, team_named
 from logic import perturb
 from logic.csv_table import CsvImportError
-from experiments.models import LogicSystem
+from experiments.models import LogicSystem, Study
+
+
+def _help(option) -> str:
+    """An option's help; one that defaults to a study field says so, and that field's default for a new study."""
+    if not option.study_field:
+        return option.help
+    field = Study._meta.get_field(option.study_field)
+    return f"{option.help} (default: the study's {field.verbose_name}; a new study's is {field.default})"
 
 
 def add_design_options(parser, chosen) -> None:
@@ -36,7 +44,7 @@ def add_design_options(parser, chosen) -> None:
             if option.name in added:
                 continue
             added.add(option.name)
-            kwargs = {"dest": option.name, "help": option.help}
+            kwargs = {"dest": option.name, "help": _help(option)}
             if option.kind is bool:
                 group.add_argument(option.flag, action="store_true", **kwargs)
             elif option.kind is list:

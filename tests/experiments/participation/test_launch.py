@@ -3,6 +3,7 @@ the expected duration and reward, and the checklist that says what must hold bef
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -106,6 +107,11 @@ def test_every_cross_gives_its_reason_and_where_to_fix_it():
     for line in crosses:
         if "(recommended)" not in line:
             assert line.count(" — ") == 2 and "change it in" in line, line  # a reason, and where
+    # every line ends in one full stop: the recommended steps' own words end in one ("…and finish it.")
+    lines = re.findall(r"<li[^>]*>(.*?)</li>", panel)
+    assert len(lines) == 8 and all(line.endswith(".") and not line.endswith("..") for line in lines if "✗" in line), lines
+    assert "✗ preview walked to the end (recommended) — Use 'Preview the participant flow' below and finish it.</li>" \
+        in panel
 
 
 @pytest.mark.parametrize("status, said", [

@@ -95,6 +95,47 @@ def test_the_phone_page_leads_back_to_prolific_with_its_code_or_without_one(open
     assert not Participant.objects.exists()
 
 
+def test_a_device_the_page_finds_without_a_keyboard_ends_the_session_as_returned(browser, open_study):
+    """A tablet whose browser says it is a desktop passes the entry; the consent page's own check sends its
+    form: the session ends as returned (it stayed "in progress" before) and the page asks for a keyboard,
+    with the study's code. The instructions page carries the same form; a wrong method changes nothing."""
+    study = open_study()
+    session_url = entry(browser, study)["Location"]
+    participant = Participant.objects.get()
+    consent = browser.get(session_url).content.decode()
+    url = reverse("participant:no_keyboard", kwargs={"slug": study.slug, "token": participant.token})
+    assert f'<form id="no-keyboard" method="post" action="{url}" hidden>' in consent
+    assert browser.get(url).status_code == 405 and browser.post(url).status_code == 403  # CSRF stays on
+    response = post_form(browser, url)
+    assert response.status_code == 302 and response["Location"] == f"/s/{study.slug}/incompatible/"
+    page = browser.get(response["Location"]).content.decode()
+    assert "A keyboard is needed" in page and 'id="code">NODEVICE<' in page
+    participant.refresh_from_db()
+    assert participant.status == ParticipantStatus.RETURNED and participant.finished_at is not None
+    ended = browser.get(session_url).content.decode()  # the link again: the session has ended, and says why
+    assert 'id="ended">This session has ended: it was returned (on a phone or tablet' in ended
+    assert post_form(browser, url)["Location"] == session_url  # again: refused, the session page says it ended
+    participant.refresh_from_db()
+    assert participant.status == ParticipantStatus.RETURNED
+
+
+def test_a_session_with_answers_is_not_screened_out(browser, open_study):
+    study = open_study(interpretations=24, items_per_participant=4, attention_checks=[], practice=[])
+    session_url, participant = walk_to_trials(browser, study)
+    instructions_form = f'action="/s/{study.slug}/p/{participant.token}/no-keyboard"'
+    assert post_json(browser, session_url + "trial", trial_data(participant, 0)).status_code == 201
+    response = post_form(browser, session_url + "no-keyboard")
+    assert response.status_code == 302 and response["Location"] == session_url
+    participant.refresh_from_db()
+    assert participant.status == ParticipantStatus.STARTED
+    fresh = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP)
+    other = entry(fresh, study, pid="another-participant", session="sess-2")["Location"]
+    fresh.get(other)
+    post_form(fresh, other + "consent", {"agree": "yes"})
+    assert instructions_form.replace(participant.token, other.rstrip("/").split("/")[-1]) in \
+        fresh.get(other).content.decode()  # the instructions page checks too
+
+
 def test_consent_shows_the_default_wording_with_the_institution(browser, open_study):
     study = open_study(institution="Example University")
     page = browser.get(entry(browser, study)["Location"])
