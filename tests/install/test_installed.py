@@ -177,7 +177,7 @@ from django.urls import reverse
 
 client = Client()
 statuses = {}
-for path in ("/", "/healthz", "/docs/README.md", "/admin/login/"):
+for path in ("/", "/healthz", "/docs/", "/docs/guide.md", "/docs/README.md", "/admin/login/"):
     statuses[path] = client.get(path, secure=True).status_code
 user = get_user_model().objects.create_superuser("installcheck", "", "not-a-real-password-0")
 client.force_login(user)
@@ -212,7 +212,7 @@ def test_the_web_image_starts_from_its_own_files_with_the_core_dependencies_alon
                              env=env).stdout)
     assert not failed, "\n".join(f"{name}:\n{trace}" for name, trace in failed.items())
     statuses = json.loads(_run([python, "-c", WEB_PAGES], cwd=app, env=env).stdout)
-    pages = ("/", "/healthz", "/docs/README.md", "/admin/login/", "/admin/")
+    pages = ("/", "/healthz", "/docs/", "/docs/guide.md", "/docs/README.md", "/admin/login/", "/admin/")
     assert {path: statuses[path] for path in pages} == dict.fromkeys(pages, 200)
     # every admin page answers: a changelist shows, an add page shows or is refused (403), never a server error
     broken = {path: status for path, status in statuses.items()
