@@ -1,7 +1,11 @@
 """The study's Prolific page in the admin (issue 38): publish (only when the launch checklist is green), sync /
 refresh, review and bonuses each with a dry run and an apply, and the API calls made. One view; the forms post
 back to it. A user sees the page of a study their teams see (experiments/team_scope.py) and acts on it only
-with the permission to change studies."""
+with the permission to change studies.
+
+Publishing (issue 43 item 5): the link sent is built on the public origin (DUET_PUBLIC_ORIGIN), shown with what
+would stop a publish — an origin participants cannot open, no API token — as soon as the page opens; the form
+starts from the launch panel's suggestions and, after a refusal, shows what was typed."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -13,10 +17,12 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
+from experiments.participation.launch import study_link, suggestion
 from experiments.team_scope import study_or_404
+from studyserver.public_origin import origin_problem, public_origin
 
 from . import bonuses, services
-from .client import ProlificError
+from .client import NO_TOKEN, ProlificError, token_set
 from .demographics import DemographicsRefused, demographics_codebook, demographics_import
 from .models import ApiCall, Bonus, Demographics, ProlificStudy
 
@@ -51,22 +57,22 @@ class DemographicsForm(forms.Form):
 def prolific_page(request, pk: int):
     study = study_or_404(user=request.user, pk=pk)
     link = ProlificStudy.objects.filter(study=study).first()
-    publish_form = PublishForm(request.POST if request.POST.get("do") == "publish" else None)
-    bonus_form = BonusForm(request.POST if request.POST.get("do") == "bonus" else request.GET or None)
-    demographics_form = DemographicsForm(request.POST if request.POST.get("do") == "demographics" else None,
-                                         request.FILES if request.POST.get("do") == "demographics" else None)
+    do = request.POST.get("do")
+    publish_form = PublishForm(request.POST if do == "publish" else None, initial=_publish_initial(study, link))
+    bonus_form = BonusForm(request.POST if do == "bonus" else request.GET or None)
+    demographics_form = DemographicsForm(request.POST if do == "demographics" else None,
+                                         request.FILES if do == "demographics" else None)
     review = bonus = None
     if request.method == "POST":
         if not request.user.has_perm("experiments.change_study"):
             raise PermissionDenied
-        do, apply = request.POST.get("do"), request.POST.get("apply") == "yes"
+        apply = request.POST.get("apply") == "yes"
         try:
             if do == "publish" and publish_form.is_valid():
                 d = publish_form.cleaned_data
-                services.prolific_publish(study=study, origin=f"{request.scheme}://{request.get_host()}",
-                                          reward_cents=d["reward"], places=d["places"], minutes=d["minutes"],
-                                          name=d["name"], description=d["description"],
-                                          create_again=d["create_again"])
+                services.prolific_publish(study=study, origin=public_origin(), reward_cents=d["reward"],
+                                          places=d["places"], minutes=d["minutes"], name=d["name"],
+                                          description=d["description"], create_again=d["create_again"])
                 messages.success(request, "Published on Prolific.")
                 return redirect(request.path)
             if do == "sync":
@@ -96,6 +102,7 @@ def prolific_page(request, pk: int):
     context = {
         **admin.site.each_context(request), "title": f"Prolific: {study.slug}", "study": study, "link": link,
         "publish_form": publish_form, "bonus_form": bonus_form, "checklist_green": checklist_green,
+        "blocked": _blocked(), "study_url": _study_url(study),
         "rows": services.sync_rows(study=study) if link else [], "review": review,
         "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
         "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
@@ -104,6 +111,26 @@ def prolific_page(request, pk: int):
     }
     return TemplateResponse(request, "admin/prolific/study.html", context)
 
+
+def _publish_initial(study, link: ProlificStudy | None) -> dict:
+    """What the publish form starts from: a row not yet sent keeps what was typed last; else the launch panel's
+    suggestions (experiments/participation/launch.py)."""
+    if link is not None:
+        return {"reward": link.reward_cents, "places": link.places, "minutes": link.minutes}
+    suggested = suggestion(study)
+    return {"reward": suggested.reward_cents, "places": suggested.places, "minutes": suggested.minutes,
+            "name": study.participant_title}
+
+
+def _blocked() -> list[str]:
+    """What stops a publish before anything is sent, said when the page opens (not only after Publish)."""
+    return [why for why in (origin_problem(public_origin()), "" if token_set() else NO_TOKEN) if why]
+
+
+def _study_url(study) -> str:
+    """The link Prolific gets: the public origin and the study link (launch panel), or '' without an origin."""
+    origin = public_origin()
+    return origin + study_link(study, services.arm_of(study)) if origin else ""
 
 
 def _demographics(study) -> dict:

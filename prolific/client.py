@@ -38,6 +38,15 @@ class ProlificError(Exception):
         self.status, self.unknown = status, unknown
 
 
+NO_TOKEN = ("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › API token) and set it "
+            "in the server's environment.")
+
+
+def token_set() -> bool:
+    """Whether the environment holds an API token (the publish page says so when it opens); never the token."""
+    return bool(env.prolific_api_token())
+
+
 Record = Callable[[str, str, int | None, float, str], None]
 
 
@@ -51,8 +60,7 @@ class Client:
         self.base_url = (base_url or env.prolific_api_url()).rstrip("/")
         self._token = env.prolific_api_token() if token is None else token
         if not self._token:
-            raise ProlificError("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › "
-                                "API token) and set it in the server's environment.")
+            raise ProlificError(NO_TOKEN)
         self._record, self._sleep = record, sleep
         self._backoff = BACKOFF if backoff is None else backoff
         parts = urlsplit(self.base_url)

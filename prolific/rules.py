@@ -22,6 +22,7 @@ class Seen:
     in_duet: bool  # a participant with this Prolific id (and session id, when Prolific gave one)
     duet_status: str = ""  # ParticipantStatus value
     failed_attention: bool = False  # the arm's AttentionRule says so
+    told_rule: bool = False  # the participant agreed to a consent page stating that rule (consent.attention_rule_shown)
     wrong_checks: int = 0  # catch items answered wrongly
     answers: int = 0  # trials saved
     code_given: str = ""  # the completion code the participant gave Prolific
@@ -42,6 +43,10 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
         return Decision("return", "no data in Duet (declined consent or answered nothing): ask for a return")
     if seen.failed_attention:
         needed = 1 if study_minutes < SHORT_STUDY_MINUTES else 2
+        if seen.wrong_checks >= needed and not seen.told_rule:
+            return Decision("leave", f"failed {seen.wrong_checks} attention check(s), but agreed to a consent page "
+                                     "that did not state the attention rule as it now stands (agreed before its "
+                                     "review, or the rule changed since): decide in Prolific's web app")
         if seen.wrong_checks >= needed:
             return Decision("reject", f"failed {seen.wrong_checks} attention check(s); Prolific's policy allows a "
                                       f"rejection from {needed} for a {study_minutes}-minute study")
@@ -54,11 +59,13 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
     return Decision("approve", "completed in Duet and passed the attention rule")
 
 
-def rejection_message(*, wrong: int, rule: str) -> str:
-    """The message Prolific shows the participant (≥ 100 characters), from the study's attention rule."""
-    text = (f"Thank you for taking part. This study included attention-check questions with a clear correct "
-            f"answer, and your submission answered {wrong} of them wrongly. The study's rule, stated before it "
-            f"started, is: {rule}. For this reason the submission is rejected.")
+def rejection_message(*, wrong: int, told: str) -> str:
+    """The message Prolific shows the participant (≥ 100 characters): how many checks were answered wrongly, and
+    the attention rule quoted exactly as the consent page and the instructions showed it (`told`,
+    AttentionRule.told) — never a rule in other words."""
+    text = (f"Thank you for taking part. Your submission answered {wrong} attention check"
+            f"{'' if wrong == 1 else 's'} wrongly. The consent page you agreed to before the study started, and its "
+            f"instructions, said: \"{told}\" For this reason the submission is rejected.")
     assert len(text) >= MESSAGE_MIN
     return text
 

@@ -20,6 +20,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from experiments.models import Participant, ParticipantStatus, Study, Trial
+from experiments.participation.consent import attention_rule_shown, attention_told
+from studyserver.public_origin import origin_problem
 
 from . import rules
 from .client import Client, ProlificError
@@ -84,18 +86,32 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
 def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
                      description: str = "", create_again: bool = False, client: Client | None = None
                      ) -> ProlificStudy:
-    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
+    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study.
+
+    Refused before anything is written or sent: an `origin` participants on the internet cannot open
+    (studyserver/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
+    not green, a reward under Prolific's minimum, no API token. Until the create call is sent, a publish that
+    was refused or failed takes the reward, places and time typed this time, never those of the earlier try."""
     link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link
-    if link is None:
+    problem = origin_problem(origin)
+    if problem:
+        raise ProlificRefused(problem)
+    typed = link is None or (not link.prolific_id and (link.create_sent_at is None or create_again))
+    if typed:
         problems = publish_problems(study=study, reward_cents=reward_cents, minutes=minutes, places=places)
         if problems:
             raise ProlificRefused(" ".join(problems))
+    client = client_for(study, client)  # no token: refused here, before any row is written
+    values = {"reward_cents": reward_cents, "places": places, "minutes": minutes}
+    if link is None:
         link, _ = ProlificStudy.objects.get_or_create(study=study, defaults={
-            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", "reward_cents": reward_cents,
-            "places": places, "minutes": minutes})
-    client = client_for(study, client)
+            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", **values})
+    if typed:  # (a create already sent keeps its values, unless the researcher says to create again)
+        rows = ProlificStudy.objects.filter(pk=link.pk, prolific_id="")
+        if (rows if create_again else rows.filter(create_sent_at__isnull=True)).update(**values):
+            link.refresh_from_db()
     if not link.prolific_id:
         found = next((s for s in client.studies() if s.get("internal_name") == link.internal_name), None)
         if found is None:
@@ -252,7 +268,8 @@ def review_plan(*, study: Study) -> list[Planned]:
         if row.prolific_status != rules.AWAITING_REVIEW or not row.submission_id:
             continue
         seen = rules.Seen(in_duet=row.participant is not None, duet_status=row.duet_status,
-                          failed_attention=row.failed_attention, wrong_checks=row.wrong_checks, answers=row.answers,
+                          failed_attention=row.failed_attention, told_rule=attention_rule_shown(arm, row.participant),
+                          wrong_checks=row.wrong_checks, answers=row.answers,
                           code_given=row.study_code,
                           codes_expected=tuple(c for c in expected.get(row.duet_status, ()) if c))
         plan.append(Planned(row, rules.review(seen, study_minutes=minutes), row.submission_id in done))
@@ -281,7 +298,7 @@ def prolific_review(*, study: Study, apply: bool, client: Client | None = None) 
         elif action.decision == "reject":
             client.submission_transition(sid, {
                 "action": "REJECT", "rejection_category": rules.REJECTION_CATEGORY,
-                "message": rules.rejection_message(wrong=item.row.wrong_checks, rule=arm.attention_rule().describe())})
+                "message": rules.rejection_message(wrong=item.row.wrong_checks, told=attention_told(arm))})
         else:
             client.submission_request_return(sid, ["No data was recorded in the study for this submission."])
         action.done_at = timezone.now()

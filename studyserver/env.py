@@ -445,6 +445,31 @@ def prolific_api_url() -> str:
     return os.environ.get("PROLIFIC_API_URL", "").strip().rstrip("/") or PROLIFIC_DEFAULT_URL
 
 
+def public_origin() -> str:
+    """DUET_PUBLIC_ORIGIN: the origin participants reach this server at, e.g. https://duet.example.org (default
+    unset: ''). The launch panel builds the study link from it and publishing on Prolific sends that link, so it
+    must be the address people on the internet open; whether it is one is judged when it is used
+    (studyserver/public_origin.py). A value that is not scheme://host[:port] stops the process at start-up."""
+    from urllib.parse import urlsplit
+
+    text = os.environ.get("DUET_PUBLIC_ORIGIN", "").strip().rstrip("/")
+    if not text:
+        return ""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.path
+            or parts.query or parts.fragment or "@" in parts.netloc
+            or any(c.isspace() or ord(c) < 32 or c == "\\" for c in text)):
+        raise SettingsError(f"DUET_PUBLIC_ORIGIN must be scheme://host[:port] with nothing after it (e.g. "
+                            f"https://duet.example.org), not {text[:100]!r}.")
+    host = parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
+
+
 def prolific_api_token() -> str:
     """PROLIFIC_API_TOKEN: the workspace's API token, read when a request is made and kept in no setting,
     database row, log or page ('' when unset: the client then refuses to start, saying which variable to set)."""

@@ -14,9 +14,10 @@ from tests.prolific.standin import StandIn
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeypatch):
+def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeypatch, settings):
     from tests.experiments.participation.test_pilot import draft_study
 
+    settings.DUET_PUBLIC_ORIGIN = "https://duet.example.org"  # the address participants open (not the live server)
     standin = StandIn()
     monkeypatch.setenv("PROLIFIC_API_URL", standin.url)
     monkeypatch.setenv("PROLIFIC_API_TOKEN", standin.state.token)
@@ -34,6 +35,8 @@ def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeyp
             page.wait_for_selector("#prolific-state")
             link = ProlificStudy.objects.get(study=study)
             assert "published" in page.inner_text("#prolific-state") and link.prolific_id in standin.state.studies
+            assert standin.state.studies[link.prolific_id]["external_study_url"].startswith(
+                f"https://duet.example.org/s/{study.slug}/")
 
             good = ParticipantFactory(study=study, prolific_pid="good", status=ParticipantStatus.COMPLETED)
             TrialFactory(participant=good, item=study.items.first(), index=0)

@@ -21,14 +21,15 @@ def owner(client):
     return client
 
 
-def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owner):
+def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owner, settings):
+    settings.DUET_PUBLIC_ORIGIN = "https://duet.example.org"
     page = html.unescape(owner.get(f"/admin/experiments/study/{ready_study.pk}/change/").content.decode())
     assert f'id="launch-publish" href="/admin/prolific/{ready_study.pk}/"' in page
     url = f"/admin/prolific/{ready_study.pk}/"
     owner.post(url, {"do": "publish", "reward": "150", "places": "4", "minutes": "8"})
     link = ProlificStudy.objects.get(study=ready_study)
     assert link.state == "published" and standin.state.studies[link.prolific_id]["external_study_url"].startswith(
-        f"http://testserver/s/{ready_study.slug}/")
+        f"https://duet.example.org/s/{ready_study.slug}/")
     sid = standin.add_submission(link.prolific_id, "nobody", time_taken=480)
     assert "no record in Duet" in owner.post(url, {"do": "sync"}, follow=True).content.decode()
     dry = owner.post(url, {"do": "review", "apply": "no"}).content.decode()

@@ -6,12 +6,14 @@ from decimal import Decimal
 
 import pytest
 
+from experiments.models.attention import AttentionRule
 from prolific import rules
 from prolific.rules import Seen
 
 pytestmark = pytest.mark.db_independent
 DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given": "C0MPLETE",
         "codes_expected": ("C0MPLETE",)}
+FAILED = {"failed_attention": True, "told_rule": True}
 
 
 @pytest.mark.parametrize("seen,minutes,action", [
@@ -21,17 +23,23 @@ DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given"
     (Seen(**{**DONE, "duet_status": "started"}), 8, "leave"),
     (Seen(**{**DONE, "answers": 0}), 8, "return"),
     (Seen(**{**DONE, "duet_status": "no_consent", "answers": 0}), 8, "return"),
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 2}), 8, "reject"),
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 2}), 8, "reject"),
+    # not told the rule (agreed to a consent page that did not state it as it stands): never rejected for it
+    (Seen(**{**DONE, **FAILED, "told_rule": False, "wrong_checks": 2}), 8, "leave"),
+    (Seen(**{**DONE, **FAILED, "told_rule": False, "wrong_checks": 1}), 4, "leave"),
 ])
 def test_review_decides_by_the_study_rule_and_prolifics_policy(seen, minutes, action):
     assert rules.review(seen, study_minutes=minutes).action == action
 
 
-def test_the_rejection_message_is_long_enough_and_names_the_rule():
-    text = rules.rejection_message(wrong=2, rule="failed after 1 wrong check")
-    assert len(text) >= 100 and "2 of them" in text and "failed after 1 wrong check" in text
+def test_the_rejection_message_is_long_enough_and_quotes_what_participants_were_told():
+    told = AttentionRule(fail_after=2, end_session=True).told()
+    text = rules.rejection_message(wrong=2, told=told)
+    assert len(text) >= 100 and "answered 2 attention checks wrongly" in text and f'said: "{told}"' in text
+    assert "if you answer two of them wrongly" in told and "the study ends there" in told
+    assert "you still go on to the end" in AttentionRule(fail_after=1).told()
 
 
 def test_the_wage_bonus_by_hand():

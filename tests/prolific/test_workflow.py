@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from experiments.models import ParticipantStatus
 from prolific import services
@@ -23,7 +24,7 @@ def publish(study, *extra):
 
 def person(study, pid, *, status=ParticipantStatus.COMPLETED, answers=2, wrong_checks=0, session=""):
     p = ParticipantFactory(study=study, prolific_pid=pid, status=status, attention_failures=wrong_checks,
-                           prolific_session_id=session)
+                           prolific_session_id=session, consented_at=timezone.now())
     items = list(study.items.all()[:answers])
     for n, item in enumerate(items):
         TrialFactory(participant=p, item=item, index=n)
@@ -125,6 +126,7 @@ def test_review_dry_run_changes_nothing_and_apply_twice_transitions_each_once(st
     assert status["failed1"] == status["stranger"] == "AWAITING REVIEW"
     reject = next(c for c in standin.state.calls if c.body.get("action") == "REJECT")
     assert len(reject.body["message"]) >= 100 and reject.body["rejection_category"] == "FAILED_CHECK"
+    assert f'"{study.human_arm.attention_rule().told()}"' in reject.body["message"]
     assert ReviewAction.objects.filter(done_at__isnull=False).count() == 4
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments.models import Study
+from studyserver.public_origin import public_origin
 
 from ...client import ProlificError
 from ...demographics import DemographicsRefused, demographics_import
@@ -37,7 +38,9 @@ class Command(BaseCommand):
         p.add_argument("--minutes", type=int, required=True, help="the estimated completion time")
         p.add_argument("--name", default="")
         p.add_argument("--description", default="")
-        p.add_argument("--origin", required=True, help="this server's public origin, e.g. https://duet.example.org")
+        p.add_argument("--origin", default=None, help="the public origin participants open, e.g. "
+                       "https://duet.example.org (default: DUET_PUBLIC_ORIGIN); a loopback, private or local-only "
+                       "address, or plain http, is refused")
         p.add_argument("--create-again", action="store_true",
                        help="send the create call again (only after checking in Prolific's web app that an earlier "
                             "creation whose outcome is unknown made no study)")
@@ -66,7 +69,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
 
     def _publish(self, study, o):
-        link = prolific_publish(study=study, origin=o["origin"], reward_cents=o["reward"], places=o["places"],
+        origin = public_origin() if o["origin"] is None else o["origin"]
+        link = prolific_publish(study=study, origin=origin, reward_cents=o["reward"], places=o["places"],
                                 minutes=o["minutes"], name=o["name"], description=o["description"],
                                 create_again=o["create_again"])
         self.stdout.write(f"Published on Prolific: study {link.prolific_id} ({link.places} places, "
