@@ -11,9 +11,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
+from django.core.validators import MaxValueValidator
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
@@ -21,16 +23,17 @@ from experiments.participation.launch import study_link, suggestion
 from experiments.team_scope import study_or_404
 from studyserver.public_origin import origin_problem, public_origin
 
-from . import bonuses, services
+from . import bonuses, rules, services
+from .sync import prolific_sync, prolific_sync_whole
 from .client import NO_TOKEN, ProlificError, token_set
 from .demographics import DemographicsRefused, demographics_codebook, demographics_import
 from .models import ApiCall, Bonus, Demographics, ProlificStudy
 
 
 class PublishForm(forms.Form):
-    reward = forms.IntegerField(min_value=1, label="Reward (cents)")
-    places = forms.IntegerField(min_value=1)
-    minutes = forms.IntegerField(min_value=1, label="Estimated time (minutes)")
+    reward = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Reward (cents)")
+    places = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS)
+    minutes = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Estimated time (minutes)")
     name = forms.CharField(required=False, max_length=120, label="Name on Prolific")
     description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
     create_again = forms.BooleanField(required=False, label="Create again", help_text="Only when Duet says so, "
@@ -38,9 +41,20 @@ class PublishForm(forms.Form):
 
 
 class BonusForm(forms.Form):
-    hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2,
+    hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=8, decimal_places=2,
                                      label="Target hourly wage (003's rule)")
-    amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2, label="or a fixed amount")
+    amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=10, decimal_places=2,
+                                label="or a fixed amount")
+    confirm_total = forms.DecimalField(
+        required=False, min_value=Decimal("0"), max_digits=12, decimal_places=2, label="Total to pay",
+        help_text="To pay: type the total the dry run shows for this run. Nothing is paid without it.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        ceiling = (Decimal(settings.DUET_PROLIFIC_BONUS_CEILING_CENTS) / 100).quantize(Decimal("0.01"))
+        self.fields["amount"].max_value = ceiling  # (the wage rule's amount is checked against it when worked out)
+        self.fields["amount"].validators.append(MaxValueValidator(ceiling))
+        self.fields["amount"].help_text = f"At most {ceiling:.2f} a participant (DUET_PROLIFIC_BONUS_CEILING)."
 
     def clean(self):
         data = super().clean()
@@ -76,18 +90,25 @@ def prolific_page(request, pk: int):
                 messages.success(request, "Published on Prolific.")
                 return redirect(request.path)
             if do == "sync":
-                rows = services.prolific_sync(study=study)
-                messages.success(request, f"Synced: {len(rows)} rows, {sum(1 for r in rows if r.flag)} flagged.")
+                synced = prolific_sync(study=study)
+                (messages.success if synced.complete and not synced.refused else messages.warning)(
+                    request, synced.words())
                 return redirect(request.path)
             if do == "review":
-                services.prolific_sync(study=study)
+                prolific_sync_whole(study=study)
                 review = services.prolific_review(study=study, apply=apply)
                 messages.success(request, "Review applied." if apply else "Dry run: nothing was sent to Prolific.")
             if do == "bonus" and bonus_form.is_valid():
-                services.prolific_sync(study=study)
+                if apply and not request.user.has_perm("prolific.pay_bonus"):
+                    raise services.ProlificRefused("Paying bonuses needs its own permission, 'Can pay bonuses to "
+                                                   "participants on Prolific' (a superuser grants it): nothing was "
+                                                   "paid. A dry run needs no more than changing the study.")
+                prolific_sync_whole(study=study)
                 d = bonus_form.cleaned_data
+                confirm = d.get("confirm_total")
                 bonus = bonuses.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
-                                                amount=d.get("amount"))
+                                                amount=d.get("amount"),
+                                                confirm_cents=None if confirm is None else rules.cents(confirm))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")
             if do == "demographics" and demographics_form.is_valid():
@@ -105,6 +126,8 @@ def prolific_page(request, pk: int):
         "blocked": _blocked(), "study_url": _study_url(study),
         "rows": services.sync_rows(study=study) if link else [], "review": review,
         "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
+        "bonus_to_pay": bonuses.to_pay_cents(bonus[0]) / 100 if bonus else 0,
+        "may_pay": request.user.has_perm("prolific.pay_bonus"),
         "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
         "calls": ApiCall.objects.filter(study=study)[:50], "demographics_form": demographics_form,
         "demographics": _demographics(study),

@@ -1,7 +1,11 @@
 """The rules, as pure functions (no Django, no network): what review does with a submission, 003's wage
-bonus, Prolific's minimum reward. prolific/services.py feeds them what Duet and Prolific hold."""
+bonus, Prolific's minimum reward, what an id or a status from Prolific must look like before Duet stores it,
+and the bonus CSV. prolific/services.py feeds them what Duet and Prolific hold."""
 from __future__ import annotations
 
+import csv
+import io
+import re
 import statistics
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
@@ -12,6 +16,11 @@ APPROVED = "APPROVED"
 # Prolific's attention-check policy: a submission may be rejected for failed attention checks when it failed
 # one (a study under 5 minutes) or at least two (5 minutes or longer).
 SHORT_STUDY_MINUTES = 5
+# Prolific's ids (participants, studies, submissions, bulk bonus payments) are 24 hexadecimal digits, as every
+# example in its API reference shows (5a9d64f5f6dfdd0001eaa73d): anything else from Prolific is not stored.
+PROLIFIC_ID = re.compile(r"[0-9a-fA-F]{24}")
+STATUS = re.compile(r"[A-Z][A-Z _-]{0,23}")  # AWAITING REVIEW, TIMED-OUT, SCREENED_OUT…
+MAX_CENTS = 2_147_483_647  # the largest amount an amount_cents, reward_cents, places or minutes field holds
 REJECTION_CATEGORY = "FAILED_CHECK"
 MESSAGE_MIN = 100  # Prolific refuses a rejection message shorter than this
 
@@ -70,6 +79,14 @@ def rejection_message(*, wrong: int, told: str) -> str:
     return text
 
 
+def is_prolific_id(value) -> bool:
+    return isinstance(value, str) and PROLIFIC_ID.fullmatch(value) is not None
+
+
+def is_status(value) -> bool:
+    return isinstance(value, str) and STATUS.fullmatch(value) is not None
+
+
 def cents(amount: Decimal) -> int:
     return int((amount * 100).quantize(Decimal("1"), rounding=ROUND_HALF_UP))
 
@@ -100,5 +117,15 @@ def minimum_reward_problem(*, reward_cents: int, minutes: int, min_hourly: Decim
 
 
 def csv_bonuses(rows: list[tuple[str, int]]) -> str:
-    """Prolific's csv_bonuses: 'participant_id,amount' lines, the amount in the study's currency (0.50)."""
-    return "".join(f"{pid},{Decimal(c) / 100:.2f}\n" for pid, c in rows)
+    """Prolific's csv_bonuses: 'participant_id,amount' lines, the amount in the study's currency (0.50), written
+    by the csv module from checked values only: a participant id that is not a Prolific id, or an amount not from
+    1 cent to MAX_CENTS, is a ValueError (nothing is written), so no value can add a line or a field."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for pid, amount in rows:
+        if not is_prolific_id(pid):
+            raise ValueError(f"{str(pid)[:40]!r} is not a Prolific participant id (24 hexadecimal digits)")
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= MAX_CENTS:
+            raise ValueError(f"{amount!r} cents is not an amount from 1 to {MAX_CENTS}")
+        writer.writerow([pid, f"{Decimal(amount) / 100:.2f}"])
+    return out.getvalue()

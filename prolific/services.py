@@ -8,14 +8,14 @@ study (ApiCall). The exactly-once rules:
   claims it;
 * review: a ReviewAction is saved before each transition and marked done after; a submission with one is
   never transitioned again (Prolific documents its transitions as idempotent too);
-* bonuses: prolific/bonuses.py (the ledger).
+* bonuses: prolific/bonuses.py (the ledger);
+* sync: prolific/sync.py (streamed, under one deadline, resumable; Prolific's answers checked before stored).
 """
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -78,6 +78,9 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
     problems = [f"Launch checklist: {c.label} is not done." for c in checklist(study, arm) if c.required and not c.ok]
     if places < 1:
         problems.append("The number of places must be at least 1.")
+    problems += [f"The {name} must be at most {rules.MAX_CENTS} (what Duet stores of it)." for name, value in (
+        ("reward in cents", reward_cents), ("number of places", places), ("estimated time in minutes", minutes))
+        if value > rules.MAX_CENTS]
     money = rules.minimum_reward_problem(reward_cents=reward_cents, minutes=minutes,
                                          min_hourly=arm.prolific_min_hourly, currency=arm.currency)
     return problems + ([money] if money else [])
@@ -152,9 +155,11 @@ def _create_once(link: ProlificStudy, client: Client, *, body: dict, create_agai
 
 
 def rules_id(answer: dict) -> str:
+    """The id an answer of Prolific's names (a study's, a bulk bonus payment's), checked: 24 hexadecimal digits."""
     value = answer.get("id") if isinstance(answer, dict) else None
-    if not isinstance(value, str) or not value:
-        raise ProlificError("Prolific's answer names no study id")
+    if not rules.is_prolific_id(value):
+        raise ProlificError("Prolific's answer names no id in Prolific's format (24 hexadecimal digits): nothing was "
+                            "stored", unknown=True)
     return value
 
 
@@ -174,44 +179,7 @@ class Row:
     flag: str  # '' or why the row is odd
 
 
-def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
-    """Every Prolific submission of the study, joined to Duet's participant; Duet participants Prolific does not
-    list come last (flagged)."""
-    link = link_of(study)
-    if link is None or not link.prolific_id:
-        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
-    client = client_for(study, client)
-    fetched = list(client.submissions(link.prolific_id))
-    known = dict(Submission.objects.filter(study=study, time_taken__isnull=False).values_list("submission_id",
-                                                                                             "time_taken"))
-    for s in fetched:  # the list gives basic fields; a finished submission's time comes from its own page, once
-        sid = str(s.get("id", ""))
-        if _seconds(s) is None and sid and sid not in known and s.get("status") in (rules.AWAITING_REVIEW,
-                                                                                  rules.APPROVED):
-            detail = client.submission_get(sid)
-            s["time_taken"] = _seconds(detail)
-            s.setdefault("study_code", detail.get("study_code"))
-    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
-    by_pid = {p.prolific_pid: p for p in real}
-    with transaction.atomic():
-        for s in fetched:
-            sid, pid = str(s.get("id", "")), str(s.get("participant_id", ""))
-            if not sid:
-                continue
-            p = by_pid.get(pid)
-            if p is not None and p.prolific_session_id and p.prolific_session_id != sid:
-                p = None  # the same Prolific id, another session: not this submission
-            taken = _seconds(s)
-            Submission.objects.update_or_create(study=study, submission_id=sid, defaults={
-                "participant": p, "prolific_pid": pid, "status": str(s.get("status", ""))[:24],
-                "time_taken": known.get(sid) if taken is None else taken,
-                "study_code": str(s.get("study_code") or "")[:64]})
-        link.synced_at = timezone.now()
-        link.save(update_fields=["synced_at"])
-    return sync_rows(study=study)
-
-
-def _seconds(submission: dict) -> int | None:
+def seconds_taken(submission: dict) -> int | None:
     """Prolific's time_taken (seconds), else completed_at − started_at; None when neither is there or sane."""
     from django.utils.dateparse import parse_datetime
 

@@ -151,6 +151,8 @@ duet_env.model_api_keys(), duet_env.check_seconds(), duet_env.checks_at_once(), 
 # The origin participants reach this server at (the launch panel's study link, the link published on
 # Prolific); '' when unset. Whether participants can reach it is judged where it is used (public_origin.py).
 DUET_PUBLIC_ORIGIN = duet_env.public_origin()
+# The largest bonus Duet pays one participant on Prolific, in cents of the study's currency (prolific/bonuses.py).
+DUET_PROLIFIC_BONUS_CEILING_CENTS = duet_env.prolific_bonus_ceiling_cents()
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()

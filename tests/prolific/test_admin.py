@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from prolific.models import Bonus, ProlificStudy
 from tests.factories import ParticipantFactory
+from tests.prolific.standin import pid as P
 
 pytestmark = pytest.mark.django_db
 
@@ -30,16 +31,16 @@ def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owne
     link = ProlificStudy.objects.get(study=ready_study)
     assert link.state == "published" and standin.state.studies[link.prolific_id]["external_study_url"].startswith(
         f"https://duet.example.org/s/{ready_study.slug}/")
-    sid = standin.add_submission(link.prolific_id, "nobody", time_taken=480)
+    sid = standin.add_submission(link.prolific_id, P("nobody"), time_taken=480)
     assert "no record in Duet" in owner.post(url, {"do": "sync"}, follow=True).content.decode()
     dry = owner.post(url, {"do": "review", "apply": "no"}).content.decode()
     assert "leave" in dry and "Duet has no record" in dry and not standin.state.transitions
     standin.state.submissions[sid]["status"] = "APPROVED"
     dry = html.unescape(owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "no"}).content.decode())
-    assert "Total 0.40." in dry and not Bonus.objects.exists()
-    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
-    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
-    assert standin.paid() == {"nobody": 1}
+    assert "Total 0.40." in dry and 'id="prolific-bonus-to-pay">0.40<' in dry and not Bonus.objects.exists()
+    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes", "confirm_total": "0.40"})
+    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes", "confirm_total": "0.00"})
+    assert standin.paid() == {P("nobody"): 1}
     arm = ready_study.human_arm
     arm.consent_text = "Taking part is voluntary. We receive from Prolific your age."
     arm.save()

@@ -14,6 +14,7 @@ from django.test import Client
 
 from experiments.models import Participant, ParticipantStatus
 from prolific import services
+from prolific.sync import prolific_sync
 from tests.factories import TrialFactory, review_consent
 from tests.experiments.participation.conftest import make_open_study
 
@@ -59,7 +60,7 @@ def test_the_rejection_quotes_the_sentence_the_consent_page_and_the_instructions
         consented_at=study.human_arm.consent_reviewed_at - timedelta(minutes=1))
     standin.add_submission(link.prolific_id, earlier.prolific_pid, submission_id=late, study_code="FAILEDAC")
 
-    services.prolific_sync(study=study)
+    prolific_sync(study=study)
     plan = {p.row.submission_id: p.decision for p in services.prolific_review(study=study, apply=True)}
     assert plan[told].action == "reject" and plan[late].action == "leave"
     assert "did not state the attention rule as it now stands" in plan[late].why

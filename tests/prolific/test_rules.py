@@ -54,4 +54,26 @@ def test_the_minimum_reward_and_the_bonus_csv():
     assert rules.minimum_reward_problem(reward_cents=120, minutes=8, min_hourly=Decimal("9.00"), currency="GBP") == ""
     said = rules.minimum_reward_problem(reward_cents=119, minutes=8, min_hourly=Decimal("9.00"), currency="GBP")
     assert "8.92 GBP/hour" in said  # 8.925, rounded down: never more than it pays and "at least 120 cents" in said
-    assert rules.csv_bonuses([("a1", 50), ("b2", 125)]) == "a1,0.50\nb2,1.25\n"
+    a, b = "5a9d64f5f6dfdd0001eaa73d", "644aaabfaf6bbc363b9d47c6"
+    assert rules.csv_bonuses([(a, 50), (b, 125)]) == f"{a},0.50\n{b},1.25\n"
+
+
+@pytest.mark.parametrize("pid,amount", [
+    ("a,9999.00\nOTHERPID", 50),  # a participant id that would add a paid line
+    ("5a9d64f5f6dfdd0001eaa73d\n", 50), ("5a9d64f5f6dfdd0001eaa73", 50), ('"5a9d64f5f6dfdd0001eaa73d"', 50),
+    ("5a9d64f5f6dfdd0001eaa73g", 50), ("", 50), (None, 50),
+    ("5a9d64f5f6dfdd0001eaa73d", 0), ("5a9d64f5f6dfdd0001eaa73d", -5), ("5a9d64f5f6dfdd0001eaa73d", 2**31),
+    ("5a9d64f5f6dfdd0001eaa73d", 1.5), ("5a9d64f5f6dfdd0001eaa73d", True),
+])
+def test_the_bonus_csv_is_written_from_checked_ids_and_amounts_only(pid, amount):
+    with pytest.raises(ValueError):
+        rules.csv_bonuses([("644aaabfaf6bbc363b9d47c6", 50), (pid, amount)])
+
+
+def test_ids_and_statuses_from_prolific_are_checked():
+    assert rules.is_prolific_id("5a9d64f5f6dfdd0001eaa73d") and rules.is_prolific_id("644AAABFAF6BBC363B9D47C6")
+    for bad in ("a,9999.00\nOTHERPID", "5a9d64f5f6dfdd0001eaa73d ", "x" * 24, "1" * 25, 123, None, ["a"]):
+        assert not rules.is_prolific_id(bad)
+    assert rules.is_status("AWAITING REVIEW") and rules.is_status("TIMED-OUT") and rules.is_status("SCREENED_OUT")
+    for bad in ("approved", "APPROVED\n", "<b>APPROVED</b>", "A" * 25, "", 7):
+        assert not rules.is_status(bad)
