@@ -1,30 +1,39 @@
 """The study's Prolific page in the admin (issue 38): publish (only when the launch checklist is green), sync /
 refresh, review and bonuses each with a dry run and an apply, and the API calls made. One view; the forms post
 back to it. A user sees the page of a study their teams see (experiments/team_scope.py) and acts on it only
-with the permission to change studies."""
+with the permission to change studies.
+
+Publishing (issue 43 item 5): the link sent is built on the public origin (DUET_PUBLIC_ORIGIN), shown with what
+would stop a publish — an origin participants cannot open, no API token — as soon as the page opens; the form
+starts from the launch panel's suggestions and, after a refusal, shows what was typed."""
 from __future__ import annotations
 
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
+from django.core.validators import MaxValueValidator
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
+from experiments.participation.launch import study_link, suggestion
 from experiments.team_scope import study_or_404
+from studyserver.public_origin import origin_problem, public_origin
 
-from . import bonuses, services
-from .client import ProlificError
+from . import bonuses, rules, services
+from .sync import prolific_sync, prolific_sync_whole
+from .client import NO_TOKEN, ProlificError, token_set
 from .demographics import DemographicsRefused, demographics_codebook, demographics_import
 from .models import ApiCall, Bonus, Demographics, ProlificStudy
 
 
 class PublishForm(forms.Form):
-    reward = forms.IntegerField(min_value=1, label="Reward (cents)")
-    places = forms.IntegerField(min_value=1)
-    minutes = forms.IntegerField(min_value=1, label="Estimated time (minutes)")
+    reward = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Reward (cents)")
+    places = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS)
+    minutes = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Estimated time (minutes)")
     name = forms.CharField(required=False, max_length=120, label="Name on Prolific")
     description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
     create_again = forms.BooleanField(required=False, label="Create again", help_text="Only when Duet says so, "
@@ -32,9 +41,20 @@ class PublishForm(forms.Form):
 
 
 class BonusForm(forms.Form):
-    hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2,
+    hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=8, decimal_places=2,
                                      label="Target hourly wage (003's rule)")
-    amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), decimal_places=2, label="or a fixed amount")
+    amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=10, decimal_places=2,
+                                label="or a fixed amount")
+    confirm_total = forms.DecimalField(
+        required=False, min_value=Decimal("0"), max_digits=12, decimal_places=2, label="Total to pay",
+        help_text="To pay: type the total the dry run shows for this run. Nothing is paid without it.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        ceiling = (Decimal(settings.DUET_PROLIFIC_BONUS_CEILING_CENTS) / 100).quantize(Decimal("0.01"))
+        self.fields["amount"].max_value = ceiling  # (the wage rule's amount is checked against it when worked out)
+        self.fields["amount"].validators.append(MaxValueValidator(ceiling))
+        self.fields["amount"].help_text = f"At most {ceiling:.2f} a participant (DUET_PROLIFIC_BONUS_CEILING)."
 
     def clean(self):
         data = super().clean()
@@ -51,37 +71,44 @@ class DemographicsForm(forms.Form):
 def prolific_page(request, pk: int):
     study = study_or_404(user=request.user, pk=pk)
     link = ProlificStudy.objects.filter(study=study).first()
-    publish_form = PublishForm(request.POST if request.POST.get("do") == "publish" else None)
-    bonus_form = BonusForm(request.POST if request.POST.get("do") == "bonus" else request.GET or None)
-    demographics_form = DemographicsForm(request.POST if request.POST.get("do") == "demographics" else None,
-                                         request.FILES if request.POST.get("do") == "demographics" else None)
+    do = request.POST.get("do")
+    publish_form = PublishForm(request.POST if do == "publish" else None, initial=_publish_initial(study, link))
+    bonus_form = BonusForm(request.POST if do == "bonus" else request.GET or None)
+    demographics_form = DemographicsForm(request.POST if do == "demographics" else None,
+                                         request.FILES if do == "demographics" else None)
     review = bonus = None
     if request.method == "POST":
         if not request.user.has_perm("experiments.change_study"):
             raise PermissionDenied
-        do, apply = request.POST.get("do"), request.POST.get("apply") == "yes"
+        apply = request.POST.get("apply") == "yes"
         try:
             if do == "publish" and publish_form.is_valid():
                 d = publish_form.cleaned_data
-                services.prolific_publish(study=study, origin=f"{request.scheme}://{request.get_host()}",
-                                          reward_cents=d["reward"], places=d["places"], minutes=d["minutes"],
-                                          name=d["name"], description=d["description"],
-                                          create_again=d["create_again"])
+                services.prolific_publish(study=study, origin=public_origin(), reward_cents=d["reward"],
+                                          places=d["places"], minutes=d["minutes"], name=d["name"],
+                                          description=d["description"], create_again=d["create_again"])
                 messages.success(request, "Published on Prolific.")
                 return redirect(request.path)
             if do == "sync":
-                rows = services.prolific_sync(study=study)
-                messages.success(request, f"Synced: {len(rows)} rows, {sum(1 for r in rows if r.flag)} flagged.")
+                synced = prolific_sync(study=study)
+                (messages.success if synced.complete and not synced.refused else messages.warning)(
+                    request, synced.words())
                 return redirect(request.path)
             if do == "review":
-                services.prolific_sync(study=study)
+                prolific_sync_whole(study=study)
                 review = services.prolific_review(study=study, apply=apply)
                 messages.success(request, "Review applied." if apply else "Dry run: nothing was sent to Prolific.")
             if do == "bonus" and bonus_form.is_valid():
-                services.prolific_sync(study=study)
+                if apply and not request.user.has_perm("prolific.pay_bonus"):
+                    raise services.ProlificRefused("Paying bonuses needs its own permission, 'Can pay bonuses to "
+                                                   "participants on Prolific' (a superuser grants it): nothing was "
+                                                   "paid. A dry run needs no more than changing the study.")
+                prolific_sync_whole(study=study)
                 d = bonus_form.cleaned_data
+                confirm = d.get("confirm_total")
                 bonus = bonuses.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
-                                                amount=d.get("amount"))
+                                                amount=d.get("amount"),
+                                                confirm_cents=None if confirm is None else rules.cents(confirm))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")
             if do == "demographics" and demographics_form.is_valid():
@@ -96,14 +123,37 @@ def prolific_page(request, pk: int):
     context = {
         **admin.site.each_context(request), "title": f"Prolific: {study.slug}", "study": study, "link": link,
         "publish_form": publish_form, "bonus_form": bonus_form, "checklist_green": checklist_green,
+        "blocked": _blocked(), "study_url": _study_url(study),
         "rows": services.sync_rows(study=study) if link else [], "review": review,
         "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
+        "bonus_to_pay": bonuses.to_pay_cents(bonus[0]) / 100 if bonus else 0,
+        "may_pay": request.user.has_perm("prolific.pay_bonus"),
         "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
         "calls": ApiCall.objects.filter(study=study)[:50], "demographics_form": demographics_form,
         "demographics": _demographics(study),
     }
     return TemplateResponse(request, "admin/prolific/study.html", context)
 
+
+def _publish_initial(study, link: ProlificStudy | None) -> dict:
+    """What the publish form starts from: a row not yet sent keeps what was typed last; else the launch panel's
+    suggestions (experiments/participation/launch.py)."""
+    if link is not None:
+        return {"reward": link.reward_cents, "places": link.places, "minutes": link.minutes}
+    suggested = suggestion(study)
+    return {"reward": suggested.reward_cents, "places": suggested.places, "minutes": suggested.minutes,
+            "name": study.participant_title}
+
+
+def _blocked() -> list[str]:
+    """What stops a publish before anything is sent, said when the page opens (not only after Publish)."""
+    return [why for why in (origin_problem(public_origin()), "" if token_set() else NO_TOKEN) if why]
+
+
+def _study_url(study) -> str:
+    """The link Prolific gets: the public origin and the study link (launch panel), or '' without an origin."""
+    origin = public_origin()
+    return origin + study_link(study, services.arm_of(study)) if origin else ""
 
 
 def _demographics(study) -> dict:

@@ -12,6 +12,14 @@
 * Every call is handed to `record(method, path, status, seconds, error)` (prolific/services.py stores
   it on the study for the researcher to see): the path as sent, which holds Prolific's ids only (a
   study's, a submission's, a bulk payment's), never the token or a body.
+* A client may be given a total `deadline` (time.monotonic()) for all its requests together — a sync's
+  (prolific/services.py): each request gets what is left of it, a retry's wait that would pass it is not
+  waited, and a request at or past it is ProlificDeadline. Lists are read a page at a time (`page`), at most
+  MAX_RESULTS results a page, so a caller holds one page, never the whole list.
+* The token is held in an outbound.Credential (masked; its repr says nothing) and no frame of this module holds it in a local;
+  an error from the request — OutboundError, or anything else the HTTP stack raises, such as httpx.InvalidURL
+  for a `next` link with a control character — becomes a ProlificError raised outside the `except` block, so
+  it carries no context whose frames hold the request's locals (issue 45 item 2).
 """
 from __future__ import annotations
 
@@ -28,6 +36,7 @@ RETRIES = 4  # tries after the first, for retriable answers
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
 MAX_WAIT = 30.0  # the longest Retry-After honoured
 MAX_PAGES = 1000
+MAX_RESULTS = 500  # results in one page of a list (Prolific's default page size is 20)
 
 
 class ProlificError(Exception):
@@ -36,6 +45,19 @@ class ProlificError(Exception):
     def __init__(self, message: str, *, status: int | None = None, unknown: bool = False):
         super().__init__(message)
         self.status, self.unknown = status, unknown
+
+
+class ProlificDeadline(ProlificError):
+    """The client's total deadline came before a request could be made or finished."""
+
+
+NO_TOKEN = ("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › API token) and set it "
+            "in the server's environment.")
+
+
+def token_set() -> bool:
+    """Whether the environment holds an API token (the publish page says so when it opens); never the token."""
+    return bool(env.prolific_api_token())
 
 
 Record = Callable[[str, str, int | None, float, str], None]
@@ -51,9 +73,10 @@ class Client:
         self.base_url = (base_url or env.prolific_api_url()).rstrip("/")
         token = env.prolific_api_token() if token is None else token
         if not token:
-            raise ProlificError("PROLIFIC_API_TOKEN is not set: create a token in Prolific's web app (Settings › "
-                                "API token) and set it in the server's environment.")
+            raise ProlificError(NO_TOKEN)
         self._credential = outbound.Credential(token, scheme="Token")  # held masked: no frame shows it in clear
+        token = None  # (this frame keeps no copy)
+        self.deadline: float | None = None  # time.monotonic() by which every request is done (None: none)
         self._record, self._sleep = record, sleep
         self._backoff = BACKOFF if backoff is None else backoff
         parts = urlsplit(self.base_url)
@@ -63,14 +86,31 @@ class Client:
         return f"<prolific.Client {self.base_url}>"
 
     # ------------------------------------------------------------------ one request
+    def _left(self) -> float:
+        """Seconds one request may take: SECONDS, or less when the client's deadline comes first."""
+        if self.deadline is None:
+            return SECONDS
+        left = self.deadline - time.monotonic()
+        if left <= 0.05:
+            raise ProlificDeadline("Prolific: the deadline passed before every request was made")
+        return min(SECONDS, left)
+
     def _once(self, method: str, path: str, body: dict | None) -> outbound.Answer:
+        seconds = self._left()
         started = time.monotonic()
+        failure = ""
         try:
             answer = outbound.request(method, self.base_url, path, body=body, key=self._credential,
-                                      seconds=SECONDS, max_bytes=MAX_BYTES)
+                                      seconds=seconds, max_bytes=MAX_BYTES)
         except OutboundError as exc:
-            self._record(method, path, None, time.monotonic() - started, str(exc))
-            raise ProlificError(f"Prolific {exc}", unknown=True) from None
+            failure = str(exc)
+        except Exception as exc:  # noqa: BLE001 — whatever the HTTP stack raises (httpx.InvalidURL…): said by class
+            failure = f"could not be asked ({type(exc).__name__})"
+        if failure:  # raised here, outside the except block: the error holds no context, no frame of the request
+            self._record(method, path, None, time.monotonic() - started, failure)
+            if self.deadline is not None and time.monotonic() >= self.deadline - 0.05:
+                raise ProlificDeadline(f"Prolific {failure} (the deadline passed)", unknown=True)
+            raise ProlificError(f"Prolific {failure}", unknown=True)
         self._record(method, path, answer.status, time.monotonic() - started, answer.failure())
         return answer
 
@@ -80,41 +120,59 @@ class Client:
         for attempt in range(RETRIES + 1 if retry else 1):
             answer = self._once(method, path, body)
             if answer.status in ok:
-                return answer.json() if answer.content.strip() else {}
+                try:
+                    return answer.json() if answer.content.strip() else {}
+                except OutboundError as exc:
+                    failure = str(exc)
+                raise ProlificError(f"Prolific {failure} to {method} {path}", status=answer.status, unknown=True)
             retriable = answer.status == 429 or answer.status >= 500
             if not (retry and retriable) or attempt == RETRIES:
                 raise ProlificError(f"Prolific {answer.failure()} to {method} {path}"
                                     + (" (after retries)" if retry and retriable else ""),
                                     status=answer.status, unknown=retriable)
             after = _retry_after(answer)
-            self._sleep(min(wait if after is None else after, MAX_WAIT))
+            pause = min(wait if after is None else after, MAX_WAIT)
+            if self.deadline is not None and time.monotonic() + pause >= self.deadline:
+                raise ProlificDeadline(f"Prolific {answer.failure()} to {method} {path}, and its wait before a retry "
+                                       "would pass the deadline", status=answer.status, unknown=True)
+            self._sleep(pause)
             wait *= 2
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ pagination
+    def page(self, path: str) -> tuple[list[dict], str]:
+        """One page of a paginated list: its results (MAX_RESULTS at most) and the path of the next page ('' on the
+        last), `_links.next.href` followed on the same origin only."""
+        page = self.call("GET", path)
+        results = page.get("results") if isinstance(page, dict) else None
+        if not isinstance(results, list):
+            raise ProlificError(f"Prolific answered {path} without a list of results")
+        if len(results) > MAX_RESULTS:
+            raise ProlificError(f"Prolific answered {path} with more than {MAX_RESULTS} results in one page")
+        links = page.get("_links")
+        following = links.get("next") if isinstance(links, dict) else None
+        href = following.get("href") if isinstance(following, dict) else None
+        return [r for r in results if isinstance(r, dict)], self._same_origin(href) if href else ""
+
     def pages(self, path: str) -> Iterator[dict]:
-        """Every result of a paginated list, following `_links.next.href` on the same origin only."""
+        """Every result of a paginated list, a page at a time."""
         for _ in range(MAX_PAGES):
-            page = self.call("GET", path)
-            results = page.get("results") if isinstance(page, dict) else None
-            if not isinstance(results, list):
-                raise ProlificError(f"Prolific answered {path} without a list of results")
-            yield from (r for r in results if isinstance(r, dict))
-            href = ((page.get("_links") or {}).get("next") or {}).get("href") if isinstance(page, dict) else None
-            if not href:
+            results, path = self.page(path)
+            yield from results
+            if not path:
                 return
-            path = self._same_origin(href)
         raise ProlificError(f"Prolific's list {path} has more than {MAX_PAGES} pages")
 
-    def _same_origin(self, href: str) -> str:
-        text = str(href)
-        try:  # a control character (urlsplit drops some) or a malformed host or port: not followed
-            parts = urlsplit(text)
+    def _same_origin(self, href) -> str:
+        if not isinstance(href, str) or len(href) > 2000 or not href.isascii() or \
+                any(c.isspace() or ord(c) < 32 or ord(c) == 127 or c == "\\" for c in href):
+            raise ProlificError("Prolific's next page is not a URL Duet follows (control characters, spaces, "
+                                "backslashes or non-ASCII characters): not followed")
+        try:
+            parts = urlsplit(href)
             where = (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port)
         except ValueError:
-            where = None
-        if where is None or any(ord(c) < 32 or ord(c) == 127 for c in text):
-            raise ProlificError("Prolific's next page is not a URL Duet follows: not followed")
+            raise ProlificError("Prolific's next page is not a URL: not followed") from None
         if parts.scheme or parts.netloc:
             if where != self.origin:
                 raise ProlificError("Prolific's next page points to another server: not followed (the token is "
@@ -137,7 +195,7 @@ class Client:
         return self.call("POST", f"/api/v1/studies/{_id(study_id)}/transition/", {"action": "PUBLISH"})
 
     def submissions(self, study_id: str) -> Iterator[dict]:
-        return self.pages(f"/api/v1/submissions/?study={_id(study_id)}")
+        return self.pages(submissions_path(study_id))
 
     def submission_get(self, submission_id: str) -> dict:
         return self.call("GET", f"/api/v1/submissions/{_id(submission_id)}/")
@@ -157,6 +215,11 @@ class Client:
         """NOT idempotent on Prolific's side: a second call pays again. Never retried here."""
         return self.call("POST", f"/api/v1/bulk-bonus-payments/{_id(bulk_id)}/pay/", retry=False,
                          ok=(200, 201, 202, 204))
+
+
+def submissions_path(study_id: str) -> str:
+    """The first page of a study's submissions."""
+    return f"/api/v1/submissions/?study={_id(study_id)}"
 
 
 def _id(value: str) -> str:

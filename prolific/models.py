@@ -33,7 +33,11 @@ class ProlificStudy(models.Model):
     create_sent_at = models.DateTimeField(
         null=True, blank=True, help_text="When a run claimed the create call (one run at a time sends it).")
     published_at = models.DateTimeField(null=True, blank=True)
-    synced_at = models.DateTimeField(null=True, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True,
+                                     help_text="When a sync last read the list of submissions to its end.")
+    sync_next = models.CharField(
+        max_length=2000, blank=True, help_text="The page of Prolific's list of submissions the next sync starts at, "
+        "where one stopped at its deadline ('' : the first page).")
 
     class Meta:
         verbose_name = "study on Prolific"
@@ -120,6 +124,8 @@ class Bonus(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "prolific_pid"], name="prolific_bonus_once")]
+        # Paying is its own permission (issue 45 item 3): changing a study does not let anyone pay bonuses.
+        permissions = [("pay_bonus", "Can pay bonuses to participants on Prolific")]
 
 
 class Demographics(models.Model):

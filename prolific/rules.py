@@ -1,7 +1,11 @@
 """The rules, as pure functions (no Django, no network): what review does with a submission, 003's wage
-bonus, Prolific's minimum reward. prolific/services.py feeds them what Duet and Prolific hold."""
+bonus, Prolific's minimum reward, what an id or a status from Prolific must look like before Duet stores it,
+and the bonus CSV. prolific/services.py feeds them what Duet and Prolific hold."""
 from __future__ import annotations
 
+import csv
+import io
+import re
 import statistics
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
@@ -12,6 +16,11 @@ APPROVED = "APPROVED"
 # Prolific's attention-check policy: a submission may be rejected for failed attention checks when it failed
 # one (a study under 5 minutes) or at least two (5 minutes or longer).
 SHORT_STUDY_MINUTES = 5
+# Prolific's ids (participants, studies, submissions, bulk bonus payments) are 24 hexadecimal digits, as every
+# example in its API reference shows (5a9d64f5f6dfdd0001eaa73d): anything else from Prolific is not stored.
+PROLIFIC_ID = re.compile(r"[0-9a-fA-F]{24}")
+STATUS = re.compile(r"[A-Z][A-Z _-]{0,23}")  # AWAITING REVIEW, TIMED-OUT, SCREENED_OUT…
+MAX_CENTS = 2_147_483_647  # the largest amount an amount_cents, reward_cents, places or minutes field holds
 REJECTION_CATEGORY = "FAILED_CHECK"
 MESSAGE_MIN = 100  # Prolific refuses a rejection message shorter than this
 
@@ -22,6 +31,7 @@ class Seen:
     in_duet: bool  # a participant with this Prolific id (and session id, when Prolific gave one)
     duet_status: str = ""  # ParticipantStatus value
     failed_attention: bool = False  # the arm's AttentionRule says so
+    told_rule: bool = False  # the participant agreed to a consent page stating that rule (consent.attention_rule_shown)
     wrong_checks: int = 0  # catch items answered wrongly
     answers: int = 0  # trials saved
     code_given: str = ""  # the completion code the participant gave Prolific
@@ -42,6 +52,10 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
         return Decision("return", "no data in Duet (declined consent or answered nothing): ask for a return")
     if seen.failed_attention:
         needed = 1 if study_minutes < SHORT_STUDY_MINUTES else 2
+        if seen.wrong_checks >= needed and not seen.told_rule:
+            return Decision("leave", f"failed {seen.wrong_checks} attention check(s), but agreed to a consent page "
+                                     "that did not state the attention rule as it now stands (agreed before its "
+                                     "review, or the rule changed since): decide in Prolific's web app")
         if seen.wrong_checks >= needed:
             return Decision("reject", f"failed {seen.wrong_checks} attention check(s); Prolific's policy allows a "
                                       f"rejection from {needed} for a {study_minutes}-minute study")
@@ -54,13 +68,23 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
     return Decision("approve", "completed in Duet and passed the attention rule")
 
 
-def rejection_message(*, wrong: int, rule: str) -> str:
-    """The message Prolific shows the participant (≥ 100 characters), from the study's attention rule."""
-    text = (f"Thank you for taking part. This study included attention-check questions with a clear correct "
-            f"answer, and your submission answered {wrong} of them wrongly. The study's rule, stated before it "
-            f"started, is: {rule}. For this reason the submission is rejected.")
+def rejection_message(*, wrong: int, told: str) -> str:
+    """The message Prolific shows the participant (≥ 100 characters): how many checks were answered wrongly, and
+    the attention rule quoted exactly as the consent page and the instructions showed it (`told`,
+    AttentionRule.told) — never a rule in other words."""
+    text = (f"Thank you for taking part. Your submission answered {wrong} attention check"
+            f"{'' if wrong == 1 else 's'} wrongly. The consent page you agreed to before the study started, and its "
+            f"instructions, said: \"{told}\" For this reason the submission is rejected.")
     assert len(text) >= MESSAGE_MIN
     return text
+
+
+def is_prolific_id(value) -> bool:
+    return isinstance(value, str) and PROLIFIC_ID.fullmatch(value) is not None
+
+
+def is_status(value) -> bool:
+    return isinstance(value, str) and STATUS.fullmatch(value) is not None
 
 
 def cents(amount: Decimal) -> int:
@@ -93,5 +117,15 @@ def minimum_reward_problem(*, reward_cents: int, minutes: int, min_hourly: Decim
 
 
 def csv_bonuses(rows: list[tuple[str, int]]) -> str:
-    """Prolific's csv_bonuses: 'participant_id,amount' lines, the amount in the study's currency (0.50)."""
-    return "".join(f"{pid},{Decimal(c) / 100:.2f}\n" for pid, c in rows)
+    """Prolific's csv_bonuses: 'participant_id,amount' lines, the amount in the study's currency (0.50), written
+    by the csv module from checked values only: a participant id that is not a Prolific id, or an amount not from
+    1 cent to MAX_CENTS, is a ValueError (nothing is written), so no value can add a line or a field."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for pid, amount in rows:
+        if not is_prolific_id(pid):
+            raise ValueError(f"{str(pid)[:40]!r} is not a Prolific participant id (24 hexadecimal digits)")
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= MAX_CENTS:
+            raise ValueError(f"{amount!r} cents is not an amount from 1 to {MAX_CENTS}")
+        writer.writerow([pid, f"{Decimal(amount) / 100:.2f}"])
+    return out.getvalue()

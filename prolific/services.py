@@ -8,18 +8,20 @@ study (ApiCall). The exactly-once rules:
   claims it;
 * review: a ReviewAction is saved before each transition and marked done after; a submission with one is
   never transitioned again (Prolific documents its transitions as idempotent too);
-* bonuses: prolific/bonuses.py (the ledger).
+* bonuses: prolific/bonuses.py (the ledger);
+* sync: prolific/sync.py (streamed, under one deadline, resumable; Prolific's answers checked before stored).
 """
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from experiments.models import Participant, ParticipantStatus, Study, Trial
+from experiments.participation.consent import attention_rule_shown, attention_told
+from studyserver.public_origin import origin_problem
 
 from . import rules
 from .client import Client, ProlificError
@@ -76,6 +78,9 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
     problems = [f"Launch checklist: {c.label} is not done." for c in checklist(study, arm) if c.required and not c.ok]
     if places < 1:
         problems.append("The number of places must be at least 1.")
+    problems += [f"The {name} must be at most {rules.MAX_CENTS} (what Duet stores of it)." for name, value in (
+        ("reward in cents", reward_cents), ("number of places", places), ("estimated time in minutes", minutes))
+        if value > rules.MAX_CENTS]
     money = rules.minimum_reward_problem(reward_cents=reward_cents, minutes=minutes,
                                          min_hourly=arm.prolific_min_hourly, currency=arm.currency)
     return problems + ([money] if money else [])
@@ -84,18 +89,32 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
 def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
                      description: str = "", create_again: bool = False, client: Client | None = None
                      ) -> ProlificStudy:
-    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study."""
+    """Create the Prolific study (once) and publish it; the Prolific id is stored on the study.
+
+    Refused before anything is written or sent: an `origin` participants on the internet cannot open
+    (studyserver/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
+    not green, a reward under Prolific's minimum, no API token. Until the create call is sent, a publish that
+    was refused or failed takes the reward, places and time typed this time, never those of the earlier try."""
     link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link
-    if link is None:
+    problem = origin_problem(origin)
+    if problem:
+        raise ProlificRefused(problem)
+    typed = link is None or (not link.prolific_id and (link.create_sent_at is None or create_again))
+    if typed:
         problems = publish_problems(study=study, reward_cents=reward_cents, minutes=minutes, places=places)
         if problems:
             raise ProlificRefused(" ".join(problems))
+    client = client_for(study, client)  # no token: refused here, before any row is written
+    values = {"reward_cents": reward_cents, "places": places, "minutes": minutes}
+    if link is None:
         link, _ = ProlificStudy.objects.get_or_create(study=study, defaults={
-            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", "reward_cents": reward_cents,
-            "places": places, "minutes": minutes})
-    client = client_for(study, client)
+            "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", **values})
+    if typed:  # (a create already sent keeps its values, unless the researcher says to create again)
+        rows = ProlificStudy.objects.filter(pk=link.pk, prolific_id="")
+        if (rows if create_again else rows.filter(create_sent_at__isnull=True)).update(**values):
+            link.refresh_from_db()
     if not link.prolific_id:
         found = next((s for s in client.studies() if s.get("internal_name") == link.internal_name), None)
         if found is None:
@@ -136,9 +155,11 @@ def _create_once(link: ProlificStudy, client: Client, *, body: dict, create_agai
 
 
 def rules_id(answer: dict) -> str:
+    """The id an answer of Prolific's names (a study's, a bulk bonus payment's), checked: 24 hexadecimal digits."""
     value = answer.get("id") if isinstance(answer, dict) else None
-    if not isinstance(value, str) or not value:
-        raise ProlificError("Prolific's answer names no study id")
+    if not rules.is_prolific_id(value):
+        raise ProlificError("Prolific's answer names no id in Prolific's format (24 hexadecimal digits): nothing was "
+                            "stored", unknown=True)
     return value
 
 
@@ -158,44 +179,7 @@ class Row:
     flag: str  # '' or why the row is odd
 
 
-def prolific_sync(*, study: Study, client: Client | None = None) -> list[Row]:
-    """Every Prolific submission of the study, joined to Duet's participant; Duet participants Prolific does not
-    list come last (flagged)."""
-    link = link_of(study)
-    if link is None or not link.prolific_id:
-        raise ProlificRefused(f"Study '{study.slug}' has not been published on Prolific from Duet.")
-    client = client_for(study, client)
-    fetched = list(client.submissions(link.prolific_id))
-    known = dict(Submission.objects.filter(study=study, time_taken__isnull=False).values_list("submission_id",
-                                                                                             "time_taken"))
-    for s in fetched:  # the list gives basic fields; a finished submission's time comes from its own page, once
-        sid = str(s.get("id", ""))
-        if _seconds(s) is None and sid and sid not in known and s.get("status") in (rules.AWAITING_REVIEW,
-                                                                                  rules.APPROVED):
-            detail = client.submission_get(sid)
-            s["time_taken"] = _seconds(detail)
-            s.setdefault("study_code", detail.get("study_code"))
-    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
-    by_pid = {p.prolific_pid: p for p in real}
-    with transaction.atomic():
-        for s in fetched:
-            sid, pid = str(s.get("id", "")), str(s.get("participant_id", ""))
-            if not sid:
-                continue
-            p = by_pid.get(pid)
-            if p is not None and p.prolific_session_id and p.prolific_session_id != sid:
-                p = None  # the same Prolific id, another session: not this submission
-            taken = _seconds(s)
-            Submission.objects.update_or_create(study=study, submission_id=sid, defaults={
-                "participant": p, "prolific_pid": pid, "status": str(s.get("status", ""))[:24],
-                "time_taken": known.get(sid) if taken is None else taken,
-                "study_code": str(s.get("study_code") or "")[:64]})
-        link.synced_at = timezone.now()
-        link.save(update_fields=["synced_at"])
-    return sync_rows(study=study)
-
-
-def _seconds(submission: dict) -> int | None:
+def seconds_taken(submission: dict) -> int | None:
     """Prolific's time_taken (seconds), else completed_at − started_at; None when neither is there or sane."""
     from django.utils.dateparse import parse_datetime
 
@@ -252,7 +236,8 @@ def review_plan(*, study: Study) -> list[Planned]:
         if row.prolific_status != rules.AWAITING_REVIEW or not row.submission_id:
             continue
         seen = rules.Seen(in_duet=row.participant is not None, duet_status=row.duet_status,
-                          failed_attention=row.failed_attention, wrong_checks=row.wrong_checks, answers=row.answers,
+                          failed_attention=row.failed_attention, told_rule=attention_rule_shown(arm, row.participant),
+                          wrong_checks=row.wrong_checks, answers=row.answers,
                           code_given=row.study_code,
                           codes_expected=tuple(c for c in expected.get(row.duet_status, ()) if c))
         plan.append(Planned(row, rules.review(seen, study_minutes=minutes), row.submission_id in done))
@@ -281,7 +266,7 @@ def prolific_review(*, study: Study, apply: bool, client: Client | None = None) 
         elif action.decision == "reject":
             client.submission_transition(sid, {
                 "action": "REJECT", "rejection_category": rules.REJECTION_CATEGORY,
-                "message": rules.rejection_message(wrong=item.row.wrong_checks, rule=arm.attention_rule().describe())})
+                "message": rules.rejection_message(wrong=item.row.wrong_checks, told=attention_told(arm))})
         else:
             client.submission_request_return(sid, ["No data was recorded in the study for this submission."])
         action.done_at = timezone.now()

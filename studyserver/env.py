@@ -445,6 +445,52 @@ def prolific_api_url() -> str:
     return os.environ.get("PROLIFIC_API_URL", "").strip().rstrip("/") or PROLIFIC_DEFAULT_URL
 
 
+def public_origin() -> str:
+    """DUET_PUBLIC_ORIGIN: the origin participants reach this server at, e.g. https://duet.example.org (default
+    unset: ''). The launch panel builds the study link from it and publishing on Prolific sends that link, so it
+    must be the address people on the internet open; whether it is one is judged when it is used
+    (studyserver/public_origin.py). A value that is not scheme://host[:port] stops the process at start-up."""
+    from urllib.parse import urlsplit
+
+    text = os.environ.get("DUET_PUBLIC_ORIGIN", "").strip().rstrip("/")
+    if not text:
+        return ""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.path
+            or parts.query or parts.fragment or "@" in parts.netloc
+            or any(c.isspace() or ord(c) < 32 or c == "\\" for c in text)):
+        raise SettingsError(f"DUET_PUBLIC_ORIGIN must be scheme://host[:port] with nothing after it (e.g. "
+                            f"https://duet.example.org), not {text[:100]!r}.")
+    host = parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
+
+
+PROLIFIC_BONUS_CEILING_DEFAULT = "10.00"
+
+
+def prolific_bonus_ceiling_cents() -> int:
+    """DUET_PROLIFIC_BONUS_CEILING (default 10.00, in the study's currency): the largest bonus Duet pays one
+    participant of a study on Prolific; a bonus rule that gives more is refused before anything is set up
+    (prolific/bonuses.py). From 0.01 to 21,474,836.47 (what a bonus's amount_cents holds)."""
+    from decimal import Decimal, InvalidOperation
+
+    text = os.environ.get("DUET_PROLIFIC_BONUS_CEILING", "").strip() or PROLIFIC_BONUS_CEILING_DEFAULT
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal(0)
+    if not value.is_finite() or value != value.quantize(Decimal("0.01")) or \
+            not Decimal("0.01") <= value <= Decimal("21474836.47"):
+        raise SettingsError(f"DUET_PROLIFIC_BONUS_CEILING must be an amount from 0.01 to 21474836.47 with at most "
+                            f"2 decimals (e.g. 10.00), not '{text[:40]}'.")
+    return int(value * 100)
+
+
 def prolific_api_token() -> str:
     """PROLIFIC_API_TOKEN: the workspace's API token, read when a request is made and kept in no setting,
     database row, log or page ('' when unset: the client then refuses to start, saying which variable to set)."""

@@ -148,6 +148,11 @@ DUET_TRUSTED_PROXIES = duet_env.trusted_proxies()
 # Requests to model servers (studyserver/outbound.py reads these when it sends one): checked here, so a
 # malformed key list or limit stops the process at start-up rather than at the first save.
 duet_env.model_api_keys(), duet_env.check_seconds(), duet_env.checks_at_once(), duet_env.outbound_max_bytes()
+# The origin participants reach this server at (the launch panel's study link, the link published on
+# Prolific); '' when unset. Whether participants can reach it is judged where it is used (public_origin.py).
+DUET_PUBLIC_ORIGIN = duet_env.public_origin()
+# The largest bonus Duet pays one participant on Prolific, in cents of the study's currency (prolific/bonuses.py).
+DUET_PROLIFIC_BONUS_CEILING_CENTS = duet_env.prolific_bonus_ceiling_cents()
 
 # Celery: Redis in production, an embedded filesystem transport by default (no server to start).
 CELERY_BROKER_URL = duet_env.celery_broker_url()

@@ -13,6 +13,10 @@ same. Every count of failed participants reads this rule and nothing else:
 - the report, whose trials frame carries a `failed_attention` column computed by `failed` and whose
   exclusion step "failed attention check" removes exactly those participants.
 
+What participants are told of it is `told`, one sentence from the same two settings: the consent page
+and the instructions show it, and a rejection on Prolific for failed checks quotes it word for word
+(prolific/rules.py, rejection_message), so a rejection never cites a rule participants were not shown.
+
 A session that already ended as "failed_attention" counts as failed whatever the rule says now, so
 a later change of the arm's settings cannot un-fail an ended session.
 """
@@ -61,6 +65,18 @@ class AttentionRule:
         then = ("the session ends there" if self.end_session
                 else "the participant goes on to the end, and is counted as failed")
         return f"a participant who answers {wrong} wrongly has failed the attention checks; {then}"
+
+    def told(self) -> str:
+        """The rule as participants read it (the consent page, the instructions), one sentence without
+        quotation marks or apostrophes, so that it reads the same in a page and quoted in a message."""
+        wrong = "one of them" if self.fail_after == 1 else f"{_WORDS.get(self.fail_after, self.fail_after)} of them"
+        then = "the study ends there" if self.end_session else "you still go on to the end of the study"
+        return (f"Some questions are attention checks with one clearly correct answer: if you answer {wrong} "
+                f"wrongly, you have failed the attention checks ({then}), and your submission may be rejected "
+                f"on Prolific.")
+
+
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
 
 
 def failed_q(prefix: str = ""):

@@ -12,6 +12,12 @@ A study opens only once a researcher has marked its consent reviewed (consent_re
 admin page). The review is of the consent as participants read it: the text, the institution, the
 contact and the list of stored data, fingerprinted (consent_digest); a later change to any of them
 needs a new review before the study opens again or takes new participants.
+
+The attention rule (experiments/models/attention.py) is stated on the page in the rule's own words
+(`attention_told`, AttentionRule.told) whenever the arm has check questions, and is part of the reviewed
+fingerprint: changing when a participant fails the checks changes what the page says, so it needs a new
+review. `attention_rule_shown` says whether a participant agreed to the page as it now stands — what
+Prolific review asks before it rejects anyone for failed checks (prolific/rules.py).
 """
 from __future__ import annotations
 
@@ -102,6 +108,22 @@ class ConsentPage:
     minutes: int
     contact: str
     institution: str
+    attention: str  # the attention rule as participants read it; '' when the arm has no check questions
+
+
+def attention_told(arm) -> str:
+    """The attention rule's sentence as participants read it on the consent page and in the instructions ('' when
+    the arm asks no check questions): AttentionRule.told, the one source of the words."""
+    return arm.attention_rule().told() if arm.attention_checks else ""
+
+
+def attention_rule_shown(arm, participant) -> bool:
+    """Did `participant` agree to a consent page that stated the attention rule as it now stands? Only when the
+    arm asks check questions, its consent as it stands (rule sentence included) was reviewed, and the participant
+    agreed after that review: a participant who agreed to an earlier page may not have read this sentence."""
+    reviewed = arm.consent_reviewed_at
+    return bool(attention_told(arm) and reviewed and arm.consent_reviewed_digest == consent_digest(arm)
+                and participant is not None and participant.consented_at and participant.consented_at >= reviewed)
 
 
 def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
@@ -112,14 +134,16 @@ def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
     return ConsentPage(
         text=arm.consent(), data=STORED_DATA, questions=questions, practice=practice,
         minutes=expected_minutes(questions=questions, practice=practice, seconds_per_question=arm.seconds_per_question),
-        contact=arm.contact.strip(), institution=arm.institution,
+        contact=arm.contact.strip(), institution=arm.institution, attention=attention_told(arm),
     )
 
 
 def consent_digest(arm) -> str:
     """The fingerprint of the consent as participants read it (text, institution, contact, the stored
-    data list); the duration is left out: it follows the list length, which is not consent wording."""
-    body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA]])
+    data list, the attention rule's sentence); the duration is left out: it follows the list length, which is
+    not consent wording."""
+    body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA],
+                       attention_told(arm)])
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -132,8 +156,8 @@ def consent_problem(arm) -> str | None:
         return ("Nobody has reviewed its consent text yet: preview the participant flow, check that the consent "
                 "page is true for this study, then tick 'Consent reviewed' under Human arm › Consent and save.")
     if arm.consent_reviewed_digest != consent_digest(arm):
-        return (f"Its consent text, institution or contact has changed since {reviewer(arm)} reviewed it on "
-                f"{arm.consent_reviewed_at:%Y-%m-%d %H:%M} UTC: review it again (tick 'Consent reviewed' and save).")
+        return (f"Its consent text, institution, contact or attention rule has changed since {reviewer(arm)} reviewed "
+                f"it on {arm.consent_reviewed_at:%Y-%m-%d %H:%M} UTC: review it again (tick 'Consent reviewed' and save).")
     return None
 
 

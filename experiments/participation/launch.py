@@ -2,8 +2,10 @@
 hold before the study opens.
 
 * the study link with Prolific's placeholders ({{%PROLIFIC_PID%}}, {{%STUDY_ID%}}, {{%SESSION_ID%}})
-  under the arm's parameter names, and a copy button (static/experiments/launch.js prefixes the
-  page's own origin, so the link is the address participants reach);
+  under the arm's parameter names, on the public origin (DUET_PUBLIC_ORIGIN: the address participants
+  open; said when it is unset or not one participants on the internet can open, studyserver/public_origin.py),
+  and a copy button; without the setting static/experiments/launch.js prefixes the page's own origin. The
+  link is shown whatever the study's state: before, while open and after;
 * the completion, no-consent, failed-attention and incompatible-device codes;
 * the expected duration (the consent page's) and the reward it implies at the arm's hourly rate,
   or, once real participants have completed, their median time and the reward for it;
@@ -13,10 +15,13 @@ hold before the study opens.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+
+from studyserver.public_origin import origin_problem, public_origin
 
 from ..models import Participant, ParticipantStatus, Study, StudyStatus
 from . import consent, readiness
@@ -81,21 +86,43 @@ def checklist(study: Study, arm) -> list[Check]:
     ]
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """What the panel suggests for Prolific; the publish form starts from it (prolific/admin_views.py)."""
+    minutes: int  # Prolific's estimated completion time: whole minutes
+    reward_cents: int  # those minutes at the arm's hourly rate, rounded up to a cent
+    places: int  # the arm's target sample size
+
+
+def suggestion(study: Study, arm=None, progress=None) -> Suggestion:
+    """The expected duration (the consent page's), or the median of the completed participants once there are
+    any, rounded up to whole minutes; its reward at the arm's hourly rate; the target sample size as places."""
+    arm = arm or human_arm_ensure(study=study)
+    progress = progress or study_progress(study=study)
+    if progress.median_minutes is not None:
+        minutes = max(1, math.ceil(progress.median_minutes))
+    else:
+        minutes = consent.expected_minutes(questions=consent.planned_questions(arm), practice=len(arm.practice or []),
+                                           seconds_per_question=arm.seconds_per_question)
+    return Suggestion(minutes, int(arm.pay_for(minutes) * 100), arm.target_sample_size)
+
+
 def launch_html(study: Study) -> str:
     arm = human_arm_ensure(study=study)
     link = study_link(study, arm)
-    planned = consent.planned_questions(arm)
-    minutes = consent.expected_minutes(questions=planned, practice=len(arm.practice or []),
-                                       seconds_per_question=arm.seconds_per_question)
     progress = study_progress(study=study)
+    suggested = suggestion(study, arm, progress)
     if progress.median_minutes is not None:
         timing = format_html("median completion time {:.1f} min over {} completed participants; reward {} {}",
                              progress.median_minutes, progress.completed, arm.pay_for(progress.median_minutes),
                              arm.currency)
     else:
         timing = format_html("expected duration {} min (as the consent page says); reward {} {} at {} {}/hour — "
-                             "revise it from the pilot's median time", minutes, arm.pay_for(minutes), arm.currency,
-                             arm.hourly_rate(), arm.currency)
+                             "revise it from the pilot's median time", suggested.minutes,
+                             arm.pay_for(suggested.minutes), arm.currency, arm.hourly_rate(), arm.currency)
+    suggested_line = format_html("Suggested for Prolific: {} places (the target sample size), {} min, reward {} "
+                                 "cents ({} {}).", suggested.places, suggested.minutes, suggested.reward_cents,
+                                 arm.pay_for(suggested.minutes), arm.currency)
     codes = format_html_join("", "<tr><th>{}</th><td><code>{}</code></td></tr>", (
         (label, value or "— not set —") for label, value in (
             ("completion", arm.completion_code), ("no consent", arm.no_consent_code),
@@ -108,10 +135,35 @@ def launch_html(study: Study) -> str:
          "" if c.required else " (recommended)", "" if c.ok else _missing(c)) for c in checks))
     return format_html(
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
-        'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
-        '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
-        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p>{}</div>',
-        link, link, codes, timing, scheme, items, state_line(study, checks), _publish(study, checks))
+        'placeholders):</p><p>{} '
+        '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>{}'
+        '<table>{}</table><p>{}</p><p id="launch-suggested">{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul>'
+        '<p><strong>{}</strong></p>{}</div>',
+        _link(link), _origin_line(), codes, timing, suggested_line, scheme, items, state_line(study, checks),
+        _publish(study, checks))
+
+
+def _link(path: str) -> str:
+    """The study link on the public origin; without one, the path for launch.js to put this page's origin before."""
+    origin = public_origin()
+    if origin:
+        return format_html('<code id="launch-link">{}</code>', origin + path)
+    return format_html('<code id="launch-link" data-relative="{}">{}</code>', path, path)
+
+
+def _origin_line() -> str:
+    """Where the link's origin comes from, and why it will not do for participants when it will not."""
+    origin = public_origin()
+    problem = origin_problem(origin)
+    if not origin:
+        return format_html('<p id="launch-origin" class="launch-missing"><strong>Public origin:</strong> {} Until then '
+                           'the link above uses the address of this page, and Duet does not publish on Prolific.</p>',
+                           problem)
+    if problem:
+        return format_html('<p id="launch-origin" class="launch-missing"><strong>Public origin:</strong> {} Duet does '
+                           'not publish on Prolific with it.</p>', problem)
+    return format_html('<p id="launch-origin" class="launch-ok"><strong>Public origin:</strong> <code>{}</code> '
+                       '(DUET_PUBLIC_ORIGIN).</p>', origin)
 
 
 def _publish(study: Study, checks: list[Check]) -> str:

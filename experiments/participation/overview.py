@@ -4,7 +4,8 @@ how many questions there are, how many practice questions, and about how long it
 The counts come from the participant's own list (Participant.plan, catch items included: the
 participant sees them as questions like the others) and the arm's practice, so the instructions fit
 the design — necessitation items have one statement, not "two" — and the duration is the one the
-consent page states (consent.expected_minutes).
+consent page states (consent.expected_minutes). The attention rule is restated in the consent page's own
+words (consent.attention_told).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..models import Item
-from .consent import expected_minutes
+from .consent import attention_told, expected_minutes
 
 _NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -34,6 +35,7 @@ class Overview:
     questions: int
     practice: int
     minutes: int
+    attention: str  # the attention rule as the consent page states it ('' without check questions)
 
 
 def session_overview(*, participant, arm) -> Overview:
@@ -45,4 +47,5 @@ def session_overview(*, participant, arm) -> Overview:
         statements=statements_phrase(counts), single_statement=set(counts) <= {1}, questions=questions,
         practice=practice,
         minutes=expected_minutes(questions=questions, practice=practice, seconds_per_question=arm.seconds_per_question),
+        attention=attention_told(arm),
     )

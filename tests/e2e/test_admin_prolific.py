@@ -10,13 +10,14 @@ from experiments.models import ParticipantStatus
 from prolific.models import ProlificStudy
 from tests.e2e.admin_walk import admin_walk
 from tests.factories import ParticipantFactory, TrialFactory, review_consent
-from tests.prolific.standin import StandIn
+from tests.prolific.standin import StandIn, pid
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeypatch):
+def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeypatch, settings):
     from tests.experiments.participation.test_pilot import draft_study
 
+    settings.DUET_PUBLIC_ORIGIN = "https://duet.example.org"  # the address participants open (not the live server)
     standin = StandIn()
     monkeypatch.setenv("PROLIFIC_API_URL", standin.url)
     monkeypatch.setenv("PROLIFIC_API_TOKEN", standin.state.token)
@@ -34,11 +35,13 @@ def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeyp
             page.wait_for_selector("#prolific-state")
             link = ProlificStudy.objects.get(study=study)
             assert "published" in page.inner_text("#prolific-state") and link.prolific_id in standin.state.studies
+            assert standin.state.studies[link.prolific_id]["external_study_url"].startswith(
+                f"https://duet.example.org/s/{study.slug}/")
 
-            good = ParticipantFactory(study=study, prolific_pid="good", status=ParticipantStatus.COMPLETED)
+            good = ParticipantFactory(study=study, prolific_pid=pid("good"), status=ParticipantStatus.COMPLETED)
             TrialFactory(participant=good, item=study.items.first(), index=0)
-            good_sub = standin.add_submission(link.prolific_id, "good", time_taken=720, study_code="C0MPLETE")
-            standin.add_submission(link.prolific_id, "stranger", time_taken=300)
+            good_sub = standin.add_submission(link.prolific_id, pid("good"), time_taken=720, study_code="C0MPLETE")
+            standin.add_submission(link.prolific_id, pid("stranger"), time_taken=300)
             page.click("#prolific-sync input[type=submit]")
             page.wait_for_selector("text=Synced: 2 rows, 1 flagged.")
             assert "no record in Duet" in page.inner_text("#prolific-rows")
@@ -54,11 +57,13 @@ def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeyp
             page.click("#prolific-bonus button[value=no]")
             page.wait_for_selector("#prolific-bonus-plan")
             assert "Total 1.50." in page.inner_text("#prolific-bonus-rule") and not standin.state.payments
+            page.fill("#id_confirm_total", page.inner_text("#prolific-bonus-to-pay"))  # the total, confirmed
             page.click("#prolific-bonus button[value=yes]")
             page.wait_for_selector("text=Bonuses paid (each participant once).")
+            page.fill("#id_confirm_total", "0.00")
             page.click("#prolific-bonus button[value=yes]")  # a second click pays nothing more
             page.wait_for_selector("text=Bonuses paid (each participant once).")
-            assert standin.paid() == {"good": 1} and standin.state.payments == [("good", 150)]
+            assert standin.paid() == {pid("good"): 1} and standin.state.payments == [(pid("good"), 150)]
             assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     finally:
         standin.close()

@@ -25,6 +25,7 @@ connection is closed without an answer instead (after=True: the request took eff
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import threading
@@ -40,6 +41,11 @@ CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGIT
 LISTED = ("id", "participant_id", "status", "started_at", "study_code")  # what the list gives of a submission
 REQUIRED_STUDY = ("name", "external_study_url", "completion_codes", "total_available_places",
                   "estimated_completion_time", "reward")
+
+
+def pid(name: str) -> str:
+    """A participant id in Prolific's format (24 hexadecimal digits) named by `name` in a test."""
+    return hashlib.sha256(name.encode()).hexdigest()[:24]
 
 
 @dataclass

@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from prolific.models import Bonus, ProlificStudy
 from tests.factories import ParticipantFactory
+from tests.prolific.standin import pid as P
 
 pytestmark = pytest.mark.django_db
 
@@ -21,24 +22,25 @@ def owner(client):
     return client
 
 
-def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owner):
+def test_publish_sync_review_and_bonus_from_the_admin(standin, ready_study, owner, settings):
+    settings.DUET_PUBLIC_ORIGIN = "https://duet.example.org"
     page = html.unescape(owner.get(f"/admin/experiments/study/{ready_study.pk}/change/").content.decode())
     assert f'id="launch-publish" href="/admin/prolific/{ready_study.pk}/"' in page
     url = f"/admin/prolific/{ready_study.pk}/"
     owner.post(url, {"do": "publish", "reward": "150", "places": "4", "minutes": "8"})
     link = ProlificStudy.objects.get(study=ready_study)
     assert link.state == "published" and standin.state.studies[link.prolific_id]["external_study_url"].startswith(
-        f"http://testserver/s/{ready_study.slug}/")
-    sid = standin.add_submission(link.prolific_id, "nobody", time_taken=480)
+        f"https://duet.example.org/s/{ready_study.slug}/")
+    sid = standin.add_submission(link.prolific_id, P("nobody"), time_taken=480)
     assert "no record in Duet" in owner.post(url, {"do": "sync"}, follow=True).content.decode()
     dry = owner.post(url, {"do": "review", "apply": "no"}).content.decode()
     assert "leave" in dry and "Duet has no record" in dry and not standin.state.transitions
     standin.state.submissions[sid]["status"] = "APPROVED"
     dry = html.unescape(owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "no"}).content.decode())
-    assert "Total 0.40." in dry and not Bonus.objects.exists()
-    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
-    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes"})
-    assert standin.paid() == {"nobody": 1}
+    assert "Total 0.40." in dry and 'id="prolific-bonus-to-pay">0.40<' in dry and not Bonus.objects.exists()
+    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes", "confirm_total": "0.40"})
+    owner.post(url, {"do": "bonus", "amount": "0.40", "apply": "yes", "confirm_total": "0.00"})
+    assert standin.paid() == {P("nobody"): 1}
     arm = ready_study.human_arm
     arm.consent_text = "Taking part is voluntary. We receive from Prolific your age."
     arm.save()

@@ -88,3 +88,72 @@ def test_no_test_can_reach_prolifics_real_host(monkeypatch):
     with pytest.raises(ProlificError, match="cannot be reached"):
         client.study_get("abc")
     assert calls[0][2] is None  # recorded, with no answer
+
+
+def _frames_below(excinfo) -> list:
+    """Every frame an error path keeps: the traceback below the test, and those of any chained exception."""
+    frames, exc, tb = [], excinfo.value, excinfo.tb.tb_next
+    while exc is not None:
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+        tb = exc.__traceback__ if exc is not None else None
+    return frames
+
+
+def _holds(frame, secret: str) -> bool:
+    return any(secret in repr(value) or secret in repr(getattr(value, "__dict__", "")) for value in
+               frame.f_locals.values())
+
+
+@pytest.mark.parametrize("href", ["/api/v1/submissions/?study=S1&page=2\x00", "/api/v1/submissions/\n?page=2",
+                                  "/api/v1/sub missions/", "/api/v1/submissions/\x7f", "/api/v1/subm\u0131ssions/"])
+def test_a_hostile_next_link_gives_a_clean_error_and_no_frame_holds_the_token(monkeypatch, href):
+    page = json.dumps({"results": [{"id": "a"}], "_links": {"next": {"href": href}}}).encode()
+    with hostile.Peer(lambda peer, conn, request: hostile.send(conn, 200, page)) as prolific:
+        with pytest.raises(ProlificError, match="not a URL Duet follows") as caught:
+            list(Client(base_url=prolific.url, token="secret-token-2").submissions("S1"))
+        assert len(prolific.requests) == 1  # the first page only
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert not any(_holds(frame, "secret-token-2") for frame in _frames_below(caught))
+
+
+def test_an_error_from_the_http_stack_becomes_the_clients_own_without_the_requests_frames(monkeypatch):
+    """A path httpx cannot send (a control character: httpx.InvalidURL, which is not an httpx.HTTPError) asked
+    directly: a ProlificError in words, raised with no context, so no frame of the request (whose locals hold
+    the Authorization header) is kept by it."""
+    with hostile.Peer(hostile.openai_like) as prolific:
+        client = Client(base_url=prolific.url, token="secret-token-3")
+        with pytest.raises(ProlificError) as caught:
+            client.call("GET", "/api/v1/submissions/?study=\x00")
+        assert prolific.connections == 0
+    assert str(caught.value).startswith("Prolific ") and "secret-token-3" not in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    frames = _frames_below(caught)
+    assert frames and not any(_holds(frame, "secret-token-3") for frame in frames)
+    assert "secret-token-3" not in repr(client) and "secret-token-3" not in repr(vars(client))
+
+
+def test_a_deadline_bounds_every_request_and_every_wait(monkeypatch):
+    import time
+
+    from prolific.client import ProlificDeadline
+
+    with hostile.Peer(hostile.drip(0.2, 10)) as slow:
+        client = Client(base_url=slow.url, token="t")
+        client.deadline = time.monotonic() + 1.0
+        started = time.monotonic()
+        with pytest.raises(ProlificDeadline):
+            client.study_get("abc")
+        assert time.monotonic() - started < 1.6
+        with pytest.raises(ProlificDeadline):  # past the deadline: nothing more is asked
+            client.study_get("abc")
+        assert slow.connections == 1
+    waits = []
+    with hostile.Peer(lambda peer, conn, request: hostile.send(conn, 429, b"{}", extra="retry-after: 30\r\n")) as busy:
+        client = Client(base_url=busy.url, token="t", sleep=waits.append)
+        client.deadline = time.monotonic() + 5.0
+        with pytest.raises(ProlificDeadline, match="would pass the deadline"):
+            client.study_get("abc")
+    assert waits == []  # a 30 s Retry-After is not waited when 5 s are left

@@ -6,12 +6,14 @@ from decimal import Decimal
 
 import pytest
 
+from experiments.models.attention import AttentionRule
 from prolific import rules
 from prolific.rules import Seen
 
 pytestmark = pytest.mark.db_independent
 DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given": "C0MPLETE",
         "codes_expected": ("C0MPLETE",)}
+FAILED = {"failed_attention": True, "told_rule": True}
 
 
 @pytest.mark.parametrize("seen,minutes,action", [
@@ -21,17 +23,23 @@ DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given"
     (Seen(**{**DONE, "duet_status": "started"}), 8, "leave"),
     (Seen(**{**DONE, "answers": 0}), 8, "return"),
     (Seen(**{**DONE, "duet_status": "no_consent", "answers": 0}), 8, "return"),
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
-    (Seen(**{**DONE, "failed_attention": True, "wrong_checks": 2}), 8, "reject"),
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
+    (Seen(**{**DONE, **FAILED, "wrong_checks": 2}), 8, "reject"),
+    # not told the rule (agreed to a consent page that did not state it as it stands): never rejected for it
+    (Seen(**{**DONE, **FAILED, "told_rule": False, "wrong_checks": 2}), 8, "leave"),
+    (Seen(**{**DONE, **FAILED, "told_rule": False, "wrong_checks": 1}), 4, "leave"),
 ])
 def test_review_decides_by_the_study_rule_and_prolifics_policy(seen, minutes, action):
     assert rules.review(seen, study_minutes=minutes).action == action
 
 
-def test_the_rejection_message_is_long_enough_and_names_the_rule():
-    text = rules.rejection_message(wrong=2, rule="failed after 1 wrong check")
-    assert len(text) >= 100 and "2 of them" in text and "failed after 1 wrong check" in text
+def test_the_rejection_message_is_long_enough_and_quotes_what_participants_were_told():
+    told = AttentionRule(fail_after=2, end_session=True).told()
+    text = rules.rejection_message(wrong=2, told=told)
+    assert len(text) >= 100 and "answered 2 attention checks wrongly" in text and f'said: "{told}"' in text
+    assert "if you answer two of them wrongly" in told and "the study ends there" in told
+    assert "you still go on to the end" in AttentionRule(fail_after=1).told()
 
 
 def test_the_wage_bonus_by_hand():
@@ -46,4 +54,26 @@ def test_the_minimum_reward_and_the_bonus_csv():
     assert rules.minimum_reward_problem(reward_cents=120, minutes=8, min_hourly=Decimal("9.00"), currency="GBP") == ""
     said = rules.minimum_reward_problem(reward_cents=119, minutes=8, min_hourly=Decimal("9.00"), currency="GBP")
     assert "8.92 GBP/hour" in said  # 8.925, rounded down: never more than it pays and "at least 120 cents" in said
-    assert rules.csv_bonuses([("a1", 50), ("b2", 125)]) == "a1,0.50\nb2,1.25\n"
+    a, b = "5a9d64f5f6dfdd0001eaa73d", "644aaabfaf6bbc363b9d47c6"
+    assert rules.csv_bonuses([(a, 50), (b, 125)]) == f"{a},0.50\n{b},1.25\n"
+
+
+@pytest.mark.parametrize("pid,amount", [
+    ("a,9999.00\nOTHERPID", 50),  # a participant id that would add a paid line
+    ("5a9d64f5f6dfdd0001eaa73d\n", 50), ("5a9d64f5f6dfdd0001eaa73", 50), ('"5a9d64f5f6dfdd0001eaa73d"', 50),
+    ("5a9d64f5f6dfdd0001eaa73g", 50), ("", 50), (None, 50),
+    ("5a9d64f5f6dfdd0001eaa73d", 0), ("5a9d64f5f6dfdd0001eaa73d", -5), ("5a9d64f5f6dfdd0001eaa73d", 2**31),
+    ("5a9d64f5f6dfdd0001eaa73d", 1.5), ("5a9d64f5f6dfdd0001eaa73d", True),
+])
+def test_the_bonus_csv_is_written_from_checked_ids_and_amounts_only(pid, amount):
+    with pytest.raises(ValueError):
+        rules.csv_bonuses([("644aaabfaf6bbc363b9d47c6", 50), (pid, amount)])
+
+
+def test_ids_and_statuses_from_prolific_are_checked():
+    assert rules.is_prolific_id("5a9d64f5f6dfdd0001eaa73d") and rules.is_prolific_id("644AAABFAF6BBC363B9D47C6")
+    for bad in ("a,9999.00\nOTHERPID", "5a9d64f5f6dfdd0001eaa73d ", "x" * 24, "1" * 25, 123, None, ["a"]):
+        assert not rules.is_prolific_id(bad)
+    assert rules.is_status("AWAITING REVIEW") and rules.is_status("TIMED-OUT") and rules.is_status("SCREENED_OUT")
+    for bad in ("approved", "APPROVED\n", "<b>APPROVED</b>", "A" * 25, "", 7):
+        assert not rules.is_status(bad)

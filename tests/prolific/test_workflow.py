@@ -3,13 +3,18 @@ Prolific server: a study published once, submissions joined to Duet's participan
 rule with nothing transitioned twice, 003's wage bonus equal to a hand computation and paid exactly once."""
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from experiments.models import ParticipantStatus
 from prolific import services
 from prolific.models import ApiCall, Bonus, BonusState, ProlificStudy, ReviewAction, Submission
 from tests.factories import ParticipantFactory, TrialFactory
+from tests.prolific.standin import pid as P
 
 pytestmark = pytest.mark.django_db
 ORIGIN = "https://duet.example.org"
@@ -23,7 +28,7 @@ def publish(study, *extra):
 
 def person(study, pid, *, status=ParticipantStatus.COMPLETED, answers=2, wrong_checks=0, session=""):
     p = ParticipantFactory(study=study, prolific_pid=pid, status=status, attention_failures=wrong_checks,
-                           prolific_session_id=session)
+                           prolific_session_id=session, consented_at=timezone.now())
     items = list(study.items.all()[:answers])
     for n, item in enumerate(items):
         TrialFactory(participant=p, item=item, index=n)
@@ -78,19 +83,19 @@ def running(standin, ready_study):
     link = publish(ready_study)
     sid = link.prolific_id
     subs = {
-        "good1": standin.add_submission(sid, "good1", time_taken=600, study_code="C0MPLETE"),
-        "good2": standin.add_submission(sid, "good2", time_taken=720, study_code="C0MPLETE"),
-        "failed2": standin.add_submission(sid, "failed2", time_taken=500, study_code="FAILEDAC"),
-        "failed1": standin.add_submission(sid, "failed1", time_taken=550, study_code="C0MPLETE"),
-        "empty": standin.add_submission(sid, "empty", time_taken=60),
-        "stranger": standin.add_submission(sid, "stranger", time_taken=400, study_code="C0MPLETE"),
+        "good1": standin.add_submission(sid, P("good1"), time_taken=600, study_code="C0MPLETE"),
+        "good2": standin.add_submission(sid, P("good2"), time_taken=720, study_code="C0MPLETE"),
+        "failed2": standin.add_submission(sid, P("failed2"), time_taken=500, study_code="FAILEDAC"),
+        "failed1": standin.add_submission(sid, P("failed1"), time_taken=550, study_code="C0MPLETE"),
+        "empty": standin.add_submission(sid, P("empty"), time_taken=60),
+        "stranger": standin.add_submission(sid, P("stranger"), time_taken=400, study_code="C0MPLETE"),
     }
-    person(ready_study, "good1", session=subs["good1"])
-    person(ready_study, "good2")
-    person(ready_study, "failed2", status=ParticipantStatus.FAILED_ATTENTION, wrong_checks=2)
-    person(ready_study, "failed1", wrong_checks=1)
-    person(ready_study, "empty", status=ParticipantStatus.NO_CONSENT, answers=0)
-    person(ready_study, "not-on-prolific", status=ParticipantStatus.STARTED, answers=1)
+    person(ready_study, P("good1"), session=subs["good1"])
+    person(ready_study, P("good2"))
+    person(ready_study, P("failed2"), status=ParticipantStatus.FAILED_ATTENTION, wrong_checks=2)
+    person(ready_study, P("failed1"), wrong_checks=1)
+    person(ready_study, P("empty"), status=ParticipantStatus.NO_CONSENT, answers=0)
+    person(ready_study, P("not-on-prolific"), status=ParticipantStatus.STARTED, answers=1)
     return ready_study, subs
 
 
@@ -99,10 +104,11 @@ def test_sync_joins_submissions_to_participants_and_flags_the_odd_ones(standin, 
     call_command("prolific", "sync", study.slug)
     out = capsys.readouterr().out
     rows = {r.prolific_pid: r for r in services.sync_rows(study=study)}
-    assert rows["good1"].participant and rows["good1"].answers == 2 and rows["good1"].time_taken == 600
-    assert rows["stranger"].flag == "no record in Duet" and rows["not-on-prolific"].flag == "not listed by Prolific"
-    assert rows["failed1"].failed_attention and not rows["good2"].failed_attention
-    assert Submission.objects.filter(study=study).count() == 6 and "7 rows; 2 flagged." in out
+    assert rows[P("good1")].participant and rows[P("good1")].answers == 2 and rows[P("good1")].time_taken == 600
+    assert rows[P("stranger")].flag == "no record in Duet"
+    assert rows[P("not-on-prolific")].flag == "not listed by Prolific"
+    assert rows[P("failed1")].failed_attention and not rows[P("good2")].failed_attention
+    assert Submission.objects.filter(study=study).count() == 6 and "Synced: 7 rows, 2 flagged." in out
     # the list gives no time taken: each finished submission's own page is read once, not at every sync
     call_command("prolific", "sync", study.slug)
     pages = [c.path for c in standin.state.calls if c.path.rstrip("/").rsplit("/", 1)[-1] in subs.values()]
@@ -122,16 +128,32 @@ def test_review_dry_run_changes_nothing_and_apply_twice_transitions_each_once(st
     assert standin.state.returns == [subs["empty"]]
     status = {s["participant_id"]: s["status"] for s in standin.state.submissions.values()}
     # one wrong check in an 8-minute study: Prolific's policy needs two to reject; a stranger is never approved
-    assert status["failed1"] == status["stranger"] == "AWAITING REVIEW"
+    assert status[P("failed1")] == status[P("stranger")] == "AWAITING REVIEW"
     reject = next(c for c in standin.state.calls if c.body.get("action") == "REJECT")
     assert len(reject.body["message"]) >= 100 and reject.body["rejection_category"] == "FAILED_CHECK"
+    assert f'"{study.human_arm.attention_rule().told()}"' in reject.body["message"]
     assert ReviewAction.objects.filter(done_at__isnull=False).count() == 4
 
 
-def _approve(standin, *pids):
+def _approve(standin, *names):
     for s in standin.state.submissions.values():
-        if s["participant_id"] in pids:
+        if s["participant_id"] in {P(name) for name in names}:
             s["status"] = "APPROVED"
+
+
+def paid(standin) -> dict[str, int]:
+    """standin.paid() by the names the tests give participants."""
+    names = {P(n): n for n in ("good1", "good2", "failed1", "failed2", "empty", "stranger")}
+    return {names[p]: n for p, n in standin.paid().items()}
+
+
+def pay(study, *rule):
+    """What a researcher does: a dry run, then --apply confirming the total the dry run printed."""
+    out = io.StringIO()
+    call_command("prolific", "bonus", study.slug, *rule, stdout=out)
+    total = re.search(r"To pay by this run: (\d+\.\d\d)", out.getvalue()).group(1)
+    call_command("prolific", "bonus", study.slug, *rule, "--apply", "--confirm-total", total, stdout=out)
+    return total
 
 
 def test_the_wage_bonus_equals_the_hand_computation_and_is_paid_once_over_two_runs(standin, running, capsys):
@@ -140,11 +162,12 @@ def test_the_wage_bonus_equals_the_hand_computation_and_is_paid_once_over_two_ru
     call_command("prolific", "bonus", study.slug, "--hourly-wage", "12.00")
     out = capsys.readouterr().out
     # by hand: 12.00/hour × 10 min = 2.00; minus the 1.50 reward = 0.50 each, three participants: 1.50
-    assert "good1\t0.50\tnot paid" in out and "3 bonuses, total 1.50." in out and "Dry run" in out
+    assert f"{P('good1')}\t0.50\tnot paid" in out and "3 bonuses, total 1.50." in out and "Dry run" in out
+    assert "To pay by this run: 1.50 (3 participants)" in out
     assert not standin.state.payments and not Bonus.objects.exists()
-    call_command("prolific", "bonus", study.slug, "--hourly-wage", "12.00", "--apply")
-    call_command("prolific", "bonus", study.slug, "--hourly-wage", "12.00", "--apply")
-    assert standin.paid() == {"good1": 1, "good2": 1, "failed1": 1}
+    pay(study, "--hourly-wage", "12.00")
+    pay(study, "--hourly-wage", "12.00")
+    assert paid(standin) == {"good1": 1, "good2": 1, "failed1": 1}
     assert sorted(c for _, c in standin.state.payments) == [50, 50, 50]
     assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PAID}
 
@@ -160,35 +183,35 @@ def test_a_crash_between_set_up_and_pay_then_a_retry_pays_once(standin, running,
     _approve(standin, "good1", "good2")
     standin.fail("bonus-payments/", DROP, after=True)  # (1) the set-up made on Prolific, its answer lost
     with pytest.raises(CommandError):
-        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+        pay(study, "--amount", "0.75")
     assert len(standin.state.bulks) == 1 and not standin.state.payments  # set up there, paid nowhere
     assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PLANNED}
     lost = next(iter(standin.state.bulks))
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert standin.paid() == {"good1": 1, "good2": 1} and len(standin.state.bulks) == 2
+    pay(study, "--amount", "0.75")
+    pay(study, "--amount", "0.75")
+    assert paid(standin) == {"good1": 1, "good2": 1} and len(standin.state.bulks) == 2
     assert not any(lost in c.path for c in standin.state.calls if c.path.endswith("/pay/"))  # never paid
     assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PAID}
 
     _approve(standin, "failed1")  # (2) paid on Prolific, the pay's answer lost on the way back
     standin.fail("/pay/", DROP, after=True)
     with pytest.raises(CommandError):
-        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.PAYING
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert standin.paid() == {"good1": 1, "good2": 1, "failed1": 1}
-    assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.PAID  # found on the submission
+        pay(study, "--amount", "0.75")
+    assert Bonus.objects.get(prolific_pid=P("failed1")).state == BonusState.PAYING
+    pay(study, "--amount", "0.75")
+    pay(study, "--amount", "0.75")
+    assert paid(standin) == {"good1": 1, "good2": 1, "failed1": 1}
+    assert Bonus.objects.get(prolific_pid=P("failed1")).state == BonusState.PAID  # found on the submission
 
     _approve(standin, "failed2")  # (3) the process dies in the pay call, before anything is sent
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr("prolific.client.Client.bonus_pay", _killed)
-        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
+        pay(study, "--amount", "0.75")
+    pay(study, "--amount", "0.75")
     # nothing on Prolific says it was paid, but a pay may be on its way (Prolific answers 202): never sent
     # again by Duet, the row left UNKNOWN for the researcher
-    assert Bonus.objects.get(prolific_pid="failed2").state == BonusState.UNKNOWN
-    assert standin.paid() == {"good1": 1, "good2": 1, "failed1": 1}
+    assert Bonus.objects.get(prolific_pid=P("failed2")).state == BonusState.UNKNOWN
+    assert paid(standin) == {"good1": 1, "good2": 1, "failed1": 1}
 
 
 def _killed(self, bulk_id):
@@ -200,18 +223,18 @@ def test_a_pay_whose_answer_is_lost_is_reconciled_never_repeated(standin, runnin
     _approve(standin, "good1", "good2")
     standin.fail("/pay/", 500, after=True)  # paid on Prolific; Duet sees HTTP 500
     with pytest.raises(CommandError, match="answered HTTP 500"):
-        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert standin.paid() == {"good1": 1, "good2": 1}
+        pay(study, "--amount", "0.75")
+    pay(study, "--amount", "0.75")
+    assert paid(standin) == {"good1": 1, "good2": 1}
     assert set(Bonus.objects.values_list("state", flat=True)) == {BonusState.PAID}  # found on the submissions
     # a pay that never reached Prolific: not paid, and not paid again by Duet either (left for the researcher)
     _approve(standin, "failed1")
     standin.fail("/pay/", 500)
     with pytest.raises(CommandError):
-        call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert Bonus.objects.get(prolific_pid="failed1").state == BonusState.UNKNOWN
-    assert standin.paid() == {"good1": 1, "good2": 1}
+        pay(study, "--amount", "0.75")
+    pay(study, "--amount", "0.75")
+    assert Bonus.objects.get(prolific_pid=P("failed1")).state == BonusState.UNKNOWN
+    assert paid(standin) == {"good1": 1, "good2": 1}
 
 
 def test_a_bulk_payment_whose_participants_are_not_all_claimed_is_never_paid(standin, running):
@@ -222,15 +245,15 @@ def test_a_bulk_payment_whose_participants_are_not_all_claimed_is_never_paid(sta
     call_command("prolific", "sync", study.slug)
     link = ProlificStudy.objects.get(study=study)
     stale = standin.handle("POST", "/api/v1/submissions/bonus-payments/", f"Token {standin.state.token}",
-                           {"study_id": link.prolific_id, "csv_bonuses": "good1,0.75\ngood2,0.75\n"})[1]["id"]
-    Bonus.objects.create(study=study, prolific_pid="good1", submission_id=subs["good1"], amount_cents=75,
+                           {"study_id": link.prolific_id, "csv_bonuses": f"{P('good1')},0.75\n{P('good2')},0.75\n"})[1]["id"]
+    Bonus.objects.create(study=study, prolific_pid=P("good1"), submission_id=subs["good1"], amount_cents=75,
                          rule="a fixed 0.75 GBP", state=BonusState.SET_UP, bulk_id=stale, bulk_lines=2)
-    Bonus.objects.create(study=study, prolific_pid="good2", submission_id=subs["good2"], amount_cents=75,
+    Bonus.objects.create(study=study, prolific_pid=P("good2"), submission_id=subs["good2"], amount_cents=75,
                          rule="a fixed 0.75 GBP", state=BonusState.PAID)  # paid by another run's bulk
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert not standin.state.payments and Bonus.objects.get(prolific_pid="good1").state == BonusState.PLANNED
-    call_command("prolific", "bonus", study.slug, "--amount", "0.75", "--apply")
-    assert standin.paid() == {"good1": 1}
+    pay(study, "--amount", "0.75")
+    assert not standin.state.payments and Bonus.objects.get(prolific_pid=P("good1")).state == BonusState.PLANNED
+    pay(study, "--amount", "0.75")
+    assert paid(standin) == {"good1": 1}
     assert not any(c.path == f"/api/v1/bulk-bonus-payments/{stale}/pay/" for c in standin.state.calls)
 
 

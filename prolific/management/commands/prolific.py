@@ -8,20 +8,23 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments.models import Study
+from studyserver.public_origin import public_origin
 
 from ...client import ProlificError
 from ...demographics import DemographicsRefused, demographics_import
-from ...bonuses import prolific_bonus
-from ...services import ProlificRefused, prolific_publish, prolific_review, prolific_sync
+from ...bonuses import PAYABLE, prolific_bonus, to_pay_cents
+from ...services import ProlificRefused, prolific_publish, prolific_review
+from ...sync import prolific_sync, prolific_sync_whole
 
 
-def _money(text: str) -> Decimal:
+def _money(text: str, *, zero: bool = False) -> Decimal:
     try:
         value = Decimal(text)
     except InvalidOperation:
         raise CommandError(f"'{text}' is not an amount (write e.g. 9.00)") from None
-    if not value.is_finite() or value <= 0 or value != value.quantize(Decimal("0.01")):
-        raise CommandError(f"'{text}' must be above 0, with at most 2 decimals")
+    if not value.is_finite() or value < 0 or (value == 0 and not zero) or value != value.quantize(Decimal("0.01")) \
+            or value > Decimal("21474836.47"):
+        raise CommandError(f"'{text}' must be {'0' if zero else 'above 0'} to 21474836.47, with at most 2 decimals")
     return value
 
 
@@ -37,7 +40,9 @@ class Command(BaseCommand):
         p.add_argument("--minutes", type=int, required=True, help="the estimated completion time")
         p.add_argument("--name", default="")
         p.add_argument("--description", default="")
-        p.add_argument("--origin", required=True, help="this server's public origin, e.g. https://duet.example.org")
+        p.add_argument("--origin", default=None, help="the public origin participants open, e.g. "
+                       "https://duet.example.org (default: DUET_PUBLIC_ORIGIN); a loopback, private or local-only "
+                       "address, or plain http, is refused")
         p.add_argument("--create-again", action="store_true",
                        help="send the create call again (only after checking in Prolific's web app that an earlier "
                             "creation whose outcome is unknown made no study)")
@@ -52,6 +57,8 @@ class Command(BaseCommand):
         group.add_argument("--hourly-wage", help="003's rule: this wage × the approved median time − the reward")
         group.add_argument("--amount", help="a fixed bonus, in the study's currency (e.g. 0.50)")
         b.add_argument("--apply", action="store_true")
+        b.add_argument("--confirm-total", help="with --apply: the total this run pays, as the dry run printed it "
+                                               "(nothing is paid without it, or when it differs)")
         d = sub.add_parser("demographics", help="import Prolific's demographic export (CSV)")
         d.add_argument("study")
         d.add_argument("csv")
@@ -66,23 +73,24 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
 
     def _publish(self, study, o):
-        link = prolific_publish(study=study, origin=o["origin"], reward_cents=o["reward"], places=o["places"],
+        origin = public_origin() if o["origin"] is None else o["origin"]
+        link = prolific_publish(study=study, origin=origin, reward_cents=o["reward"], places=o["places"],
                                 minutes=o["minutes"], name=o["name"], description=o["description"],
                                 create_again=o["create_again"])
         self.stdout.write(f"Published on Prolific: study {link.prolific_id} ({link.places} places, "
                           f"{link.reward_cents} cents, {link.minutes} min).")
 
     def _sync(self, study, o):
-        rows = prolific_sync(study=study)
+        synced = prolific_sync(study=study)
         self.stdout.write("submission\tProlific status\ttime taken (s)\tDuet status\tattention\tanswers\tflag")
-        for r in rows:
+        for r in synced.rows:
             attention = "" if r.participant is None else ("failed" if r.failed_attention else "passed")
             self.stdout.write(f"{r.submission_id or '—'}\t{r.prolific_status or '—'}\t{r.time_taken or '—'}\t"
                               f"{r.duet_status or '—'}\t{attention or '—'}\t{r.answers}\t{r.flag}")
-        self.stdout.write(f"{len(rows)} rows; {sum(1 for r in rows if r.flag)} flagged.")
+        self.stdout.write(synced.words())
 
     def _review(self, study, o):
-        prolific_sync(study=study)
+        prolific_sync_whole(study=study)
         plan = prolific_review(study=study, apply=o["apply"])
         for item in plan:
             done = " (done)" if item.done_before else ""
@@ -91,16 +99,20 @@ class Command(BaseCommand):
                           " Dry run: nothing sent (add --apply)."))
 
     def _bonus(self, study, o):
-        prolific_sync(study=study)
+        prolific_sync_whole(study=study)
         wage = _money(o["hourly_wage"]) if o["hourly_wage"] else None
         amount = _money(o["amount"]) if o["amount"] else None
-        lines, rule = prolific_bonus(study=study, apply=o["apply"], hourly_wage=wage, amount=amount)
+        confirm = _money(o["confirm_total"], zero=True) if o["confirm_total"] else None
+        lines, rule = prolific_bonus(study=study, apply=o["apply"], hourly_wage=wage, amount=amount,
+                                     confirm_cents=None if confirm is None else int(confirm * 100))
         self.stdout.write(f"Rule: {rule}")
         for line in lines:
             self.stdout.write(f"{line.prolific_pid}\t{line.amount_cents / 100:.2f}\t{line.state or 'not paid'}")
         total = sum(line.amount_cents for line in lines)
+        payable = sum(1 for line in lines if line.state in PAYABLE)
         self.stdout.write(f"{len(lines)} bonuses, total {total / 100:.2f}." + ("" if o["apply"] else
-                          " Dry run: nothing paid (add --apply)."))
+                          f" To pay by this run: {to_pay_cents(lines) / 100:.2f} ({payable} participants). Dry run: "
+                          f"nothing paid (add --apply --confirm-total {to_pay_cents(lines) / 100:.2f})."))
 
     def _demographics(self, study, o):
         try:
