@@ -24,6 +24,7 @@ is their own (what a run scores, what a report writes).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -402,6 +403,19 @@ class Steps:
     def checkpoint(self) -> None:
         if not job_still_running(self.job):
             raise JobStopped
+
+    def checkpoint_every(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+        """`checkpoint`, reading the database at most every `seconds` (for a caller that checks often: a
+        scorer between its requests or batches); the first call reads it."""
+        last = [None]
+
+        def check() -> None:
+            now = clock()
+            if last[0] is None or now - last[0] >= seconds:
+                last[0] = now
+                self.checkpoint()
+
+        return check
 
     def progress(self, done: int, total: int | None = None, *, check: bool = False) -> None:
         if check:
