@@ -38,7 +38,7 @@ class Lies:
     short_tops: bool = False  # echo: top_logprobs one entry shorter than token_logprobs
     short_echo: bool = False  # echo: token_logprobs without the prompt's first half
     props: dict | None = None  # what /props answers (None: HTTP 404)
-    delay: float = 0.0  # seconds before each completion is answered
+    delay: float = 0.0  # seconds before each completion (or chat completion) is answered
     on_completion: object = None  # called with the prompt of each completion before it is answered
     chat_top: list | None = None  # the chat API's top_logprobs: [(text, log p)] (None: Yes 0.6, No 0.3)
 
@@ -119,6 +119,8 @@ class _Toy(BaseHTTPRequestHandler):
                          "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}})
 
     def _chat(self, body):
+        if self.lies.delay:
+            threading.Event().wait(self.lies.delay)
         listed = self.lies.chat_top or [("Yes", math.log(0.6)), ("No", math.log(0.3))]
         top = [{"token": t, "logprob": v} for t, v in listed]
         top = [{"token": e["token"], "logprob": self.lies.answer.get(e["token"], e["logprob"])} for e in top]
