@@ -377,7 +377,9 @@ class Steps:
     write `run`; `failure` and `discard` are optional.
 
     Inside `run`, `self.job` is the claimed job; `self.checkpoint()` stops the steps when the job was
-    cancelled meanwhile (the one way a job is cancelled: its status in the database); `self.progress`
+    cancelled meanwhile (the one way a job is cancelled: its status in the database), and
+    `self.checkpoint_every(seconds)` is the same for a caller that asks often (a scorer between its
+    requests or batches: the database read at most every `seconds`); `self.progress`
     writes done/total (`check=True`: a checkpoint first) and tells the caller's `on_progress`."""
 
     related: tuple[str, ...] = ()  # what the claim reads with the job (select_related)
