@@ -46,8 +46,8 @@ REAL_MODEL_SECONDS = 0.228
 
 
 class TimedScorer:
-    """The run's own scorer, its score()/generate() time summed apart from the progress callbacks
-    (on_done: the loop's own work, so overhead) it makes."""
+    """The run's own scorer, its score()/generate() time summed apart from the progress and cancel
+    callbacks (on_done, stop: the loop's own work, so overhead) it makes."""
 
     def __init__(self, scorer):
         self.inner, self.model_seconds, self.model_cpu = scorer, 0.0, 0.0
@@ -55,26 +55,29 @@ class TimedScorer:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def _timed(self, method, requests, on_done):
+    def _timed(self, method, requests, on_done, stop):
         spent = [0.0, 0.0]
 
-        def told(key):
-            start, cpu = time.perf_counter(), time.process_time()
-            on_done(key)
-            spent[0] += time.perf_counter() - start
-            spent[1] += time.process_time() - cpu
+        def counted(callback):
+            def call(*args):
+                start, cpu = time.perf_counter(), time.process_time()
+                callback(*args)
+                spent[0] += time.perf_counter() - start
+                spent[1] += time.process_time() - cpu
+
+            return call if callback else None
 
         start, cpu = time.perf_counter(), time.process_time()
-        out = method(requests, on_done=told if on_done else None)
+        out = method(requests, on_done=counted(on_done), stop=counted(stop))
         self.model_seconds += time.perf_counter() - start - spent[0]
         self.model_cpu += time.process_time() - cpu - spent[1]
         return out
 
-    def score(self, requests, on_done=None):
-        return self._timed(self.inner.score, requests, on_done)
+    def score(self, requests, on_done=None, stop=None):
+        return self._timed(self.inner.score, requests, on_done, stop)
 
-    def generate(self, requests, on_done=None):
-        return self._timed(self.inner.generate, requests, on_done)
+    def generate(self, requests, on_done=None, stop=None):
+        return self._timed(self.inner.generate, requests, on_done, stop)
 
 
 @contextlib.contextmanager

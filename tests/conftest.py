@@ -43,6 +43,7 @@ SHARED_FIXTURE_GROUPS = {
     "tests/analysis/test_dataset.py": "dataset",  # one report folder (a module fixture)
     # one llama.cpp server each (tests/inference/conftest.py's session fixture; the module's own)
     "tests/inference/test_server_scorer.py": "llama-server-f32",
+    "tests/inference/test_server_cancel.py": "llama-server-f32",
     "tests/inference/test_server_generation.py": "llama-server-q4",
 }
 

@@ -250,19 +250,24 @@ def raw_prompt(turns: tuple[tuple[str, str], ...]) -> str:
 
 
 Done = Callable[[int | str], None]  # called with a request's key as soon as that request is finished
+Stop = Callable[[], None]  # raises when the work is no longer wanted (the run loop's checkpoint: a cancelled run)
 
 
 class Scorer(Protocol):
     """`on_done(key)`, where given, is called as each request is finished (a server or chat scorer:
     each one, while the others are in flight; a local model: each batch's), from the caller's thread
-    with no event loop running, so it may write to the database (the run's progress, per item)."""
+    with no event loop running, so it may write to the database (the run's progress, per item).
+    `stop()`, where given, is called between steps (a local model: between batches; a server or chat
+    scorer: every second or so while its requests are in flight, paced.py), in the same way; what it
+    raises stops the work, closing whatever requests are open, and is raised (issue 43: a cancelled
+    run stops within seconds)."""
 
     name: str
 
-    def score(self, requests: list[Request], on_done: Done | None = None) -> list[Result]: ...
+    def score(self, requests: list[Request], on_done: Done | None = None, stop: Stop | None = None) -> list[Result]: ...
 
-    def generate(self, requests: list[GenerationRequest],
-                 on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest], on_done: Done | None = None,
+                 stop: Stop | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
         """Each request's prompt as sent and its samples, in request order."""
         ...
 

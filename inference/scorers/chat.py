@@ -26,7 +26,7 @@ import math
 
 from . import client as http
 from . import metadata, paced
-from .base import AnswerSet, Done, Request, Result, Variants
+from .base import AnswerSet, Done, Request, Result, Stop, Variants
 from .numbers import BadAnswer
 
 SEEN_MAX = 20  # distinct model names and fingerprints a run's record keeps
@@ -70,9 +70,10 @@ class ChatScorer:
             question = question[: -len(ANSWER_CUE)].rstrip()
         return question
 
-    def score(self, requests: list[Request], on_done: Done | None = None) -> list[Result]:
-        """`on_done(key)` as each request is answered (paced.py: the run's progress per item)."""
-        return paced.run(lambda report: self._score(requests, report), on_done)
+    def score(self, requests: list[Request], on_done: Done | None = None, stop: Stop | None = None) -> list[Result]:
+        """`on_done(key)` as each request is answered (paced.py: the run's progress per item); `stop()`
+        every second or so while requests are in flight (it raises to stop them: a cancelled run)."""
+        return paced.run(lambda report: self._score(requests, report), on_done, stop=stop)
 
     async def _score(self, requests: list[Request], report=None) -> list[Result]:
         async def one(client, request: Request) -> Result:
@@ -159,10 +160,10 @@ class ChatScorer:
             top_k_logprobs=dict(top),
         )
 
-    def generate(self, requests, on_done: Done | None = None):
+    def generate(self, requests, on_done: Done | None = None, stop: Stop | None = None):
         """Generation mode (remote_generation.py): each sample one chat completion; thinking the provider
         returns apart is kept apart."""
         from .remote_generation import chat_generate
 
-        return chat_generate(self, requests, on_done)
+        return chat_generate(self, requests, on_done, stop=stop)
 

@@ -40,10 +40,12 @@ class FakeScorer:
         digest = hashlib.sha256(f"{self.config.source}|{self.prompt_format}|{prompt}|{text}".encode()).digest()
         return -0.5 - 6.0 * int.from_bytes(digest[:4], "big") / 2**32
 
-    def score(self, requests: list[Request], on_done=None) -> list[Result]:
+    def score(self, requests: list[Request], on_done=None, stop=None) -> list[Result]:
         self.calls.append(len(requests))
         out = []
         for request in requests:
+            if stop is not None:
+                stop()
             variants = plan_variants(request.answers or self.default_answers, lambda t: tuple(ord(c) for c in t))
             logprobs = {text: self._logp(request.text, text) for v in variants.by_label.values() for text in v}
             best = max(logprobs, key=logprobs.get)
@@ -57,9 +59,12 @@ class FakeScorer:
                 on_done(request.key)
         return out
 
-    def generate(self, requests: list[GenerationRequest], on_done=None) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest], on_done=None,
+                 stop=None) -> list[tuple[str, tuple[Generated, ...]]]:
         out = []
         for request in requests:
+            if stop is not None:
+                stop()
             prompt = raw_prompt(request.turns)
             spec = request.sampling
             samples = []

@@ -130,14 +130,16 @@ class HFScorer:
         return self.prepare([Request(key=0, text=text)])[0].ids
 
     # --- scoring --------------------------------------------------------------------------------
-    def score(self, requests: list[Request], on_done=None) -> list[Result]:
+    def score(self, requests: list[Request], on_done=None, stop=None) -> list[Result]:
         """Each request is scored on its own answer set (Request.answers), in length-bucketed batches;
-        `on_done(key)` for each request of a batch as the batch is done."""
+        `on_done(key)` for each request of a batch as the batch is done, `stop()` before each batch."""
         prepared = self.prepare(requests)
         order = sorted(range(len(requests)), key=lambda i: (len(prepared[i].ids), i))
         results: dict[int, Result] = {}
         start = 0
         while start < len(order):
+            if stop is not None:
+                stop()
             size = min(self.batch_size, len(order) - start)
             chunk = order[start : start + size]
             try:
@@ -310,14 +312,17 @@ class HFScorer:
         return Generated(text=text, tokens=kept_tokens, finish_reason=reason)
 
     @torch.inference_mode()
-    def generate(self, requests: list[GenerationRequest], on_done=None) -> list[tuple[str, tuple[Generated, ...]]]:
+    def generate(self, requests: list[GenerationRequest], on_done=None,
+                 stop=None) -> list[tuple[str, tuple[Generated, ...]]]:
         """Greedy requests in left-padded batches; sampled ones one item at a time, seeded by the
         configuration's seed and the item (item_seed), with n = num_return_sequences; `on_done(key)`
-        as each item's samples are written."""
+        as each item's samples are written, `stop()` before each batch or item."""
         prompts = [self.generation_prompt(r.turns) for r in requests]
         out: dict[int, tuple[Generated, ...]] = {}
         greedy = [i for i, r in enumerate(requests) if r.sampling.greedy]
         for start in range(0, len(greedy), self.batch_size):
+            if stop is not None:
+                stop()
             chunk = greedy[start : start + self.batch_size]
             rows = self._generate([self._prompt_ids(prompts[i]) for i in chunk], requests[chunk[0]].sampling, n=1)
             for i, row in zip(chunk, rows):
@@ -326,6 +331,8 @@ class HFScorer:
                     on_done(requests[i].key)
         for i, request in enumerate(requests):
             if not request.sampling.greedy:
+                if stop is not None:
+                    stop()
                 torch.manual_seed(item_seed(request.sampling.seed, request.key))
                 out[i] = tuple(self._generate([self._prompt_ids(prompts[i])], request.sampling,
                                               n=request.sampling.samples))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import client as http
 from . import paced
-from .base import Done, Generated, GenerationRequest, cut_at_stop, item_seed, raw_prompt
+from .base import Done, Generated, GenerationRequest, Stop, cut_at_stop, item_seed, raw_prompt
 
 
 def _body(request: GenerationRequest, sample: int) -> dict:
@@ -54,10 +54,10 @@ async def _samples(jobs: list[tuple[int, int]], requests: list[GenerationRequest
     return out
 
 
-def completions_generate(scorer, requests: list[GenerationRequest],
-                         on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
+def completions_generate(scorer, requests: list[GenerationRequest], on_done: Done | None = None, *,
+                         stop: Stop | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
     """ServerScorer.generate: raw prompts (the start token + the rendered turns) to /v1/completions;
-    `on_done(key)` once an item's samples are all written (paced.py)."""
+    `on_done(key)` once an item's samples are all written, `stop()` every second or so (paced.py)."""
 
     async def one(server, prompt: str, request: GenerationRequest, sample: int) -> Generated:
         answer = await server.client.post("/v1/completions", {"model": server.model, "prompt": prompt,
@@ -75,7 +75,7 @@ def completions_generate(scorer, requests: list[GenerationRequest],
 
         return scorer._session(each)
 
-    return paced.run(body, on_done)
+    return paced.run(body, on_done, stop=stop)
 
 
 def chat_messages(scorer, turns: tuple[tuple[str, str], ...]) -> list[dict]:
@@ -86,10 +86,11 @@ def chat_messages(scorer, turns: tuple[tuple[str, str], ...]) -> list[dict]:
     return messages
 
 
-def chat_generate(scorer, requests: list[GenerationRequest],
-                  on_done: Done | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
+def chat_generate(scorer, requests: list[GenerationRequest], on_done: Done | None = None, *,
+                  stop: Stop | None = None) -> list[tuple[str, tuple[Generated, ...]]]:
     """ChatScorer.generate: the turns as chat messages to /v1/chat/completions; the prompt stored is
-    the messages as JSON; `on_done(key)` once an item's samples are all written (paced.py)."""
+    the messages as JSON; `on_done(key)` once an item's samples are all written, `stop()` every second
+    or so (paced.py)."""
     import json
 
     async def one(client, messages: list[dict], request: GenerationRequest, sample: int) -> Generated:
@@ -113,4 +114,4 @@ def chat_generate(scorer, requests: list[GenerationRequest],
             out = await _samples(jobs, requests, lambda n, i, s: one(client, messages[i], requests[i], s), report)
         return [(json.dumps(messages[i], ensure_ascii=False), tuple(samples)) for i, samples in enumerate(out)]
 
-    return paced.run(body, on_done)
+    return paced.run(body, on_done, stop=stop)

@@ -21,20 +21,24 @@ Per prompt (the configuration's start token + the item's text, raw prompt format
 A server that gives the first token after the start token no log-probability (llama-cpp-python
 returns null for the first echoed token) has that one filled by a forced one-token completion of
 the start token alone, remembered per first token. Requests run concurrently (each server its own
-bound on requests in flight, client.py); prompts are spread over the servers in turn.
+bound on requests in flight, client.py); prompts are spread over the servers in turn, a few per
+request slot under way at once and taken in order, so that they finish one by one (the run's
+progress moves with each) and a cancelled run has little in flight to drop.
 """
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass, field
 
 from . import client as http
 from . import metadata, paced
-from .base import AnswerSet, Done, Request, Result, Variants, plan_variants
+from .base import AnswerSet, Done, Request, Result, Stop, Variants, plan_variants
 from .numbers import BadAnswer
 
 FORCE = 100.0  # logit_bias that makes a token the greedy choice
 AGREE = 1e-4  # the bias check: log p read both ways agree within this
+ITEMS_AT_ONCE = 2  # requests under way at once per server, per request it may have in flight (concurrency)
 
 
 class NoTokenizer(RuntimeError):
@@ -223,23 +227,38 @@ class ServerScorer:
         return [float(v) for v in tail]
 
     # --- scoring --------------------------------------------------------------------------------
-    def score(self, requests: list[Request], on_done: Done | None = None) -> list[Result]:
-        """`on_done(key)` as each request is finished (paced.py: the run's progress per item)."""
-        return paced.run(lambda report: self._session(lambda servers: self._score(servers, requests, report)), on_done)
+    def score(self, requests: list[Request], on_done: Done | None = None, stop: Stop | None = None) -> list[Result]:
+        """`on_done(key)` as each request is finished (paced.py: the run's progress per item); `stop()`
+        every second or so while requests are in flight (it raises to stop them: a cancelled run)."""
+        return paced.run(lambda report: self._session(lambda servers: self._score(servers, requests, report)),
+                         on_done, stop=stop)
 
     async def _score(self, servers: list[_Server], requests: list[Request], report=None) -> list[Result]:
-        prepared = await http.gather(self._read(r.key, self._prepare(servers[n % len(servers)], n % len(servers), r))
-                                     for n, r in enumerate(requests))
-        if self.bias_ok is None and prepared:
-            await self._read(requests[0].key, self._check_bias(servers[prepared[0].server], prepared[0]))
+        """Each request tokenized, then scored, on its server (the n-th on server n mod their count). At most
+        ITEMS_AT_ONCE × concurrency requests per server are under way at once, taken in order, so that one's
+        later steps (its forced completions, its top token's tokens) are not queued behind every other
+        request of the chunk: they finish one by one, in about their order, and the run's progress moves
+        with each (issue 43). The server's logit_bias is checked once, on the first request, before any
+        is scored."""
+        window = asyncio.Semaphore(ITEMS_AT_ONCE * self.concurrency * len(servers))
+        checked = asyncio.Event()
+        if self.bias_ok is not None:
+            checked.set()
 
-        async def one(request: Request, p: _Prepared) -> Result:
-            result = await self._read(request.key, self._score_one(servers[p.server], request, p))
+        async def one(n: int, request: Request) -> Result:
+            server = servers[n % len(servers)]
+            async with window:
+                p = await self._read(request.key, self._prepare(server, n % len(servers), request))
+                if n == 0 and not checked.is_set():
+                    await self._read(request.key, self._check_bias(server, p))
+                    checked.set()
+                await checked.wait()
+                result = await self._read(request.key, self._score_one(server, request, p))
             if report is not None:
                 report(request.key)
             return result
 
-        return await http.gather(one(r, p) for r, p in zip(requests, prepared))
+        return await http.gather(one(n, r) for n, r in enumerate(requests))
 
     @staticmethod
     async def _read(key, step):
@@ -344,11 +363,11 @@ class ServerScorer:
             prompt_logprobs=tuple(-v for v in nll),  # checked with the rest (numbers.py)
         )
 
-    def generate(self, requests, on_done: Done | None = None):
+    def generate(self, requests, on_done: Done | None = None, stop: Stop | None = None):
         """Generation mode (remote_generation.py): each sample one completion, spread over the servers."""
         from .remote_generation import completions_generate
 
-        return completions_generate(self, requests, on_done)
+        return completions_generate(self, requests, on_done, stop=stop)
 
 
 async def _nothing():

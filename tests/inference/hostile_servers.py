@@ -38,7 +38,7 @@ class Lies:
     short_tops: bool = False  # echo: top_logprobs one entry shorter than token_logprobs
     short_echo: bool = False  # echo: token_logprobs without the prompt's first half
     props: dict | None = None  # what /props answers (None: HTTP 404)
-    delay: float = 0.0  # seconds before each completion is answered
+    delay: float = 0.0  # seconds before each completion (or chat completion) is answered
     on_completion: object = None  # called with the prompt of each completion before it is answered
     chat_top: list | None = None  # the chat API's top_logprobs: [(text, log p)] (None: Yes 0.6, No 0.3)
 
@@ -119,6 +119,8 @@ class _Toy(BaseHTTPRequestHandler):
                          "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}})
 
     def _chat(self, body):
+        if self.lies.delay:
+            threading.Event().wait(self.lies.delay)
         listed = self.lies.chat_top or [("Yes", math.log(0.6)), ("No", math.log(0.3))]
         top = [{"token": t, "logprob": v} for t, v in listed]
         top = [{"token": e["token"], "logprob": self.lies.answer.get(e["token"], e["logprob"])} for e in top]
@@ -128,13 +130,22 @@ class _Toy(BaseHTTPRequestHandler):
                          "usage": {"prompt_tokens": 9, "completion_tokens": 1}})
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A client that left before its answer (a cancelled run closes its requests) is no error here."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class Stand_in:
     """A hostile stand-in on 127.0.0.1 (`url`), serving until `stop()`."""
 
     def __init__(self, lies: Lies | None = None):
         self.lies = lies or Lies()
         handler = type("Handler", (_Toy,), {"lies": self.lies, "vocabulary": {}, "lock": threading.Lock()})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

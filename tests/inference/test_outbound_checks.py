@@ -6,6 +6,7 @@ dripping server is refused within the check's wall-clock cap, said to be busy, n
 check more than DUET_CHECKS_AT_ONCE is refused at once; naming a key needs its own permission."""
 from __future__ import annotations
 
+import html
 import logging
 import threading
 import time
@@ -143,6 +144,46 @@ def test_a_dead_url_says_cannot_be_reached_and_nothing_about_a_missing_url(admin
     assert "needs at least one server URL" not in body
     page = admin_client.post(reverse("admin:inference_languagemodel_add"), {**FORM, "server_urls": url + "/?x="})
     assert "it has a query" in page.content.decode() and "needs at least one server URL" not in page.content.decode()
+
+
+def test_a_dead_url_is_told_how_to_start_a_server_on_its_own_port_then_to_save_again(admin_client):
+    port = free_port()
+    page = admin_client.post(reverse("admin:inference_languagemodel_add"),
+                             {**FORM, "server_urls": f"http://127.0.0.1:{port}"})
+    body = html.unescape(page.content.decode())
+    assert f"python manage.py serve_model --port {port} (start token <|im_start|>)" in body
+    assert f"llama-server -m MODEL.gguf --port {port};" in body and f"vllm serve MODEL --port {port}" in body
+    assert "or correct the URL. Then save again." in body
+    assert "--port 8000" not in body and "--host" not in body  # this machine: its loopback is enough
+
+
+def test_a_dead_url_on_duets_own_port_is_told_to_serve_on_another(monkeypatch):
+    port = free_port()  # stands for 8000, where Duet serves (nothing listens on this one)
+    monkeypatch.setattr(checks, "DUET_PORT", port)
+    ((field, said),) = checks.problems(LanguageModel(backend="server", server_urls=f"http://localhost:{port}/api",
+                                                     source="x"))
+    assert field == "server_urls"
+    assert f"serve_model --port {checks.SERVE_PORT} " in said and f"--port {port}" not in said
+    assert (f"Port {port} is where Duet itself serves (manage.py demo, the web image): start the model server on "
+            f"another port, e.g. {checks.SERVE_PORT}, and give that URL (http://localhost:{checks.SERVE_PORT}/api)."
+            in said)
+
+
+def test_the_check_action_on_a_server_gone_down_says_how_to_start_it_and_to_run_check_again(
+        admin_client, django_capture_on_commit_callbacks):
+    """A Check saves nothing: its message says to run Check again, not to save again."""
+    study = StudyFactory()
+    ItemFactory(study=study, prompt="Is Leo sewing?\nAnswer:")
+    port = free_port()
+    gone = LanguageModel.objects.create(name="gone", backend="server", server_urls=f"http://127.0.0.1:{port}",
+                                        source=services.EMBEDDED_SOURCE, device="cpu")  # its server has stopped
+    chosen = {"action": "check_configurations", "_selected_action": [gone.pk], "confirm": "yes", "study": study.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        page = admin_client.post(reverse("admin:inference_languagemodel_changelist"), chosen, follow=True)
+    body = html.unescape(page.content.decode())
+    assert f"Gone: The server at http://127.0.0.1:{port} cannot be reached" in body  # (the name, capitalised)
+    assert f"python manage.py serve_model --port {port} " in body and "Then run Check again." in body
+    assert "save again" not in body and not ModelRun.objects.exists()  # refused before any run
 
 
 def test_naming_a_key_needs_its_own_permission(catcher, monkeypatch, client, django_user_model):

@@ -30,9 +30,9 @@ print("RUN", run.pk, flush=True)
 scorer = services._build_scorer(run)
 inner, calls = scorer.score, [0]
 
-def score(requests, on_done=None):
+def score(requests, **options):
     calls[0] += 1
-    out = inner(requests, on_done=on_done)
+    out = inner(requests, **options)
     if calls[0] == 5:  # the fifth chunk is scored, not yet stored: the worker dies here
         os.kill(os.getpid(), signal.SIGKILL)
     return out
@@ -55,9 +55,9 @@ before = {"status": run.status, "items_done": run.items_done,
 scorer = services._build_scorer(run)
 inner, asked = scorer.score, []
 
-def score(requests, on_done=None):
+def score(requests, **options):
     asked.extend(r.key for r in requests)
-    return inner(requests, on_done=on_done)
+    return inner(requests, **options)
 
 scorer.score = score
 run = services.model_run_execute(run_id=run.pk, scorer=scorer)

@@ -120,3 +120,22 @@ def test_the_final_check_refuses_a_run_that_lacks_items():
     assert result.status == JobStatus.FAILED
     assert result.error.startswith(f"Model run {run.pk} is not done: 1 of the 1 items it owns are not stored")
     assert "item LACK-1" in result.error
+
+
+def test_a_checkpoint_asked_often_reads_the_status_at_most_every_so_many_seconds(django_assert_num_queries):
+    """A scorer calls it between its requests or batches (inference: services.STOP_EVERY): the first call
+    reads the job's status, then none until the seconds have passed, and a cancel is found at the next read."""
+    queued = make("model run")
+    job, claimed = jobs.job_claim(ModelRun, queued.pk)
+    assert claimed
+    steps, now = Walk(), [100.0]
+    steps.job = job
+    check = steps.checkpoint_every(1.0, clock=lambda: now[0])
+    with django_assert_num_queries(1):
+        check()
+        now[0] += 0.5
+        check()  # not read: half a second
+    jobs.job_cancel(job)
+    now[0] += 0.5
+    with django_assert_num_queries(1), pytest.raises(jobs.JobStopped):
+        check()
