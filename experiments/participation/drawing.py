@@ -63,10 +63,8 @@ def _list_total(study: Study, arm: HumanArm, grid) -> int:
     """How many distinct lists the arm's settings draw from the study's items (ListError or
     ValidationError saying why none can be drawn); `grid` is the grid or its shape (shapes.py). The rule
     test_stored_lists.py holds the stored lists to."""
-    length = arm.items_per_participant
-    if _within(grid, arm):
-        return lists.within_pairs_count(grid, length, arm.paired_min_gap)
-    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
+    return lists.list_total(grid, arm.items_per_participant, within=_within(grid, arm),
+                            every_form=choice.all_mutants(study), min_gap=arm.paired_min_gap)
 
 
 def lists_scheme(*, study: Study, arm: HumanArm, fresh: bool = False) -> str:
@@ -99,6 +97,18 @@ def lists_problem(*, study: Study, arm: HumanArm, summary=None) -> str | None:
     except lists.ListError as exc:
         return str(exc)
     return None
+
+
+def lists_shortfall(*, study: Study, arm: HumanArm, summary=None) -> lists.Shortfall | None:
+    """What the arm's target sample size leaves unshown of the lists its settings draw (issue 44 item 1):
+    None when every list is given to someone, or when no lists can be drawn (lists_problem says why). From
+    the grid's shape in the study's item summary, as lists_problem."""
+    try:
+        shape = (summary or item_summary(study=study)).shape(arm)
+        return lists.shortfall(shape, arm.items_per_participant, arm.target_sample_size, within=_within(shape, arm),
+                               every_form=choice.all_mutants(study), min_gap=arm.paired_min_gap)
+    except (ValidationError, lists.ListError):
+        return None
 
 
 def lists_prepare(*, study: Study, arm: HumanArm) -> None:

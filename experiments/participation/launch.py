@@ -8,8 +8,9 @@ hold before the study opens.
 * the expected duration (the consent page's) and the reward it implies at the arm's hourly rate,
   or, once real participants have completed, their median time and the reward for it;
 * a checklist: what readiness.open_problems refuses to open without (items, consent reviewed,
-  practice, lists, completion code), and what a careful researcher does first (walk the preview,
-  run a simulated pilot and build its report), shown but not enforced.
+  practice, lists, completion code), and what a careful researcher does first (enough places for every
+  list to be given, so every item is shown to someone; walk the preview, run a simulated pilot and
+  build its report), shown but not enforced.
 """
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from django.utils.html import format_html, format_html_join
 from ..models import Participant, ParticipantStatus, Study, StudyStatus
 from . import consent, readiness
 from .selectors import study_progress
-from .services import human_arm_ensure, lists_scheme
+from .services import human_arm_ensure, lists_scheme, lists_shortfall
 
 
 LISTS_DRAWN = "participants' lists can be drawn"
+EVERY_ITEM = "every item shown to someone at the target sample size"
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,10 @@ def checklist(study: Study, arm) -> list[Check]:
     walked = Participant.objects.filter(study=study, is_preview=True, status=ParticipantStatus.COMPLETED).exists()
     piloted = Participant.objects.filter(study=study, is_simulated=True).exists()
     pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
+    drawn = has_items and not lists
+    short = lists_shortfall(study=study, arm=arm) if drawn else None
+    every_item = [Check(EVERY_ITEM, short is None, False, "Human arm › Lists (target sample size, items per participant)",
+                        short.message() if short else "")] if drawn else []  # said once the lists can be drawn
     return [
         Check("items generated or imported", has_items, True, "the Items line above: Generate items… or Upload a CSV bank…",
               "The study has no items yet."),
@@ -75,6 +81,7 @@ def checklist(study: Study, arm) -> list[Check]:
         Check(LISTS_DRAWN, has_items and not lists, True,
               "Human arm › Lists (items per participant, paired presentation)",
               lists or ("" if has_items else "There are no items to draw lists from.")),
+        *every_item,
         Check("preview walked to the end", walked, False, "Use 'Preview the participant flow' below and finish it."),
         Check("simulated pilot run", piloted, False, "Action 'Run a simulated pilot'."),
         Check("pilot report built", pilot_report, False, "Action 'Build a pilot report'."),
@@ -124,8 +131,8 @@ def _publish(study: Study, checks: list[Check]) -> str:
 
 
 def _missing(check: Check) -> str:
-    """' — <why it does not hold> — change it in <where>' (only where for a recommended step)."""
-    if check.required and check.reason:
+    """' — <why it does not hold> — change it in <where>' (only where for a recommended step without a reason)."""
+    if check.reason:
         return format_html(" — {} — change it in {}.", check.reason.rstrip("."), check.how)
     return format_html(" — {}.", check.how) if not check.required else format_html(" — change it in {}.", check.how)
 
