@@ -22,7 +22,7 @@ from django.utils.html import format_html, format_html_join
 from ..models import Participant, ParticipantStatus, Study, StudyStatus
 from . import consent, readiness
 from .selectors import study_progress
-from .services import human_arm_ensure, lists_scheme, lists_shortfall
+from .services import human_arm_ensure, lists_hold, lists_scheme, lists_shortfall
 
 
 LISTS_DRAWN = "participants' lists can be drawn"
@@ -110,6 +110,7 @@ def launch_html(study: Study) -> str:
     checks = checklist(study, arm)
     drawn = any(c.ok for c in checks if c.label == LISTS_DRAWN)  # readiness has checked the lists once already
     scheme = lists_scheme(study=study, arm=arm) if drawn else "—"
+    held = lists_hold(study=study, arm=arm) if drawn else ""
     items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
         ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
          "" if c.required else " (recommended)", "" if c.ok else _missing(c)) for c in checks))
@@ -117,8 +118,13 @@ def launch_html(study: Study) -> str:
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p><code id="launch-link" data-relative="{}">{}</code> '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>'
-        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul><p><strong>{}</strong></p>{}</div>',
-        link, link, codes, timing, scheme, items, state_line(study, checks), _publish(study, checks))
+        '<table>{}</table><p>{}</p><p id="launch-lists">Lists: {}.</p>{}<ul>{}</ul><p><strong>{}</strong></p>{}</div>',
+        link, link, codes, timing, scheme, _held(held), items, state_line(study, checks), _publish(study, checks))
+
+
+def _held(held: str) -> str:
+    """The items people can be shown: those the lists hold (issue 44 item 2)."""
+    return format_html('<p id="launch-shown">Items people can be shown: {}.</p>', held) if held else ""
 
 
 def _publish(study: Study, checks: list[Check]) -> str:

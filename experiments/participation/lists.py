@@ -78,6 +78,13 @@ class Shape:
     row_count: int
     sizes: tuple[int, ...] | None = None  # None: a Latin-square grid; else a pair grid's family sizes
     words: GridWords = MODAL_WORDS  # what its rows and forms are called in the study's design
+    members: int = 0  # a pair grid's items (its families' sizes summed); a Latin-square grid's are rows × forms
+
+    @property
+    def items(self) -> int:
+        """The grid's items: every one is in some list (the windows cover every row), so these are the items
+        the lists hold, the items people could be shown (test_items_people_can_be_shown.py holds the two)."""
+        return self.members if self.paired else self.row_count * len(self.forms)
 
     @property
     def shape(self) -> Shape:
@@ -256,7 +263,7 @@ class PairGrid:
     @property
     def shape(self) -> Shape:
         return Shape(forms=self.forms, row_count=len(self.rows),
-                     sizes=tuple(sorted({len(s) for s in self.slots.values()})))
+                     sizes=tuple(sorted({len(s) for s in self.slots.values()})), members=len(self.items))
 
     @property
     def period(self) -> int:
