@@ -97,6 +97,6 @@ def state_paired_sides(section, answers: pd.DataFrame, shown: ItemsShown | None,
     if len(humans) and len(models) and rule is not None:
         phrasing = rule.human_variant or (_phrasings(humans["variant"]) if "variant" in humans else SINGLE)
         like = (f" People could be shown {rule.describe()}: compare them with the models' rows for variant "
-                f"'{phrasing}' (like for like); the models' 'all' rows pool phrasings no person was shown (a sensitivity "
-                "reading, not a comparison with people).")
+                f"'{phrasing}' (like for like); the models' 'all' rows pool phrasings no person was shown (a "
+                "sensitivity reading, not a comparison with people).")
     section.notes.insert(0, f"What each side holds: {said}.{like}")

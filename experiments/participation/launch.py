@@ -67,7 +67,8 @@ def checklist(study: Study, arm) -> list[Check]:
     pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
     drawn = has_items and not lists
     short = lists_shortfall(study=study, arm=arm) if drawn else None
-    every_item = [Check(EVERY_ITEM, short is None, False, "Human arm › Lists (target sample size, items per participant)",
+    every_item = [Check(EVERY_ITEM, short is None, False,
+                        "Human arm › Lists (target sample size, items per participant)",
                         short.message() if short else "")] if drawn else []  # said once the lists can be drawn
     return [
         Check("items generated or imported", has_items, True, "the Items line above: Generate items… or Upload a CSV bank…",
