@@ -67,16 +67,6 @@ def analysed_item_ids(study, run_ids, *, include_simulated: bool = False):
     return Item.objects.filter(study=study).filter(answered).order_by().values("pk")
 
 
-def people_shown(study):
-    """What the study's human arm can show people (logic.people_shown.PeopleShown, built by
-    experiments.participation.paired.people_shown from the designs' declarations, the phrasing people see
-    and whether the arm draws perturbed copies and nonsense mirrors): the very rule its lists are drawn by;
-    the report's human/model contrasts read models on these items."""
-    from experiments.participation.paired import people_shown as rule
-
-    return rule(study)
-
-
 def _inference_models():
     try:
         from inference.models import ModelRun, ModelScore

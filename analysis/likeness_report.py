@@ -3,14 +3,15 @@ per model configuration, a figure per model, and its recomputation in reproduce.
 
 The people's side is the human rows of the humans-vs-models comparison (metrics.analysed_rows of the trials
 kept after the exclusions: what analysis/versus.py and paper 003's agents model read for people); the models'
-side is each configuration's score on the same item ids, whatever phrasings the models' side of that
-comparison keeps. The maths is analysis/likeness.py (no Django, no R).
+side is each configuration's scores on the items people could be shown (like_for_like.models_like_people: the
+study's items_people_can_be_shown, issue 44 item 2), joined to the people's answers by item id. The maths is
+analysis/likeness.py (no Django, no R).
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from . import likeness, metrics, plots
+from . import like_for_like, likeness, metrics, plots
 from .sections import Section, StudyFrames
 
 KEY = "human_likeness"
@@ -40,7 +41,7 @@ def section(frames: StudyFrames, *, splits: int = likeness.SPLITS, resamples: in
     if not len(people) or not len(frames.scores):
         out.absent = "needs both human trials and model scores"
         return out
-    frame, left = likeness.answer_frame(people, frames.scores)
+    frame, left = likeness.answer_frame(people, like_for_like.models_like_people(frames.scores, frames.shown, people))
     if frame.empty:
         out.absent = "no model configuration has a score on the items people answered"
         return out

@@ -66,6 +66,8 @@ class PowerSteps(jobs.Steps):
     related = ("study",)
 
     def run(self) -> dict:
+        from experiments.participation.selectors import items_people_can_be_shown
+
         from . import factors, frames, plots
         from .power import estimate, human_model_spec, pilot_frame
         from .prep import apply_exclusions
@@ -87,7 +89,9 @@ class PowerSteps(jobs.Steps):
         scores = frames.scores_frame(study, run_ids)
         declared = factors.declared_factors(study)  # the report's factors, values joined as the report joins them
         values = factors.values_frame(study, declared)
-        pilot = StudyFrames(scores=factors.join(scores, values), kept=factors.join(kept, values))
+        # models on the items people could be shown, as the report's contrast (issue 44 item 2)
+        pilot = StudyFrames(scores=factors.join(scores, values), kept=factors.join(kept, values),
+                            shown=items_people_can_be_shown(study, include_simulated=analysis.pilot))
         spec = human_model_spec(pilot, factors.study_designs(study), declared)
         result = estimate(pilot_frame(pilot, spec), plan, spec=spec, progress=progress)
         return dict(

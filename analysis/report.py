@@ -141,9 +141,10 @@ class ReportInputs:
     factors: tuple[str, ...] | None = None
     factor_values: pd.DataFrame | None = None
     designs: tuple[str, ...] | None = None
-    # What people could be shown (logic.people_shown.PeopleShown; analysis.frames.people_shown): the
-    # human/model contrasts read models on these items (None: inferred from the trials, analysis/like_for_like.py).
-    people: object = None
+    # The items people could be shown (logic.shown_items.ItemsShown; experiments.participation.selectors.
+    # items_people_can_be_shown): the human/model contrasts read models on these items (None: the items people
+    # answered, analysis/like_for_like.py).
+    shown: object = None
     # Prolific's demographics of the participants, the columns the consent text lists (prolific/demographics.py
     # demographics_frame): written as data/demographics.csv, described in the codebook by `demographics_codebook`.
     demographics: pd.DataFrame | None = None
@@ -203,8 +204,8 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     designs, factors = inputs.study_designs(), inputs.declared_factors()
     analysed = registry.analysed_alone()
     frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
-                         kept=declared.join(kept, inputs.factor_values), people=inputs.people, analysed=analysed)
-    raw = StudyFrames(scores=scores, kept=kept, people=inputs.people, analysed=analysed)
+                         kept=declared.join(kept, inputs.factor_values), shown=inputs.shown, analysed=analysed)
+    raw = StudyFrames(scores=scores, kept=kept, shown=inputs.shown, analysed=analysed)
     parts = registry.report_parts(designs)  # the study's designs' parts, in the report's order
     # the titles of the analyses of designs this study does not have, in the report's order
     elsewhere = [part.elsewhere for part in registry.report_parts() if part not in parts and part.elsewhere]

@@ -72,12 +72,13 @@ class FittedModel:
 @dataclass(frozen=True)
 class StudyFrames:
     """The data the report's models read: the model scores and the human trials kept after the
-    exclusions (analysis/prep.py), and what people could be shown (logic.people_shown.PeopleShown,
-    read from the study by analysis.frames.people_shown; None: inferred from the trials, analysis/like_for_like.py)."""
+    exclusions (analysis/prep.py), and the items people could be shown (logic.shown_items.ItemsShown, the study's
+    by experiments.participation.selectors.items_people_can_be_shown; None: the items people answered,
+    analysis/like_for_like.py)."""
 
     scores: pd.DataFrame
     kept: pd.DataFrame = field(default_factory=pd.DataFrame)
-    people: object = None
+    shown: object = None
     # The designs whose real items alone the study-wide tables read where the study has them (the design
     # registry's analysed_alone, declared by a design's package; metrics.analysed_rows applies it).
     analysed: frozenset = frozenset()

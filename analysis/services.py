@@ -31,6 +31,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
     simulated pilots' bots (experiments/participation/pilot.py) and says so in its title. `on_step(n)`
     is told each of the REPORT_STEPS steps done (the report job's progress)."""
     from experiments.models import Trial
+    from experiments.participation.selectors import items_people_can_be_shown
     from inference.models import ModelScore
 
     from experiments import design_registry as registry
@@ -66,7 +67,8 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             extra_sections=tuple(s for s in [power_section_for(study, used), generated.section(used)] if s is not None),
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared, analysed),
-            designs=designs, people=frames.people_shown(study), **_demographics(study, trials),
+            designs=designs, shown=items_people_can_be_shown(study, include_simulated=pilot),
+            **_demographics(study, trials),
         ), out_dir=Path(out_dir), helper=helper)
 
 

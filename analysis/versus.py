@@ -39,7 +39,7 @@ def sides(frames: StudyFrames, *, all_items: bool = False) -> tuple[pd.DataFrame
     shown (like_for_like), unless `all_items` (the sensitivity analysis)."""
     humans, models = (metrics.analysed_rows(frame, frames.analysed) for frame in (frames.kept, frames.scores))
     if not all_items and len(models):
-        models = like_for_like.models_like_people(models, frames.people, humans)
+        models = like_for_like.models_like_people(models, frames.shown, humans)
     return humans, models
 
 
@@ -96,8 +96,8 @@ def both_arms(frames: StudyFrames) -> str:
     if not len(humans) or not len(metrics.analysed_rows(frames.scores, frames.analysed)):
         return "needs both human trials and model scores"
     if not len(models):
-        return ("no model answered an item people could be shown (" + like_for_like.people_shown(
-            frames.people, humans).describe() + ")")
+        shown = like_for_like.items_shown(frames.shown, humans)
+        return "no model answered an item people could be shown (" + (shown.describe() if shown else "") + ")"
     return ""
 
 
@@ -106,7 +106,7 @@ def differs(frames: StudyFrames) -> bool:
     return len(sides(frames)[1]) != len(sides(frames, all_items=True)[1])
 
 
-def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, people=None,
+def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, shown=None,
                 who: str = "participant") -> None:
     """The section's `sides` table and its sentence: per side, items, answers and phrasings (a frame made
     elsewhere without the item columns says nothing)."""
@@ -124,7 +124,7 @@ def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, p
                                 f"answered different items. The like-for-like comparison is the section '{KEY}'. "
                                 f"Each side: {said}.")
     else:
-        section.notes.insert(0, like_for_like.sides_note(table, people))
+        section.notes.insert(0, like_for_like.sides_note(table, shown))
 
 
 def formula(names: list[str]) -> str:
@@ -147,7 +147,7 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
     if not factors:
         notes.append("The study declares no factors (import_items --factors, or the study's settings): the model "
                      "compares the agents overall.")
-    people = like_for_like.people_shown(frames.people, metrics.analysed_rows(frames.kept, frames.analysed))
+    shown = like_for_like.items_shown(frames.shown, metrics.analysed_rows(frames.kept, frames.analysed))
     title = "Humans vs each model (binomial GLMM, crossed random effects)"
     if all_items:
         title = "Sensitivity analysis: humans vs each model on every item the models answered (not like for like)"
@@ -159,7 +159,7 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
         precheck=both_arms,
         emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
-        notes=tuple(notes), unit=UNIT, extra=partial(state_sides, all_items=all_items, people=people),
+        notes=tuple(notes), unit=UNIT, extra=partial(state_sides, all_items=all_items, shown=shown),
     )
 
 

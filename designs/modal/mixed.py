@@ -68,7 +68,7 @@ def distribution_scores(frames: StudyFrames) -> pd.DataFrame:
 
 def agent_rows(frames: StudyFrames) -> pd.DataFrame:
     """People and models on the modal syllogisms, models on the items people could be shown (issue 35)."""
-    return modal.agent_frame(frames.kept, like_for_like.models_like_people(frames.scores, frames.people, frames.kept))
+    return modal.agent_frame(frames.kept, like_for_like.models_like_people(frames.scores, frames.shown, frames.kept))
 
 
 def humans_and_models(frames: StudyFrames) -> str:

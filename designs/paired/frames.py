@@ -33,9 +33,10 @@ class PairedInputs:
     # The study's declared factors: the dual-sided tables are sliced by these columns only (empty:
     # overall only). Issue 25: slicing by every descriptive column gave 769 one-rule rows for ULogic.
     factors: list[str] = field(default_factory=list)
-    # What people could be shown (logic.people_shown.PeopleShown; None: inferred from their answers):
-    # each paired section says which of its model rows are like for like.
-    people: object = None
+    # The items people could be shown (logic.shown_items.ItemsShown; None: the items they answered), the report's
+    # own (StudyFrames.shown, set by register.build): each paired section says which of its model rows are like
+    # for like.
+    shown: object = None
     # The study's paired designs and whether it has perturbed copies, when `items` holds only the items
     # a report analyses (linked_designs; None: read from `items`).
     linked: tuple[set[str], bool, bool] | None = None
@@ -117,15 +118,13 @@ def probes_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
 def inputs(study, probe_run_ids: list[int] | None = None, analysed=None) -> PairedInputs:
     from experiments.models import HumanArm
 
-    from analysis.frames import people_shown
-
     arm = HumanArm.objects.filter(study=study).first()
     return PairedInputs(items=items_frame(study, analysed),
                         linked=linked_designs(study) if analysed is not None else None,
                         probes=probes_frame(study, probe_run_ids),
                         options=report_options(study.settings),
                         presentation=arm.paired_presentation if arm else "across",
-                        factors=_factors((study.settings or {}).get(SETTING)), people=people_shown(study))
+                        factors=_factors((study.settings or {}).get(SETTING)))
 
 
 def _factors(value) -> list[str]:

@@ -3,6 +3,8 @@
 over perturbed copies (so it reads every perturbable design too) and how people were shown the pairs."""
 from __future__ import annotations
 
+import dataclasses
+
 from analysis.sections import SectionBuilder, StudyFrames
 from experiments import design_registry as registry
 
@@ -18,6 +20,9 @@ def report_inputs(*, study, chosen, analysed=None):
 
 
 def build(study_frames: StudyFrames, given) -> list:
+    """The paired sections, saying which model rows are like for like by the report's items people could be shown."""
+    if given is not None and study_frames.shown is not None:
+        given = dataclasses.replace(given, shown=study_frames.shown)
     return report.sections(study_frames.scores, study_frames.kept, given)
 
 

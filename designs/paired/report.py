@@ -438,15 +438,15 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, inputs: PairedInputs | 
     for name in TAU_DESIGNS:
         if name in designs:
             out.append(rulebreakers_section(answers, inputs, name))
-            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
+            like_for_like.state_paired_sides(out[-1], answers, inputs.shown, name)
     for name in DUAL_SIDED_DESIGNS:
         if name in designs:
             out.append(dual_sided_section(answers, inputs.factors, name))
-            like_for_like.state_paired_sides(out[-1], answers, inputs.people, name)
+            like_for_like.state_paired_sides(out[-1], answers, inputs.shown, name)
     if any_perturbed:  # perturbed copies only: a question's option orders are no perturbation
         out.append(perturbation_section(answers, inputs.options))
         matched = answers[answers["item_id"].isin(_matched_items(answers))]
-        like_for_like.state_paired_sides(out[-1], matched, inputs.people)
+        like_for_like.state_paired_sides(out[-1], matched, inputs.shown)
     people = paired_people.people_section(answers, inputs.presentation)
     if people is not None:
         out.append(people)

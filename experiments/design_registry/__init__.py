@@ -6,7 +6,7 @@ how a model's answer to its items is read (`Scoring`: the decision rule and the 
 each as the design's paper says) and what its items' `valid` and `gold` mean; what participants read
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
 defaults (practice questions, catch items: logic/human_defaults.py), which of its phrasings people are
-shown (`people_phrasings`; `people_shown` builds the rule every human/model contrast reads), the logical
+shown (`people_phrasings`; `list_pool` builds the rule the participants' lists are drawn by), the logical
 forms it tests, its pair roles; its package (designs/<family>/) registers the report parts that read it.
 The commands (generate_items, import_items, perturb_items), the admin, the human arm, the model arm, the
 report and the codebook read it; nothing else branches on a design's name
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from studyserver.registry import Registry
 
 from logic import answer_parsing, human_defaults, prompting
-from logic import people_shown as people
+from logic import list_pool as pool
 
 from . import report_parts as report_parts_module
 from .report_parts import (  # noqa: F401  (the registry's API: what design packages register)
@@ -126,10 +126,10 @@ LOGIC_SYSTEM, CONSEQUENCE = "logic_system", "consequence"
 MODAL_FIELDS = (LOGIC_SYSTEM, CONSEQUENCE)
 
 
-# What people are shown (issue 35 item 1): a design declares which of its phrasings people see
-# (people_phrasings); logic/people_shown.py holds the rule, `people_shown` below builds it for a study.
-ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = people.ONE_PHRASING, people.EVERY_PHRASING, people.PEOPLE_PHRASINGS
-PeopleShown = people.PeopleShown
+# What the lists draw from (issue 35 item 1, issue 44 item 2): a design declares which of its phrasings people
+# see (people_phrasings); logic/list_pool.py holds the rule, `list_pool` below builds it for a study.
+ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = pool.ONE_PHRASING, pool.EVERY_PHRASING, pool.PEOPLE_PHRASINGS
+ListPool = pool.ListPool
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ class Design:
     # Its linked pairs' roles (first, second) as logic/pairs.py judges them; () for an unpaired design.
     pair_roles: tuple[str, ...] = ()
     generation: Generation = Generation()  # generation mode: its prompts and its answer parser
-    # Which of its phrasings people are shown (PEOPLE_PHRASINGS; PeopleShown applies it): models answer every one.
+    # Which of its phrasings people are shown (PEOPLE_PHRASINGS; ListPool applies it): models answer every one.
     people_phrasings: str = EVERY_PHRASING
     # The study's modal-logic fields its items are keyed under (of MODAL_FIELDS): the study's page shows
     # only these (a design without modal logic, such as Rulebreakers, shows neither).
@@ -341,13 +341,13 @@ def modal_fields_for(name: str) -> tuple[str, ...]:
     return found.modal_fields if found is not None else MODAL_FIELDS
 
 
-def people_shown(*, human_variant: str = "", perturbed: bool = False,
-                 source: str = "the study's settings and human arm") -> PeopleShown:
-    """The rule of what a study's human arm can show people, with the designs' declarations: the designs
-    whose people see one phrasing, and the catch items, which are never items people are shown."""
+def list_pool(*, human_variant: str = "", perturbed: bool = False,
+              source: str = "the study's settings and human arm") -> ListPool:
+    """The rule of which items a study's participants' lists are drawn from, with the designs' declarations:
+    the designs whose people see one phrasing, and the catch items, which are never items people are shown."""
     one = frozenset(d.name for d in all_designs() if d.people_phrasings == ONE_PHRASING)
-    return PeopleShown(human_variant=human_variant, perturbed=perturbed, one_phrasing=one,
-                       never=frozenset({CATCH_ITEMS}), source=source)
+    return ListPool(human_variant=human_variant, perturbed=perturbed, one_phrasing=one,
+                    never=frozenset({CATCH_ITEMS}), source=source)
 
 
 def pair_roles() -> dict[str, tuple[str, ...]]:

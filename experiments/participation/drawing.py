@@ -38,7 +38,7 @@ def _attention_items(study: Study, arm: HumanArm) -> list[int]:
 
 
 def _grid(study: Study, arm: HumanArm) -> lists.Grid:
-    pool = paired.shown_items(study, arm)  # the items the arm can show people (logic.people_shown)
+    pool = paired.pool_items(study, arm)  # the items the lists draw from (logic.list_pool)
     if choice.is_mc_study(study):  # questions × circular mutants (seed 001)
         return choice.mc_grid(pool)
     pairs = paired.paired_grid(study, arm)
@@ -63,10 +63,8 @@ def _list_total(study: Study, arm: HumanArm, grid) -> int:
     """How many distinct lists the arm's settings draw from the study's items (ListError or
     ValidationError saying why none can be drawn); `grid` is the grid or its shape (shapes.py). The rule
     test_stored_lists.py holds the stored lists to."""
-    length = arm.items_per_participant
-    if _within(grid, arm):
-        return lists.within_pairs_count(grid, length, arm.paired_min_gap)
-    return lists.full_rows_count(grid, length) if choice.all_mutants(study) else grid.shape.list_count(length)
+    return lists.list_total(grid, arm.items_per_participant, within=_within(grid, arm),
+                            every_form=choice.all_mutants(study), min_gap=arm.paired_min_gap)
 
 
 def lists_scheme(*, study: Study, arm: HumanArm, fresh: bool = False) -> str:
@@ -101,11 +99,41 @@ def lists_problem(*, study: Study, arm: HumanArm, summary=None) -> str | None:
     return None
 
 
-def lists_prepare(*, study: Study, arm: HumanArm) -> None:
+def lists_hold(*, study: Study, arm: HumanArm, summary=None) -> str:
+    """What the launch panel says of the items people can be shown: how many of the study's items its lists
+    hold, from the grid's shape (every item of the grid is in some list: lists.py's windows), so it reads no
+    item; the same count as selectors.items_people_can_be_shown before anyone answers
+    (test_items_people_can_be_shown.py holds the two). "" where no lists can be drawn."""
+    summary = summary or item_summary(study=study)
+    try:
+        held = summary.shape(arm).items
+    except lists.ListError:
+        return ""
+    if held == summary.items:
+        return f"all {held} of the study's items are in its lists"
+    return (f"{held} of the study's {summary.items} items are in its lists; the other {summary.items - held} are in "
+            "none (phrasings other than the one people see, perturbed copies the arm does not draw, or a row "
+            "missing one of its forms or members)")
+
+
+def lists_shortfall(*, study: Study, arm: HumanArm, summary=None) -> lists.Shortfall | None:
+    """What the arm's target sample size leaves unshown of the lists its settings draw (issue 44 item 1):
+    None when every list is given to someone, or when no lists can be drawn (lists_problem says why). From
+    the grid's shape in the study's item summary, as lists_problem."""
+    try:
+        shape = (summary or item_summary(study=study)).shape(arm)
+        return lists.shortfall(shape, arm.items_per_participant, arm.target_sample_size, within=_within(shape, arm),
+                               every_form=choice.all_mutants(study), min_gap=arm.paired_min_gap)
+    except (ValidationError, lists.ListError):
+        return None
+
+
+def lists_prepare(*, study: Study, arm: HumanArm) -> list_store.StoredLists:
     """Store the lists the arm's settings draw (list_store.py) unless they are current: done when the
-    study opens, so the first arrivals after a launch find them (an entry builds them otherwise)."""
+    study opens, so the first arrivals after a launch find them (an entry builds them otherwise); and read
+    by items_people_can_be_shown (selectors.py). ListError or ValidationError where none can be drawn."""
     study = Study.objects.get(pk=study.pk)  # as stored: the caller's copy may predate a generation's settings
-    list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
+    return list_store.stored_lists_current(study=study, arm=arm, build=lambda: _every_list(study, arm))
 
 
 def _every_list(study: Study, arm: HumanArm) -> tuple[bool, list[list]]:

@@ -87,8 +87,11 @@ def item_summary_compute(study: Study) -> ItemSummary:
                  for name in LISTED})
 
 
+FIGURES = 2  # what the kept figures hold: raised when a figure is added (2: a pair grid's members), so they are rebuilt
+
+
 def _key(study: Study) -> str:
-    return hashlib.sha256(json.dumps([study.design, study.settings or {}], sort_keys=True,
+    return hashlib.sha256(json.dumps([FIGURES, study.design, study.settings or {}], sort_keys=True,
                                      default=str).encode()).hexdigest()
 
 
@@ -115,7 +118,8 @@ def _dump(summary: ItemSummary) -> dict:
 def _load(figures: dict) -> ItemSummary:
     shapes = tuple(lists.Shape(forms=tuple(s["forms"]), row_count=s["row_count"],
                                sizes=None if s["sizes"] is None else tuple(s["sizes"]),
-                               words=lists.GridWords(**s["words"])) for s in figures["shapes"])
+                               words=lists.GridWords(**s["words"]), members=s.get("members", 0))
+                   for s in figures["shapes"])
     return ItemSummary(items=figures["items"], designs=tuple(figures["designs"]), variants=tuple(figures["variants"]),
                        logical_forms=tuple(figures["logical_forms"]), multiple_choice=figures["multiple_choice"],
                        shapes=shapes, columns={name: tuple(values) for name, values in figures["columns"].items()},

@@ -10,8 +10,9 @@ hold before the study opens.
 * the expected duration (the consent page's) and the reward it implies at the arm's hourly rate,
   or, once real participants have completed, their median time and the reward for it;
 * a checklist: what readiness.open_problems refuses to open without (items, consent reviewed,
-  practice, lists, completion code), and what a careful researcher does first (walk the preview,
-  run a simulated pilot and build its report), shown but not enforced.
+  practice, lists, completion code), and what a careful researcher does first (enough places for every
+  list to be given, so every item is shown to someone; walk the preview, run a simulated pilot and
+  build its report), shown but not enforced.
 """
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ from studyserver.public_origin import origin_problem, public_origin
 from ..models import Participant, ParticipantStatus, Study, StudyStatus
 from . import consent, readiness
 from .selectors import study_progress
-from .services import human_arm_ensure, lists_scheme
+from .services import human_arm_ensure, lists_hold, lists_scheme, lists_shortfall
 
 
 LISTS_DRAWN = "participants' lists can be drawn"
+EVERY_ITEM = "every item shown to someone at the target sample size"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ def checklist(study: Study, arm) -> list[Check]:
     walked = Participant.objects.filter(study=study, is_preview=True, status=ParticipantStatus.COMPLETED).exists()
     piloted = Participant.objects.filter(study=study, is_simulated=True).exists()
     pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
+    drawn = has_items and not lists
+    short = lists_shortfall(study=study, arm=arm) if drawn else None
+    every_item = [Check(EVERY_ITEM, short is None, False,
+                        "Human arm › Lists (target sample size, items per participant)",
+                        short.message() if short else "")] if drawn else []  # said once the lists can be drawn
     return [
         Check("items generated or imported", has_items, True, "the Items line above: Generate items… or Upload a CSV bank…",
               "The study has no items yet."),
@@ -80,6 +87,7 @@ def checklist(study: Study, arm) -> list[Check]:
         Check(LISTS_DRAWN, has_items and not lists, True,
               "Human arm › Lists (items per participant, paired presentation)",
               lists or ("" if has_items else "There are no items to draw lists from.")),
+        *every_item,
         Check("preview walked to the end", walked, False, "Use 'Preview the participant flow' below and finish it."),
         Check("simulated pilot run", piloted, False, "Action 'Run a simulated pilot'."),
         Check("pilot report built", pilot_report, False, "Action 'Build a pilot report'."),
@@ -130,6 +138,7 @@ def launch_html(study: Study) -> str:
     checks = checklist(study, arm)
     drawn = any(c.ok for c in checks if c.label == LISTS_DRAWN)  # readiness has checked the lists once already
     scheme = lists_scheme(study=study, arm=arm) if drawn else "—"
+    held = lists_hold(study=study, arm=arm) if drawn else ""
     items = format_html_join("", '<li class="{}">{} {}{}{}</li>', (
         ("launch-ok" if c.ok else "launch-missing", "✓" if c.ok else "✗", c.label,
          "" if c.required else " (recommended)", "" if c.ok else _missing(c)) for c in checks))
@@ -137,9 +146,9 @@ def launch_html(study: Study) -> str:
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p>{} '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>{}'
-        '<table>{}</table><p>{}</p><p id="launch-suggested">{}</p><p id="launch-lists">Lists: {}.</p><ul>{}</ul>'
+        '<table>{}</table><p>{}</p><p id="launch-suggested">{}</p><p id="launch-lists">Lists: {}.</p>{}<ul>{}</ul>'
         '<p><strong>{}</strong></p>{}</div>',
-        _link(link), _origin_line(), codes, timing, suggested_line, scheme, items, state_line(study, checks),
+        _link(link), _origin_line(), codes, timing, suggested_line, scheme, _held(held), items, state_line(study, checks),
         _publish(study, checks))
 
 
@@ -166,6 +175,11 @@ def _origin_line() -> str:
                        '(DUET_PUBLIC_ORIGIN).</p>', origin)
 
 
+def _held(held: str) -> str:
+    """The items people can be shown: those the lists hold (issue 44 item 2)."""
+    return format_html('<p id="launch-shown">Items people can be shown: {}.</p>', held) if held else ""
+
+
 def _publish(study: Study, checks: list[Check]) -> str:
     """Publish on Prolific (the prolific app's page, by its URL name): offered only when the checklist is green."""
     if not all(c.ok for c in checks if c.required):
@@ -176,10 +190,10 @@ def _publish(study: Study, checks: list[Check]) -> str:
 
 
 def _missing(check: Check) -> str:
-    """' — <why it does not hold> — change it in <where>.' (only what to do for a recommended step), each line
-    ending in one full stop whether or not the words it quotes end in one."""
+    """' — <why it does not hold> — change it in <where>' (only where for a recommended step without a reason), each
+    line ending in one full stop whether or not the words it quotes end in one."""
     how = check.how.rstrip(".")
-    if check.required and check.reason:
+    if check.reason:
         return format_html(" — {} — change it in {}.", check.reason.rstrip("."), how)
     return format_html(" — {}.", how) if not check.required else format_html(" — change it in {}.", how)
 

@@ -1,12 +1,19 @@
 """Which items a participant sees, and in which order. Pure Python (no Django).
 
 The item pool is a grid: rows are interpretations, columns are logical forms, each cell one item.
-List m of a Latin square over the grid takes a block of `length` consecutive rows (block m // F)
-and gives row g the form (g + m) mod F, F being the number of forms. So within a list every
-form appears equally often (exactly when `length` is a multiple of F, else within one), no
-interpretation appears twice, and F consecutive lists of one block cover each of its
-form × interpretation cells exactly once. Participants take the least-used list, so the cells are
-covered evenly across the sample. The order within a list is shuffled with a recorded seed.
+The rows are cut into windows of `length` consecutive rows that wrap around the row order (issue 44
+item 1): window w holds the rows at positions w·length … (w + 1)·length − 1, taken modulo the number
+of rows R, and there are ceil(R / length) windows, the fewest that hold every row. So every complete
+row is in some list, and over the windows each row appears once or twice (twice only for the first
+few rows, which the last window wraps back to): frequencies that differ by at most one. Where
+`length` divides R the windows are the old whole blocks, numbered as before.
+List m of the Latin square takes window m // F and gives the row at position p the form
+(p + m) mod F, F being the number of forms. So within a list every form appears equally often
+(exactly when `length` is a multiple of F, else within one), no interpretation appears twice, and F
+consecutive lists of one window cover each of its form × interpretation cells exactly once.
+Participants take the least-used list, so the cells are covered evenly across the sample. The order
+within a list is shuffled with a recorded seed. `shortfall` says what a sample smaller than the
+number of lists leaves unshown.
 """
 from __future__ import annotations
 
@@ -19,6 +26,18 @@ from dataclasses import dataclass
 
 class ListError(ValueError):
     """The pool cannot give lists of the asked length."""
+
+
+def window_count(row_count: int, per: int) -> int:
+    """How many windows of `per` consecutive rows (wrapping around) it takes to hold every row."""
+    return -(-row_count // per)
+
+
+def window_positions(window: int, per: int) -> range:
+    """The positions of window `window`'s rows in the row order, before wrapping (row = position mod R):
+    a position past the last row comes back to the first, so the parity of the positions, which the
+    forms follow, runs on across the wrap."""
+    return range(window * per, (window + 1) * per)
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,13 @@ class Shape:
     row_count: int
     sizes: tuple[int, ...] | None = None  # None: a Latin-square grid; else a pair grid's family sizes
     words: GridWords = MODAL_WORDS  # what its rows and forms are called in the study's design
+    members: int = 0  # a pair grid's items (its families' sizes summed); a Latin-square grid's are rows × forms
+
+    @property
+    def items(self) -> int:
+        """The grid's items: every one is in some list (the windows cover every row), so these are the items
+        the lists hold, the items people could be shown (test_items_people_can_be_shown.py holds the two)."""
+        return self.members if self.paired else self.row_count * len(self.forms)
 
     @property
     def shape(self) -> Shape:
@@ -102,7 +128,7 @@ class Shape:
 
     def list_count(self, length: int) -> int:
         self.check(length)
-        return (self.period if self.paired else len(self.forms)) * (self.row_count // length)
+        return (self.period if self.paired else len(self.forms)) * window_count(self.row_count, length)
 
 
 @dataclass(frozen=True)
@@ -137,13 +163,10 @@ class Grid:
         """The item ids of list `number` (taken modulo the number of lists), in grid order."""
         total = self.list_count(length)
         number %= total
-        n_forms = len(self.forms)
-        shift, block = number % n_forms, number // n_forms
-        out = []
-        for g in range(block * length, (block + 1) * length):
-            form = self.forms[(g + shift) % n_forms]
-            out.append(self.items[(self.rows[g], form)])
-        return out
+        n_forms, n_rows = len(self.forms), len(self.rows)
+        shift, window = number % n_forms, number // n_forms
+        return [self.items[(self.rows[p % n_rows], self.forms[(p + shift) % n_forms])]
+                for p in window_positions(window, length)]
 
 
 def least_used(counts: Mapping[int, int], total: int, then: Mapping[int, int] | None = None) -> int:
@@ -180,11 +203,12 @@ def with_checks(ids: Sequence[int], checks: Sequence[int], seed: int) -> list[in
 
 
 # Designs where a participant answers every form of each row shown (every circular mutant of a
-# multiple-choice question, seed 001, when the study asks for all): lists are blocks of rows.
+# multiple-choice question, seed 001, when the study asks for all): lists are windows of whole rows.
 
 
 def full_rows_count(grid: Grid | Shape, length: int) -> int:
-    """How many lists of `length` items hold all forms of `length / F` rows each."""
+    """How many lists of `length` items hold all forms of `length / F` rows each (windows of rows that
+    wrap around, as the Latin square's)."""
     shape = grid.shape
     shape.check(1)
     forms = len(shape.forms)
@@ -194,14 +218,14 @@ def full_rows_count(grid: Grid | Shape, length: int) -> int:
     if length // forms > shape.row_count:
         raise ListError(f"Items per participant ({length}) needs {length // forms} questions; the study has "
                         f"{shape.row_count}.")
-    return shape.row_count // (length // forms)
+    return window_count(shape.row_count, length // forms)
 
 
 def full_rows_list(grid: Grid, number: int, length: int) -> list[int]:
-    """List `number` (modulo the count): every form of the rows of block `number`, in grid order."""
+    """List `number` (modulo the count): every form of the rows of window `number`, in grid order."""
     number %= full_rows_count(grid, length)
-    per = length // len(grid.forms)
-    return [grid.items[(row, form)] for row in grid.rows[number * per : (number + 1) * per] for form in grid.forms]
+    per, n_rows = length // len(grid.forms), len(grid.rows)
+    return [grid.items[(grid.rows[p % n_rows], form)] for p in window_positions(number, per) for form in grid.forms]
 
 
 # Paired designs (issue 6: rulebreakers, dual-sided rules, matched-pair perturbations): a
@@ -220,11 +244,12 @@ class PairedCell:
 class PairGrid:
     """Rows are families, each with its own slots (a perturbation may cover only some pairs).
 
-    List m takes a block of `length` consecutive families (block m // L) and gives family g the
-    slot (g + m) mod S_g of its own S_g slots, L being the least common multiple of the S_g. So no
-    list holds two items of one family; L consecutive lists of a block show every member of each
-    family of the block equally often (exactly once per S_g lists); within a list the slots alternate
-    along the families, whose order interleaves the strata, so roles and subsets stay balanced.
+    List m takes a window of `length` consecutive families (window m // L, wrapping around the family
+    order as the Latin square's windows do) and gives the family at position p the slot (p + m) mod S_g
+    of its own S_g slots, L being the least common multiple of the S_g. So no list holds two items of
+    one family; every family is in some window; L consecutive lists of a window show every member of
+    each family of the window equally often (exactly once per S_g lists); within a list the slots
+    alternate along the families, whose order interleaves the strata, so roles and subsets stay balanced.
     """
 
     rows: tuple[Hashable, ...]
@@ -238,7 +263,7 @@ class PairGrid:
     @property
     def shape(self) -> Shape:
         return Shape(forms=self.forms, row_count=len(self.rows),
-                     sizes=tuple(sorted({len(s) for s in self.slots.values()})))
+                     sizes=tuple(sorted({len(s) for s in self.slots.values()})), members=len(self.items))
 
     @property
     def period(self) -> int:
@@ -272,12 +297,12 @@ class PairGrid:
 
     def latin_square_list(self, number: int, length: int) -> list[int]:
         number %= self.list_count(length)
-        shift, block = number % self.period, number // self.period
+        shift, window = number % self.period, number // self.period
         out = []
-        for g in range(block * length, (block + 1) * length):
-            family = self.rows[g]
+        for p in window_positions(window, length):
+            family = self.rows[p % len(self.rows)]
             slots = self.slots[family]
-            out.append(self.items[(family, slots[(g + shift) % len(slots)])])
+            out.append(self.items[(family, slots[(p + shift) % len(slots)])])
         return out
 
 
@@ -287,8 +312,8 @@ class PairGrid:
 
 
 def within_pairs_count(grid: PairGrid | Shape, length: int, min_gap: int) -> int:
-    """How many lists of `length` trials (length / 2 pairs, both members) there are: two per block of
-    pairs, one for each order of the members."""
+    """How many lists of `length` trials (length / 2 pairs, both members) there are: two per window of
+    pairs (wrapping around, as the Latin square's), one for each order of the members."""
     shape = grid.shape
     shape.check(1)
     sizes = list(shape.sizes or ())
@@ -304,14 +329,14 @@ def within_pairs_count(grid: PairGrid | Shape, length: int, min_gap: int) -> int
     if min_gap > pairs:
         raise ListError(f"The members of a pair are to be at least {min_gap} trials apart, which needs at least "
                         f"{min_gap} pairs per list ({2 * min_gap} items per participant); the list has {pairs}.")
-    return 2 * (shape.row_count // pairs)
+    return 2 * window_count(shape.row_count, pairs)
 
 
 def within_pairs_list(grid: PairGrid, number: int, length: int, *, seed: int, min_gap: int) -> list[int]:
-    """List `number` (modulo the count): the pairs of block number // 2, both members each. The first
+    """List `number` (modulo the count): the pairs of window number // 2, both members each. The first
     half of the list holds one member of every pair, the second half the other, so the two members
     of a pair are at least `min_gap` trials apart (catch items inserted later only widen the gaps).
-    Which member comes first alternates along the pairs and flips between the two lists of a block,
+    Which member comes first alternates along the pairs and flips between the two lists of a window,
     so each member is first equally often. The order within each half is shuffled by `seed`, redrawn
     until every gap is at least min_gap (the same order in both halves, a gap of exactly length / 2,
     if no draw in 200 does)."""
@@ -322,8 +347,8 @@ def within_pairs_members(grid: PairGrid, number: int, length: int, min_gap: int)
     """The (first, second) member of each pair of list `number`, in the order of the families."""
     total = within_pairs_count(grid, length, min_gap)
     number %= total
-    pairs, block, flip = length // 2, number // 2, number % 2
-    families = grid.rows[block * pairs:(block + 1) * pairs]
+    pairs, window, flip = length // 2, number // 2, number % 2
+    families = [grid.rows[p % len(grid.rows)] for p in window_positions(window, pairs)]
     out = []
     for g, family in enumerate(families):
         slots = grid.slots[family]
@@ -354,6 +379,14 @@ def within_pairs_ordered(members: Sequence[Sequence[int]], *, seed: int, min_gap
 # pairs shown within participants the (first, second) members of each pair; drawn() applies the seed.
 
 
+def list_total(grid, length: int, *, within: bool, every_form: bool, min_gap: int) -> int:
+    """How many distinct lists the settings draw from `grid` (a grid or its Shape; ListError saying why
+    none can be drawn)."""
+    if within:
+        return within_pairs_count(grid, length, min_gap)
+    return full_rows_count(grid, length) if every_form else grid.shape.list_count(length)
+
+
 def every_list(grid, length: int, *, within: bool, every_form: bool, min_gap: int) -> list[list]:
     """Every list, by number, as stored (ListError when the settings draw none)."""
     if within:
@@ -369,3 +402,67 @@ def drawn(stored: Sequence, *, within: bool, seed: int, min_gap: int) -> list[in
     if within:
         return within_pairs_ordered(stored, seed=seed, min_gap=min_gap)
     return shuffled(stored, seed)
+
+
+# A sample smaller than the number of lists (issue 44 item 1): participants take the least-used list, the
+# lowest number on ties, so with fewer places than lists the lists past the places are never given and the
+# rows only they hold are never shown. Read from the grid's shape alone (the launch panel's), so the figure
+# comes without the items.
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """What `places` participants leave unshown of a grid whose settings draw `lists` lists."""
+
+    lists: int
+    places: int
+    rows: int  # the grid's complete rows
+    rows_unseen: int  # rows in no list a participant is given
+    items: int | None  # the grid's items (None: families of several sizes, whose items the shape cannot place)
+    items_unseen: int | None
+    row_words: str  # what the rows are called ("pairs", "questions", …)
+
+    def message(self) -> str:
+        rows = f"{self.rows_unseen} of its {self.rows} {self.row_words}"
+        if self.items_unseen is not None:
+            unseen = f"{self.items_unseen} of the study's {self.items} items"
+            unseen += f", {rows} not at all" if self.rows_unseen else ""
+        else:  # families of several sizes: the shape places rows, not their members
+            unseen = f"{rows.replace('its', 'the study’s', 1)} (nor, it may be, some members of others)"
+        never = self.lists - self.places
+        places = f"{self.places} place{'' if self.places == 1 else 's'}"
+        return (f"people will never see {unseen}: the settings draw {self.lists} lists and each participant is "
+                f"given one, the least used, so with {places} (the target sample size) {never} of them "
+                f"{'is' if never == 1 else 'are'} never given. Set the target sample size to at least {self.lists} "
+                f"(a multiple of {self.lists} uses the lists equally), or show more items per participant")
+
+
+def shortfall(shape: Shape, length: int, places: int, *, within: bool, every_form: bool,
+              min_gap: int) -> Shortfall | None:
+    """What `places` participants never see of the lists the settings draw from a grid of `shape` (None
+    when every list is given to someone). ListError when the settings draw no lists."""
+    total = list_total(shape, length, within=within, every_form=every_form, min_gap=min_gap)
+    if places >= total:
+        return None
+    n_rows, forms = shape.row_count, len(shape.forms)
+    sizes = list(shape.sizes or ())
+    size = forms if not shape.paired else sizes[0] if len(sizes) == 1 else None
+    if within:
+        per, cycle, whole = length // 2, 2, True
+    elif every_form:
+        per, cycle, whole = length // forms, 1, True
+    else:
+        per, cycle, whole = length, (shape.period if shape.paired else forms), False
+    covered: dict[int, set[int]] = defaultdict(set)
+    for number in range(places):
+        window, shift = divmod(number, cycle)
+        for p in window_positions(window, per):
+            covered[p % n_rows].add(-1 if whole or size is None else (p + shift) % size)
+    rows_unseen = n_rows - len(covered)
+    items = items_unseen = None
+    if size is not None:
+        items = n_rows * size
+        items_unseen = items - sum(size if -1 in slots else len(slots) for slots in covered.values())
+    words = "pairs" if shape.paired else shape.words.rows
+    return Shortfall(lists=total, places=places, rows=n_rows, rows_unseen=rows_unseen, items=items,
+                     items_unseen=items_unseen, row_words=words)

@@ -1,10 +1,12 @@
-"""What people can be shown, as the database reads it, and participant lists for paired designs (issue 6).
+"""The items a study's lists are drawn from, as the database reads them, and participant lists for paired
+designs (issue 6).
 
-The rule of what a study's human arm can show people is logic.people_shown.PeopleShown (the report's
-human/model contrasts read models on exactly those items); `people_shown` builds it for a study and
-`shown_q` states it as a filter on items, so the arm's lists (services._grid, shapes.study_shape, the
-paired pool below) draw from the very items the rule accepts (tests/experiments/participation/
-test_people_shown_pool.py holds the filter to `PeopleShown.shows`).
+Which items the lists draw from is logic.list_pool.ListPool (the study's human variant, the real items unless
+the arm draws perturbed copies, never catch items): `list_pool` builds it for a study and `pool_q` states it as
+a filter on items, so the arm's lists (drawing._grid, shapes.study_shape, the paired pool below) draw from the
+very items the rule admits (tests/experiments/participation/test_list_pool.py holds the filter to
+`ListPool.admits`). It is how the lists are built, not a definition of what people could be shown: that is
+what the lists hold (experiments.selectors.items_people_can_be_shown, which the report reads).
 
 The paired pool is the shown yes/no items that carry a pair id. A family is a pair together with its
 perturbed copies (linked through ``Item.original``); a participant sees at most one item of a family,
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from logic.people_shown import PeopleShown
+from logic.list_pool import ListPool
 
 from ..models import Condition, HumanArm, Item, ItemKind, Study
 from . import lists
@@ -26,18 +28,18 @@ def human_variant(study: Study) -> str | None:
     return (study.settings or {}).get(HUMAN_VARIANT)
 
 
-def people_shown(study: Study, arm: HumanArm | None = None) -> PeopleShown:
-    """The rule for this study: its human variant (study.settings["human_variant"]) and whether its arm
+def list_pool(study: Study, arm: HumanArm | None = None) -> ListPool:
+    """The rule for this study's lists: its human variant (study.settings["human_variant"]) and whether its arm
     draws perturbed copies and nonsense mirrors (HumanArm.include_nonsense), with the designs' declarations."""
     from .. import design_registry as registry
 
     if arm is None:
         arm = HumanArm.objects.filter(study=study).first()
-    return registry.people_shown(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
+    return registry.list_pool(human_variant=human_variant(study) or "", perturbed=bool(arm and arm.include_nonsense))
 
 
-def shown_q(rule: PeopleShown) -> Q:
-    """`rule.shows(design=, variant=, condition=)` as a filter on items."""
+def pool_q(rule: ListPool) -> Q:
+    """`rule.admits(design=, variant=, condition=)` as a filter on items."""
     shown = ~Q(design__in=sorted(rule.never))
     if not rule.perturbed:
         shown &= Q(condition=Condition.REAL)
@@ -49,9 +51,10 @@ def shown_q(rule: PeopleShown) -> Q:
     return shown
 
 
-def shown_items(study: Study, arm: HumanArm | None = None):
-    """The study's items its human arm can show people: the pool every list is drawn from."""
-    return Item.objects.filter(study=study).filter(shown_q(people_shown(study, arm)))
+def pool_items(study: Study, arm: HumanArm | None = None):
+    """The study's items its lists are drawn from (not all of them are in a list: a row missing a form is in
+    none; what the lists hold is experiments.selectors.items_people_can_be_shown)."""
+    return Item.objects.filter(study=study).filter(pool_q(list_pool(study, arm)))
 
 
 def paired_pool(study: Study, arm: HumanArm):
@@ -59,11 +62,11 @@ def paired_pool(study: Study, arm: HumanArm):
     ListError where a design whose people see one phrasing has several and the study names none: a
     participant's list holds one item of a pair member, so the others would be dropped unsaid while the
     report compared models on them."""
-    rule = people_shown(study, arm)
+    rule = list_pool(study, arm)
     paired = Item.objects.filter(study=study, kind=ItemKind.YES_NO).exclude(pair_id="")
     if not paired.exclude(design__in=sorted(rule.never)).exists():
         return None
-    pool = paired.filter(shown_q(rule))
+    pool = paired.filter(pool_q(rule))
     if not rule.human_variant:
         one = pool if rule.one_phrasing is None else pool.filter(design__in=sorted(rule.one_phrasing))
         phrasings = sorted(one.order_by().values_list("variant", flat=True).distinct()[:4])

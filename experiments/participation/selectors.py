@@ -1,16 +1,22 @@
-"""Reads for the participant flow and for researchers (progress, pay, the tidy trial export)."""
+"""Reads for the participant flow and for researchers (progress, pay, the tidy trial export, the items people
+could be shown)."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db.models import BooleanField, ExpressionWrapper, QuerySet
+
+from logic.shown_items import ItemsShown
 
 from ..models import attention
 from .. import schema
-from ..models import Participant, ParticipantStatus, Study, Trial
-from .services import human_arm_ensure
+from ..models import Participant, ParticipantStatus, StoredList, Study, StudyStatus, Trial
+from . import lists, paired
+from .fastsave import ATTENTION_DESIGN
+from .services import human_arm_ensure, lists_prepare
 
 
 pseudonym = schema.pseudonym  # the participant's pseudonymous label, as the analysis names it (P<id>)
@@ -114,3 +120,35 @@ def trial_records(trials: QuerySet[Trial], *, prolific_ids: bool = False):
     pseudonymous label P<id>."""
     rows = _ROWS_WITH_PROLIFIC_IDS if prolific_ids else _ROWS
     return rows.from_values(trials.values_list(*rows.lookups).iterator(chunk_size=2000))
+
+
+def items_people_can_be_shown(study: Study, *, include_simulated: bool = False) -> ItemsShown:
+    """The items people could be shown (issue 44 item 2; DESIGN.md rules 19 and 22), the one definition every
+    human/model contrast, the power analysis, human-likeness and the model runs' scope read: the items in the
+    study's stored lists (built first if they are not current: list_store.py), with any item people answered
+    outside them (lists rebuilt after answers were given); for a closed study the items people answered. Where
+    no lists can be drawn, the items people answered. People: participants other than staff previews, and
+    simulated ones only with `include_simulated` (a pilot's report). Catch items are never among them."""
+    answers = Trial.objects.filter(participant__study=study, participant__is_preview=False)
+    if not include_simulated:
+        answers = answers.filter(participant__is_simulated=False)
+    answered = frozenset(answers.exclude(item__design=ATTENTION_DESIGN).order_by().values_list("item_id", flat=True)
+                         .distinct())
+    arm = human_arm_ensure(study=study)
+    pool = paired.list_pool(study, arm)
+    if study.status == StudyStatus.CLOSED and answered:
+        return ItemsShown(item_ids=answered, source="the items people answered (the study is closed)", pool=pool)
+    try:
+        header = lists_prepare(study=study, arm=arm)
+    except (lists.ListError, ValidationError) as exc:
+        why = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        return ItemsShown(item_ids=answered, source=f"the items people answered (no lists can be drawn: {why})",
+                          pool=pool)
+    listed: set[int] = set()
+    for ids in StoredList.objects.filter(owner=header).values_list("items", flat=True).iterator(chunk_size=500):
+        listed.update(i for member in ids for i in (member if isinstance(member, list) else [member]))
+    outside = answered - listed
+    source = f"the study's {header.total} participant lists"
+    if outside:
+        source += f" and {len(outside)} items people answered outside them"
+    return ItemsShown(item_ids=frozenset(listed | answered), source=source, pool=pool)

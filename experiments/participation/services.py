@@ -21,6 +21,7 @@ from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's ma
 from .fastsave import ATTENTION_DESIGN  # noqa: F401  (read as services.ATTENTION_DESIGN)
 from .drawing import (  # noqa: F401  (how lists are drawn: re-exported for the launch panel, readiness, tests)
     _attention_items, _every_list, _grid, _list_total, _within, lists_prepare, lists_problem, lists_scheme,
+    lists_hold, lists_shortfall,
 )
 
 

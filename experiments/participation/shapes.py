@@ -51,12 +51,13 @@ def _pair_shape(pool) -> lists.Shape:
         slot=slot)
     sizes = _histogram(pool.values("family").annotate(n=Count("slot", distinct=True)))
     return lists.Shape(forms=tuple(sorted({s or "" for s in _distinct(pool, "slot")})),
-                       row_count=sum(sizes.values()), sizes=tuple(sorted(sizes)))
+                       row_count=sum(sizes.values()), sizes=tuple(sorted(sizes)),
+                       members=sum(n * count for n, count in sizes.items()))
 
 
 def study_shape(*, study: Study, arm) -> lists.Shape:
     """The shape of the grid services._grid draws participants' lists from, by queries."""
-    pool = paired.shown_items(study, arm)
+    pool = paired.pool_items(study, arm)
     if choice.is_mc_study(study):
         role = Case(When(pair_role="", then=Value("rot0")), default=F("pair_role"), output_field=CharField())
         shape = _grid_shape(pool.filter(kind=ItemKind.MULTIPLE_CHOICE), row="pair_id", form=role, loose="")

@@ -6,7 +6,7 @@ The humans-vs-models frame holds for models only the phrasing people saw, and th
 each side holds. The audit's construction — a configuration right on the people's phrasing and wrong
 on every true/false phrasing — gives a positive model − human contrast like for like, and a negative
 one in the all-items sensitivity analysis (on main the frame held every phrasing, and the report said
-−0.091). The registry's rule (PeopleShown) is checked against the human arm's own lists.
+−0.091). The items people could be shown (items_people_can_be_shown) are the human arm's own lists.
 """
 from __future__ import annotations
 
@@ -26,12 +26,13 @@ MODELS = ("fake-a", "fake-b")
 
 @pytest.fixture(scope="module")
 def study_frames(django_db_setup, django_db_blocker):
-    """(scores, kept trials, PeopleShown, the arm's list items) of the study; the database is rolled back."""
+    """(scores, kept trials, ItemsShown, the arm's list items) of the study; the database is rolled back."""
     from django.db import transaction
 
     from analysis import frames, prep
     from experiments.models import Study
     from experiments.participation import services as participation
+    from experiments.participation.selectors import items_people_can_be_shown
     from inference import services
     from inference.models import LanguageModel
     from inference.tasks import run_model_task
@@ -50,7 +51,7 @@ def study_frames(django_db_setup, django_db_blocker):
         listed = set(grid.items.values())
         scores = frames.scores_frame(study)
         kept, _ = prep.apply_exclusions(frames.trials_frame(study, include_simulated=True))
-        people = frames.people_shown(study)
+        people = items_people_can_be_shown(study, include_simulated=True)
         transaction.set_rollback(True)
     return scores, kept, people, listed
 
@@ -66,9 +67,10 @@ def audit_scores(scores: pd.DataFrame, human_variant: str) -> pd.DataFrame:
     return out
 
 
-def test_the_registry_rule_is_the_human_arms_pool(study_frames):
+def test_the_items_people_can_be_shown_are_the_human_arms_lists(study_frames):
     scores, kept, people, listed = study_frames
-    assert people.human_variant == "follow/yes-no" and not people.perturbed
+    assert people.human_variant == "follow/yes-no" and not people.pool.perturbed
+    assert people.item_ids == listed and people.source == "the study's 4 participant lists"
     items = scores.drop_duplicates("item_id")
     shown = set(items.loc[like_for_like.shown_mask(items, people), "item_id"])
     assert shown == listed and len(shown) == 2 * PAIRS  # both members of every pair, in one phrasing
@@ -77,7 +79,7 @@ def test_the_registry_rule_is_the_human_arms_pool(study_frames):
 
 def test_the_frame_holds_for_models_only_the_phrasing_people_saw_and_says_both_sides(study_frames):
     scores, kept, people, _ = study_frames
-    frames = StudyFrames(scores=scores, kept=kept, people=people)
+    frames = StudyFrames(scores=scores, kept=kept, shown=people)
     rows = versus.rows(frames)
     models = rows[rows["agent"] != "human"]
     assert len(scores) == len(MODELS) * 2 * PAIRS * PHRASINGS  # models answered all ten phrasings ...
@@ -95,7 +97,7 @@ def test_the_frame_holds_for_models_only_the_phrasing_people_saw_and_says_both_s
 
 def test_the_audits_construction_gives_a_positive_contrast_like_for_like(study_frames, r_stack):
     scores, kept, people, _ = study_frames
-    frames = StudyFrames(scores=audit_scores(scores, people.human_variant), kept=kept, people=people)
+    frames = StudyFrames(scores=audit_scores(scores, people.human_variant), kept=kept, shown=people)
     like = fit_spec(versus.spec(frames, ()), frames)
     assert not like.absent, like.absent
     sides = like.tables["sides"].set_index("respondent")
@@ -150,7 +152,7 @@ def test_the_rule_travels_to_the_reports_second_process_without_django(study_fra
     import sys
 
     scores, kept, people, _ = study_frames
-    frames = StudyFrames(scores=scores, kept=kept, people=people)
+    frames = StudyFrames(scores=scores, kept=kept, shown=people)
     spec = versus.spec(frames, ())
     (tmp_path / "job.pickle").write_bytes(pickle.dumps((spec, frames)))
     code = ("import pickle, sys; spec, frames = pickle.load(open(sys.argv[1], 'rb')); "
@@ -160,3 +162,74 @@ def test_the_rule_travels_to_the_reports_second_process_without_django(study_fra
                                            if k != "DJANGO_SETTINGS_MODULE"})
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.split(" ", 1) == [str(len(versus.rows(frames))), "['follow/yes-no']\n"]
+
+
+# ------------------------------------------- issue 44 item 2: the models' side is what the lists held
+def test_a_closed_studys_report_puts_models_on_the_items_people_answered_recomputed_from_its_files(tmp_path, r_stack):
+    """A 40-pair RULEBREAKERS study, 24 items per participant, closed after two participants: they answered the
+    48 items of the first window of pairs, so the models' side of the humans-vs-models contrast holds those 48
+    (the audit's study: on main it held all 80 items of the people's phrasing, and the contrast moved). The
+    contrast is recomputed from the report's own data files (data/trials.csv, data/scores.csv): its frame, its
+    sides and its estimate."""
+    from analysis import prep
+    from analysis import services as analysis_services
+    from analysis.factors import declared_factors as factors_of
+    from experiments import services as study_services
+    from experiments.models import Study, StudyStatus
+    from experiments.participation import services as participation
+    from inference import services
+    from inference.models import LanguageModel
+    from inference.tasks import run_model_task
+    from logic.shown_items import ItemsShown
+    from tests.factories import review_consent
+
+    call_command("generate_items", "rulebreakers", "lfl-closed", "--pairs", "40")
+    study = Study.objects.get(slug="lfl-closed")
+    arm = participation.human_arm_ensure(study=study)
+    arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
+    arm.save()
+    for name in MODELS:
+        lm = LanguageModel.objects.create(name=name, source=f"/fake/{name}", backend="fake", device="cpu",
+                                          decision_rule="relative")
+        assert run_model_task.apply(args=[services.model_run_create(study=study, language_model=lm,
+                                                                    batch_size=64).pk]).get() == "done"
+    call_command("simulate_participants", "lfl-closed", "--n", "2", "--seed", "7", "--accuracy", "0.7")
+    review_consent(study)
+    study_services.study_transition(study=study, to=StudyStatus.OPEN)
+    study_services.study_transition(study=study, to=StudyStatus.CLOSED)
+    out = tmp_path / "report"
+    analysis_services.report_build(study=study, out_dir=out, pilot=True)
+
+    trials = pd.read_csv(out / "data" / "trials.csv")
+    scores = pd.read_csv(out / "data" / "scores.csv")
+    answered = set(trials.loc[trials["design"] != "attention-check", "item_id"])
+    assert len(answered) == 48 and trials["variant"].dropna().unique().tolist() == ["follow/yes-no"]
+    pool = set(scores.loc[scores["variant"] == "follow/yes-no", "item_id"])
+    assert len(pool) == 80 and answered < pool  # the people's phrasing: 80 items, 32 no person was shown
+
+    frame = pd.read_csv(out / "data" / "model_frames" / f"{versus.KEY}.csv")
+    models = frame[frame["agent"] != "human"].assign(item_id=lambda f: f["item"].str[1:].astype(int))
+    assert set(models["item_id"]) == answered and len(models) == len(MODELS) * 48
+    recomputed = scores[scores["item_id"].isin(answered)]
+    for model, part in recomputed.groupby("model"):
+        assert models.loc[models["agent"] == model, "correct"].mean() == pytest.approx(part["correct"].mean())
+    sides = pd.read_csv(out / "tables" / f"{versus.KEY}_sides.csv").set_index("respondent")
+    assert [sides.loc[m, "n_items"] for m in MODELS] == [48, 48]
+
+    # model − human, refitted from the files on the items people answered, is the report's
+    kept, _ = prep.apply_exclusions(trials[trials["design"] != "attention-check"], prep.Exclusions())
+    closed = ItemsShown(item_ids=frozenset(int(i) for i in answered), source="the data files")
+    factors = tuple(factors_of(study))
+    assert factors == ("pair_role",)
+    refit = fit_spec(versus.spec(StudyFrames(scores=scores, kept=kept, shown=closed), factors),
+                     StudyFrames(scores=scores, kept=kept, shown=closed))
+    reported = pd.read_csv(out / "tables" / f"{versus.KEY}_model_vs_human.csv").set_index("contrast")
+    mine = refit.tables["model_vs_human"].set_index("contrast")
+    assert list(mine.index) == list(reported.index)
+    for contrast in mine.index:
+        assert mine.loc[contrast, "estimate"] == pytest.approx(reported.loc[contrast, "estimate"], abs=1e-6)
+    # on the 80 items of the phrasing (main's rule) the models' side, and so the contrast, is another
+    wide = ItemsShown(item_ids=frozenset(int(i) for i in pool), source="the phrasing")
+    other = fit_spec(versus.spec(StudyFrames(scores=scores, kept=kept, shown=wide), factors),
+                     StudyFrames(scores=scores, kept=kept, shown=wide))
+    assert other.tables["sides"].set_index("respondent").loc[MODELS[0], "n_items"] == 80

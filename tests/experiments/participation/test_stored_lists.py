@@ -150,7 +150,7 @@ def test_a_yes_no_study_gets_the_rules_lists_and_a_new_generation_rebuilds_them(
     assert header.total == 24 * 2 and StoredList.objects.filter(owner=header).count() == 48
     designs.items_generate(study=study, design="modal-syllogisms", interpretations=48, seed=0, replace=True)
     arrive(study, people, 3)
-    assert StoredLists.objects.get(study=study).total == 24 * 4  # 48 interpretations: 4 blocks of 12
+    assert StoredLists.objects.get(study=study).total == 24 * 4  # 48 interpretations: 4 windows of 12
     configure(study, items_per_participant=24)  # a setting the lists depend on
     arrive(study, people, 2)
     assert StoredLists.objects.get(study=study).total == 24 * 2
@@ -230,7 +230,7 @@ def test_a_deleted_item_drops_the_lists():
     Item.objects.filter(study=study, interpretation__index=3).delete()  # one interpretation's items, as the admin
     assert not StoredLists.objects.filter(study=study).exists()
     arrive(study, people, 2)
-    assert StoredLists.objects.get(study=study).total == 24 * 1  # 23 complete interpretations: one block of 12
+    assert StoredLists.objects.get(study=study).total == 24 * 2  # 23 complete interpretations: two windows of 12
     Item.objects.filter(study=study).first().delete()
     assert not StoredLists.objects.filter(study=study).exists()
     arrive(study, people, 1)

@@ -1,8 +1,8 @@
-"""One rule of what people can be shown (logic.people_shown.PeopleShown): the report's human/model
-contrasts apply it in Python (`shows`), the human arm's lists draw from the database through
-participation.paired.shown_q. Both are held to each other here: over every combination of a rule's
-settings on a study holding every kind of item, and through the arm's own grid (services._grid) for
-paired, perturbed and four-option studies."""
+"""One rule of which items a study's lists are drawn from (logic.list_pool.ListPool), stated in Python (`admits`)
+and as the database filter the human arm's lists draw through (participation.paired.pool_q). Both are held to
+each other here: over every combination of a rule's settings on a study holding every kind of item, and
+through the arm's own grid (services._grid) for paired, perturbed and four-option studies. (What people could
+be shown is what the lists hold: test_items_people_can_be_shown.py.)"""
 from __future__ import annotations
 
 import itertools
@@ -12,7 +12,7 @@ import pytest
 from experiments import design_registry as registry
 from experiments.models import Item
 from experiments.participation import paired, services
-from logic.people_shown import PeopleShown
+from logic.list_pool import ListPool
 from tests.factories import StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -29,8 +29,8 @@ def _item(study, code, **fields):
     return Item(study=study, code=code, **{**defaults, **fields})
 
 
-def _shown_in_python(rule: PeopleShown, items) -> set[int]:
-    return {i.pk for i in items if rule.shows(design=i.design, variant=i.variant, condition=i.condition)}
+def _admitted_in_python(rule: ListPool, items) -> set[int]:
+    return {i.pk for i in items if rule.admits(design=i.design, variant=i.variant, condition=i.condition)}
 
 
 def test_the_filter_is_the_rule_for_every_setting_on_every_kind_of_item():
@@ -40,17 +40,17 @@ def test_the_filter_is_the_rule_for_every_setting_on_every_kind_of_item():
         for d, v, c in itertools.product(DESIGNS, VARIANTS, CONDITIONS))
     items = list(Item.objects.filter(study=study))
     assert len(items) == len(DESIGNS) * len(VARIANTS) * len(CONDITIONS)
-    one = registry.people_shown().one_phrasing
+    one = registry.list_pool().one_phrasing
     assert "rulebreakers" in one and "csv-import" not in one  # the declarations this test leans on
     seen = set()
     for variant, perturbed, one_phrasing, never in itertools.product(
             VARIANTS, (False, True), (None, one, frozenset(), frozenset({"csv-import"})),
             (frozenset(), frozenset({registry.CATCH_ITEMS}))):
-        rule = PeopleShown(human_variant=variant, perturbed=perturbed, one_phrasing=one_phrasing, never=never)
-        queried = set(Item.objects.filter(study=study).filter(paired.shown_q(rule)).values_list("pk", flat=True))
-        assert queried == _shown_in_python(rule, items), rule
+        rule = ListPool(human_variant=variant, perturbed=perturbed, one_phrasing=one_phrasing, never=never)
+        queried = set(Item.objects.filter(study=study).filter(paired.pool_q(rule)).values_list("pk", flat=True))
+        assert queried == _admitted_in_python(rule, items), rule
         seen.add(frozenset(queried))
-    assert len(seen) > 10  # the settings do change what is shown
+    assert len(seen) > 10  # the settings do change what is drawn from
 
 
 def _pairs_study(*, human_variant: str):
@@ -80,16 +80,16 @@ def _four_options_study():
 
 @pytest.mark.parametrize("include_nonsense", [False, True])
 @pytest.mark.parametrize("make", [lambda: _pairs_study(human_variant="v1"), _four_options_study], ids=["pairs", "mc"])
-def test_the_arms_lists_draw_from_exactly_the_items_the_rule_shows(make, include_nonsense):
+def test_the_arms_lists_draw_from_exactly_the_items_the_rule_admits(make, include_nonsense):
     study = make()
     arm = services.human_arm_ensure(study=study)
     assert services._attention_items(study, arm)  # the arm's catch items: never in a list
     arm.include_nonsense = include_nonsense
     arm.save(update_fields=["include_nonsense"])
     grid = services._grid(study, arm)
-    rule = paired.people_shown(study, arm)
+    rule = paired.list_pool(study, arm)
     assert rule.perturbed is include_nonsense
-    assert set(grid.items.values()) == _shown_in_python(rule, Item.objects.filter(study=study))
+    assert set(grid.items.values()) == _admitted_in_python(rule, Item.objects.filter(study=study))
 
 
 def test_pairs_in_several_phrasings_and_none_chosen_are_refused_not_drawn_from_one_unsaid():

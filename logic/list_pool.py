@@ -1,10 +1,11 @@
-"""What a study's human arm can show people (issue 35 item 1): one rule, pure Python, so that the report's
-second R process (analysis/rprocess.py, no Django there) applies it as the main process does.
+"""Which of a study's items its participants' lists are drawn from (issue 35 item 1; issue 44 item 2): one rule,
+pure Python. It is how the lists are built, not what the report compares on: the human/model contrasts read
+the items the lists hold (logic/shown_items.py's ItemsShown, given for a study by
+experiments.selectors.items_people_can_be_shown), and the lists are drawn from the items this rule admits.
 
 The designs' declarations are the registry's (experiments/design_registry/__init__.py: `Design.people_phrasings`;
-`registry.people_shown` builds a PeopleShown from them and the study's settings); the human arm's lists draw
-from the items it accepts (experiments/participation/paired.py: `shown_q` states it as a filter), and the report's
-human/model contrasts read models on exactly these items (analysis/like_for_like.py).
+`registry.list_pool` builds a ListPool from them and the study's settings); the human arm's lists draw from the
+items it admits (experiments/participation/paired.py: `pool_q` states it as a filter on items).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ PEOPLE_PHRASINGS = {
 
 
 @dataclass(frozen=True)
-class PeopleShown:
+class ListPool:
     """Never an item of the `never` designs (the arm's catch items); the real items, and the perturbed copies
     and nonsense mirrors only where the arm draws them (HumanArm.include_nonsense); of a design in
     `one_phrasing` (None: every design whose items carry a phrasing), only the study's human variant (an item
@@ -30,7 +31,8 @@ class PeopleShown:
     never: frozenset[str] = frozenset()  # designs people are never shown as items (catch items)
     source: str = "the study's settings and human arm"
 
-    def shows(self, *, design: str, variant: str, condition: str) -> bool:
+    def admits(self, *, design: str, variant: str, condition: str) -> bool:
+        """Whether the lists may draw an item of this design, phrasing and condition."""
         if design in self.never or (condition != "real" and not self.perturbed):
             return False
         if variant and self.human_variant and (self.one_phrasing is None or design in self.one_phrasing):
