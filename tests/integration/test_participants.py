@@ -51,35 +51,37 @@ def test_a_participant_survives_a_web_server_restart_mid_study(stack):
     assert status_of(stack, browser.token) == "completed"
 
 
-def hold_the_run_at_its_end(stack):
-    """A connection holding the run's configuration row (tiny-llama) FOR NO KEY UPDATE: a run on it scores
-    every item and stores every chunk, then waits, still running, at its last write before it is done (the
-    configuration's answer tokens, inference.services.RunSteps.run) until the connection lets go. New runs
-    on the configuration are still made (their foreign key takes a key-share lock, which this one allows)."""
+def hold_the_runs(stack):
+    """A connection holding the model scores' table in SHARE mode: a run is claimed (running) and scores its
+    first chunk, then waits to store it until the connection lets go. Nothing else waits for it: the
+    participant flow never writes a model score, and launching a run only reads them."""
     hold = stack.db.connect()
     hold.execute("BEGIN")
-    hold.execute("SELECT id FROM inference_languagemodel WHERE name = 'tiny-llama' FOR NO KEY UPDATE")
+    hold.execute("LOCK TABLE inference_modelscore IN SHARE MODE")
     return hold
 
 
-def waiting_on(stack, hold) -> int:
-    """The server processes waiting for the holding connection's lock."""
+def waiting_on(stack, hold) -> list[str]:
+    """What the server processes waiting for the holding connection's lock are doing (their statements)."""
     pid = hold.info.backend_pid
-    return stack.db.query("SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", (pid,))[0][0]
+    rows = stack.db.query("SELECT query FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", (pid,))
+    return [query for query, in rows]
 
 
 def test_redis_down_the_participant_flow_goes_on_and_queued_runs_resume_when_it_is_back(stack):
-    # the first run cannot finish until the test lets it (its worker waits for a row this test holds), so
+    # the first run cannot finish until the test lets it (its worker waits for a lock this test holds), so
     # the second one waits in Redis behind it by construction, however fast or slow the machine is
     worker_pid = stack.worker.proc.pid
-    hold = hold_the_run_at_its_end(stack)
+    hold = hold_the_runs(stack)
     try:
         busy = stack.launch_run(batch_size=4, item_limit=12)
         ended = ("done", "failed", "cancelled")  # (a run that ends instead fails the next line at once)
         wait_for(lambda: waiting_on(stack, hold) or stack.run_row(busy)["status"] in ended,
-                 timeout=600, what="the first run held at its end", log=stack.worker.log, interval=0.2)
-        row = stack.run_row(busy)  # every item scored and stored, its last write waiting
-        assert waiting_on(stack, hold) == 1 and row["status"] == "running" and row["items_done"] == 12, row
+                 timeout=600, what="the first run held at its first chunk", log=stack.worker.log, interval=0.2)
+        row = stack.run_row(busy)  # claimed, its first chunk scored and waiting to be stored
+        storing = waiting_on(stack, hold)  # the worker, storing the chunk's scores
+        assert len(storing) == 1 and storing[0].startswith('INSERT INTO "inference_modelscore"'), storing
+        assert row["status"] == "running" and row["items_done"] == 0, row
         waiting = stack.launch_run(batch_size=4, item_limit=8)
         assert stack.run_row(waiting)["status"] == "queued"
         stack.redis.stop()  # SIGTERM: Redis writes its append-only file and exits
@@ -91,10 +93,10 @@ def test_redis_down_the_participant_flow_goes_on_and_queued_runs_resume_when_it_
             assert browser.send(browser.answer(index, code="KeyJ")).status == 201
         assert browser.finish().json()["status"] == "completed"
         assert len(trials_of(stack, browser.token)) == ITEMS_PER_PARTICIPANT
-        assert stack.run_row(busy)["status"] == "running" and waiting_on(stack, hold) == 1  # still held
+        assert stack.run_row(busy)["status"] == "running" and waiting_on(stack, hold) == storing  # still held
         assert stack.run_row(waiting)["status"] == "queued"  # nothing can reach it meanwhile
         # Redis back on the same port, then the first run let go: the same worker reconnects and both runs
-        # complete, each item once
+        # complete, each item once (a failure above lets go too: the next tests' runs store their scores)
         stack.redis.start()
     finally:
         hold.execute("ROLLBACK")
