@@ -13,6 +13,7 @@ from logic import generate as gen
 from logic.human_defaults import CATCH_ITEMS
 from ..models import Interpretation, Item, ItemsLocked, LinkKind, Study
 from ..models.item_summary import items_created
+from ..models.items_version import items_version_raise
 
 BULK_BATCH = 2000
 
@@ -213,10 +214,13 @@ class ItemRows:
                         copy.write_row(row)
             else:
                 cursor.executemany(self.sql, rows)
-        # as Item.objects.bulk_create does: the studies' item summaries are rebuilt once the import commits,
-        # so the first page after it finds them ready (experiments/participation/item_summary.py)
+        # as Item.objects.bulk_create does: the studies' items versions are raised (what was built from their
+        # items is rebuilt), and their item summaries are rebuilt once the import commits, so the first page
+        # after it finds them ready (experiments/participation/item_summary.py)
         study, design = self.position["study_id"], self.position["design"]
-        items_created.send(sender=Item, study_ids={row[study] for row in rows if row[design] != CATCH_ITEMS})
+        studies = {row[study] for row in rows if row[design] != CATCH_ITEMS}
+        items_version_raise(studies)
+        items_created.send(sender=Item, study_ids=studies)
         return len(rows)
 
 

@@ -11,6 +11,8 @@
     presets.py       MappingPreset: a named mapping of a bank file's columns
     stored_lists.py  StoredLists and StoredList: the lists a study's settings draw, built once
     item_summary.py  StudyItemSummary: a study's items in figures (count, designs, list shape), built once
+    items_version.py StudyItemsVersion: a number raised by every write to a study's items (what is built once
+                     from them records it)
 
 This package is the bottom of the app: it imports nothing from the rest of experiments (tests/test_layers.py),
 and Django loads every model through this file, so `from experiments.models import X` names any of them.
@@ -22,6 +24,7 @@ from .choices import (
 from .human_arm import HumanArm, PairedPresentation
 from .item_summary import StudyItemSummary
 from .items import Interpretation, Item, ItemQuerySet
+from .items_version import StudyItemsVersion
 from .participants import KeyMapping, Participant, ParticipantStatus, Trial
 from .pilots import Pilot, PilotStatus
 from .presets import MappingPreset
@@ -33,6 +36,6 @@ __all__ = [
     "ANSWERS", "Answer", "AttentionRule", "Condition", "ConsequenceKey", "DEFAULT_TEAM", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
-    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyStatus", "Team", "Trial",
-    "default_team_id", "responses_exist",
+    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",
+    "Team", "Trial", "default_team_id", "responses_exist",
 ]

@@ -15,12 +15,12 @@ items_created = Signal()
 
 
 class StudyItemSummary(models.Model):
-    """The study's items in figures, as they were when its highest item id was `items_max_id` and its
+    """The study's items in figures, as they were when its items version was `items_version` and its
     design and settings digested to `key`."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="item_summary")
     key = models.CharField(max_length=64, help_text="Digest of the study's design and settings then.")
-    items_max_id = models.BigIntegerField(default=0, help_text="The study's highest item id then (0: none).")
+    items_version = models.BigIntegerField(default=0, help_text="The study's items version then (items_version.py).")
     figures = models.JSONField(default=dict, help_text="Counts, designs, phrasings, forms and list shapes.")
     built_at = models.DateTimeField(auto_now=True)
 

@@ -1,6 +1,7 @@
 """Items and the interpretations they are worded with: once a study has any response its items are
 immutable, whatever code path tries to change them (a save, a delete, a bulk update or delete). Every
-such path also drops the study's item summary (item_summary.py), which is then rebuilt when next read."""
+such path also drops the study's item summary (item_summary.py), which is then rebuilt when next read,
+and raises the study's items version (items_version.py), as every creation does."""
 from __future__ import annotations
 
 from django.db import models
@@ -9,6 +10,7 @@ from logic.human_defaults import CATCH_ITEMS
 
 from .choices import ANSWERS, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality
 from .item_summary import StudyItemSummary, items_created
+from .items_version import items_version_raise
 from .studies import ItemsLocked, Study, responses_exist
 
 
@@ -76,19 +78,27 @@ class ItemQuerySet(models.QuerySet):
     def update(self, **kwargs):
         self._refuse_if_locked("update")
         _summaries_drop(self)  # bulk updates send no signal
-        return super().update(**kwargs)
+        studies = _pool_studies(self)
+        updated = super().update(**kwargs)
+        items_version_raise(studies)
+        return updated
 
     def delete(self):
         self._refuse_if_locked("delete")
         _summaries_drop(self)
-        return super().delete()
+        studies = _pool_studies(self)  # read before: the items are gone after
+        deleted = super().delete()
+        items_version_raise(studies)
+        return deleted
 
     def bulk_create(self, objs, *args, **kwargs):
         objs = list(objs)
         for item in objs:  # every writer's items get their link's kind by one rule (LinkKind.of)
             item.fill_link_kind()
         created = super().bulk_create(objs, *args, **kwargs)
-        items_created.send(sender=Item, study_ids={item.study_id for item in objs if item.design != CATCH_ITEMS})
+        studies = {item.study_id for item in objs if item.design != CATCH_ITEMS}
+        items_version_raise(studies)
+        items_created.send(sender=Item, study_ids=studies)
         return created
 
 
@@ -220,8 +230,7 @@ class Item(models.Model):
             models.Index(fields=["study", "design", "form_id"]),
             models.Index(fields=["study", "modality", "argument_form"]),
             models.Index(fields=["study", "kind"]),
-            # the study's highest item id, read newest first at every entry (participation/list_store.py) and by
-            # item_summary: one step down this index at any study size, where the others sort every item of the study
+            # a study's items in the table's default order (study, id), read without sorting them
             models.Index(fields=["study", "id"], name="item_study_newest"),
         ]
         ordering = ["study", "id"]
@@ -244,6 +253,7 @@ class Item(models.Model):
         super().save(*args, **kwargs)
         if self.design != CATCH_ITEMS:
             _summary_drop(self.study_id)
+            items_version_raise([self.study_id])
 
     def delete(self, *args, **kwargs):
         if self.study.has_responses():
@@ -253,14 +263,22 @@ class Item(models.Model):
             )
         if self.design != CATCH_ITEMS:
             _summary_drop(self.study_id)
-        return super().delete(*args, **kwargs)
+        deleted = super().delete(*args, **kwargs)
+        if self.design != CATCH_ITEMS:
+            items_version_raise([self.study_id])
+        return deleted
 
 
 def _summary_drop(study_id: int) -> None:
-    """The study's item summary is rebuilt at its next read (a new item raises the highest id it was
+    """The study's item summary is rebuilt at its next read (a new item raises the items version it was
     built at; an edit or a delete, one or a queryset's, drops it here and in ItemQuerySet). The flow's
     own catch items are not in it (their few rows are read apart)."""
     StudyItemSummary.objects.filter(study_id=study_id).delete()
+
+
+def _pool_studies(items) -> list[int]:
+    """The studies of the items, catch items aside (the studies whose items version a bulk write raises)."""
+    return list(items.exclude(design=CATCH_ITEMS).order_by().values_list("study", flat=True).distinct())
 
 
 def _summaries_drop(items) -> None:

@@ -12,7 +12,7 @@ class StoredLists(models.Model):
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="stored_lists")
     key = models.CharField(max_length=64, help_text="Digest of the settings the lists were drawn with.")
-    items_max_id = models.BigIntegerField(default=0, help_text="The study's highest item id then (0: none).")
+    items_version = models.BigIntegerField(default=0, help_text="The study's items version then (items_version.py).")
     within = models.BooleanField(default=False, help_text="Pairs shown within participants: lists of pairs.")
     total = models.PositiveIntegerField(help_text="How many distinct lists there are.")
     built_at = models.DateTimeField(auto_now=True)

@@ -3,13 +3,13 @@ show how many items it has, their designs, prompt variants and logical forms, an
 participants' lists can be drawn (the list grid's shape). Each of those is an aggregate over every item
 of the study (a count, a DISTINCT, the shape's GROUP BYs in shapes.py): seconds for a 256,000-item
 study on SQLite. They are computed once, by the same functions, and kept in StudyItemSummary
-(experiments/models/item_summary.py); rendering a page then reads that row and the study's highest
-item id (a step down the (study, -id) index), whatever the study's size.
+(experiments/models/item_summary.py); rendering a page then reads that row and the study's items
+version (one row, by the study's primary key), whatever the study's size.
 
 The summary is rebuilt at its first read after anything it was computed from changed:
-- items created (by bulk_create or raw SQL: no per-item signal) raise the study's highest item id,
-  which the summary records (read before its figures: items added while they are computed leave it
-  stale, never wrong);
+- every write to the study's items (bulk_create, the batched import's raw inserts, a save, a delete)
+  raises the study's items version (experiments/models/items_version.py), which the summary records
+  (read before its figures: items written while they are computed leave it stale, never wrong);
 - an item saved or deleted, and a queryset's update or delete (the admin, a regeneration), drop it
   (Item.save/delete and ItemQuerySet, experiments/models/items.py); deleting the study takes it along;
 - the flow's own catch items (made when the study is first shown or entered) are not in it, so making
@@ -36,8 +36,8 @@ from ..designs.paired import paired_variants
 from ..factors import study_designs
 from ..models import Study, StudyItemSummary
 from ..models.item_summary import items_created
+from ..models.items_version import items_version
 from . import choice, lists
-from .list_store import highest_item_id
 from .fastsave import ATTENTION_DESIGN
 
 
@@ -131,16 +131,16 @@ def item_summary(*, study: Study, fresh: bool = False) -> ItemSummary:
     computed from the items, and kept)."""
     if not fresh:
         row = StudyItemSummary.objects.filter(study=study).first()
-        if row is not None and (row.key, row.items_max_id) == (_key(study), highest_item_id(study)):
+        if row is not None and (row.key, row.items_version) == (_key(study), items_version(study)):
             return _load(row.figures)
     return item_summary_refresh(study=study)
 
 
 def item_summary_refresh(*, study: Study) -> ItemSummary:
     """Compute the study's item summary from its items and keep it."""
-    top = highest_item_id(study)  # first: items created meanwhile raise it past this, so the summary is stale
+    version = items_version(study)  # first: items written meanwhile raise it past this, so the summary is stale
     summary = item_summary_compute(study)
-    fields = {"key": _key(study), "items_max_id": top, "figures": _dump(summary)}
+    fields = {"key": _key(study), "items_version": version, "figures": _dump(summary)}
     try:
         with transaction.atomic():
             StudyItemSummary.objects.update_or_create(study=study, defaults=fields)

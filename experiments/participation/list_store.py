@@ -3,17 +3,19 @@
 Drawing a participant's list from the item pool read every item of the study at each entry (a
 48,000-item study: 24,001 items, about 145 ms per entry). Here the lists are built once, by
 lists.every_list from the same grid and the same rules, and kept: StoredLists, one row per study,
-holds what they were built from; StoredList one row per list number. An entry then reads the header,
-the study's highest item id (one step down an index) and the one list it was given. They are built
+holds what they were built from; StoredList one row per list number. An entry then reads the header
+with the study's items version (one row found by the study's primary key: no item is read, whatever plan
+the database picks) and the one list it was given. They are built
 when the study opens (services.lists_prepare, called by study_transition), so
 the first arrivals after a launch find them ready, or else by the first entry that needs them.
 
 The stored lists are rebuilt whenever what they were drawn from changes, whatever changed it:
 - the settings that shape them (items per participant, nonsense items, paired presentation and gap,
   the study's settings) are part of the header's key, read from the arm and study in hand;
-- items created (generation, imports, perturbed copies, a regeneration; bulk inserts send no signal)
-  raise the study's highest item id, which the header records;
-- an item edited (Item.save) or deleted (one, or a queryset: the admin, a regeneration) drops the
+- every write to the study's items (created by generation, imports, perturbed copies, a regeneration,
+  the batched import's raw inserts; edited; deleted) raises the study's items version
+  (experiments/models/items_version.py), which the header records;
+- an item edited (Item.save) or deleted (one, or a queryset: the admin, a regeneration) also drops the
   study's stored lists (the signals below); deleting the study itself takes them with it.
 The catch items the flow creates for itself are never in the pool: they neither count nor drop.
 The tables are experiments/models/stored_lists.py.
@@ -30,6 +32,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from ..models import HumanArm, Item, StoredList, StoredLists, Study
+from ..models.items_version import items_version, items_version_query
 from .fastsave import ATTENTION_DESIGN
 
 
@@ -40,19 +43,6 @@ def settings_key(*, study: Study, arm: HumanArm) -> str:
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def newest_items(study):
-    """The study's items, catch items aside, newest first (`study`: a Study or an OuterRef to one): ordered
-    as the (study, id) index is, so only item_study_newest gives the order (ordered by id alone, PostgreSQL
-    may walk the primary key backwards past every newer study's items)."""
-    return Item.objects.filter(study=study).exclude(design=ATTENTION_DESIGN).order_by("-study_id", "-id")
-
-
-def highest_item_id(study: Study) -> int:
-    """The study's highest item id, catch items aside (0: none); read newest first, so it costs the
-    same at any study size (not a count, which reads every item)."""
-    return newest_items(study).values_list("id", flat=True).first() or 0
-
-
 Builder = Callable[[], tuple[bool, list[list]]]
 
 
@@ -61,19 +51,20 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
     gives (within, every list by number) from the items, raising ListError or ValidationError when the
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
-    top = newest_items(OuterRef("study")).values("id")  # the header and the highest item id in one query
-    header = StoredLists.objects.filter(study=study).annotate(top=Subquery(top[:1])).first()
-    if header is not None and (header.key, header.items_max_id) == (key, header.top or 0):
+    version = items_version_query(OuterRef("study"))  # the header and the items version in one query
+    header = StoredLists.objects.filter(study=study).annotate(version=Subquery(version)).first()
+    if header is not None and (header.key, header.items_version) == (key, header.version or 0):
         return header
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
-        top = highest_item_id(study)
+        version = items_version(study)  # first: items written meanwhile raise it past this, so the lists are stale
         header = StoredLists.objects.filter(study=study).first()
-        if header is not None and (header.key, header.items_max_id) == (key, top):
+        if header is not None and (header.key, header.items_version) == (key, version):
             return header  # built meanwhile by another request
         within, every = build()
         StoredLists.objects.filter(study=study).delete()
-        header = StoredLists.objects.create(study=study, key=key, items_max_id=top, within=within, total=len(every))
+        header = StoredLists.objects.create(study=study, key=key, items_version=version, within=within,
+                                            total=len(every))
         StoredList.objects.bulk_create([StoredList(owner=header, number=n, items=ids) for n, ids in enumerate(every)],
                                        batch_size=500)
     return header
