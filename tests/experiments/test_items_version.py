@@ -76,7 +76,7 @@ def test_the_lists_an_entry_reads_are_rebuilt_after_a_raw_insert():
 def test_the_migration_starts_each_study_at_its_highest_item_id():
     """Lists and summaries kept before the version recorded the highest item id (catch items aside): each
     study starts there, so they stay current until the next write."""
-    migration = importlib.import_module("experiments.migrations.0020_burst_items_version")
+    migration = importlib.import_module("experiments.migrations.0021_burst_items_version")
     study, empty = StudyFactory(), StudyFactory()
     items = [ItemFactory(study=study) for _ in range(3)]
     Item.objects.bulk_create([new(study, "check.1", CATCH_ITEMS)])  # newer, but not in the pool

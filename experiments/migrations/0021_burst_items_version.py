@@ -20,7 +20,7 @@ def start_at_the_highest_item_id(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0019_study_item_summary'),
+        ('experiments', '0020_docs_study_help_texts'),
     ]
 
     operations = [
