@@ -4,7 +4,8 @@ The rule of what a study's human arm can show people is logic.people_shown.Peopl
 human/model contrasts read models on exactly those items); `people_shown` builds it for a study and
 `shown_q` states it as a filter on items, so the arm's lists (services._grid, shapes.study_shape, the
 paired pool below) draw from the very items the rule accepts (tests/experiments/participation/
-test_people_shown_pool.py holds the filter to `PeopleShown.shows`).
+test_people_shown_pool.py holds the filter to `PeopleShown.shows`). Whatever else reads that population (a
+model run's scope, inference/scopes.py) reads `items_people_can_be_shown`.
 
 The paired pool is the shown yes/no items that carry a pair id. A family is a pair together with its
 perturbed copies (linked through ``Item.original``); a participant sees at most one item of a family,
@@ -52,6 +53,19 @@ def shown_q(rule: PeopleShown) -> Q:
 def shown_items(study: Study, arm: HumanArm | None = None):
     """The study's items its human arm can show people: the pool every list is drawn from."""
     return Item.objects.filter(study=study).filter(shown_q(people_shown(study, arm)))
+
+
+def items_people_can_be_shown(study: Study):
+    """The study's items people could be shown, for whatever reads that population outside the lists (a model
+    run's scope 'shown': inference/scopes.py): the one place it is read from, `shown_items`, so that a change of
+    what defines it (the rule today) reaches every reader at once."""
+    return shown_items(study)
+
+
+def items_people_can_be_shown_words(study: Study) -> str:
+    """What `items_people_can_be_shown` holds, in words ("the phrasing 'follow/yes-no'; the real (original)
+    items only (read from …)"): kept beside it, so that both change together."""
+    return people_shown(study).describe()
 
 
 def paired_pool(study: Study, arm: HumanArm):
