@@ -294,7 +294,7 @@ class ModelRunForm(forms.ModelForm):
                              help_text=ModelRun._meta.get_field("kind").help_text)
     scope = forms.ChoiceField(choices=RunScope.choices, required=False, widget=forms.RadioSelect,
                               help_text=ModelRun._meta.get_field("scope").help_text)
-    subset = forms.CharField(
+    stated_subset = forms.CharField(
         required=False, strip=False, label="stated subset", widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="Scope 'subset': a factor per line, 'name = value, value' — e.g. 'variant = follow/yes-no, "
                   "follow/true-false' (the phrasings) or 'condition = real'; an item is scored when each factor's "
@@ -307,10 +307,12 @@ class ModelRunForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.counted = None
+        if self.instance.pk or "study" not in self.fields:  # a run's own page: its settings are fixed
+            return
         source = self.data if self.is_bound else self.initial
         study, model = self._picked("study", source), self._picked("language_model", source)
         kind = source.get("kind") or (strategies.default_kind(study) if study is not None else "")
-        self.counted = None
         if study is None or kind not in RUN_KINDS:
             self.fields["scope"].help_text += (" Choose the study and the configuration, then save: the form shows how "
                                                "many items each scope holds and about how long each takes before "
@@ -318,7 +320,7 @@ class ModelRunForm(forms.ModelForm):
             return
         strategy = strategies.for_kind(kind)
         try:
-            subset = scopes.subset_check(study, scopes.subset_parse(source.get("subset") or ""))
+            subset = scopes.subset_check(study, scopes.subset_parse(source.get("stated_subset") or ""))
         except ValidationError:
             subset = None
         counts = scopes.counts(study=study, strategy=strategy, subset=subset)
@@ -327,11 +329,12 @@ class ModelRunForm(forms.ModelForm):
         field.choices = [(c.scope, self._label(c, rate, model)) for c in counts]
         if not self.is_bound:
             field.initial = next((c.scope for c in counts if c.default), None)
-        said = (f"at {rate.words()}" if rate is not None else
-                f"no measured rate yet: configuration '{model.name}' has no finished run of {services.kind_words(kind)}"
-                if model is not None else "choose a configuration for the times")
-        field.help_text = (f"Study '{study.slug}', {services.kind_words(kind)}: the items each scope holds; the times "
-                           f"{said}. An item limit takes the first N of the scope chosen.")
+        said = (f" and about how long each takes at {rate.words()}" if rate is not None else
+                f" (no measured rate yet: configuration '{model.name}' has no finished run of "
+                f"{services.kind_words(kind)})" if model is not None else " (choose a configuration for the times)")
+        field.help_text = format_html(  # (the admin shows a help text as it is: the names are escaped here)
+            "Study '{}', {}: the items each scope holds{}. An item limit takes the first N of the scope chosen.",
+            study.slug, services.kind_words(kind), said)
         posted = source.get("scope") or next((c.scope for c in counts if c.default), "")
         self.counted = self._key(study, model, kind, posted, subset)
         if not self.is_bound:
@@ -354,9 +357,10 @@ class ModelRunForm(forms.ModelForm):
 
     @staticmethod
     def _key(study, model, kind, scope, subset) -> str:
-        """What the counts shown were counted for: the study, configuration, kind and a stated subset."""
-        stated = scopes.subset_text(subset or {}) if scope == RunScope.SUBSET else ""
-        return f"{study.pk}/{getattr(model, 'pk', '')}/{kind}/{scope}/{stated}"
+        """What the counts shown were counted for: the study, configuration and kind (each scope's count and
+        time is shown for them), and a stated subset (its count is shown once it is stated)."""
+        stated = f"subset: {scopes.subset_text(subset or {})}" if scope == RunScope.SUBSET else ""
+        return f"{study.pk}/{getattr(model, 'pk', '')}/{kind}/{stated}"
 
     def clean(self):
         cleaned = super().clean()
@@ -368,7 +372,7 @@ class ModelRunForm(forms.ModelForm):
         strategy = strategies.for_kind(kind)
         try:
             scope = scopes.asked(study=study, strategy=strategy, scope=cleaned.get("scope") or None,
-                                 subset=cleaned.get("subset") or None)
+                                 subset=cleaned.get("stated_subset") or None)
         except ValidationError as exc:
             raise forms.ValidationError(exc.messages) from None
         cleaned["scope"], cleaned["subset"] = scope.name, scope.subset_dict()
@@ -425,7 +429,7 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["study", "language_model", "kind", "scope", "subset", "batch_size", "device", "item_limit",
+            return ["study", "language_model", "kind", "scope", "stated_subset", "batch_size", "device", "item_limit",
                     "counted_for"]
         return [name for name in ("study", "language_model", "kind", "scope_shown", "status", "progress", "partial",
                                   "scores_link", "answer", "batch_size", "device", "item_limit", "queue", "started_at",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 
 from experiments.models import Study
 
@@ -77,8 +77,8 @@ class SweepForm(forms.Form):
         for model in language_models:
             rate = selectors.language_model_rate(language_model=model, kind=RunKind.ITEMS)
             rates.append(f"{model.name}: {rate.words() if rate else 'no measured rate yet'}")
-        if rates:
-            self.fields["scope"].help_text = "Yes/no items scored per second: " + "; ".join(rates) + "."
+        if rates:  # (the admin shows a help text as it is: the names are escaped here)
+            self.fields["scope"].help_text = escape("Yes/no items scored per second: " + "; ".join(rates) + ".")
 
 
 def study_with_counts(study: Study) -> str:
