@@ -326,7 +326,8 @@ class ModelRunForm(forms.ModelForm):
         counts = scopes.counts(study=study, strategy=strategy, subset=subset)
         rate = selectors.language_model_rate(language_model=model, kind=kind) if model is not None else None
         field = self.fields["scope"]
-        field.choices = [(c.scope, self._label(c, rate, model)) for c in counts]
+        unit = "probes" if kind == RunKind.KNOWLEDGE_PROBE else "items"
+        field.choices = [(c.scope, self._label(c, rate, model, unit)) for c in counts]
         if not self.is_bound:
             field.initial = next((c.scope for c in counts if c.default), None)
         said = (f" and about how long each takes at {rate.words()}" if rate is not None else
@@ -349,11 +350,11 @@ class ModelRunForm(forms.ModelForm):
             return None
 
     @staticmethod
-    def _label(count, rate, model) -> str:
+    def _label(count, rate, model, unit: str) -> str:
         if count.items is None:
             return f"{RunScope(count.scope).label}: {count.words}"
         time = f", {selectors.run_time_words(rate, count.items)}" if model is not None else ""
-        return f"{count.words} — {count.items} items{time}{' (the default)' if count.default else ''}"
+        return f"{count.words} — {count.items} {unit}{time}{' (the default)' if count.default else ''}"
 
     @staticmethod
     def _key(study, model, kind, scope, subset) -> str:
