@@ -74,6 +74,7 @@ class RunFacts:
     item_limit: int | None = None
     partial: bool = False
     scope: str = ""
+    scope_items: int | None = None  # the items its scope held when it was made (None: not recorded)
     prompt_format: str = ""
     dtype: str = ""
     answers: tuple[str, str] = ("", "")
@@ -102,7 +103,7 @@ def _ids(ids: Iterable[int]) -> str:
 
 
 def _partial(facts: RunFacts, totals: Mapping[str, int]) -> str:
-    total = totals.get(facts.kind)
+    total = facts.scope_items or totals.get(facts.kind)
     of = f" of {total}" if total else ""
     return f"partial: an item limit of {facts.item_limit or facts.items_total}{of} items; ask for it by id to use it"
 
@@ -237,6 +238,7 @@ def select_runs(study, run_ids: list[int] | None = None) -> list[Run]:
             status=str(run.status), items_done=run.items_done, items_total=run.items_total,
             item_limit=run.item_limit, partial=bool(run.partial),
             scope=(run.scope_detail or {}).get("rule") or run.get_scope_display(),
+            scope_items=(run.scope_detail or {}).get("items"),
             prompt_format=config.get("prompt_format") or lm.prompt_format, dtype=config.get("dtype") or lm.dtype,
             answers=(config.get("answer_yes", lm.answer_yes), config.get("answer_no", lm.answer_no)),
             answer_forms=config.get("answer_forms") or lm.answer_forms,
