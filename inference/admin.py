@@ -293,13 +293,17 @@ class ModelRunForm(forms.ModelForm):
                              label=ModelRun._meta.get_field("kind").verbose_name,
                              help_text=ModelRun._meta.get_field("kind").help_text)
     scope = forms.ChoiceField(choices=RunScope.choices, required=False, widget=forms.RadioSelect,
+                              label=ModelRun._meta.get_field("scope").verbose_name,
                               help_text=ModelRun._meta.get_field("scope").help_text)
     stated_subset = forms.CharField(
         required=False, strip=False, label="stated subset", widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="Scope 'subset': a factor per line, 'name = value, value' — e.g. 'variant = follow/yes-no, "
                   "follow/true-false' (the phrasings) or 'condition = real'; an item is scored when each factor's "
                   "value is one of those listed.")
-    counted_for = forms.CharField(required=False, widget=forms.HiddenInput)
+    counted_for = forms.CharField(
+        required=False, widget=forms.HiddenInput, label="counts shown for",
+        help_text="The study, configuration, kind and subset whose counts and times the form has shown (it fills "
+                  "this itself; a save for others shows theirs first).")
 
     class Meta:
         model = ModelRun
