@@ -402,7 +402,7 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
     # status and progress first: on screen at 1366 px whatever the names beside them (job_lists.css wraps those)
     list_display = ("id", "status", "progress", "study", "language_model", "kind", "partial", "queue", "started_at",
                     "finished_at")
-    list_filter = ("status", "kind", "partial", "language_model", "study")
+    list_filter = ("status", "kind", "scope", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_jobs", "retry_jobs"]
     readonly_fields = ("status", "progress", "partial", "scores_link", "answer", "queue", "started_at", "finished_at",

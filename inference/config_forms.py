@@ -81,14 +81,17 @@ class SweepForm(forms.Form):
             self.fields["scope"].help_text = escape("Yes/no items scored per second: " + "; ".join(rates) + ".")
 
 
+SWEEP_COUNTS = {RunScope.SHOWN: "people could be shown", RunScope.ALL: "in all"}
+
+
 def study_with_counts(study: Study) -> str:
-    """'rb (what people could be shown: 52 items; every item: 520)': a study as the sweep's choice names it."""
+    """'RB (rb) — yes/no items: 52 people could be shown, 520 in all': a study as the sweep's choice names it."""
     from . import scopes, strategies
 
     strategy = strategies.for_kind(strategies.default_kind(study))
-    said = [f"{RunScope(c.scope).label}: {c.items}" for c in scopes.counts(study=study, strategy=strategy)
-            if c.items is not None]
-    return f"{study} ({'; '.join(said)} {services.kind_words(strategy.kind)})"
+    said = [f"{c.items} {SWEEP_COUNTS[c.scope]}" for c in scopes.counts(study=study, strategy=strategy)
+            if c.scope in SWEEP_COUNTS]
+    return f"{study} — {services.kind_words(strategy.kind)}: {', '.join(said)}"
 
 
 def shown(name: str):

@@ -234,3 +234,20 @@ def test_the_scope_reads_the_one_definition_of_what_people_could_be_shown(study,
     first = study.items.order_by("id")[:3]
     monkeypatch.setattr(paired, "items_people_can_be_shown", lambda s: Item.objects.filter(pk__in=[i.pk for i in first]))
     assert set(scopes.Scope(RunScope.SHOWN).items(study).values_list("pk", flat=True)) == {i.pk for i in first}
+
+
+def test_a_sweep_offers_the_scope_and_each_study_says_its_counts(admin_client, study, fake,
+                                                                  django_capture_on_commit_callbacks):
+    changelist = reverse("admin:inference_languagemodel_changelist")
+    chosen = {"action": "run_sweep", "_selected_action": [fake.pk]}
+    page = admin_client.post(changelist, chosen).content.decode()
+    assert f"yes/no items: {PAIRS * 2} people could be shown, {PAIRS * 2 * PHRASINGS} in all" in page
+    assert "fake: no measured rate yet" in page and not ModelRun.objects.exists()
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(changelist, {**chosen, "confirm": "yes", "study": study.pk, "batch_size": 64,
+                                       "scope": RunScope.ALL}, follow=True)
+    run = ModelRun.objects.get()
+    assert run.scope == RunScope.ALL and run.items_done == PAIRS * 2 * PHRASINGS
+    with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(changelist, {**chosen, "confirm": "yes", "study": study.pk, "batch_size": 64}, follow=True)
+    assert ModelRun.objects.order_by("-pk").first().items_done == PAIRS * 2  # the default: what people see
