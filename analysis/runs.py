@@ -47,7 +47,9 @@ RUN_COLUMNS = {
     "status": "the run's status (only done runs are read)",
     "items_done": "items (or probes) scored",
     "items_total": "items (or probes) the run was asked to score",
-    "partial": "True when an item limit cut the run short of the study's items (a check run)",
+    "partial": "True when an item limit cut the run short of its scope's items (a check run)",
+    "scope": "which of the study's items the run scored, as it was when the run was made: what people could be "
+             "shown (with its rule), every item, or a stated subset of factor values (inference/scopes.py)",
     "prompt_format": "raw or chat (from the configuration stored with the run)",
     "dtype": "the weights' dtype (from the configuration stored with the run)",
     "created_at": "when the run was created (UTC)",
@@ -71,6 +73,8 @@ class RunFacts:
     items_total: int = 0
     item_limit: int | None = None
     partial: bool = False
+    scope: str = ""
+    scope_items: int | None = None  # the items its scope held when it was made (None: not recorded)
     prompt_format: str = ""
     dtype: str = ""
     answers: tuple[str, str] = ("", "")
@@ -99,7 +103,7 @@ def _ids(ids: Iterable[int]) -> str:
 
 
 def _partial(facts: RunFacts, totals: Mapping[str, int]) -> str:
-    total = totals.get(facts.kind)
+    total = facts.scope_items or totals.get(facts.kind)
     of = f" of {total}" if total else ""
     return f"partial: an item limit of {facts.item_limit or facts.items_total}{of} items; ask for it by id to use it"
 
@@ -233,6 +237,8 @@ def select_runs(study, run_ids: list[int] | None = None) -> list[Run]:
             run_id=run.pk, configuration=lm.name, language_model_id=lm.pk, kind=str(run.kind),
             status=str(run.status), items_done=run.items_done, items_total=run.items_total,
             item_limit=run.item_limit, partial=bool(run.partial),
+            scope=(run.scope_detail or {}).get("rule") or run.get_scope_display(),
+            scope_items=(run.scope_detail or {}).get("items"),
             prompt_format=config.get("prompt_format") or lm.prompt_format, dtype=config.get("dtype") or lm.dtype,
             answers=(config.get("answer_yes", lm.answer_yes), config.get("answer_no", lm.answer_no)),
             answer_forms=config.get("answer_forms") or lm.answer_forms,

@@ -89,7 +89,8 @@ def pilot_demo(*, stdout, style, interpretations: int = INTERPRETATIONS, partici
     if missing:
         stdout.write(f"Pilot: scoring its {study.items.count()} items with two configurations of {model.name}…")
         for extra in missing:
-            if not _manage("run_model", study.slug, "--model", model.name, "--device", "cpu",
+            # every item: the pilot shows every section, the models' nonsense half included (people see the real one)
+            if not _manage("run_model", study.slug, "--model", model.name, "--device", "cpu", "--scope", "all",
                            "--progress-every", "15", *extra):
                 stdout.write(style.WARNING("Pilot: a model run did not finish; see above. No pilot report."))
                 return None

@@ -22,11 +22,11 @@ from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from studyserver.admin_forms import RefusedActionsMixin, form_or_page
 from studyserver.job_admin import JobAdminMixin
 
-from . import checks, services
+from . import checks, scopes, selectors, services, strategies
 from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, SweepForm, shown, visible
 from .models import (
-    GENERATION_DEFAULTS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind, RunStatus,
-    stop_from_lines, stop_to_lines,
+    GENERATION_DEFAULTS, RUN_KINDS, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore, RunKind,
+    RunScope, RunStatus, stop_from_lines, stop_to_lines,
 )
 
 log = logging.getLogger(__name__)
@@ -177,14 +177,14 @@ class LanguageModelAdmin(TeamOwnedAdmin, RefusedActionsMixin, admin.ModelAdmin):
         each refused one is a message saying why, the others run."""
         from .sweeps import model_runs_sweep
 
-        choose = partial(SweepForm, studies=visible_studies(request.user))
+        choose = partial(SweepForm, studies=visible_studies(request.user), language_models=list(queryset.order_by("name")))
         form, page = form_or_page(self, request, queryset, choose, title="Run model configurations on a study",
                                   template="admin/inference/run_sweep.html", action="run_sweep", submit="Run")
         if page is not None:
             return page
         try:
             sweep = model_runs_sweep(study=form.cleaned_data["study"], language_models=list(queryset.order_by("name")),
-                                     batch_size=form.cleaned_data["batch_size"])
+                                     batch_size=form.cleaned_data["batch_size"], scope=form.cleaned_data["scope"] or None)
         except ValidationError as exc:
             self.message_user(request, " ".join(exc.messages), level=messages.ERROR)
             return None
@@ -194,8 +194,9 @@ class LanguageModelAdmin(TeamOwnedAdmin, RefusedActionsMixin, admin.ModelAdmin):
             url = reverse("admin:inference_modelrun_changelist") + "?" + urlencode(
                 {"study__id__exact": form.cleaned_data["study"].pk})
             self.message_user(request, format_html(
-                '{} run{} of {} queued ({} items each): <a href="{}">follow them</a>.', len(sweep.runs),
-                "s" if len(sweep.runs) != 1 else "", form.cleaned_data["study"].slug, sweep.runs[0].items_total, url))
+                '{} run{} of {} queued ({} items each, {}): <a href="{}">follow them</a>.', len(sweep.runs),
+                "s" if len(sweep.runs) != 1 else "", form.cleaned_data["study"].slug, sweep.runs[0].items_total,
+                sweep.runs[0].scope_detail.get("rule", ""), url))
         return None
 
     def _check_one(self, request, model, study) -> None:
@@ -337,30 +338,118 @@ class LanguageModelAdmin(TeamOwnedAdmin, RefusedActionsMixin, admin.ModelAdmin):
 
 
 class ModelRunForm(forms.ModelForm):
+    """A run to launch. Nothing is launched before the form has shown, for the study, configuration and kind
+    posted, how many items each scope holds and about how long each takes at the configuration's measured
+    rate (a first save shows them when the page was opened without them; the next save launches)."""
+
     kind = forms.ChoiceField(choices=[("", "by the study's items"), *RunKind.choices], required=False,
                              label=ModelRun._meta.get_field("kind").verbose_name,
                              help_text=ModelRun._meta.get_field("kind").help_text)
+    scope = forms.ChoiceField(choices=RunScope.choices, required=False, widget=forms.RadioSelect,
+                              label=ModelRun._meta.get_field("scope").verbose_name,
+                              help_text=ModelRun._meta.get_field("scope").help_text)
+    stated_subset = forms.CharField(
+        required=False, strip=False, label="stated subset", widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Scope 'subset': a factor per line, 'name = value, value' — e.g. 'variant = follow/yes-no, "
+                  "follow/true-false' (the phrasings) or 'condition = real'; an item is scored when each factor's "
+                  "value is one of those listed.")
+    counted_for = forms.CharField(
+        required=False, widget=forms.HiddenInput, label="counts shown for",
+        help_text="The study, configuration, kind and subset whose counts and times the form has shown (it fills "
+                  "this itself; a save for others shows theirs first).")
 
     class Meta:
         model = ModelRun
-        fields = ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
+        fields = ["study", "language_model", "kind", "scope", "batch_size", "device", "item_limit"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.counted = None
+        if self.instance.pk or "study" not in self.fields:  # a run's own page: its settings are fixed
+            return
+        source = self.data if self.is_bound else self.initial
+        study, model = self._picked("study", source), self._picked("language_model", source)
+        kind = source.get("kind") or (strategies.default_kind(study) if study is not None else "")
+        if study is None or kind not in RUN_KINDS:
+            self.fields["scope"].help_text += (" Choose the study and the configuration, then save: the form shows how "
+                                               "many items each scope holds and about how long each takes before "
+                                               "anything is launched.")
+            return
+        strategy = strategies.for_kind(kind)
+        try:
+            subset = scopes.subset_check(study, scopes.subset_parse(source.get("stated_subset") or ""))
+        except ValidationError:
+            subset = None
+        counts = scopes.counts(study=study, strategy=strategy, subset=subset)
+        rate = selectors.language_model_rate(language_model=model, kind=kind) if model is not None else None
+        field = self.fields["scope"]
+        unit = "probes" if kind == RunKind.KNOWLEDGE_PROBE else "items"
+        field.choices = [(c.scope, self._label(c, rate, model, unit)) for c in counts]
+        if not self.is_bound:
+            field.initial = next((c.scope for c in counts if c.default), None)
+        said = (f" and about how long each takes at {rate.words()}" if rate is not None else
+                f" (no measured rate yet: configuration '{model.name}' has no finished run of "
+                f"{services.kind_words(kind)})" if model is not None else " (choose a configuration for the times)")
+        field.help_text = format_html(  # (the admin shows a help text as it is: the names are escaped here)
+            "Study '{}', {}: the items each scope holds{}. An item limit takes the first N of the scope chosen.",
+            study.slug, services.kind_words(kind), said)
+        posted = source.get("scope") or next((c.scope for c in counts if c.default), "")
+        self.counted = self._key(study, model, kind, posted, subset)
+        if not self.is_bound:
+            self.initial["counted_for"] = self.counted
+
+    def _picked(self, name: str, source):
+        value = source.get(name)
+        value = getattr(value, "pk", value)
+        try:
+            return self.fields[name].queryset.filter(pk=int(value)).first()  # the user's own choices only
+        except (TypeError, ValueError):
+            return None
+
+    @staticmethod
+    def _label(count, rate, model, unit: str) -> str:
+        if count.items is None:
+            return f"{RunScope(count.scope).label}: {count.words}"
+        time = f", {selectors.run_time_words(rate, count.items)}" if model is not None else ""
+        return f"{count.words} — {count.items} {unit}{time}{' (the default)' if count.default else ''}"
+
+    @staticmethod
+    def _key(study, model, kind, scope, subset) -> str:
+        """What the counts shown were counted for: the study, configuration and kind (each scope's count and
+        time is shown for them), and a stated subset (its count is shown once it is stated)."""
+        stated = f"subset: {scopes.subset_text(subset or {})}" if scope == RunScope.SUBSET else ""
+        return f"{study.pk}/{getattr(model, 'pk', '')}/{kind}/{stated}"
 
     def clean(self):
         cleaned = super().clean()
         study = cleaned.get("study")
-        if study is not None:
-            from . import strategies
-
-            kind = cleaned.get("kind") or strategies.default_kind(study)
-            cleaned["kind"] = kind
-            strategy = strategies.for_kind(kind)
-            if not strategy.count(study):
-                raise forms.ValidationError(strategy.nothing(study))
-            if cleaned.get("language_model") is not None:
-                try:  # another team's configuration, shared with the user's but not with the study's team
-                    services.language_model_usable(model=cleaned["language_model"], study=study)
-                except ValidationError as exc:
-                    self.add_error("language_model", exc.messages)
+        if study is None:
+            return cleaned
+        kind = cleaned.get("kind") or strategies.default_kind(study)
+        cleaned["kind"] = kind
+        strategy = strategies.for_kind(kind)
+        if cleaned.get("language_model") is not None:
+            try:  # another team's configuration, shared with the user's but not with the study's team
+                services.language_model_usable(model=cleaned["language_model"], study=study)
+            except ValidationError as exc:
+                self.add_error("language_model", exc.messages)
+                return cleaned
+        try:
+            scope = scopes.asked(study=study, strategy=strategy, scope=cleaned.get("scope") or None,
+                                 subset=cleaned.get("stated_subset") or None)
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from None
+        cleaned["scope"], cleaned["subset"] = scope.name, scope.subset_dict()
+        if not strategy.count(study, scope):
+            raise forms.ValidationError(scopes.nothing(study=study, strategy=strategy, scope=scope,
+                                                       kind_words=services.kind_words(kind)))
+        key = self._key(study, cleaned.get("language_model"), kind, scope.name, scope.subset_dict())
+        if self.data.get("counted_for") != key:  # the counts and times shown were not these (or none were)
+            self.data = self.data.copy()
+            self.data["counted_for"] = key
+            raise forms.ValidationError(
+                f"Not launched yet: how many items each scope of study '{study.slug}' holds and about how long "
+                "each takes are now shown under Scope. Check them, then save again to launch.")
         return cleaned
 
 
@@ -372,7 +461,7 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
     # status and progress first: on screen at 1366 px whatever the names beside them (job_lists.css wraps those)
     list_display = ("id", "status", "progress", "study", "language_model", "kind", "partial", "queue", "started_at",
                     "finished_at")
-    list_filter = ("status", "kind", "partial", "language_model", "study")
+    list_filter = ("status", "kind", "scope", "partial", "language_model", "study")
     list_select_related = ("study", "language_model")
     actions = ["cancel_jobs", "retry_jobs"]
     readonly_fields = ("status", "progress", "partial", "scores_link", "answer", "queue", "started_at", "finished_at",
@@ -399,7 +488,8 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("study", "language_model", "kind", "batch_size", "device", "item_limit", *self.readonly_fields)
+        return ("study", "language_model", "kind", "scope_shown", "batch_size", "device", "item_limit",
+                *self.readonly_fields)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         """The configuration menu: the current versions the user's teams own or are shared (issue 45)."""
@@ -410,10 +500,20 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["study", "language_model", "kind", "batch_size", "device", "item_limit"]
-        return [name for name in ("study", "language_model", "kind", "status", "progress", "partial", "scores_link", "answer",
-                                  "batch_size", "device", "item_limit", "queue", "started_at", "finished_at", "error",
-                                  "configuration_table", "versions_table") if name != "queue" or workers.queues_shown()]
+            return ["study", "language_model", "kind", "scope", "stated_subset", "batch_size", "device", "item_limit",
+                    "counted_for"]
+        return [name for name in ("study", "language_model", "kind", "scope_shown", "status", "progress", "partial",
+                                  "scores_link", "answer", "batch_size", "device", "item_limit", "queue", "started_at",
+                                  "finished_at", "error", "configuration_table", "versions_table")
+                if name != "queue" or workers.queues_shown()]
+
+    @admin.display(description=ModelRun._meta.get_field("scope").verbose_name)
+    def scope_shown(self, obj):
+        """'what people could be shown: the phrasing 'follow/yes-no'; … — 52 of the study's 520 items'."""
+        detail = obj.scope_detail or {}
+        if not detail:
+            return RunScope(obj.scope).label
+        return f"{detail.get('rule')} — {detail.get('items')} of the study's {detail.get('study_items')} items"
 
     def get_list_display(self, request):  # the queue only where Celery workers take work from it
         shown = super().get_list_display(request)
@@ -430,13 +530,15 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
         run = services.model_run_launch(  # the form has checked what the run's create service would refuse
             study=obj.study, language_model=obj.language_model, kind=form.cleaned_data["kind"],
             batch_size=obj.batch_size, device=obj.device, item_limit=obj.item_limit,
+            scope=form.cleaned_data["scope"], subset=form.cleaned_data["subset"],
         )
         obj.pk = run.pk
         obj.__dict__.update({k: v for k, v in run.__dict__.items() if not k.startswith("_")})
         from studyserver import dispatch
 
         partial = " — partial: reports leave it out unless asked" if run.partial else ""
-        self.message_user(request, f"Run {run.pk} queued ({dispatch.mode()}): {run.items_total} items{partial}.")
+        self.message_user(request, f"Run {run.pk} queued ({dispatch.mode()}): {run.items_total} items, "
+                                   f"{run.scope_detail.get('rule', RunScope(run.scope).label)}{partial}.")
 
     def has_change_permission(self, request, obj=None):
         # the list (and its cancel/retry actions) for whoever may view runs; never for staff without

@@ -31,6 +31,15 @@ class RunKind(models.TextChoices):
     KNOWLEDGE_PROBE = "knowledge_probe", "knowledge probe (000 §4.1): does the model know the facts?"
 
 
+class RunScope(models.TextChoices):
+    """Which of a study's items a run scores (inference/scopes.py). SHOWN: the items people could be shown
+    (experiments.participation.selectors.items_people_can_be_shown: what the participant lists hold)."""
+
+    SHOWN = "shown", "what people could be shown"
+    ALL = "all", "every item of the study"
+    SUBSET = "subset", "a stated subset (factor values: phrasings, conditions, …)"
+
+
 class DecisionRule(models.TextChoices):
     """Which answer a score counts as the model's (ModelScore.decision); both are stored per score.
     PAPER: each design's own, declared by its registry entry (experiments/designs/catalog.py)."""
@@ -442,8 +451,22 @@ class ModelRun(Job):
     )
     items_total = counter("items to score", "How many items (or probes) the run was asked to score.")
     items_done = counter("items scored", "How many are scored and stored so far.")
+    scope = models.CharField(
+        max_length=8, choices=RunScope.choices, default=RunScope.ALL,
+        help_text="Which of the study's items the run scores: those people could be shown (the default where the "
+        "study's human arm shows people items of the run's kind), every item, or a stated subset of factor values. "
+        "An item limit takes the first N of these.",
+    )
+    subset = models.JSONField(
+        default=dict, blank=True, editable=False, verbose_name="stated subset",
+        help_text="Scope 'subset': factor → the values scored (an item is scored when each factor's value is "
+        "one of those listed), e.g. {\"variant\": [\"follow/yes-no\"]}.",
+    )
+    scope_detail = record(dict, "The scope as it was when the run was created: its rule in words, the items it "
+                                "held and the study's items of the run's kind.", label="scope, as created")
     item_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Score only the study's first N items (by id), a quick check run; empty for all."
+        null=True, blank=True,
+        help_text="Score only the first N items (by id) of the run's scope, a quick check run; empty for all."
     )
     batch_size = models.PositiveIntegerField(
         default=16,
@@ -460,7 +483,8 @@ class ModelRun(Job):
     )
     partial = models.BooleanField(
         default=False, editable=False,
-        help_text="Scores fewer items than the study has (an item limit): a check run, never used by a report unless it is asked for.",
+        help_text="Scores fewer items than its scope holds (an item limit): a check run, never used by a report "
+                  "unless it is asked for.",
         verbose_name="partial (a check run)",
     )
     configuration = record(dict, "The model configuration as it was when the run was created.")

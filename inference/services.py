@@ -21,10 +21,10 @@ from experiments.models import Study
 from studyserver import jobs
 from studyserver.env import VAR_DIR
 
-from . import checks, selectors, strategies
+from . import checks, scopes, selectors, strategies
 from .models import (
     GENERATION_DEFAULTS, REMOTE_BACKENDS, AnswerForms, Backend, DecisionRule, Dtype, LanguageModel, ModelRun,
-    PromptFormat, RunKind, RunStatus,
+    PromptFormat, RunKind, RunScope, RunStatus,
 )
 from .scorers import LoadConfig
 from .scorers import metadata
@@ -275,26 +275,30 @@ def language_model_resolve(*, name_or_path: str, gguf_file: str = "", device: st
 
 def model_run_create(
     *, study: Study, language_model: LanguageModel, kind: str | None = None, batch_size: int = 16, device: str = "",
-    item_limit: int | None = None,
+    item_limit: int | None = None, scope: str | None = None, subset: dict | str | None = None,
 ) -> ModelRun:
-    """A run of `language_model` on `study`, keeping the configuration as it is now (its snapshot: the run
-    executes from it, whatever the configuration becomes). ValidationError saying why not."""
+    """A queued run. `scope` (RunScope; None: what people could be shown where that holds items of the run's
+    kind, else every item) and `subset` (scope 'subset': {factor: [values]} or its text) say which of the study's
+    items it scores (inference/scopes.py); `item_limit` takes the first N of those (a partial run)."""
     language_model_usable(model=language_model, study=study)
     kind = kind or strategies.default_kind(study)
     strategy = strategies.for_kind(kind)
+    chosen = scopes.asked(study=study, strategy=strategy, scope=scope, subset=subset)
     run = ModelRun(study=study, language_model=language_model, kind=kind, batch_size=batch_size, device=device,
-                   item_limit=item_limit, configuration=language_model.snapshot())
+                   item_limit=item_limit, scope=chosen.name, subset=chosen.subset_dict(),
+                   configuration=language_model.snapshot())
     run.full_clean()
     if item_limit is not None and item_limit < 1:
         raise ValidationError("The item limit must be at least 1 (or empty for every item).")
     # a server or chat model is asked over HTTP: the worker needs no GPU, whatever the device says
     remote = language_model.backend in REMOTE_BACKENDS
     run.queue = "cpu" if run.effective_device == "cpu" or remote else "gpu"
-    total = strategy.count(study)
+    total = strategy.count(study, chosen)
     if total == 0:
-        raise ValidationError(strategy.nothing(study))
+        raise ValidationError(scopes.nothing(study=study, strategy=strategy, scope=chosen, kind_words=kind_words(kind)))
     run.items_total = min(total, item_limit) if item_limit else total
     run.partial = run.items_total < total
+    run.scope_detail = scopes.detail(study=study, scope=chosen, strategy=strategy, items=total)
     run.save()
     return run
 
@@ -309,6 +313,11 @@ def language_model_usable(*, model: LanguageModel, study: Study) -> None:
     if not model.usable_by(study.team_id):
         raise ValidationError(f"Configuration '{model.name}' is another team's and not shared with the team of "
                               f"study '{study.slug}'; its owners may share it, read-only.")
+
+
+def kind_words(kind: str) -> str:
+    """'yes/no items', 'four-option items', 'knowledge probe': a run kind's units in a sentence."""
+    return RunKind(kind).label.split(" (")[0].split(":")[0]
 
 
 def model_run_launch(**kwargs) -> ModelRun:
@@ -474,6 +483,7 @@ class RunSteps(jobs.Steps):
 
     def run(self) -> dict | None:
         run, shard = self.job, self.shard
+        scopes.refuse_changed(run)  # what people could be shown is what it was when the run was made
         strategy = strategies.for_kind(run.kind)
         scorer = self.scorer or _build_scorer(run, shard)
         _record_setup(run, scorer, shard)
@@ -542,7 +552,7 @@ def _failure(exc: Exception, strategy: strategies.Strategy, units: list) -> Exce
         where = strategy.name(unit) if unit is not None else f"request {exc.key!r}"
         return f"{where}: {exc.problem}. Nothing of its chunk was stored; fix the server (or the configuration) " \
                "and retry the run."
-    if isinstance(exc, strategies.NotStored | jobs.JobRefused):
+    if isinstance(exc, strategies.NotStored | jobs.JobRefused | scopes.ScopeChanged):
         return str(exc)
     return exc
 
@@ -570,7 +580,7 @@ def language_model_check(*, model: LanguageModel, study: Study | None = None, st
     study = study or check_study_default(studies=studies)
     if study is None:
         raise ValidationError("There is no study with items to check on yet; create one (or run the demo) first.")
-    run = model_run_launch(study=study, language_model=model, item_limit=1, batch_size=1)
+    run = model_run_launch(study=study, language_model=model, item_limit=1, batch_size=1, scope=RunScope.ALL)
     run.refresh_from_db()
     return run
 

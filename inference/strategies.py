@@ -26,6 +26,7 @@ from experiments.models import Item, ItemKind, Study
 from studyserver.registry import Registry
 
 from . import probes
+from .scopes import EVERY, Scope
 from .models import (
     RUN_KINDS, AnswerForms, DecisionRule, GeneratedAnswer, LanguageModel, ModelRun, ModelScore, ProbeScore,
     PromptFormat, RunKind, Sampling, stop_strings,
@@ -86,11 +87,12 @@ class Strategy:
     row_model: type[models.Model]
     key_field: str  # the row's field holding the unit's key (item_id, probe_key)
     nothing_to_do: str  # the message when a study has no units of this kind ({slug})
+    scoped = False  # whether a run of this kind may score a part of the study (inference/scopes.py)
 
     def nothing(self, study: Study) -> str:
         return self.nothing_to_do.format(slug=study.slug)
 
-    def units(self, study: Study) -> list:
+    def units(self, study: Study, scope: Scope = EVERY) -> list:
         raise NotImplementedError
 
     def key(self, unit) -> int | str:
@@ -166,13 +168,13 @@ class Strategy:
 
     # --- shared ---------------------------------------------------------------------------------
     def run_units(self, run: ModelRun) -> list:
-        """The run's units in order: every unit of the study, the first `item_limit` if set."""
-        found = self.units(run.study)
+        """The run's units in order: every unit of the run's scope, the first `item_limit` if set."""
+        found = self.units(run.study, Scope.of(run))
         return found[: run.item_limit] if run.item_limit else found
 
-    def count(self, study: Study) -> int:
-        """How many units the study has (a complete run's total)."""
-        return len(self.units(study))
+    def count(self, study: Study, scope: Scope = EVERY) -> int:
+        """How many units the study has in `scope` (a complete run's total)."""
+        return len(self.units(study, scope))
 
     def unit_keys(self, run: ModelRun) -> list:
         """The keys of run_units, in its order (the run loop walks these and loads a chunk at a time)."""
@@ -193,23 +195,24 @@ class Strategy:
 
 class ItemStrategy(Strategy):
     item_kind: str
+    scoped = True
 
-    def units(self, study: Study) -> list[Item]:
-        return list(Item.objects.filter(study=study, kind=self.item_kind).order_by("id"))
+    def units(self, study: Study, scope: Scope = EVERY) -> list[Item]:
+        return list(self._owned(study, scope).order_by("id"))
 
     def run_units(self, run: ModelRun) -> list[Item]:
         found = super().run_units(run)
         return sorted(found, key=lambda item: (len(item.prompt), item.pk))  # similar lengths share a batch
 
-    def _owned(self, study: Study):
-        return Item.objects.filter(study=study, kind=self.item_kind)
+    def _owned(self, study: Study, scope: Scope = EVERY):
+        return scope.items(study).filter(kind=self.item_kind)
 
-    def count(self, study):
-        return self._owned(study).count()
+    def count(self, study, scope=EVERY):
+        return self._owned(study, scope).count()
 
     def unit_keys(self, run):
         """run_units' order (the prompt's length in characters, then the id) from two numbers per item."""
-        owned = self._owned(run.study)
+        owned = self._owned(run.study, Scope.of(run))
         if run.item_limit:
             owned = Item.objects.filter(pk__in=list(owned.order_by("id").values_list("id", flat=True)[: run.item_limit]))
         return [pk for _, pk in sorted(owned.annotate(chars=Length("prompt")).values_list("chars", "id"))]
@@ -374,8 +377,8 @@ class ProbeStrategy(Strategy):
     completions (with a leading space for raw prompts, none after a chat template); known = the
     vocabulary's top token is one of them."""
 
-    def units(self, study: Study) -> list[Probe]:
-        return study_probes(study)
+    def units(self, study: Study, scope: Scope = EVERY) -> list[Probe]:
+        return study_probes(study)  # every item's facts, whatever its phrasing (scopes.asked)
 
     def nothing(self, study: Study) -> str:
         return self.nothing_to_do.format(slug=study.slug, designs=probes.probed_designs())

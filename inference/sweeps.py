@@ -24,9 +24,9 @@ class Sweep:
 
 
 def model_runs_sweep(*, study: Study, language_models: list[LanguageModel], kind: str | None = None,
-                     batch_size: int = 16) -> Sweep:
+                     batch_size: int = 16, scope: str | None = None) -> Sweep:
     """Launch one run of `study` per configuration in `language_models` (in the order given), each
-    queued once its own transaction commits. A configuration whose run is refused (ValidationError:
+    queued once its own transaction commits, each over the items of `scope` (services.model_run_create). A configuration whose run is refused (ValidationError:
     no items of its kind, a bad batch size) is listed in `refused` with the reason; the others run.
     ValidationError, launching nothing, for an empty sweep or one over MAX_SWEEP configurations."""
     models = list(language_models)
@@ -39,7 +39,7 @@ def model_runs_sweep(*, study: Study, language_models: list[LanguageModel], kind
     for model in models:
         try:
             sweep.runs.append(services.model_run_launch(study=study, language_model=model, kind=kind,
-                                                        batch_size=batch_size))
+                                                        batch_size=batch_size, scope=scope))
         except ValidationError as exc:
             sweep.refused.append((model, " ".join(exc.messages)))
     return sweep

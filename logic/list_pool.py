@@ -1,7 +1,7 @@
 """Which of a study's items its participants' lists are drawn from (issue 35 item 1; issue 44 item 2): one rule,
 pure Python. It is how the lists are built, not what the report compares on: the human/model contrasts read
 the items the lists hold (logic/shown_items.py's ItemsShown, given for a study by
-experiments.selectors.items_people_can_be_shown), and the lists are drawn from the items this rule admits.
+experiments.participation.selectors.items_people_can_be_shown), and the lists are drawn from the items this rule admits.
 
 The designs' declarations are the registry's (experiments/design_registry/__init__.py: `Design.people_phrasings`;
 `registry.list_pool` builds a ListPool from them and the study's settings); the human arm's lists draw from the

@@ -2,7 +2,7 @@
 that the report's second R process (analysis/rprocess.py, no Django there) applies it as the main process does.
 
 For a study it is what its participants' lists hold (the stored lists, experiments/participation/list_store.py),
-and for a closed study the items people answered: experiments.selectors.items_people_can_be_shown gives it,
+and for a closed study the items people answered: experiments.participation.selectors.items_people_can_be_shown gives it,
 and every human/model contrast (analysis/like_for_like.py), the power analysis, human-likeness and the launch
 panel read it. Without a study (frames handed over directly) it is the items people answered
 (analysis/like_for_like.py `items_shown`). Which phrasings and conditions the lists draw from is the lists'

@@ -1,5 +1,5 @@
 """An admin change form's fields as a browser would submit them, for tests that edit a page and post
-it back (inputs, checkboxes, textareas, selects; submit buttons and file inputs left out)."""
+it back (inputs, checkboxes, radio buttons, textareas, selects; submit buttons and file inputs left out)."""
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -19,6 +19,9 @@ class FormFields(HTMLParser):
             if a.get("type") == "checkbox":
                 if "checked" in a:
                     self.data[name] = "on"
+            elif a.get("type") == "radio":  # only the chosen one is submitted
+                if "checked" in a:
+                    self.data[name] = a.get("value", "")
             else:
                 self.data[name] = a.get("value", "")
         elif tag == "textarea" and name:

@@ -6,7 +6,8 @@ the arm draws perturbed copies, never catch items): `list_pool` builds it for a 
 a filter on items, so the arm's lists (drawing._grid, shapes.study_shape, the paired pool below) draw from the
 very items the rule admits (tests/experiments/participation/test_list_pool.py holds the filter to
 `ListPool.admits`). It is how the lists are built, not a definition of what people could be shown: that is
-what the lists hold (experiments.selectors.items_people_can_be_shown, which the report reads).
+what the lists hold (experiments.participation.selectors.items_people_can_be_shown, which the report and a
+model run's scope, inference/scopes.py, read).
 
 The paired pool is the shown yes/no items that carry a pair id. A family is a pair together with its
 perturbed copies (linked through ``Item.original``); a participant sees at most one item of a family,
@@ -53,7 +54,7 @@ def pool_q(rule: ListPool) -> Q:
 
 def pool_items(study: Study, arm: HumanArm | None = None):
     """The study's items its lists are drawn from (not all of them are in a list: a row missing a form is in
-    none; what the lists hold is experiments.selectors.items_people_can_be_shown)."""
+    none; what the lists hold is experiments.participation.selectors.items_people_can_be_shown)."""
     return Item.objects.filter(study=study).filter(pool_q(list_pool(study, arm)))
 
 

@@ -132,7 +132,7 @@ def test_a_rulebreakers_only_study_gets_table_1_by_pair_role_clustered_by_pair(r
 
     call_command("generate_items", "rulebreakers", "rbonly", "--pairs", "4", "--seed", "1")
     LanguageModel.objects.create(name="fake-raw", source="test/fake", backend="fake")
-    call_command("run_model", "rbonly", "--model", "fake-raw", "--device", "cpu", "--no-progress")
+    call_command("run_model", "rbonly", "--model", "fake-raw", "--device", "cpu", "--scope", "all", "--no-progress")
     study = Study.objects.get(slug="rbonly")
     n_items = study.items.count()
     out = tmp_path / "report"

@@ -43,7 +43,7 @@ def study_frames(django_db_setup, django_db_blocker):
         for name in MODELS:
             lm = LanguageModel.objects.create(name=name, source=f"/fake/{name}", backend="fake", device="cpu",
                                               decision_rule="relative")
-            run = services.model_run_create(study=study, language_model=lm, batch_size=64)
+            run = services.model_run_create(study=study, language_model=lm, batch_size=64, scope="all")  # every phrasing
             assert run_model_task.apply(args=[run.pk]).get() == "done"
         call_command("simulate_participants", "lfl-rb", "--n", str(PEOPLE), "--seed", "5", "--accuracy", "0.7")
         arm = participation.human_arm_ensure(study=study)

@@ -50,7 +50,7 @@ def build_study():
         # form summed, as configurations did when tests/data/paired_clustered was made (before answer_forms)
         lm = LanguageModel.objects.create(name=name, source=f"/fake/{name}", backend="fake", device="cpu",
                                           decision_rule="relative", answer_forms="all")
-        run = services.model_run_create(study=study, language_model=lm, batch_size=64)
+        run = services.model_run_create(study=study, language_model=lm, batch_size=64, scope="all")  # every phrasing
         assert run_model_task.apply(args=[run.pk]).get() == "done"
     return study, frames.scores_frame(study), paired_frames.inputs(study)
 
@@ -289,7 +289,7 @@ def build_dual_sided(tmp_path):
     study.save(update_fields=["settings"])
     lm = LanguageModel.objects.create(name="fake-a", source="/fake/fake-a", backend="fake", device="cpu",
                                       decision_rule="relative", answer_forms="all")
-    run = services.model_run_create(study=study, language_model=lm, batch_size=64)
+    run = services.model_run_create(study=study, language_model=lm, batch_size=64, scope="all")  # every template
     assert run_model_task.apply(args=[run.pk]).get() == "done"
     return frames.scores_frame(study), paired_frames.inputs(study)
 

@@ -303,7 +303,7 @@ def test_three_paired_studies_end_to_end(tmp_path, monkeypatch):
     results = {}
     for slug, people in (("e2e-rb", 4), ("e2e-ds", 2), ("e2e-pt", 0)):
         study = Study.objects.get(slug=slug)
-        run = inference.model_run_create(study=study, language_model=lm, batch_size=8)
+        run = inference.model_run_create(study=study, language_model=lm, batch_size=8, scope="all")  # every item
         assert run_model_task.apply(args=[run.pk]).get() == "done"
         if people:
             open_for_people(study, 4)

@@ -28,7 +28,7 @@ def test_the_imported_pairs_get_the_paired_report_sections_with_pair_clustered_i
     LanguageModel.objects.create(name="fake-chat", source="test/fake", backend="fake", prompt_format="chat")
     call_command("simulate_participants", "rb-report", "--n", "6", "--seed", "3", "--accuracy", "0.7")
     for name in ("fake-raw", "fake-chat"):
-        call_command("run_model", "rb-report", "--model", name, "--device", "cpu", "--no-progress")
+        call_command("run_model", "rb-report", "--model", name, "--device", "cpu", "--scope", "all", "--no-progress")
     out = tmp_path / "report"
     call_command("analyze", "rb-report", "--pilot", "--out", str(out))
     html = (out / "report.html").read_text(encoding="utf-8")

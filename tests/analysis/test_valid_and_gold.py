@@ -37,7 +37,7 @@ def mixed_study():
                 options=["a", "b", "c", "d"])
     model = services.language_model_create(name="fake-vg", source="test/vg", device="cpu", backend="fake")
     for kind in ("items", "multiple_choice"):
-        run = services.model_run_create(study=study, language_model=model, kind=kind)
+        run = services.model_run_create(study=study, language_model=model, kind=kind, scope="all")  # every item
         assert services.model_run_execute(run_id=run.pk).status == RunStatus.DONE
     return study
 

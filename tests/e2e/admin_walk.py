@@ -67,12 +67,12 @@ class AdminWalk:
         page.wait_for_selector("text=consent marked reviewed")
 
     def model_run(self, study: Study, model) -> None:
-        """Launch a run of `model` on `study` from the model runs' add page (the fake scorer scores it in
-        the server's thread): every run of the study is then done."""
+        """Launch a run of `model` on `study` from the model runs' add page, opened for them (so it shows each
+        scope's count and time at once; the fake scorer scores it in the server's thread): every run of the
+        study is then done."""
         page = self.page
-        page.goto(f"{self.admin}/inference/modelrun/add/")
-        page.select_option("#id_study", str(study.pk))
-        page.select_option("#id_language_model", str(model.pk))
+        page.goto(f"{self.admin}/inference/modelrun/add/?study={study.pk}&language_model={model.pk}")
+        page.wait_for_selector("text=the items each scope holds")
         page.click("input[name=_save]")
         page.wait_for_selector(".messagelist")
         assert set(ModelRun.objects.filter(study=study).values_list("status", flat=True)) == {RunStatus.DONE}

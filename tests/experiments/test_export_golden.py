@@ -56,7 +56,7 @@ def _study() -> Study:
                         premises=["Pick one."], question="Which?", prompt="P")
     model = services.language_model_create(name="fake-golden", source="test/golden", device="cpu", backend="fake")
     for kind in ("items", "multiple_choice"):
-        run = services.model_run_create(study=study, language_model=model, kind=kind)
+        run = services.model_run_create(study=study, language_model=model, kind=kind, scope="all")  # every item
         assert services.model_run_execute(run_id=run.pk).status == RunStatus.DONE
     items = list(study.items.order_by("pk"))
     people = [

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from inference import services
 from inference.models import LanguageModel, ModelRun, RunStatus
+from tests.admin_form import change_form
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.tiny_models import PROMPTS
 
@@ -27,8 +28,10 @@ def test_launch_from_admin_watch_progress_and_read_scores(admin_client, study, t
     model = services.language_model_create(name="tiny", source=str(tiny_llama), device="cpu")
     add = reverse("admin:inference_modelrun_add")
     assert admin_client.get(add).status_code == 200
+    url, page, fields = change_form(admin_client, f"{add}?study={study.pk}&language_model={model.pk}")
+    assert f"— {len(PROMPTS)} items, no measured rate yet (the default)" in page  # each scope's count, before launching
     with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(add, {"study": study.pk, "language_model": model.pk, "batch_size": 4, "device": "", "item_limit": ""})
+        response = admin_client.post(url, {**fields, "batch_size": 4})
     assert response.status_code == 302
     run = ModelRun.objects.get()
     assert run.status == RunStatus.DONE and run.items_done == len(PROMPTS)

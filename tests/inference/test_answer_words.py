@@ -30,7 +30,7 @@ def test_true_false_items_are_scored_on_true_and_false(tiny_words):
                  "follow/true-false")
     study = Study.objects.get(slug="rbtf")
     model = services.language_model_create(name="tiny-words", source=str(tiny_words), device="cpu")
-    run = services.model_run_create(study=study, language_model=model, batch_size=4)
+    run = services.model_run_create(study=study, language_model=model, batch_size=4, scope="all")  # both phrasings
     assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
     scores = list(ModelScore.objects.filter(run=run).select_related("item"))
     assert len(scores) == 12

@@ -77,7 +77,7 @@ def test_two_configurations_differing_only_in_samples_are_two_configurations():
 def test_a_generated_run_stores_every_sample_its_parse_and_the_share_of_yes(dual_sided, modal):
     lm = _fake(sampling="sampled", samples=5, seed=7, max_new_tokens=60)
     for study in (dual_sided, modal):
-        run = services.model_run_create(study=study, language_model=lm, batch_size=3)
+        run = services.model_run_create(study=study, language_model=lm, batch_size=3, scope="all")  # every phrasing
         assert run_model_task.apply(args=[run.pk]).get() == RunStatus.DONE
         run.refresh_from_db()
         scores = list(ModelScore.objects.filter(run=run).select_related("item"))

@@ -11,6 +11,7 @@ from experiments.models import Study
 from inference import probes, services
 from inference.models import ModelRun, ProbeScore, RunKind, RunStatus
 from inference.tasks import run_model_task
+from tests.admin_form import change_form
 from tests.inference.paired_tiny import build_llama
 
 pytestmark = pytest.mark.django_db
@@ -120,9 +121,11 @@ def test_a_probe_run_is_launched_from_the_admin_add_form(study, tiny_words, admi
     refused = admin_client.post(add, {"study": empty.pk, "language_model": model.pk, "kind": "knowledge_probe",
                                       "batch_size": 4, "device": "", "item_limit": ""})
     assert refused.status_code == 200 and b"nothing to probe" in refused.content and not ModelRun.objects.exists()
+    url, page, fields = change_form(admin_client, f"{add}?study={study.pk}&language_model={model.pk}"
+                                                  "&kind=knowledge_probe")
+    assert f"every item of the study — {len(probes.study_probes(study))} probes" in page  # counted before launching
     with override_settings(DUET_TASK_MODE="eager"), django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(add, {"study": study.pk, "language_model": model.pk, "kind": "knowledge_probe",
-                                           "batch_size": 4, "device": "", "item_limit": ""})
+        response = admin_client.post(url, {**fields, "batch_size": 4})
     assert response.status_code == 302
     run = ModelRun.objects.get()
     assert run.kind == RunKind.KNOWLEDGE_PROBE and run.status == RunStatus.DONE

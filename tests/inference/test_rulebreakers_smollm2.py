@@ -27,7 +27,7 @@ def test_rulebreakers_prompts_end_in_the_cue_and_smollm2_puts_its_mass_on_the_an
     cue = registry.get("rulebreakers").wording.answer_cue
     items = list(Item.objects.filter(study=study))
     assert len(items) == 8 and all(item.prompt.endswith("only.\n" + cue) for item in items)
-    call_command("run_model", "rb-smol", "--model", "smollm2", "--device", "cpu", "--no-progress")
+    call_command("run_model", "rb-smol", "--model", "smollm2", "--device", "cpu", "--scope", "all", "--no-progress")
     run = ModelRun.objects.get(study=study)
     scores = list(ModelScore.objects.filter(run=run))
     assert len(scores) == 8 and {s.decision_rule for s in scores} == {"top_token"}  # 000 §4.2's rule

@@ -63,7 +63,7 @@ def test_ten_configurations_run_as_one_sweep_each_a_normal_run(study, ten, djang
         page = _sweep(runner, ten, study)
     assert page.status_code == 200
     html = page.content.decode()  # (the message was rendered before the runs were scored: queued)
-    assert "10 runs of swept queued (3 items each)" in html
+    assert "10 runs of swept queued (3 items each, what people could be shown: every phrasing; " in html
     runs = list(ModelRun.objects.order_by("language_model__name"))
     assert [run.language_model for run in runs] == sorted(ten, key=lambda m: m.name)
     for run in runs:  # each a normal run, scored to the end (eager mode: at once)

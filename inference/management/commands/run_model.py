@@ -1,10 +1,14 @@
 """python manage.py run_model STUDY --model NAME_OR_PATH [--gguf-file F] [--batch-size B] [--device D]
                                   [--dtype …] [--prompt-format …] [--answers YES NO] [--answer-forms …]
-                                  [--no-variants] [--decision-rule …] [--limit N] [--kind …] [--queue] [--run ID]
+                                  [--no-variants] [--decision-rule …] [--scope shown|all|subset]
+                                  [--subset FACTOR=VALUE,VALUE …] [--limit N] [--kind …] [--queue] [--run ID]
 
 Scores a study's items with a model configuration. An option that differs from the named
 configuration gives another configuration (an existing one with exactly those options, else a new
-one named after the base and what differs; the command says which) — never ignored. By default the
+one named after the base and what differs; the command says which) — never ignored. The run scores
+the items of its scope (inference/scopes.py): by default what people could be shown; the command says
+how many items each scope holds and about how long the run will take at the configuration's
+measured rate. By default the
 run executes in this process; --queue hands it to studyserver.dispatch (Celery workers in
 production). --run ID resumes an existing run (e.g. after its worker was killed).
 """
@@ -16,11 +20,11 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments.selectors import study_by_slug
-from inference import selectors, services
+from inference import scopes, selectors, services, strategies
 from inference.probes import probed_designs
 from studyserver.jobs import ProgressPrinter
 from inference.models import (
-    AnswerForms, DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunStatus, paper_decision_label,
+    AnswerForms, DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunScope, RunStatus, paper_decision_label,
     paper_forms_label,
 )
 
@@ -61,8 +65,15 @@ class Command(BaseCommand):
                                 help="paper (each design's), first_word, answer_line, json or letter")
         parser.add_argument("--kind", choices=[RunKind.ITEMS, RunKind.MULTIPLE_CHOICE], default=None,
                             help="default: multiple_choice when every item of the study is, else items")
+        parser.add_argument("--scope", choices=RunScope.values, default=None,
+                            help="which of the study's items: shown (what people could be shown; the default where "
+                                 "that holds items of the run's kind), all (every item) or subset (--subset)")
+        parser.add_argument("--subset", action="append", default=None, metavar="FACTOR=VALUE,VALUE",
+                            help="scope subset: score the items whose FACTOR (variant, condition, design, a descriptive "
+                                 "column, …) is one of the values; repeat for more factors (each must match)")
         parser.add_argument("--limit", type=int, default=None,
-                            help="score only the study's first N items: a partial run, which reports leave out unless asked")
+                            help="score only the first N items of the scope: a partial run, which reports leave out "
+                                 "unless asked")
         parser.add_argument("--queue", action="store_true", help="send the run to the Celery workers instead")
         parser.add_argument("--run", type=int, default=None, help="resume (or run) an existing run by id")
         parser.add_argument("--no-progress", action="store_true")
@@ -73,11 +84,11 @@ class Command(BaseCommand):
                                  f"of {probed_designs()}")
 
     def handle(self, *args, study, model, gguf_file, batch_size, device, limit, queue, run, no_progress,
-               knowledge_probe, kind, progress_every, **options):
+               knowledge_probe, kind, progress_every, scope, subset, **options):
         try:
             run_obj = self._existing(run) if run is not None else self._create(
                 study, model, gguf_file, batch_size, device, limit,
-                RunKind.KNOWLEDGE_PROBE if knowledge_probe else kind, options,
+                RunKind.KNOWLEDGE_PROBE if knowledge_probe else kind, options, scope, subset,
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -86,9 +97,13 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued run {run_obj.pk} on the '{run_obj.queue}' queue.")
             return
         partial = " (partial: --limit)" if run_obj.partial else ""
+        scope = run_obj.scope_detail.get("rule") if run_obj.kind != RunKind.KNOWLEDGE_PROBE else ""
+        rate = selectors.language_model_rate(language_model=run_obj.language_model, kind=run_obj.kind)
         self.stdout.write(
             f"Run {run_obj.pk}: {run_obj.language_model} on '{run_obj.study.slug}', {run_obj.items_total} "
-            f"{'probes' if run_obj.kind == RunKind.KNOWLEDGE_PROBE else 'items'}{partial}."
+            f"{'probes' if run_obj.kind == RunKind.KNOWLEDGE_PROBE else 'items'}{partial}"
+            f"{f' ({scope})' if scope else ''}; {selectors.run_time_words(rate, run_obj.items_total - run_obj.items_done)}"
+            f"{f' at {rate.words()}' if rate else ''}."
         )
         if not no_progress:
             self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
@@ -136,7 +151,7 @@ class Command(BaseCommand):
             services.model_run_transition(run=run, to=RunStatus.QUEUED)
         return run
 
-    def _create(self, slug, model, gguf_file, batch_size, device, limit, kind, options) -> ModelRun:
+    def _create(self, slug, model, gguf_file, batch_size, device, limit, kind, options, scope, subset) -> ModelRun:
         if not slug:
             raise CommandError("Name a study (its slug), or pass --run ID.")
         study = study_by_slug(slug=slug)
@@ -161,7 +176,20 @@ class Command(BaseCommand):
             ))
         else:
             self.stdout.write(f"Model configuration '{language_model.name}'.")
-        return services.model_run_create(
+        run = services.model_run_create(
             study=study, language_model=language_model, kind=kind, batch_size=batch_size, device=device,
-            item_limit=limit,
+            item_limit=limit, scope=scope, subset="\n".join(subset) if subset else None,
         )
+        self._say_scopes(run)
+        return run
+
+    def _say_scopes(self, run: ModelRun) -> None:
+        """How many items each scope of the study holds (the run's marked), as the admin's run form says."""
+        if run.kind == RunKind.KNOWLEDGE_PROBE:
+            return
+        strategy = strategies.for_kind(run.kind)
+        subset = run.subset if run.scope == RunScope.SUBSET else None
+        for count in scopes.counts(study=run.study, strategy=strategy, subset=subset):
+            if count.items is not None:
+                mark = "*" if count.scope == run.scope else " "
+                self.stdout.write(f" {mark} --scope {count.scope}: {count.items} items, {count.words}")
