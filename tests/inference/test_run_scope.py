@@ -18,7 +18,8 @@ from django.test import override_settings
 from django.urls import reverse
 
 from experiments.models import Item, Study
-from experiments.participation import paired
+from experiments.participation import selectors as participation
+from logic.shown_items import ItemsShown
 from inference import scopes, selectors, services
 from inference.models import ModelRun, RunKind, RunScope, RunStatus
 from tests.admin_form import FormFields, change_form
@@ -43,6 +44,12 @@ def fake():
     return services.language_model_create(name="fake", source="/nowhere", device="cpu", backend="fake")
 
 
+def _shown(study):
+    """The study's items people could be shown: what its participant lists hold (the one definition)."""
+    ids = participation.items_people_can_be_shown(study).item_ids
+    return Item.objects.filter(pk__in=ids)
+
+
 def _scored(run: ModelRun) -> set[int]:
     return set(run.scores.values_list("item_id", flat=True))
 
@@ -51,7 +58,7 @@ def test_the_import_stores_ten_phrasings_and_people_see_one(study):
     assert study.items.count() == PAIRS * 2 * PHRASINGS
     assert len(set(study.items.values_list("variant", flat=True))) == PHRASINGS
     assert study.settings["human_variant"] == PEOPLE
-    shown = paired.items_people_can_be_shown(study)
+    shown = _shown(study)
     assert shown.count() == PAIRS * 2 and set(shown.values_list("variant", flat=True)) == {PEOPLE}
 
 
@@ -63,7 +70,7 @@ def test_a_run_scores_only_the_peoples_phrasing_by_default(study, fake):
     assert run.scope_detail["items"] == PAIRS * 2 and run.scope_detail["study_items"] == PAIRS * 2 * PHRASINGS
     run = services.model_run_execute(run_id=run.pk)
     assert run.status == RunStatus.DONE and run.items_done == PAIRS * 2
-    assert _scored(run) == set(paired.items_people_can_be_shown(study).values_list("pk", flat=True))
+    assert _scored(run) == set(_shown(study).values_list("pk", flat=True))
 
 
 def test_scope_all_scores_every_item_and_a_limit_applies_on_top(study, fake):
@@ -73,7 +80,7 @@ def test_scope_all_scores_every_item_and_a_limit_applies_on_top(study, fake):
     assert _scored(every) == set(study.items.values_list("pk", flat=True))
     check = services.model_run_execute(run_id=services.model_run_create(
         study=study, language_model=fake, item_limit=5).pk)
-    shown = paired.items_people_can_be_shown(study).order_by("id").values_list("pk", flat=True)
+    shown = _shown(study).order_by("id").values_list("pk", flat=True)
     assert check.partial and check.scope == RunScope.SHOWN and _scored(check) == set(shown[:5])
 
 
@@ -159,7 +166,8 @@ def test_the_run_form_states_each_scopes_count_and_time_and_launches_the_peoples
     add = reverse("admin:inference_modelrun_add")
     url, page, fields = change_form(admin_client, f"{add}?study={study.pk}&language_model={fake.pk}")
     shown, every = PAIRS * 2, PAIRS * 2 * PHRASINGS
-    assert re.search(rf"what people could be shown: the phrasing &#x27;{PEOPLE}&#x27;.* — {shown} items, "
+    assert re.search(rf"what people could be shown: the {shown} items of the study&#x27;s \d+ participant lists, "
+                     rf"drawn from the phrasing &#x27;{PEOPLE}&#x27;.* — {shown} items, "
                      r"no measured rate yet \(the default\)", page), page
     assert f"every item of the study — {every} items, no measured rate yet" in page
     assert "(no measured rate yet: configuration &#x27;fake&#x27; has no finished run of yes/no items)" in page
@@ -211,7 +219,8 @@ def test_run_model_takes_a_scope_and_says_each_scopes_count(study, fake):
     run = ModelRun.objects.get()
     assert run.scope == RunScope.SHOWN and run.items_done == PAIRS * 2
     said = out.getvalue()
-    assert f" * --scope shown: {PAIRS * 2} items, what people could be shown: the phrasing '{PEOPLE}'" in said
+    assert re.search(rf" \* --scope shown: {PAIRS * 2} items, what people could be shown: the {PAIRS * 2} items of "
+                     rf"the study's \d+ participant lists, drawn from the phrasing '{PEOPLE}'", said), said
     assert f"   --scope all: {PAIRS * 2 * PHRASINGS} items" in said and "no measured rate yet" in said
     call_command("run_model", study.slug, "--model", "fake", "--scope", "all", "--no-progress", stdout=StringIO())
     assert ModelRun.objects.order_by("-pk").first().items_done == PAIRS * 2 * PHRASINGS
@@ -230,9 +239,11 @@ def test_run_model_takes_a_scope_and_says_each_scopes_count(study, fake):
 
 
 def test_the_scope_reads_the_one_definition_of_what_people_could_be_shown(study, monkeypatch):
-    """The run's scope reads paired.items_people_can_be_shown and nothing else: change it, and the scope follows."""
-    first = study.items.order_by("id")[:3]
-    monkeypatch.setattr(paired, "items_people_can_be_shown", lambda s: Item.objects.filter(pk__in=[i.pk for i in first]))
+    """The run's scope reads items_people_can_be_shown (what the lists hold) and nothing else: change it, and the
+    scope follows — three items apart, in two runs of ids, as the id-range filter writes them."""
+    first = list(study.items.order_by("id")[:2]) + [study.items.order_by("-id").first()]
+    monkeypatch.setattr(scopes, "items_people_can_be_shown",
+                        lambda s: ItemsShown(item_ids=frozenset(i.pk for i in first), source="a test's choice"))
     assert set(scopes.Scope(RunScope.SHOWN).items(study).values_list("pk", flat=True)) == {i.pk for i in first}
 
 

@@ -4,6 +4,8 @@ permission to add runs (a view-only user gets a 403 and nothing is launched), of
 teams' studies, and says in words what it refused."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -63,7 +65,9 @@ def test_ten_configurations_run_as_one_sweep_each_a_normal_run(study, ten, djang
         page = _sweep(runner, ten, study)
     assert page.status_code == 200
     html = page.content.decode()  # (the message was rendered before the runs were scored: queued)
-    assert "10 runs of swept queued (3 items each, what people could be shown: every phrasing; " in html
+    # three items make no participant list (fewer than a list's length), so no item is one people could be
+    # shown: the runs score every item (the scope's default where 'shown' holds none)
+    assert "10 runs of swept queued (3 items each, every item of the study): " in html
     runs = list(ModelRun.objects.order_by("language_model__name"))
     assert [run.language_model for run in runs] == sorted(ten, key=lambda m: m.name)
     for run in runs:  # each a normal run, scored to the end (eager mode: at once)
