@@ -34,8 +34,7 @@ UNIT = ("one answer: a person's answer to an item, or a model configuration's de
         "clustered by participant (a random intercept per person; each model configuration is one more level) "
         "and by item (a random intercept per item, crossed with participants), so neither the people nor the "
         "items are counted as more independent observations than they are.")
-FAMILY_UNIT = (" Items of one family (a question's option orders, a pair's members, phrasings and perturbed copies; "
-               "the note names the family) share a random intercept too, the item's nested in its family's.")
+FAMILY_UNIT = " Items of one family (family: {}) share a random intercept too, the item's nested in its family's."
 NOTES = (
     "Items are a random effect: they stand for the sentences the study could have asked, not fixed levels "
     "(the language-as-fixed-effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008).",
@@ -111,16 +110,22 @@ def nested(frame: pd.DataFrame) -> bool:
         (frame.groupby("family", observed=True)["item"].nunique() > 1).any())
 
 
-def family_note(frame: pd.DataFrame) -> str:
-    """What a family is for the designs among these answers, how many there are and what the model does with
-    them ("" where no design among them has families)."""
+def family_words(frame: pd.DataFrame) -> str:
+    """What a family is for the designs among these answers, as their registry entries say ("the question (its 4
+    option orders)"; the design named where several are present); "" where none of them has families."""
     from experiments import design_registry as registry
 
     declared = registry.families()
     present = [d for d in sorted(set(frame["design"])) if d in declared] if "design" in frame else []
-    if not present:
+    return "; ".join(f"{declared[d].describe()}" + (f" for {d}" if len(present) > 1 else "") for d in present)
+
+
+def family_note(frame: pd.DataFrame) -> str:
+    """The family (family_words), how many there are among these answers and what the model does with them
+    ("" where no design among them has families)."""
+    words = family_words(frame)
+    if not words:
         return ""
-    words = "; ".join(f"{declared[d].describe()}" + (f" for {d}" if len(present) > 1 else "") for d in present)
     grouped = frame[frame["family"].astype(str).str.startswith("f")]
     counts = (f"{grouped['family'].nunique()} families holding {grouped['item'].nunique()} items among these "
               "answers")
@@ -211,7 +216,7 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
         precheck=both_arms,
         emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
-        notes=tuple(notes), unit=UNIT + (FAMILY_UNIT if families else ""),
+        notes=tuple(notes), unit=UNIT + (FAMILY_UNIT.format(family_words(data) or "as the frames' family column gives it") if families else ""),
         extra=partial(state_sides, all_items=all_items, people=people),
     )
 

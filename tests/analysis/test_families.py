@@ -179,7 +179,8 @@ def test_multiple_choice_and_paired_fits_carry_the_family_term_and_name_the_fami
     assert mc.formula == "correct ~ agent + (1 | participant) + (1 | family) + (1 | item)"
     assert mc.columns == ("correct", "agent", "participant", "family", "item")
     assert mc.notes[0].startswith("Family: the question (its 4 option orders). 32 families holding 128 items")
-    assert "share a random intercept too" in mc.unit
+    assert mc.unit.endswith("Items of one family (family: the question (its 4 option orders)) share a random "
+                            "intercept too, the item's nested in its family's.")
     rows = mc.frame(multiple_choice_frames())
     assert rows["item"].nunique() == 128 and rows["family"].nunique() == 32
     assert rows.groupby("family", observed=True)["item"].nunique().eq(4).all()
