@@ -216,7 +216,9 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
         precheck=both_arms,
         emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
-        notes=tuple(notes), unit=UNIT + (FAMILY_UNIT.format(family_words(data) or "as the frames' family column gives it") if families else ""),
+        notes=tuple(notes),
+        unit=UNIT + (FAMILY_UNIT.format(family_words(data) or "as the frames' family column gives it") if families
+                     else ""),
         extra=partial(state_sides, all_items=all_items, people=people),
     )
 
