@@ -145,7 +145,7 @@ def _runs_glossary() -> dict[str, tuple[str, str, str]]:
 
 
 def by_design(name: str) -> str:
-    """What `valid`, `gold` and `decision_rule` mean for each registered design (experiments/designs/
+    """What `valid`, `gold`, `family` and `decision_rule` mean for each registered design (experiments/designs/
     catalog.py): the codebook says it per design, so a reader never takes validity for the expected
     answer nor one design's rule for another's."""
     from experiments import design_registry as registry
@@ -154,6 +154,12 @@ def by_design(name: str) -> str:
         return " By design: " + "; ".join(f"{d.name}: {registry.VALIDITY[d.validity]}" for d in registry.all_designs())
     if name == "gold":
         return " By design: " + "; ".join(f"{d.name}: {d.gold}" for d in registry.all_designs())
+    if name == "family":
+        found = registry.families()
+        return (" By design: " + "; ".join(f"{d.name}: {found[d.name].describe() if d.name in found else 'none'}"
+                                           for d in registry.all_designs())
+                + ". In a model frame (data/model_frames/) it is f + the family, or the item's own label for an item "
+                  "without one; a model frame has it only where the model has a (1 | family) term.")
     if name == "decision_rule":
         return (" Each design's paper's rule, used unless the configuration set its own (runs.csv, "
                 "configurations.csv): " + "; ".join(f"{d.name}: {d.scoring.decision_rule}"

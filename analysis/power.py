@@ -11,8 +11,9 @@ From a pilot (simulated or real participants) and the model scores the model is 
 report fits it (rbridge.fit). Then, for each candidate number of participants n, `nsim` studies are
 simulated from that fit (analysis/r/power.R, duet_power_simulate: n participants drawn from the
 pilot's lists; every answer, the models' included, drawn from the fitted GLMM — new participants, the
-models' own effects, item effects drawn anew and shared by people and models, as the report's model
-treats them). Each simulated study is fitted by the report's one rule (rbridge.fit_r: the cell and
+models' own effects, item effects drawn anew and shared by people and models, and where the model has a
+family term the families' effects drawn anew too, each item's nested in its family's, as the report's
+model treats them). Each simulated study is fitted by the report's one rule (rbridge.fit_r: the cell and
 linear-programming separation checks, glmer with the Nelder-Mead retry, and blme::bglmer on
 separation, on a glmer error or on an SE past the limit) and tested as the report tests it: each model
 minus the humans on the probability scale (emmeans regrid), Holm-adjusted across the models within
@@ -59,8 +60,8 @@ DEPARTURES = (
     "Every answer is drawn from the fitted model, the models' included: the report's model treats a configuration's "
     "decisions as Bernoulli draws around its fitted rate; the real configurations' answers are already known and "
     "would not change in the study.",
-    "The items' effects are drawn anew in each simulated study (the report treats the items as a sample); the study "
-    "will ask the pilot's items, whose effects are fixed.",
+    "The items' effects (and their families', where the model has a family term) are drawn anew in each simulated "
+    "study (the report treats the items as a sample); the study will ask the pilot's items, whose effects are fixed.",
     "New participants take the lists (items and order) of pilot participants drawn at random; exclusions are not "
     "simulated (every simulated participant is kept).",
 )
@@ -94,21 +95,26 @@ def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFr
     return spec.frame(frames)[list(spec.columns)]
 
 
-def groups(spec: ModelSpec) -> tuple[str, str]:
-    """(people, items): the grouping factors of the spec's two random intercepts, items being spec.group."""
+FAMILY = "family"  # the grouping factor of the items' families (analysis/versus.py), nested above the items
+
+
+def groups(spec: ModelSpec) -> tuple[str, str, str | None]:
+    """(people, items, families): the grouping factors of the spec's random intercepts, items being spec.group,
+    families the (1 | family) term where the model has one (None where not)."""
     found = re.findall(r"\(\s*1\s*\|\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*\)", spec.formula)
-    people = [g for g in found if g != spec.group]
-    if len(found) != 2 or len(people) != 1:
-        raise ValueError(f"A power analysis needs a model with random intercepts by participant and by item; "
-                         f"{spec.key} has {spec.formula}")
-    return people[0], spec.group
+    families = FAMILY if FAMILY in found and spec.group != FAMILY else None
+    people = [g for g in found if g not in (spec.group, families)]
+    if len(found) != 2 + (families is not None) or len(people) != 1:
+        raise ValueError(f"A power analysis needs a model with random intercepts by participant and by item (and by "
+                         f"family where items come in families); {spec.key} has {spec.formula}")
+    return people[0], spec.group, families
 
 
 def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelSpec | None = None,
              truth: dict | None = None, progress: Callable[[int, int], None] | None = None) -> PowerResult:
     """The power curve of every model-vs-human contrast over plan.sizes (see the module's docstring)."""
     spec = spec or default_spec()
-    people, items = groups(spec)
+    people, items, families = groups(spec)
     fit = rb.fit(spec.formula, frame, family="binomial", fast=spec.fast)
     total, done = len(plan.sizes) * plan.nsim, 0
     rows = []
@@ -126,7 +132,8 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
         for n in plan.sizes:
             for k in range(plan.nsim):
                 seed = (plan.seed * 1_000_003 + n * 10_007 + k) % 2_147_483_647
-                study = rb.call("duet_power_simulate", fit.model, data, n, seed, people, items, beta, theta)
+                study = rb.call("duet_power_simulate", fit.model, data, n, seed, people, items, beta, theta,
+                                families or ro.NULL)
                 result = study_result(r, spec, study, start=start, blanks=blanks)
                 result["n"] = n
                 rows.append(result)
@@ -239,7 +246,7 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})", unit=(
         "a simulated study: power is a share of the simulated studies per size (Wilson Monte-Carlo interval over "
         "them); within each, the report's own test, with answers clustered by participant and by item (003's model: by "
-        "interpretation)"))
+        "interpretation), and by the items' family where the model has a family term (its formula below)"))
     section.tables["needed"], section.tables["curve"] = needed_rows, curve
     section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
     section.n_obs = int(pilot.get("trials", 0))

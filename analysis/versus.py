@@ -2,6 +2,13 @@
 
     correct ~ agent * (factor_1 + … + factor_k) + (1 | participant) + (1 | item),
 
+with `+ (1 | family)` beside `(1 | item)` where the answers hold several members of one family (issue 44
+item 4: a question's option orders, a pair's members, phrasings and perturbed copies; each design declares its
+families in the registry, `Design.family`, and the frames carry the `family` column, experiments/schema.py).
+The rule, decided by the data: the family term is in the model exactly when some family holds more than one
+item among the model's answers; where every family holds one item the item's intercept is its family's, a
+second term could not be told apart from it, and the formula stays as above.
+
 with the study's declared factors (analysis/factors.py), built as a `ModelSpec` and fitted by
 sections.fit_spec like every model of the report. `agent` is human or a model configuration; a model
 configuration is one more level of `participant`. Items are a random effect, crossed with
@@ -27,6 +34,7 @@ UNIT = ("one answer: a person's answer to an item, or a model configuration's de
         "clustered by participant (a random intercept per person; each model configuration is one more level) "
         "and by item (a random intercept per item, crossed with participants), so neither the people nor the "
         "items are counted as more independent observations than they are.")
+FAMILY_UNIT = " Items of one family (family: {}) share a random intercept too, the item's nested in its family's."
 NOTES = (
     "Items are a random effect: they stand for the sentences the study could have asked, not fixed levels "
     "(the language-as-fixed-effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008).",
@@ -61,20 +69,22 @@ def rows(frames: StudyFrames, *, factors: tuple[str, ...] = (), all_items: bool 
             "item_id": frame["item_id"],
             "variant": frame["variant"].fillna("").astype(str) if "variant" in frame else "",
             "condition": frame["condition"].astype(str) if "condition" in frame else "real",
+            "design": frame["design"].fillna("").astype(str) if "design" in frame else "",
         })
+        part["family"] = family_labels(frame, part["item"])
         for factor in factors:
             part[declared.r_name(factor)] = _codes(frame, factor)
         parts.append(part)
     names = [declared.r_name(f) for f in factors]
     if not parts:
         return pd.DataFrame(columns=["agent", "participant", "item", "correct", "item_id", "variant", "condition",
-                                     *names])
+                                     "design", "family", *names])
     frame = pd.concat(parts, ignore_index=True)
     for name in names:
         frame = frame[frame[name] != ""]
     agents = ["human"] + sorted(set(frame["agent"]) - {"human"})
     frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
-    for group in ("participant", "item"):  # levels recorded, so a refit from the CSV orders them alike
+    for group in ("participant", "item", "family"):  # levels recorded, so a refit from the CSV orders them alike
         frame[group] = pd.Categorical(frame[group], categories=sorted(set(frame[group])))
     for factor, name in zip(factors, names):
         present = set(frame[name])
@@ -83,6 +93,48 @@ def rows(frames: StudyFrames, *, factors: tuple[str, ...] = (), all_items: bool 
         frame[name] = pd.Categorical(frame[name], categories=[v for v in dict.fromkeys([*order, *sorted(present)])
                                                               if v in present])
     return frame.reset_index(drop=True)
+
+
+def family_labels(frame: pd.DataFrame, items: pd.Series) -> pd.Series:
+    """Each answer's family as the model names it: f + the item's family (the frames' `family` column, declared
+    by its design), or the item's own label where it has none (an item alone is a family of one)."""
+    if "family" not in frame:
+        return items.astype(str)
+    family = frame["family"].astype(object).where(frame["family"].notna(), "").astype(str).to_numpy()
+    return pd.Series(["f" + f if f else i for f, i in zip(family, items.astype(str))], index=items.index)
+
+
+def nested(frame: pd.DataFrame) -> bool:
+    """The rule for the family term: whether some family holds more than one item among these answers."""
+    return bool(len(frame)) and "family" in frame and bool(
+        (frame.groupby("family", observed=True)["item"].nunique() > 1).any())
+
+
+def family_words(frame: pd.DataFrame) -> str:
+    """What a family is for the designs among these answers, as their registry entries say ("the question (its 4
+    option orders)"; the design named where several are present); "" where none of them has families."""
+    from experiments import design_registry as registry
+
+    declared = registry.families()
+    present = [d for d in sorted(set(frame["design"])) if d in declared] if "design" in frame else []
+    return "; ".join(f"{declared[d].describe()}" + (f" for {d}" if len(present) > 1 else "") for d in present)
+
+
+def family_note(frame: pd.DataFrame) -> str:
+    """The family (family_words), how many there are among these answers and what the model does with them
+    ("" where no design among them has families)."""
+    words = family_words(frame)
+    if not words:
+        return ""
+    grouped = frame[frame["family"].astype(str).str.startswith("f")]
+    counts = (f"{grouped['family'].nunique()} families holding {grouped['item'].nunique()} items among these "
+              "answers")
+    if nested(frame):
+        return (f"Family: {words}. {counts}. Items of one family share a random intercept, (1 | family) beside "
+                "(1 | item): the item's intercept is nested in its family's, so a family's members are not counted as "
+                "unrelated items (issue 44).")
+    return (f"Family: {words}. {counts}: each family holds one item here, so the item's intercept is its family's "
+            "and the model has no separate family term.")
 
 
 def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
@@ -127,9 +179,10 @@ def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, s
         section.notes.insert(0, like_for_like.sides_note(table, shown))
 
 
-def formula(names: list[str]) -> str:
+def formula(names: list[str], *, families: bool = False) -> str:
+    """The model's formula: `families` adds (1 | family) beside (1 | item) (the rule: `nested`)."""
     fixed = "agent" if not names else f"agent * {names[0]}" if len(names) == 1 else f"agent * ({' + '.join(names)})"
-    return f"correct ~ {fixed} + (1 | participant) + (1 | item)"
+    return f"correct ~ {fixed} + (1 | participant) + {'(1 | family) + ' if families else ''}(1 | item)"
 
 
 def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
@@ -147,19 +200,26 @@ def spec(frames: StudyFrames, factors, *, all_items: bool = False) -> ModelSpec:
     if not factors:
         notes.append("The study declares no factors (import_items --factors, or the study's settings): the model "
                      "compares the agents overall.")
+    families = nested(data)
+    said = family_note(data) if len(data) else ""
+    if said:
+        notes.insert(0, said)
     shown = like_for_like.items_shown(frames.shown, metrics.analysed_rows(frames.kept, frames.analysed))
     title = "Humans vs each model (binomial GLMM, crossed random effects)"
     if all_items:
         title = "Sensitivity analysis: humans vs each model on every item the models answered (not like for like)"
     return ModelSpec(
-        key=ALL_ITEMS_KEY if all_items else KEY, title=title, formula=formula(names),
-        frame=partial(rows, factors=kept, all_items=all_items), columns=("correct", "agent", *names, "participant",
-                                                                          "item"),
+        key=ALL_ITEMS_KEY if all_items else KEY, title=title, formula=formula(names, families=families),
+        frame=partial(rows, factors=kept, all_items=all_items),
+        columns=("correct", "agent", *names, "participant", *(("family",) if families else ()), "item"),
         group="item", needs="answers", factors=("agent", *names), min_groups=2, family="binomial",
         precheck=both_arms,
         emmeans=(("emmeans_agent", "~ agent"), *((f"emmeans_agent_by_{n}", f"~ agent | {n}") for n in names)),
         versus=(("model_vs_human", "agent", None), *((f"model_vs_human_by_{n}", "agent", n) for n in names)),
-        notes=tuple(notes), unit=UNIT, extra=partial(state_sides, all_items=all_items, shown=shown),
+        notes=tuple(notes),
+        unit=UNIT + (FAMILY_UNIT.format(family_words(data) or "as the frames' family column gives it") if families
+                     else ""),
+        extra=partial(state_sides, all_items=all_items, shown=shown),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from logic.modal_forms import NECESSITATION_FORM
 
-from .design_registry import item_valid
+from .design_registry import item_family, item_valid
 
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 
@@ -54,8 +54,13 @@ class Column:
             raise ValueError(f"{self.name}: a derived column names the columns it uses, and only it does")
 
     def under(self, prefix: str) -> Column:
-        """The column read through a relation (`item__` from a Trial or a ModelScore)."""
-        return replace(self, source=prefix + self.source) if self.source else self
+        """The column read through a relation (`item__` from a Trial or a ModelScore): its source, and the
+        database paths (names with '__') a derivation uses, are read through it too."""
+        if self.source:
+            return replace(self, source=prefix + self.source)
+        if any("__" in u for u in self.uses):
+            return replace(self, uses=tuple(prefix + u if "__" in u else u for u in self.uses))
+        return self
 
 
 # Paper 003's argument forms → ASCII codes (valid forms first, then the fallacies); other designs' labels.
@@ -96,6 +101,11 @@ def _valid(design: str, gold: str | None) -> bool | None:
     return item_valid(design, gold)
 
 
+
+
+def _family(design: str, pair_id: str | None, original_pair_id: str | None) -> str:
+    """Each design's family of an item (its Family in the registry), from its pair and its original's."""
+    return item_family(design, pair_id, original_pair_id)
 
 
 def _options(value) -> str:
@@ -157,6 +167,11 @@ ITEM = (  # sources from an Item
            "(blank otherwise)", source="pair_id"),
     Column("pair_role", "string", "the item's role in its pair (rulebreaker / non-rulebreaker, original / flipped)",
            source="pair_role"),
+    Column("family", "string", "the item's family: the items that are one piece of content asked several ways share "
+           "it (a question's option orders; a pair's members, phrasings and perturbed copies: the pair id of the "
+           "item's original, else its own), and every mixed model holding several of them gives the family a random "
+           "intercept beside the item's; blank for an item of a design without families",
+           derive=_family, uses=("design", "pair_id", "original__pair_id")),
     Column("variant", "string", "the prompt variant (phrasing) the item is written in (blank for "
            "single-phrasing designs)", source="variant"),
     Column("kind", "string", "yes_no, or multiple_choice (four options, seed 001; gold and answers are then "
@@ -367,7 +382,7 @@ class Rows:
         row = {c.name: values.get(c.name) for c in self.columns}
         for name, uses, function in self._derive_named:
             if name not in values:
-                row[name] = function(*[row[u] for u in uses])
+                row[name] = function(*[row[u] if u in row else values.get(u) for u in uses])
         return tuple(row[name] for name in self.names)
 
 

@@ -25,20 +25,24 @@ duet_power_design <- function(data, n, people) {
 }
 
 # One simulated study's answers, the way the report's model treats them (the model is
-# correct ~ agent * (...) + (1 | people) + (1 | items)):
-# - logit = the fixed effects (the pilot fit's, or `beta`) + a person's effect + an item's effect;
+# correct ~ agent * (...) + (1 | people) + (1 | items), with + (1 | families) where items come in families):
+# - logit = the fixed effects (the pilot fit's, or `beta`) + a person's effect + an item's effect (+ its
+#   family's effect);
 # - new participants: each a new draw of the people's random intercept (sd from the fit, or `theta`);
 #   a model configuration is the same configuration in every study: it keeps its own conditional mode;
 # - items: their random intercepts drawn anew in each study and shared by people and models (the report
 #   treats the items as a sample of the sentences one could ask, one effect per item for every agent);
+# - families (`families`: the grouping factor, NULL where the model has none): their random intercepts drawn
+#   anew in each study too, shared by every member and every agent, each item's own effect added to its
+#   family's (items nested in families, as (1 | family) + (1 | item) treats them);
 # - every answer, the models' included, a Bernoulli draw (the report's binomial model of a decision).
 # `beta` and `theta`: named vectors (fixef and getME(m, "theta") names) that replace the fit's.
-duet_power_simulate <- function(m, data, n, seed, people, items, beta = NULL, theta = NULL) {
+duet_power_simulate <- function(m, data, n, seed, people, items, beta = NULL, theta = NULL, families = NULL) {
   bars <- vapply(lme4::findbars(formula(m)), function(b) paste(deparse(b), collapse = ""), character(1))
-  wanted <- c(paste("1 |", people), paste("1 |", items))
+  wanted <- c(paste("1 |", people), paste("1 |", items), if (!is.null(families)) paste("1 |", families))
   if (!setequal(bars, wanted)) {
-    stop("the power simulation handles random intercepts by ", people, " and by ", items, " only; the model has ",
-         paste(bars, collapse = ", "))
+    stop("the power simulation handles random intercepts by ", paste(wanted, collapse = ", "),
+         " only; the model has ", paste(bars, collapse = ", "))
   }
   set.seed(seed)
   design <- duet_power_design(data, n, people)
@@ -60,6 +64,11 @@ duet_power_simulate <- function(m, data, n, seed, people, items, beta = NULL, th
   level <- unique(as.character(design[[items]]))
   item <- stats::setNames(stats::rnorm(length(level), 0, sds[[paste0(items, ".(Intercept)")]]), level)
   eta <- eta + person + item[as.character(design[[items]])]
+  if (!is.null(families)) {
+    group <- unique(as.character(design[[families]]))
+    family <- stats::setNames(stats::rnorm(length(group), 0, sds[[paste0(families, ".(Intercept)")]]), group)
+    eta <- eta + family[as.character(design[[families]])]
+  }
   design$correct <- stats::rbinom(nrow(design), 1, stats::plogis(eta))
   design
 }

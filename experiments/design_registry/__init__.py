@@ -7,7 +7,8 @@ each as the design's paper says) and what its items' `valid` and `gold` mean; wh
 and what a model is sent (`Wording`: the model's prompt ends in its answer cue), the human arm's
 defaults (practice questions, catch items: logic/human_defaults.py), which of its phrasings people are
 shown (`people_phrasings`; `list_pool` builds the rule the participants' lists are drawn by), the logical
-forms it tests, its pair roles; its package (designs/<family>/) registers the report parts that read it.
+forms it tests, its pair roles, which of its items are one family (`family`: the GLMMs' random intercept
+beside the item's); its package (designs/<family>/) registers the report parts that read it.
 The commands (generate_items, import_items, perturb_items), the admin, the human arm, the model arm, the
 report and the codebook read it; nothing else branches on a design's name
 (tests/experiments/test_design_names.py greps for one).
@@ -132,6 +133,30 @@ ONE_PHRASING, EVERY_PHRASING, PEOPLE_PHRASINGS = pool.ONE_PHRASING, pool.EVERY_P
 ListPool = pool.ListPool
 
 
+def by_pair(pair_id: str, original_pair_id: str) -> str:
+    """An item's family by its pair (Family.key's default): its original's pair for a copy or an option order
+    (an item linked to its original), else its own; blank for an item in no pair."""
+    return original_pair_id or pair_id or ""
+
+
+@dataclass(frozen=True)
+class Family:
+    """Which of a design's items are one family (issue 44 item 4): one piece of content asked several ways, as a
+    question's option orders, a pair's members and phrasings, and the pair's perturbed copies are. Every GLMM of
+    the report and of the power analysis that holds several members of one family gives the family a random
+    intercept beside the item's (analysis/versus.py), so the members are not counted as unrelated items.
+    `name` says what one family is and `members` what its items are, in the report's words ("the question",
+    "its 4 option orders"); `key(pair_id, original_pair_id)` gives an item's family from its own pair and its
+    original's (experiments/schema.py's `family` column reads it)."""
+
+    name: str
+    members: str
+    key: Callable[[str, str], str] = by_pair
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.members})"
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of a generated design: the command's --flag and the admin form's field."""
@@ -230,6 +255,9 @@ class Design:
     # The study's modal-logic fields its items are keyed under (of MODAL_FIELDS): the study's page shows
     # only these (a design without modal logic, such as Rulebreakers, shows neither).
     modal_fields: tuple[str, ...] = ()
+    # Which of its items are one family (a question's option orders, a pair's members, phrasings and copies),
+    # sharing a random intercept in the GLMMs; None: each item stands alone (003's designs, a yes/no bank).
+    family: Family | None = None
 
     def __post_init__(self):
         if set(self.modal_fields) - set(MODAL_FIELDS):
@@ -348,6 +376,20 @@ def list_pool(*, human_variant: str = "", perturbed: bool = False,
     one = frozenset(d.name for d in all_designs() if d.people_phrasings == ONE_PHRASING)
     return ListPool(human_variant=human_variant, perturbed=perturbed, one_phrasing=one,
                     never=frozenset({CATCH_ITEMS}), source=source)
+
+
+def item_family(name: str, pair_id: str | None, original_pair_id: str | None) -> str:
+    """The family of an item of design `name` (Family.key): blank for a design without families (and catch
+    items, an unset design) and for an item in no pair."""
+    found = _designs.get(name)
+    if found is None or found.family is None:
+        return ""
+    return found.family.key(pair_id or "", original_pair_id or "")
+
+
+def families() -> dict[str, Family]:
+    """Design name → its Family, for the designs whose items come in families."""
+    return {d.name: d.family for d in all_designs() if d.family is not None}
 
 
 def pair_roles() -> dict[str, tuple[str, ...]]:

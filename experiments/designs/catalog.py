@@ -14,9 +14,8 @@ from ..models import LogicSystem
 from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from ..design_registry import (
-    CASES, CONSEQUENCE, FORM_VALID, GENERATE, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, TOP_TOKEN, VALID_IS_GOLD,
-    Design, Generation, Option,
-    Scoring,
+    CASES, CONSEQUENCE, FORM_VALID, GENERATE, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, TOP_TOKEN,
+    VALID_IS_GOLD, Design, Family, Generation, Option, Scoring,
     Wording,
     register,
 )
@@ -165,6 +164,7 @@ register(Design(
     tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
     pair_roles=rulebreakers.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant; models all ten (000 §4.2)
+    family=Family("the pair", "its two members in every phrasing, and their perturbed copies"),
 ))
 
 register(Design(
@@ -208,6 +208,8 @@ register(Design(
     practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
     pair_roles=dual_sided.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant (template 3); models all five
+    family=Family("the rule's pair", "its original and flipped conclusions in every template, and their perturbed "
+                                     "copies"),
 ))
 
 register(Design(
@@ -238,6 +240,7 @@ register(Design(
         instructions=(mc.INSTRUCTION,),
     ),
     practice=human_defaults.multiple_choice_practice, catch_items=human_defaults.multiple_choice_checks,
+    family=Family("the question", f"its {len(multiple_choice.mc.ROLES)} option orders"),
 ))
 
 register(Design(
