@@ -39,9 +39,10 @@ the same splits), its jackknife bias removed from the centre and z ± 1.96 jackk
 It is deterministic (no seed). Why this and not a bootstrap of participants: resampling participants with
 replacement puts copies of one person in a half, so the halves hold fewer distinct people and both
 statistics come out attenuated (the old intervals missed their own estimates). Why not the percentile
-bootstrap of items: in bench/likeness_coverage.py's simulations it covered 90–93 % with 24–40 items, this
-interval 93–96 %. Error consistency is a mean of per-participant κ: a percentile bootstrap of participants
-(seeded), the κ of each drawn participant as it is.
+bootstrap of items: in bench/likeness_coverage.py's simulations it tends to under-cover (0.925–0.935 in half
+the cells, 0.90–0.93 with 24–40 items at moderate reliability), while this interval covered 0.940–0.975.
+Error consistency is a mean of per-participant κ: a percentile bootstrap of participants (seeded), the κ of
+each drawn participant as it is.
 """
 from __future__ import annotations
 
