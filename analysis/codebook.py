@@ -89,6 +89,8 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "chisq": ("number", "", "likelihood-ratio χ² of the term (full vs reduced model)"),
     "aic_full": ("number", "", "AIC of the full model"), "aic_reduced": ("number", "", "AIC of the reduced model"),
     "optimizer": ("string", "", "the optimizer that fitted the models"), "warnings": ("string", "", "fit warnings"),
+    "discarded": ("string", "", "warnings of refit attempts not kept (an optimizer that did not converge when the next "
+                  "did)"),
     "n": ("integer", "", "number of observations (paired and multiple-choice tables: the independent units the "
                          "interval or test rests on, named in `unit`)"),
     "unit": ("string", "", "the sampling unit of the row's interval or test (pair, rule, item pair, participant)"),

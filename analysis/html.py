@@ -65,7 +65,11 @@ def _section(section) -> str:
         parts.append(f"<p class='note'>{escape(note)}</p>")
     if section.warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in section.warnings)
-        parts.append(f"<p class='warn'>Warnings from R:</p><ul class='warn'>{items}</ul>")
+        parts.append(f"<p class='warn'>Warnings from R (the fits reported):</p><ul class='warn'>{items}</ul>")
+    if section.discarded:
+        items = "".join(f"<li>{escape(w)}</li>" for w in section.discarded)
+        parts.append("<p>Discarded fitting attempts (not the fits reported; their warnings do not apply to the "
+                     f"numbers above):</p><ul>{items}</ul>")
     for figure in section.figures.values():
         parts.append(_figure(figure))
     for name, frame in section.tables.items():

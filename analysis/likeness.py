@@ -9,11 +9,15 @@ gold letter's probability relative to the four letters).
 * choice_r: Pearson r across items between the people's share choosing the target and p_target.
 * ceiling: split-half reliability of those item shares: participants split at random into two halves
   (the first ⌊n/2⌋ of a permutation, the rest), r between the halves' shares over the items both halves
-  answered, Spearman–Brown corrected, 2r / (1 + r), and averaged over the splits.
+  answered, Spearman–Brown corrected, 2r / (1 + r), and averaged over the splits. A split whose halves
+  correlate negatively enters the mean uncorrected (Spearman–Brown assumes halves that measure the same
+  thing; applied to r < 0 it would exaggerate the disagreement, and at r = −1 divide by zero); those splits
+  are counted (`negative_splits`).
 * error_consistency (Geirhos et al. 2020): per participant, Cohen's κ between their correct/incorrect and
   the model's on the same answers, κ = (c_obs − c_exp) / (1 − c_exp), c_obs the share of answers where
   both are right or both wrong, c_exp = p·q + (1 − p)(1 − q) from their accuracies p and q; the mean over
-  participants.
+  participants. A model with no errors (or no correct answers) on the items has none: every κ is 0 or
+  undefined by construction, so the cell is blank with its reason.
 * loglik_per_answer: mean natural log of the model's relative probability of each person's answer
   (Binz et al. 2025, Centaur); loglik_base: the same under the people's base rate (the share of all
   answers of that kind giving that answer).
@@ -21,18 +25,29 @@ gold letter's probability relative to the four letters).
 Edge cases, each said in the report: an item everyone answered alike keeps its share (0 or 1); a model
 decision 'other' counts as incorrect (it is not the gold answer); a participant whose expected agreement
 is 1 (they and the model both all right or both all wrong) has no κ and is left out of the mean and its
-bootstrap (counted in `kappa_participants`); a probability below EPS counts as EPS in the log-likelihood
+bootstrap (counted in `kappa_left_out`); a probability below EPS counts as EPS in the log-likelihood
 (counted in `clipped`); a statistic without enough data (under 3 items, constant shares) is NaN.
+`choice_r_over_ceiling` is blank when the ceiling is not above 0 or its interval reaches 0 (a ratio over a
+denominator that may be 0 or negative says nothing). Every blank or qualified cell has its reason in
+`reasons`.
 
-Intervals: 95% percentile bootstrap, seeded. choice_r and the ceiling resample participants and items
-together (a participant's copies always fall in the same half); error consistency resamples
-participants (the same participant draws). Each resample's ceiling averages the first BOOTSTRAP_SPLITS splits
-(the point estimate all SPLITS); the ceiling depends only on the people, so models scored on the same items
-share it.
+Intervals (issue 44 item 5). choice_r and the ceiling: the items are the units (each item one column of
+answers, independent of the others given the people), the people's splits stay fixed, so each half holds
+distinct people, the same ones as in the point estimate. The interval is the delete-one jackknife over
+items on Fisher's z scale (atanh): each item left out in turn, the statistic recomputed (the ceiling over
+the same splits), its jackknife bias removed from the centre and z ± 1.96 jackknife SEs mapped back by tanh.
+It is deterministic (no seed). Why this and not a bootstrap of participants: resampling participants with
+replacement puts copies of one person in a half, so the halves hold fewer distinct people and both
+statistics come out attenuated (the old intervals missed their own estimates). Why not the percentile
+bootstrap of items: in bench/likeness_coverage.py's simulations it tends to under-cover (0.925–0.935 in half
+the cells, 0.90–0.93 with 24–40 items at moderate reliability), while this interval covered 0.940–0.975.
+Error consistency is a mean of per-participant κ: a percentile bootstrap of participants (seeded), the κ of
+each drawn participant as it is.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -42,17 +57,18 @@ YES_NO = ("yes", "no")
 MULTIPLE_CHOICE = "multiple_choice"
 EPS = 1e-6  # probabilities below this count as EPS in the log-likelihood
 SPLITS = 100
-BOOTSTRAP_SPLITS = 20  # each bootstrap resample of the ceiling averages the first 20 of the splits
-RESAMPLES = 2000
+RESAMPLES = 2000  # bootstrap resamples of participants for error consistency's interval
 SEED = 35
 LEVEL = 0.95
 TINY = 1e-12  # a variance (or 1 − expected agreement) at most this is taken as zero
+EDGE = 1 - 1e-9  # a correlation-scale value is clipped to ±EDGE before atanh
 FRAME_COLUMNS = ("model", "participant", "item_id", "kind", "answer", "target", "chose_target", "correct",
                  "p_target", "p_answer", "model_decision", "model_correct")
 TABLE_COLUMNS = ("model", "items", "answers", "participants", "choice_r", "choice_r_low", "choice_r_high",
                  "ceiling", "ceiling_low", "ceiling_high", "choice_r_over_ceiling", "error_consistency",
-                 "error_consistency_low", "error_consistency_high", "kappa_participants", "loglik_per_answer",
-                 "loglik_base", "clipped", "splits", "resamples", "seed")
+                 "error_consistency_low", "error_consistency_high", "kappa_participants", "kappa_left_out",
+                 "loglik_per_answer", "loglik_base", "clipped", "negative_splits", "splits", "resamples", "seed",
+                 "reasons")
 
 
 @dataclass(frozen=True)
@@ -152,9 +168,10 @@ def _weighted_r(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _spearman_brown(r: np.ndarray) -> np.ndarray:
+    """2r / (1 + r) for r ≥ 0; a negative r as it is (not corrected: see the module's docstring)."""
     r = np.asarray(r, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(r > -1.0, 2.0 * r / (1.0 + r), np.nan)
+        return np.where(r >= 0, 2.0 * r / (1.0 + r), r)
 
 
 def _mean_defined(values: np.ndarray, axis=None) -> np.ndarray | float:
@@ -199,31 +216,93 @@ def _shares(S: np.ndarray, D: np.ndarray) -> np.ndarray:
         return np.where(D > 0, S / np.where(D > 0, D, 1.0), 0.0)
 
 
+def _leave_one_out_r(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """`_weighted_r` of each row without each item in turn: entry [..., i] is the r with item i's weight set to
+    0 (the same rules: NaN without variance or under 3 items). From the weighted sums less item i's terms,
+    centred on the full means so nothing large cancels."""
+    x, y, w = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(w, float))
+    x, y = np.where(w > 0, x, 0.0), np.where(w > 0, y, 0.0)
+    total = w.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = np.where(w > 0, x - (w * x).sum(axis=-1, keepdims=True) / total, 0.0)
+        dy = np.where(w > 0, y - (w * y).sum(axis=-1, keepdims=True) / total, 0.0)
+        rest = total - w
+
+        def less(v):
+            return (w * v).sum(axis=-1, keepdims=True) - w * v
+
+        sx, sy = less(dx), less(dy)
+        vx, vy = less(dx * dx) - sx * sx / rest, less(dy * dy) - sy * sy / rest
+        r = (less(dx * dy) - sx * sy / rest) / np.sqrt(vx * vy)
+    count = (w > 0).sum(axis=-1, keepdims=True) - (w > 0)
+    bad = ~(rest > 0) | (vx <= TINY * rest) | (vy <= TINY * rest) | (count < 3)
+    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _jackknife_z(point: float, leave_one_out: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """The delete-one jackknife interval of a correlation-scale statistic on Fisher's z scale: the centre
+    atanh(point) less the jackknife bias (k − 1)(mean z₋ᵢ − z), ± the normal quantile × the jackknife SE
+    √((k − 1)/k · Σ(z₋ᵢ − mean)²), mapped back by tanh. NaN when the point or any leave-one-out value is
+    undefined."""
+    values = np.asarray(leave_one_out, dtype=float)
+    k = len(values)
+    if k < 2 or np.isnan(point) or np.isnan(values).any():
+        return float("nan"), float("nan")
+    z, z_point = np.arctanh(np.clip(values, -EDGE, EDGE)), float(np.arctanh(np.clip(point, -EDGE, EDGE)))
+    mean = z.mean()
+    centre = z_point - (k - 1) * (mean - z_point)
+    se = float(np.sqrt((k - 1) / k * np.sum((z - mean) ** 2)))
+    q = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return float(np.tanh(centre - q * se)), float(np.tanh(centre + q * se))
+
+
+def item_shares(mat: Matrices) -> np.ndarray:
+    """Each item's share of answers giving the target (all participants)."""
+    return _shares(mat.Y.sum(axis=0), mat.N.sum(axis=0))
+
+
+def half_shares(mat: Matrices) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per split (rows) and item (columns): half A's share, half B's share, and 1.0 where both halves answered
+    the item (0.0 elsewhere). Each half holds distinct participants. Half B's counts are the totals less half
+    A's (exact: counts)."""
+    Sa, Da = mat.H @ mat.Y, mat.H @ mat.N
+    Sb, Db = mat.Y.sum(axis=0) - Sa, mat.N.sum(axis=0) - Da
+    return _shares(Sa, Da), _shares(Sb, Db), ((Da > 0) & (Db > 0)).astype(float)
+
+
 def choice_r(frame: pd.DataFrame) -> float:
     """Pearson r across items between the share choosing the target and the model's p_target."""
     items = frame.groupby("item_id").agg(share=("chose_target", "mean"), p=("p_target", "first"))
     return float(_weighted_r(items["share"].to_numpy(), items["p"].to_numpy(), np.ones(len(items))))
 
 
-def _ceiling_rows(mat: Matrices, Wp: np.ndarray, Wi: np.ndarray, splits: int | None = None) -> np.ndarray:
-    """The ceiling for each row of participant weights Wp (and item weights Wi): the mean over the first
-    `splits` splits (all by default). Half B's counts are the totals less half A's (exact: counts)."""
-    H = mat.H[:splits]
-    out = np.empty((len(H), len(Wp)))
-    S, D = Wp @ mat.Y, Wp @ mat.N
-    for s, half in enumerate(H):
-        a = Wp * half
-        Sa, Da = a @ mat.Y, a @ mat.N
-        Sb, Db = S - Sa, D - Da
-        w = Wi * ((Da > 0) & (Db > 0))
-        out[s] = _spearman_brown(_weighted_r(_shares(Sa, Da), _shares(Sb, Db), w))
-    return _mean_defined(out, axis=0)
+def choice_r_interval(mat: Matrices, point: float, level: float = LEVEL) -> tuple[float, float]:
+    """choice_r's interval: the jackknife over items (`_jackknife_z`)."""
+    return _jackknife_z(point, _leave_one_out_r(item_shares(mat), mat.m, np.ones(len(mat.items))), level)
+
+
+def split_rs(mat: Matrices) -> np.ndarray:
+    """r between the halves' shares, per split, over the items both halves answered (NaN: undefined)."""
+    a, b, both = half_shares(mat)
+    return _weighted_r(a, b, both)
+
+
+def ceiling_summary(mat: Matrices, level: float = LEVEL) -> dict:
+    """The ceiling (the mean over the splits of each split's r, Spearman–Brown corrected when r ≥ 0), its
+    jackknife interval over items (the same splits, each item left out in turn) and the count of splits with
+    a negative r, and of splits with an r at all."""
+    a, b, both = half_shares(mat)
+    rs = _weighted_r(a, b, both)
+    point = float(_mean_defined(_spearman_brown(rs)))
+    leave_one_out = _mean_defined(_spearman_brown(_leave_one_out_r(a, b, both)), axis=0)
+    low, high = _jackknife_z(point, leave_one_out, level)
+    return {"ceiling": point, "ceiling_low": low, "ceiling_high": high,
+            "negative_splits": int(np.sum(rs < 0)), "defined_splits": int(np.sum(~np.isnan(rs)))}
 
 
 def ceiling(frame: pd.DataFrame, halves: pd.DataFrame) -> float:
     """Split-half reliability of the item shares, Spearman–Brown corrected, averaged over the splits."""
-    mat = matrices(frame, halves)
-    return float(_ceiling_rows(mat, np.ones((1, len(mat.participants))), np.ones((1, len(mat.items))))[0])
+    return ceiling_summary(matrices(frame, halves))["ceiling"]
 
 
 def kappas(frame: pd.DataFrame) -> pd.Series:
@@ -237,7 +316,21 @@ def kappas(frame: pd.DataFrame) -> pd.Series:
     return kappa.where(1 - expected > TINY).astype(float)
 
 
+def model_without_errors(frame: pd.DataFrame) -> str:
+    """Why error consistency cannot be assessed for this model on these items ("" when it can): a model that
+    is right on every item (or wrong on every one) makes every participant's κ 0 or undefined by construction."""
+    correct = frame.groupby("item_id")["model_correct"].first()
+    if len(correct) and (correct == 1).all():
+        return "the model made no errors on these items"
+    if len(correct) and (correct == 0).all():
+        return "the model answered none of these items correctly"
+    return ""
+
+
 def error_consistency(frame: pd.DataFrame) -> float:
+    """The mean κ over the participants who have one; NaN for a model without errors (or correct answers)."""
+    if model_without_errors(frame):
+        return float("nan")
     return float(_mean_defined(kappas(frame).to_numpy()))
 
 
@@ -270,35 +363,83 @@ def _interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def _ratio(point_r: float, people: dict) -> tuple[float, str]:
+    """choice_r / ceiling, or blank with the reason: no ceiling, a ceiling not above 0, or an interval that
+    does not exclude 0 (a ratio over a denominator that may be 0 or negative says nothing)."""
+    value, low, high = people["ceiling"], people["ceiling_low"], people["ceiling_high"]
+    if np.isnan(point_r):
+        return float("nan"), "no choice_r"
+    if np.isnan(value):
+        return float("nan"), "no ceiling"
+    if value <= 0:
+        return float("nan"), f"the ceiling ({value:.3f}) is not above 0: the people's halves do not agree"
+    if np.isnan(low):
+        return float("nan"), "the ceiling has no interval, so it is not known to be above 0"
+    if low <= 0:
+        return float("nan"), f"the ceiling's interval [{low:.3f}, {high:.3f}] reaches 0"
+    return point_r / value, ""
+
+
+def _reasons(point_r: float, r_interval: tuple[float, float], people: dict, ratio_reason: str, kappa_reason: str,
+             splits: int) -> str:
+    """Why a cell is blank or qualified, one clause per statistic ("" when none is)."""
+    out = []
+    if np.isnan(point_r):
+        out.append("choice_r: fewer than 3 items, or the shares or the model's probabilities do not vary")
+    elif np.isnan(r_interval[0]):
+        out.append("choice_r interval: leaving an item out leaves r undefined (too few items, or one item "
+                   "carries all the variance)")
+    if np.isnan(people["ceiling"]):
+        out.append("ceiling: no split has 3 items answered in both halves with shares that vary")
+    elif np.isnan(people["ceiling_low"]):
+        out.append("ceiling interval: leaving an item out leaves it undefined")
+    if people["negative_splits"]:
+        out.append(f"ceiling: {people['negative_splits']} of {splits} splits had a negative half-to-half r, "
+                   "averaged uncorrected (Spearman–Brown is for r ≥ 0)")
+    if ratio_reason:
+        out.append(f"choice_r_over_ceiling: {ratio_reason}")
+    if kappa_reason:
+        out.append(f"error_consistency: {kappa_reason}")
+    return "; ".join(out)
+
+
 def summarise(frame: pd.DataFrame, halves: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = SEED,
               ceilings: dict | None = None) -> dict:
     """One model's row of the table (its frame: one model's rows of `answer_frame`). The ceiling depends only
     on the people's answers to the model's items: `ceilings` keeps it for the next model with the same items."""
     mat = matrices(frame, halves)
-    kappa = kappas(frame).reindex(mat.participants).to_numpy()
     point_r = choice_r(frame)
-    rng_people, rng_items = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
-    Wp, Wi = _draws(rng_people, len(mat.participants), resamples), _draws(rng_items, len(mat.items), resamples)
-    r_draws = _weighted_r(_shares(Wp @ mat.Y, Wp @ mat.N), mat.m, Wi * ((Wp @ mat.N) > 0))
+    r_interval = choice_r_interval(mat, point_r)
     ceilings = {} if ceilings is None else ceilings
     key = (tuple(mat.participants), tuple(mat.items))
     if key not in ceilings:
-        ceilings[key] = (ceiling(frame, halves), _ceiling_rows(mat, Wp, Wi, BOOTSTRAP_SPLITS))
-    point_ceiling, ceiling_draws = ceilings[key]
-    defined = ~np.isnan(kappa)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        kappa_draws = (Wp[:, defined] @ kappa[defined]) / Wp[:, defined].sum(axis=1)
+        ceilings[key] = ceiling_summary(mat)
+    people = ceilings[key]
+    ratio, ratio_reason = _ratio(point_r, people)
+    kappa = kappas(frame).reindex(mat.participants).to_numpy()
+    left_out = np.isnan(kappa)
+    kappa_reason = model_without_errors(frame)
+    defined = ~left_out if not kappa_reason else np.zeros(len(kappa), dtype=bool)
+    if not kappa_reason and not defined.any():
+        kappa_reason = "every participant's expected agreement with the model is 1 (no κ)"
+    ec, ec_interval = float("nan"), (float("nan"), float("nan"))
+    if defined.any():
+        Wp = _draws(np.random.default_rng(seed), len(mat.participants), resamples)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = (Wp[:, defined] @ kappa[defined]) / Wp[:, defined].sum(axis=1)
+        ec, ec_interval = float(kappa[defined].mean()), _interval(draws)
     model_ll, base_ll, clipped = loglik(frame)
-    ec = float(kappa[defined].mean()) if defined.any() else float("nan")
+    splits = int(halves["split"].nunique())
     return {
         "items": len(mat.items), "answers": len(frame), "participants": len(mat.participants),
-        "choice_r": point_r, **dict(zip(("choice_r_low", "choice_r_high"), _interval(r_draws))),
-        "ceiling": point_ceiling, **dict(zip(("ceiling_low", "ceiling_high"), _interval(ceiling_draws))),
-        "choice_r_over_ceiling": point_r / point_ceiling if point_ceiling and not np.isnan(point_ceiling) else np.nan,
-        "error_consistency": ec,
-        **dict(zip(("error_consistency_low", "error_consistency_high"), _interval(kappa_draws))),
-        "kappa_participants": int(defined.sum()), "loglik_per_answer": model_ll, "loglik_base": base_ll,
-        "clipped": clipped, "splits": int(halves["split"].nunique()), "resamples": resamples, "seed": seed,
+        "choice_r": point_r, "choice_r_low": r_interval[0], "choice_r_high": r_interval[1],
+        "ceiling": people["ceiling"], "ceiling_low": people["ceiling_low"], "ceiling_high": people["ceiling_high"],
+        "choice_r_over_ceiling": ratio, "error_consistency": ec,
+        "error_consistency_low": ec_interval[0], "error_consistency_high": ec_interval[1],
+        "kappa_participants": int(defined.sum()), "kappa_left_out": int(left_out.sum()),
+        "loglik_per_answer": model_ll, "loglik_base": base_ll, "clipped": clipped,
+        "negative_splits": people["negative_splits"], "splits": splits, "resamples": resamples, "seed": seed,
+        "reasons": _reasons(point_r, r_interval, people, ratio_reason, kappa_reason, splits),
     }
 
 
@@ -319,31 +460,36 @@ TABLE_GLOSSARY = {
     "participants": ("integer", "", "participants with at least one of those answers"),
     "choice_r": ("number", "", "Pearson r across items between the share of people giving the target answer (yes; "
                  "the gold option for multiple choice) and the model's relative probability of it"),
-    "choice_r_low": ("number", "", "lower bound of choice_r's 95% bootstrap interval (participants and items "
-                     "resampled)"),
-    "choice_r_high": ("number", "", "upper bound of choice_r's 95% bootstrap interval"),
-    "ceiling": ("number", "", "the people's split-half reliability of the item shares (random halves of "
-                "participants, Spearman–Brown corrected, mean over the splits): what a model cannot be expected to "
-                "exceed"),
-    "ceiling_low": ("number", "", "lower bound of the ceiling's 95% bootstrap interval (participants and items "
-                    "resampled, the splits kept)"),
-    "ceiling_high": ("number", "", "upper bound of the ceiling's 95% bootstrap interval"),
-    "choice_r_over_ceiling": ("number", "", "choice_r / ceiling"),
+    "choice_r_low": ("number", "", "lower bound of choice_r's 95% interval: the delete-one jackknife over items on "
+                     "Fisher's z scale, bias-corrected (deterministic)"),
+    "choice_r_high": ("number", "", "upper bound of choice_r's 95% interval"),
+    "ceiling": ("number", "", "the people's split-half reliability of the item shares (random halves of distinct "
+                "participants, Spearman–Brown corrected where the halves' r ≥ 0, a negative r uncorrected, mean over "
+                "the splits): what a model cannot be expected to exceed"),
+    "ceiling_low": ("number", "", "lower bound of the ceiling's 95% interval: the delete-one jackknife over items "
+                    "on Fisher's z scale, bias-corrected, the same splits of distinct participants"),
+    "ceiling_high": ("number", "", "upper bound of the ceiling's 95% interval"),
+    "choice_r_over_ceiling": ("number", "", "choice_r / ceiling; blank (reason in reasons) when the ceiling is not "
+                              "above 0 or its interval reaches 0"),
     "error_consistency": ("number", "", "Cohen's κ between each participant's correct/incorrect and the model's on "
                           "the same items, beyond what their accuracies predict (Geirhos et al. 2020), averaged over "
-                          "participants"),
-    "error_consistency_low": ("number", "", "lower bound of error_consistency's 95% bootstrap interval "
-                              "(participants resampled)"),
+                          "participants; blank (reason in reasons) for a model with no errors or no correct answers"),
+    "error_consistency_low": ("number", "", "lower bound of error_consistency's 95% percentile bootstrap interval "
+                              "(participants resampled, seeded)"),
     "error_consistency_high": ("number", "", "upper bound of error_consistency's 95% bootstrap interval"),
-    "kappa_participants": ("integer", "", "participants with a κ (expected agreement below 1)"),
+    "kappa_participants": ("integer", "", "participants whose κ enters error_consistency"),
+    "kappa_left_out": ("integer", "", "participants left out of error_consistency because their expected agreement "
+                       "with the model is 1 (both right on every shared item, or both wrong): κ undefined"),
     "loglik_per_answer": ("number", _LL, "mean natural log of the model's relative probability of each answer "
                           "people gave (Centaur, Binz et al. 2025)"),
     "loglik_base": ("number", _LL, "the same under the people's base rate (the share of all answers giving that "
                     "answer)"),
     "clipped": ("integer", "", f"answers whose model probability was below {EPS:g}, counted as {EPS:g}"),
+    "negative_splits": ("integer", "", "splits whose halves' r was negative: averaged into the ceiling uncorrected"),
     "splits": ("integer", "", "random split-halves averaged for the ceiling"),
-    "resamples": ("integer", "", "bootstrap resamples of the intervals"),
-    "seed": ("integer", "", "the seed of the splits and the bootstrap (numpy default_rng)"),
+    "resamples": ("integer", "", "bootstrap resamples of error_consistency's interval"),
+    "seed": ("integer", "", "the seed of the splits and of error_consistency's bootstrap (numpy default_rng)"),
+    "reasons": ("string", "", "why a cell of the row is blank or qualified, one clause per statistic (blank: none)"),
 }
 FRAME_GLOSSARY = {
     "target": ("string", "", "the answer whose share is correlated: yes, or the gold letter for multiple choice"),

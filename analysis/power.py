@@ -17,9 +17,10 @@ model treats them). Each simulated study is fitted by the report's one rule (rbr
 linear-programming separation checks, glmer with the Nelder-Mead retry, and blme::bglmer on
 separation, on a glmer error or on an SE past the limit) and tested as the report tests it: each model
 minus the humans on the probability scale (emmeans regrid), Holm-adjusted across the models within
-each table (`rbridge.versus_reference`). Power is the share of the nsim studies whose adjusted
-p-value is below `alpha`, with a Wilson 95% Monte-Carlo interval; a study the report's rule cannot fit
-at all (bglmer stops too) counts as no rejection, and every kind of refit is counted and shown. The
+each level of the table's `by` factor, as emmeans adjusts (`rbridge.versus_reference`). Power is the
+share of the nsim studies whose adjusted p-value is below `alpha`, with a Wilson 95% Monte-Carlo
+interval; a failed study (the report's rule cannot fit it at all, bglmer stopping too, or its fit gives a
+contrast no p-value) is counted as failed and rejects nothing, and every kind of refit is counted and shown. The
 number needed is the smallest n tried whose interval's LOWER bound reaches `target` (NEEDED_DEFINITION).
 
 The fitted model stands in for the truth (as in every pilot-based power analysis): a pilot's effect
@@ -71,7 +72,7 @@ DEPARTURES = (
 class PowerResult:
     plan: PowerPlan
     # n, factor, level, contrast, rejections, nsim, power, low, high, failed, not_converged, safe_fits,
-    # ml_errors, lp_separations, retried
+    # ml_errors, lp_separations, retried, nan_p_values (failed because the fit gave a test no p-value)
     curve: pd.DataFrame
     needed: pd.DataFrame  # factor, level, contrast, needed (None: more than the largest n tried), power_at_max
     pilot: dict = field(default_factory=dict)  # participants, trials, models in the pilot; the pilot fit's method
@@ -141,16 +142,12 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
                 if progress is not None:
                     progress(done, total)
     runs = pd.concat(rows, ignore_index=True)
-    runs["reject"] = (runs["p_value"] < plan.alpha).fillna(False).astype(bool)  # a failed refit rejects nothing
-    runs["failed"] = runs["status"] == "failed"
-    runs["not_converged"] = runs["status"] == "not converged"
-    for column in ("safe", "ml_error", "lp", "retried"):
-        runs[column] = runs[column].astype(bool)
+    runs = runs_counted(runs, plan.alpha)
     keys = ["n", "factor", "level", "contrast"]
     curve = runs.groupby(keys, sort=False).agg(
         rejections=("reject", "sum"), nsim=("reject", "size"), failed=("failed", "sum"),
         not_converged=("not_converged", "sum"), safe_fits=("safe", "sum"), ml_errors=("ml_error", "sum"),
-        lp_separations=("lp", "sum"), retried=("retried", "sum")).reset_index()
+        lp_separations=("lp", "sum"), retried=("retried", "sum"), nan_p_values=("nan_p", "sum")).reset_index()
     bounds = [wilson(int(k), int(m)) for k, m in zip(curve["rejections"], curve["nsim"])]
     curve["power"] = [b.estimate for b in bounds]
     curve["low"], curve["high"] = [b.low for b in bounds], [b.high for b in bounds]
@@ -160,6 +157,19 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
              "separated_cells": [cell.words("correct") for cell in fit.separation],
              "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
     return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+
+
+def runs_counted(runs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """`study_result` rows with what the curve counts: reject (a p-value below alpha; a failed study rejects
+    nothing, and a failed study is every study without a p-value, however its fit ended), failed, not_converged
+    and the flags as booleans."""
+    runs = runs.copy()
+    runs["reject"] = ((runs["status"] != "failed") & (pd.to_numeric(runs["p_value"]) < alpha)).astype(bool)
+    runs["failed"] = runs["status"] == "failed"
+    runs["not_converged"] = runs["status"] == "not converged"
+    for column in ("safe", "ml_error", "lp", "retried", "nan_p"):
+        runs[column] = runs[column].fillna(False).astype(bool)
+    return runs
 
 
 def _blank_rows(frame: pd.DataFrame, spec: ModelSpec) -> pd.DataFrame:
@@ -180,7 +190,12 @@ def study_result(r, spec: ModelSpec, study, *, start=None, blanks: pd.DataFrame,
     report tests it (spec.versus through rbridge.versus_reference): one row per contrast with its estimate,
     adjusted p-value, status (ok, not converged, failed) and how it was fitted (safe: blme; ml_error: glmer
     stopped with an error and the report's rule refitted it; lp: separation only the linear program finds;
-    retried: the Nelder-Mead retry ran)."""
+    retried: the Nelder-Mead retry ran; nan_p: the fit gave a test no p-value).
+
+    A study is failed when the report's rule cannot fit it at all (bglmer stops too) or when its fit, converged
+    or not, leaves any contrast without a p-value (NaN: the fit's covariance cannot be used for it): that is a
+    fit the report could not test, not a test that did not reject, so every contrast of the study is failed and
+    its p-values are blank."""
     n_obs = int(r.ro.baseenv["nrow"](study)[0])
     try:
         fit = rb.fit_r(r, spec.formula, study, n_obs=n_obs, family="binomial", fast=spec.fast, start=start)
@@ -196,9 +211,13 @@ def study_result(r, spec: ModelSpec, study, *, start=None, blanks: pd.DataFrame,
         if type(error).__name__ != "RRuntimeError":
             raise
         out = blanks.assign(estimate=float("nan"), p_value=float("nan"), status="failed", safe=False,
-                            ml_error=False, lp=False, retried=False)
+                            ml_error=False, lp=False, retried=False, nan_p=False)
         return out
-    out["status"] = "ok" if fit.converged else "not converged"  # the kept attempt's own warnings
+    out["nan_p"] = bool(pd.to_numeric(out["p_value"], errors="coerce").isna().any())
+    if out["nan_p"].any():
+        out["status"], out["p_value"] = "failed", float("nan")
+    else:
+        out["status"] = "ok" if fit.converged else "not converged"  # the kept attempt's own warnings
     out["safe"], out["ml_error"] = fit.separated, fit.ml_error is not None
     out["lp"], out["retried"] = fit.perfectly_predicted > 0, len(fit.attempts) > 1
     return out
@@ -281,10 +300,12 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
            "This power analysis predates the report's fitting rule for each simulated study (its refits had no "
            "Nelder-Mead retry and no linear-programming check, and a glmer error counted as a failed study): "
            "re-run it."),
-        _adjustment_note(pilot.get("models", [])),
-        f"Power is the share of the {plan.get('nsim')} simulated studies per size whose adjusted p-value is below alpha "
-        "(a study the report's rule cannot fit at all counts as no rejection), with a Wilson 95% Monte-Carlo "
-        "interval. " + NEEDED_DEFINITION,
+        _adjustment_note(pilot.get("models", []), pilot.get("by")),
+        f"Power is the share of the {plan.get('nsim')} simulated studies per size whose adjusted p-value is below "
+        "alpha, with a Wilson 95% Monte-Carlo interval. A failed study — one the report's rule cannot fit at all, or whose "
+        "fit (converged or not) gives a contrast no p-value — is counted as failed (the refits line below), not as a "
+        "test that ran and did not reject; power still divides by every simulated study, so a failed one lowers it "
+        "(power is never overstated). " + NEEDED_DEFINITION,
         "Departures of the simulation from the study it stands for: " + " ".join(DEPARTURES),
     ]
     section.notes.append(_refits_note(curve))
@@ -297,12 +318,18 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     return section
 
 
-def _adjustment_note(models: list[str]) -> str:
-    if len(models) > 1:
-        return (f"With {len(models)} model configurations ({', '.join(models)}) the p-values are Holm-adjusted across the "
-                f"{len(models)} model-vs-human contrasts within each table (each level of each factor), as in the "
-                "report's tables, so the power is that of the adjusted test.")
-    return "With one model configuration there is one contrast per level: Holm leaves it unadjusted."
+def _adjustment_note(models: list[str], by: list | None = None) -> str:
+    """Holm's families as emmeans applies them in the tables the power analysis tests (`by`: each table's by
+    factor, None for the overall table)."""
+    if len(models) <= 1:
+        return "With one model configuration there is one contrast per level: Holm leaves it unadjusted."
+    k = len(models)
+    tables = by if by is not None else ["modality", "argform"]
+    families = [f"the overall table: one family of its {k} contrasts" if b is None else
+                f"the table by {b}: a family of {k} per level of {b}" for b in tables]
+    return (f"With {k} model configurations ({', '.join(models)}) the p-values are Holm-adjusted as the report's "
+            f"tables are (emmeans, within each level of the table's by factor) — {'; '.join(families)}; no "
+            "adjustment across levels or tables — so the power is that of the adjusted test.")
 
 
 def _refits_note(curve: pd.DataFrame) -> str:
@@ -316,10 +343,13 @@ def _refits_note(curve: pd.DataFrame) -> str:
     per_size = "; ".join(f"n = {int(r.n)}: {int(r.failed)} failed, {int(r.not_converged)} not converged"
                          for r in first.itertuples() if r.failed or r.not_converged)
     how = ""
+    nan_p = int(first["nan_p_values"].sum()) if "nan_p_values" in first else 0
+    failed_how = f", {nan_p} of them a fit that gave a contrast no p-value" if nan_p else ""
     if "ml_errors" in first:
         how = (f" ({int(first['ml_errors'].sum())} after glmer stopped with an error, "
                f"{int(first['lp_separations'].sum())} on a separation only the linear-programming check finds); "
                f"{int(first['retried'].sum())} were refitted with Nelder-Mead after a convergence warning")
-    return (f"Refits: {failed} of {total} simulated studies failed (counted as no rejection) and {stalled} did not "
+    return (f"Refits: {failed} of {total} simulated studies failed{failed_how} (in the denominator with no "
+            f"rejection) and {stalled} did not "
             f"converge (their tests kept, as the report would show them with a warning){f' ({per_size})' if per_size else ''}; "
             f"{safe} were fitted with the separation-safe method{how}.")

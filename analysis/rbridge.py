@@ -25,8 +25,9 @@ from .separation import SeparatedCell, cells_r, perfectly_predicted_r, separatio
 
 __all__ = [
     "HELPERS", "OPTIMIZERS", "PRIOR_SD", "SAFE_METHODS", "SE_LIMIT", "Fit", "RUnavailable", "SeparatedCell",
-    "available", "call", "emmeans", "factors_for_r", "fit", "fit_r", "hypotheses", "lrt", "lrt_warnings", "pairs",
-    "r2", "r_session", "random_effects", "separation", "to_pandas", "to_r", "versions", "versus_reference",
+    "available", "call", "emmeans", "factors_for_r", "fit", "fit_r", "hypotheses", "lrt", "lrt_discarded",
+    "lrt_warnings", "pairs", "r2", "r_session", "random_effects", "separation", "to_pandas", "to_r", "versions",
+    "versus_reference",
 ]
 
 OPTIMIZERS = ("bobyqa", "Nelder_Mead")
@@ -60,8 +61,11 @@ class Fit:
     variances: pd.DataFrame  # random-effect variances and SDs: group, Name, Var, Std
     # whether the fit reported converged: its own warnings only, not those of the attempts before it
     converged: bool = True
-    warnings: list[str] = field(default_factory=list)  # every attempt's, tagged "[optimizer]" (the report shows them)
+    warnings: list[str] = field(default_factory=list)  # the kept fit's own, tagged "[optimizer]" (the report shows)
     attempts: list[str] = field(default_factory=list)
+    # the warnings of the attempts not kept (an optimizer that did not converge, or the maximum-likelihood fit the
+    # separation-safe fit replaced), tagged; the report lists them apart, as discarded
+    discarded: list[str] = field(default_factory=list)
     method: str = "ml"  # "ml", or a separation-safe fit: "bglmer" (GLMM) or "brglm" (no random effects)
     separation: list[SeparatedCell] = field(default_factory=list)  # the cells that called for it
     ml_se_max: float | None = None  # an ML fit's largest SE when that (not a cell) called for the safe fit
@@ -110,8 +114,10 @@ def fit_r(r, formula: str, frame, *, n_obs: int, family: str = "gaussian", fast:
        by the safe method;
     4. every fit, ML or safe, is tried with bobyqa first and, on a convergence warning, again with
        Nelder_Mead (`_fit_tries`); the first that converges is kept, else the last.
-    Every warning and message of the attempts of the kept route is kept, tagged with its optimizer
-    (the report shows them); `converged` is the kept attempt's own. `start` (an R list(theta, fixef)) is
+    `warnings` holds the kept attempt's own warnings and messages, tagged with its optimizer; `discarded`
+    those of every attempt not kept (the other optimizer's, and a maximum-likelihood fit that route 3
+    replaced), so the report never shows a discarded attempt's warning as the kept fit's; `converged`
+    is the kept attempt's own. `start` (an R list(theta, fixef)) is
     where a separation-safe fit starts from: the same optimum in fewer evaluations (the power analysis
     starts from its pilot's safe fit)."""
     binomial = family == "binomial"
@@ -132,16 +138,19 @@ def fit_r(r, formula: str, frame, *, n_obs: int, family: str = "gaussian", fast:
     if binomial and not cells and chosen.method == "ml" and "SE" in chosen.coefs:
         se = pd.to_numeric(chosen.coefs["SE"], errors="coerce")
         if (se > SE_LIMIT).any():  # route 3: separation that no single cell shows
+            replaced = chosen
             chosen = tries(safe=True)
             chosen.ml_se_max = float(se.max())
+            chosen.discarded = [f"{w} (maximum-likelihood fit, replaced by the separation-safe fit)"
+                                for w in replaced.discarded + replaced.warnings] + chosen.discarded
     chosen.separation = cells
     chosen.perfectly_predicted = perfect
     return chosen
 
 
 def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, safe: bool, start=None) -> Fit:
-    """Route 4 of `fit_r`: each optimizer in turn until one converges; the kept fit carries every
-    attempt's warnings and the optimizers tried, and its own `converged`."""
+    """Route 4 of `fit_r`: each optimizer in turn until one converges; the kept fit carries its own
+    warnings and `converged`, the optimizers tried, and the discarded attempts' warnings apart."""
     tries: list[Fit] = []
     for optimizer in OPTIMIZERS:
         result = _fit_r(r, formula, frame, family, optimizer, nagq=0 if fast else 1, n_obs=n_obs, safe=safe,
@@ -151,7 +160,7 @@ def _fit_tries(r, formula: str, frame, n_obs: int, family: str, fast: bool, *, s
             break
     chosen = next((t for t in tries if t.converged), tries[-1])
     chosen.attempts = [t.optimizer for t in tries]
-    chosen.warnings = [w for t in tries for w in t.warnings]
+    chosen.discarded = [w for t in tries if t is not chosen for w in t.warnings]
     return chosen
 
 
@@ -188,21 +197,28 @@ def lrt(fit_: Fit, terms: list[str]) -> pd.DataFrame:
     """Likelihood-ratio test of the fit against the model without each term (both by ML).
 
     Every refit tries the fit's optimizer first and the others after a convergence warning, like
-    `fit`; the `warnings` column holds each refit's warnings and messages (one per line, labelled
-    with the refit and the optimizer): `lrt_warnings` lists them for the report."""
+    `fit`; the `warnings` column holds the warnings and messages of each refit kept (one per line,
+    labelled with the refit and the optimizer), `discarded` those of its attempts not kept:
+    `lrt_warnings` and `lrt_discarded` list them for the report."""
     order = [fit_.optimizer, *[o for o in OPTIMIZERS if o != fit_.optimizer]]
     with r_session() as r:
         result = call("duet_lrt", fit_.model, r.ro.StrVector(terms), r.ro.StrVector(order),
                       "|".join(_CONVERGENCE_WORDS))
         table = to_pandas(r, result)
-    table["warnings"] = table["warnings"].fillna("").astype(str)
+    for column in ("warnings", "discarded"):
+        table[column] = table[column].fillna("").astype(str)
     return table
 
 
-def lrt_warnings(table: pd.DataFrame) -> list[str]:
-    """The warnings of an `lrt` table's refits, each once, in order ("LRT, model without …")."""
-    found = [line for cell in table.get("warnings", []) for line in str(cell).splitlines() if line.strip()]
+def lrt_warnings(table: pd.DataFrame, column: str = "warnings") -> list[str]:
+    """The warnings of an `lrt` table's kept refits, each once, in order ("LRT, model without …")."""
+    found = [line for cell in table.get(column, []) for line in str(cell).splitlines() if line.strip()]
     return [f"LRT, {line}" for line in dict.fromkeys(found)]
+
+
+def lrt_discarded(table: pd.DataFrame) -> list[str]:
+    """The warnings of the refit attempts an `lrt` table did not keep, each once, in order."""
+    return lrt_warnings(table, "discarded")
 
 
 def emmeans(fit_: Fit, spec: str, *, response: bool = False, level: float = 0.95) -> pd.DataFrame:

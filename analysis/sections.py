@@ -29,7 +29,10 @@ class Section:
     formula: str = ""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # R's warnings of the fits the section reports
+    # R's warnings of fitting attempts the section does not report (an optimizer that did not converge when the
+    # next did; a maximum-likelihood fit the separation-safe fit replaced): shown apart, as discarded
+    discarded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cautions: list[str] = field(default_factory=list)  # what limits how far a reader can trust the fit, highlighted
     absent: str = ""
@@ -182,6 +185,7 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
     if spec.random_effects:
         section.tables["random_effects"] = random_effects_table(fit)
     section.notes += list(spec.notes)
+    section.notes += adjustment_notes(spec, section.tables)
     if spec.extra:
         spec.extra(section, fit, frame)
     lrt = section.tables.get("lrt")
@@ -194,6 +198,36 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
         lrt_optimizers=dict(zip(lrt["term"], lrt["optimizer"])) if lrt is not None else {},
     )
     return section
+
+
+def _by(marginal: str) -> str | None:
+    """The `by` factor of an emmeans spec ("~ agent | modality" → "modality"; None without one)."""
+    return marginal.split("|", 1)[1].strip() if "|" in marginal else None
+
+
+def _family(table: pd.DataFrame, by: str | None) -> str:
+    """How many contrasts one Holm family of a table holds, as emmeans applies it: within each level of `by`
+    (each level its own family), or the whole table without one."""
+    if by is None or by not in table:
+        return f"one family, the table's {len(table)} contrast{'s' if len(table) != 1 else ''}"
+    sizes = table.groupby(by, sort=False, observed=True).size()
+    each = (f"{sizes.iloc[0]} contrast{'s' if sizes.iloc[0] != 1 else ''} each" if sizes.nunique() == 1
+            else "of " + ", ".join(f"{n} ({level})" for level, n in sizes.items()) + " contrasts")
+    return f"a family per level of {by} ({len(sizes)} levels, {each}), levels not adjusted against each other"
+
+
+def adjustment_notes(spec: ModelSpec, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What the Holm adjustment of the section's contrast tables (spec.versus, spec.pairs: emmeans with
+    adjust = "holm") adjusts over, read from the tables as fitted: emmeans adjusts within each level of a `by`
+    factor, never across levels or tables; their intervals are Bonferroni-adjusted within the same families."""
+    families = [(name, by) for name, _, by in spec.versus] + [(name, _by(marginal)) for name, marginal in spec.pairs]
+    found = [f"{name}: {_family(tables[name], by)}" for name, by in families if name in tables]
+    if not found:
+        return []
+    return [f"Multiple comparisons: p-values are Holm-adjusted by emmeans within each family, {'; '.join(found)}. "
+            "No adjustment runs across families or across tables (a table per factor is its own set of families), "
+            "and a family of one contrast is unadjusted. The intervals of these tables are Bonferroni-adjusted "
+            "within the same families (emmeans cannot Holm-adjust an interval)."]
 
 
 def lacks(frame: pd.DataFrame, group: str, minimum: int, what: str) -> str:
@@ -220,6 +254,7 @@ def record_fit(section: Section, fit: rb.Fit, data: pd.DataFrame, *, paper: str 
     section.data = data
     section.n_obs = fit.n_obs
     section.warnings += fit.warnings
+    section.discarded += fit.discarded
     if len(fit.attempts) > 1:
         section.notes.append(f"Optimizers tried: {', '.join(fit.attempts)}; kept {fit.optimizer}.")
     record_separation(section, fit, paper=paper, fast=fast)
@@ -309,10 +344,12 @@ def unestimated_blanked(coefs: pd.DataFrame) -> pd.DataFrame:
 
 
 def record_lrt(section: Section, fit: rb.Fit, terms: list[str]) -> None:
-    """The likelihood-ratio tests; warnings of their refits join the section's warnings."""
+    """The likelihood-ratio tests; warnings of their refits join the section's warnings, those of refit attempts
+    not kept its discarded ones."""
     table = rb.lrt(fit, terms)
     section.tables["lrt"] = table
     section.warnings += rb.lrt_warnings(table)
+    section.discarded += rb.lrt_discarded(table)
 
 
 def hypotheses(fit: rb.Fit, frame: pd.DataFrame, factor: str, pairs) -> pd.DataFrame | None:

@@ -38,7 +38,8 @@ FAMILY_UNIT = " Items of one family (family: {}) share a random intercept too, t
 NOTES = (
     "Items are a random effect: they stand for the sentences the study could have asked, not fixed levels "
     "(the language-as-fixed-effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008).",
-    "Contrasts are differences in probability correct (model − human), Holm-adjusted within each table.",
+    "Contrasts are differences in probability correct (model − human); the note on multiple comparisons says "
+    "which contrasts each Holm adjustment runs over.",
 )
 
 

@@ -23,8 +23,10 @@ duet_optinfo <- function(m) {
   gsub("\\s+", " ", trimws(found))
 }
 
-# Fit one model with each optimizer in turn until one converges (no note matches `pattern`); keep
-# the notes of every attempt. `fitter(optimizer)` returns the fitted model.
+# Fit one model with each optimizer in turn until one converges (no note matches `pattern`). The notes
+# of the attempt kept (`kept_notes`) and of the attempts discarded (`discarded_notes`) come back apart,
+# each tagged with its optimizer: a warning of a discarded attempt says nothing about the fit kept.
+# `fitter(optimizer)` returns the fitted model.
 duet_try <- function(fitter, optimizers, pattern) {
   tries <- list()
   for (optimizer in optimizers) {
@@ -33,9 +35,12 @@ duet_try <- function(fitter, optimizers, pattern) {
     tries[[length(tries) + 1]] <- list(model = got$value, optimizer = optimizer, notes = notes)
     if (!any(grepl(pattern, notes, ignore.case = TRUE))) break
   }
-  converged <- Filter(function(t) !any(grepl(pattern, t$notes, ignore.case = TRUE)), tries)
-  chosen <- if (length(converged)) converged[[1]] else tries[[length(tries)]]
-  chosen$all_notes <- unlist(lapply(tries, function(t) if (length(t$notes)) sprintf("[%s] %s", t$optimizer, t$notes)))
+  ok <- which(vapply(tries, function(t) !any(grepl(pattern, t$notes, ignore.case = TRUE)), logical(1)))
+  kept <- if (length(ok)) ok[1] else length(tries)
+  tag <- function(t) if (length(t$notes)) sprintf("[%s] %s", t$optimizer, t$notes) else character(0)
+  chosen <- tries[[kept]]
+  chosen$kept_notes <- tag(chosen)
+  chosen$discarded_notes <- unlist(lapply(tries[-kept], tag))
   chosen
 }
 
@@ -47,7 +52,8 @@ duet_method <- function(m) {
 # Likelihood-ratio test of the full model against the model without each fixed-effect term (both
 # fitted by maximum likelihood, or both by the separation-safe method the full model used; random
 # effects kept). Each refit tries the optimizers in turn like the main fit; the warnings and
-# messages of every refit come back in the `warnings` column.
+# messages of each refit kept come back in the `warnings` column, those of its discarded attempts in
+# `discarded`.
 duet_lrt <- function(m, terms, optimizers, pattern) {
   glmm <- inherits(m, "glmerMod")
   method <- duet_method(m)
@@ -67,22 +73,24 @@ duet_lrt <- function(m, terms, optimizers, pattern) {
       }
     }
   }
-  full_notes <- character(0)
+  full_notes <- character(0); full_discarded <- character(0)
   full <- m
   if (isS4(m) && !glmm) {
     got <- duet_try(refit(f), optimizers, pattern)
     full <- got$model
-    if (length(got$all_notes)) full_notes <- paste("full model refitted by ML", got$all_notes)
+    if (length(got$kept_notes)) full_notes <- paste("full model refitted by ML", got$kept_notes)
+    if (length(got$discarded_notes)) full_discarded <- paste("full model refitted by ML", got$discarded_notes)
   }
   rows <- lapply(terms, function(term) {
     got <- duet_try(refit(update(f, as.formula(paste(". ~ . -", term)))), if (isS4(m)) optimizers else "glm", pattern)
     reduced <- got$model
     l1 <- logLik(full); l0 <- logLik(reduced)
     chisq <- as.numeric(2 * (l1 - l0)); df <- attr(l1, "df") - attr(l0, "df")
-    notes <- c(full_notes, if (length(got$all_notes)) paste("model without", term, got$all_notes))
+    notes <- c(full_notes, if (length(got$kept_notes)) paste("model without", term, got$kept_notes))
+    discarded <- c(full_discarded, if (length(got$discarded_notes)) paste("model without", term, got$discarded_notes))
     data.frame(term = term, chisq = chisq, df = df, p_value = pchisq(chisq, df, lower.tail = FALSE),
                aic_full = AIC(full), aic_reduced = AIC(reduced), optimizer = got$optimizer,
-               warnings = paste(notes, collapse = "\n"))
+               warnings = paste(notes, collapse = "\n"), discarded = paste(discarded, collapse = "\n"))
   })
   do.call(rbind, rows)
 }

@@ -249,8 +249,8 @@ AGENTS = ModelSpec(
     versus=(("model_vs_human_by_modality", "agent", "modality"), ("model_vs_human_by_argform", "agent", "argform")),
     notes=("Fitted with nAGQ = 0 (fixed effects inside PIRLS; unless separation calls for the safe fit above): with "
            "one fixed effect per agent × level the Laplace fit takes minutes; estimates differ little at this size.",
-           "Contrasts are differences in probability correct (model − human), Holm-adjusted within each modality / "
-           "argument form."),
+           "Contrasts are differences in probability correct (model − human); the note on multiple comparisons says "
+           "which contrasts each Holm adjustment runs over."),
     unit=("one answer: a person's answer to an item, or a model's decision on it. Answers are clustered by "
           "respondent (a random intercept per participant; each model configuration is one more level) and by "
           "interpretation (a random intercept per interpretation, crossed with respondents)."),

@@ -36,7 +36,9 @@ def test_the_section_has_the_table_a_figure_per_model_and_says_its_randomness():
     assert sorted(section.figures) == ["choice_model-a", "choice_model-b"]
     assert section.figures["choice_model-a"].png.startswith(b"\x89PNG")
     text = " ".join(section.notes)
-    assert "20 random splits and 200 bootstrap resamples, seed 35" in text
+    assert "20 random splits, and 200 bootstrap resamples for error_consistency's interval, seed 35" in text
+    assert "delete-one jackknife over items on Fisher's z scale" in text and "each half holds distinct people" in text
+    assert "is not Spearman–Brown corrected" in text and "reasons column" in text
     assert "cannot be expected to exceed" in text and "Geirhos et al. 2020" in text
     assert "Left out: 1 answer(s) without a choice" in text and "model-a: 5" in text
     assert "gold option" in text  # the stored frame has multiple-choice items
@@ -51,12 +53,44 @@ def test_without_people_or_models_the_section_says_what_it_needs():
     assert likeness_report.section(elsewhere).absent.startswith("no model configuration has a score")
 
 
+def degenerate() -> StudyFrames:
+    """The stored frame with a third configuration, model-c: model-a's probabilities but right on every item (no
+    errors), and a fourth, model-d: model-a on three yes/no items only (too few to leave one out: no intervals, so
+    no ratio)."""
+    both = frames()
+    model_a = both.scores[both.scores["model"] == "model-a"]
+    perfect = model_a.assign(model="model-c", decision=model_a["gold"])
+    few = model_a[model_a["item_id"].isin([1, 2, 3])].assign(model="model-d")
+    return StudyFrames(scores=pd.concat([both.scores, perfect, few], ignore_index=True), kept=both.kept)
+
+
+def test_a_model_without_errors_has_a_blank_error_consistency_with_its_reason_in_the_table_page_and_csv(tmp_path):
+    from analysis import html
+    from analysis.report import _write_table
+
+    section = likeness_report.section(degenerate(), splits=20, resamples=100)
+    table = section.tables[likeness_report.KEY].set_index("model")
+    assert np.isnan(table.loc["model-c", ["error_consistency", "error_consistency_low",
+                                          "error_consistency_high"]].astype(float)).all()
+    why = "error_consistency: the model made no errors on these items"
+    assert table.loc["model-c", "reasons"] == why and table.loc["model-c", "kappa_participants"] == 0
+    assert table.loc["model-a", "reasons"] == "" and table.loc["model-c", "choice_r"] == table.loc["model-a", "choice_r"]
+    assert why in html._section(section)  # the page's table shows the column
+    _write_table(section.tables[likeness_report.KEY], tmp_path / "human_likeness.csv")
+    written = pd.read_csv(tmp_path / "human_likeness.csv", keep_default_na=False).set_index("model")
+    assert written.loc["model-c", "reasons"] == why and written.loc["model-c", "error_consistency"] == ""
+    assert "reasons" in likeness.TABLE_GLOSSARY and "kappa_left_out" in likeness.TABLE_GLOSSARY
+    few = table.loc["model-d"]
+    assert few["items"] == 3 and np.isnan(few["choice_r_over_ceiling"]) and np.isnan(few["ceiling_low"])
+    assert "choice_r_over_ceiling: " in few["reasons"] and "ceiling interval: " in few["reasons"]
+
+
 def test_reproduce_r_and_py_recompute_the_table(tmp_path):
     if shutil.which("Rscript") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("Rscript must be installed under CI")
         pytest.skip("Rscript not installed")
-    section = likeness_report.section(frames(), splits=20, resamples=100)
+    section = likeness_report.section(degenerate(), splits=20, resamples=100)
     folder = tmp_path / "report"
     _write_data(section.data, folder / "data" / "model_frames", section.key)
     for name, frame in section.data_files.items():
@@ -69,8 +103,10 @@ def test_reproduce_r_and_py_recompute_the_table(tmp_path):
         assert ran.returncode == 0, ran.stderr[-3000:]
         theirs = pd.read_csv(folder / "reproduced" / where / "human_likeness.csv").set_index("model")
         assert list(theirs.index) == list(ours.index), where
-        for name in ("items", "answers", "participants", "choice_r", "ceiling", "choice_r_over_ceiling",
-                     "error_consistency", "kappa_participants", "loglik_per_answer", "loglik_base"):
+        for name in ("items", "answers", "participants", "choice_r", "choice_r_low", "choice_r_high", "ceiling",
+                     "ceiling_low", "ceiling_high", "choice_r_over_ceiling", "error_consistency", "kappa_participants",
+                     "kappa_left_out", "loglik_per_answer", "loglik_base", "negative_splits"):
+            assert (theirs[name].isna() == ours[name].isna()).all(), (where, name)
             assert (theirs[name] - ours[name]).abs().max() < 1e-6, (where, name)
 
 

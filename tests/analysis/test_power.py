@@ -126,6 +126,35 @@ def test_the_simulated_test_is_the_reports_holm_adjusted_probability_contrast(r_
         assert got == pytest.approx(expected, rel=1e-9)
 
 
+def test_a_converged_fit_that_gives_a_contrast_no_p_value_is_a_failed_study_not_a_non_rejection(r_stack):
+    """A simulated study in which m2 answered no item of one modality: glmer drops the coefficient it cannot
+    estimate and converges, and emmeans gives m2 − human at that modality no estimate and no p-value. Counted as
+    an ok study, that contrast would read as a test that did not reject; it is a fit the report could not test,
+    so the study is failed (every contrast: its p-values blank), counted as failed and as a NaN p-value, and
+    rejects nothing."""
+    from analysis import rbridge as rb
+    from designs.modal.mixed import AGENTS
+
+    pilot = generate(12, seed=5)
+    study = pilot[~((pilot["agent"] == "m2") & (pilot["modality"] == "box"))].reset_index(drop=True)
+    fit = rb.fit(AGENTS.formula, study[list(power.COLUMNS)], family="binomial", fast=True)
+    assert fit.converged and not fit.separated
+    raw = rb.versus_reference(fit, "agent", "modality")
+    missing = raw["p_value"].isna()
+    assert list(raw.loc[missing, "modality"]) == ["box"] and (~missing).sum() == 5  # one contrast has none
+    blanks = power._blank_rows(pilot, AGENTS)
+    with rb.r_session() as r:
+        result = power.study_result(r, AGENTS, rb.to_r(r, rb.factors_for_r(study)), blanks=blanks)
+    assert (result["status"] == "failed").all() and result["nan_p"].all() and result["p_value"].isna().all()
+    counted = power.runs_counted(result.assign(n=12), alpha=0.99)  # even at alpha 0.99, nothing is rejected
+    assert counted["failed"].all() and not counted["reject"].any() and not counted["not_converged"].any()
+    curve = pd.DataFrame({"n": [12, 24], "nsim": [10, 10], "failed": [1, 0], "not_converged": [0, 0],
+                          "safe_fits": [0, 0], "nan_p_values": [1, 0]})
+    note = power._refits_note(curve)
+    assert note.startswith("Refits: 1 of 20 simulated studies failed, 1 of them a fit that gave a contrast no "
+                           "p-value (in the denominator with no rejection)"), note
+
+
 def test_power_grows_with_the_sample_and_the_number_needed_is_the_first_size_reaching_the_target(r_stack):
     pilot = generate(12, seed=2)
     result = power.estimate(pilot, power.PowerPlan(sizes=(3, 60), nsim=20, seed=1, target=0.5),

@@ -31,6 +31,7 @@ for (model in sort(unique(scores$model))) {
   pt <- tapply(d$p_target, d$item_id, function(v) v[1])
   choice_r <- cor(as.numeric(share), as.numeric(pt[names(share)]))
   # ceiling: per split, r between the halves' item shares (items both halves answered), Spearman-Brown
+  # when r >= 0
   sb <- c()
   for (k in sort(unique(splits$split))) {
     a <- splits$participant[splits$split == k & splits$half == "A"]
@@ -39,7 +40,7 @@ for (model in sort(unique(scores$model))) {
     sb_ <- tapply(d$chose[!in_a], d$item_id[!in_a], mean)
     both <- intersect(names(sa), names(sb_))
     r <- cor(as.numeric(sa[both]), as.numeric(sb_[both]))
-    if (!is.na(r)) sb <- c(sb, 2 * r / (1 + r))
+    if (!is.na(r)) sb <- c(sb, if (r < 0) r else 2 * r / (1 + r))  # a negative r uncorrected (issue 44)
   }
   ceiling <- mean(sb)
   # error consistency: Cohen's kappa per participant, beyond the agreement their accuracies predict
