@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .models.participants import ParticipantStatus
-
 RT_LOG_SD_MIN = 1.0  # below it the relative RT cut could leave out every answer of a participant (Exclusions.steps)
 
 
@@ -40,6 +38,8 @@ class Exclusions:
         (`rt_log_sd`, applied after them) is not among them: it reads a participant's other answers, and at
         RT_LOG_SD_MIN SD or more it never leaves out all of a participant's answers (the z-scores of n answers
         have mean square (n − 1)/n < 1, so one lies within 1 SD), so who is analysed is decided by these."""
+        from .models.participants import ParticipantStatus  # here: this module is read before Django's apps load
+
         steps = []
         if self.drop_preview:
             steps.append(Excluded("preview session", (("is_preview", "is", True),)))

@@ -25,7 +25,6 @@ from typing import Any
 from logic.modal_forms import NECESSITATION_FORM
 
 from .design_registry import item_family, item_valid
-from .models.participants import ParticipantStatus
 
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 
@@ -187,7 +186,7 @@ TRIAL = (
            "'with Prolific IDs' export holds the Prolific ID here instead)",
            source="participant_id", convert=pseudonym),
     Column("participant_status", "string", "the session's status",
-           allowed=tuple(ParticipantStatus.values),
+           allowed=("started", "completed", "returned", "excluded", "no_consent", "failed_attention"),
            source="participant__status"),
     Column("is_preview", "boolean", "TRUE for a researcher's preview session",
            source="participant__is_preview", convert=bool),

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from experiments import schema
-from experiments.models import ParticipantStatus
 from logic.modal_forms import SYLLOGISMS
 
 from analysis.frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
@@ -115,7 +114,7 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
                + rng.normal(0, effects.model_sd))
         correct = rng.random(n_trials) < 1 / (1 + np.exp(-eta))
         chosen["participant"] = f"P{p + 1}"
-        chosen["participant_status"] = ParticipantStatus.COMPLETED.value
+        chosen["participant_status"] = "completed"
         chosen["is_preview"] = False
         chosen["is_simulated"] = False
         chosen["attention_failures"] = 0
