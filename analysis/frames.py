@@ -48,18 +48,18 @@ def trials_frame(study, *, include_simulated: bool = False) -> pd.DataFrame:
     return _typed(frame)[list(TRIAL_COLUMNS)]
 
 
-def analysed_item_ids(study, run_ids, *, include_simulated: bool = False):
-    """A query of the ids of the items a report analyses: those the study's trials answered (simulated
-    pilots' only when `include_simulated`) and those the runs `run_ids` scored. Readers of item rows
+def analysed_item_ids(study, run_ids, *, include_simulated: bool = False, include_preview: bool = False):
+    """A query of the ids of the items a report analyses: those the study's real participants answered (never a
+    staff preview's unless `include_preview`, the report's exclusions keeping previews; simulated pilots' only when
+    `include_simulated`) and those the runs `run_ids` scored. Readers of item rows
     filter on it in the database (a subquery, no id list), so a report reads what it analyses, not
     every item of the study (issue 37)."""
     from django.db.models import Q
 
     from experiments.models import Item, Trial
 
-    trials = Trial.objects.filter(participant__study=study)
-    if not include_simulated:
-        trials = trials.filter(participant__is_simulated=False)
+    trials = Trial.objects.filter(participant__study=study).by_audience(include_preview=include_preview,
+                                                                        include_simulated=include_simulated)
     answered = Q(pk__in=trials.order_by().values("item_id"))
     found = _inference_models()
     if found is not None and run_ids:

@@ -15,7 +15,7 @@ from . import services
               permissions=["run_analysis"])
 def build_pilot_report(modeladmin, request, queryset):
     for study in queryset:
-        if not study.participants.filter(is_simulated=True).exists():
+        if not study.participants.simulated().exists():
             modeladmin.message_user(request, f"{study.slug}: no simulated participants yet; run a simulated pilot first.",
                                     level=messages.ERROR)
             continue

@@ -33,19 +33,10 @@ def labels_add(labels: dict[str, str]) -> None:
 
 def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (kept trials, a table of what each rule removed, in the order applied)."""
-    steps: list[tuple[str, pd.Series]] = []
     frame = trials
-    failed = frame["failed_attention"].astype(bool)  # the study's attention rule, applied in frames.py
-    if rules.drop_preview:
-        steps.append(("preview session", frame["is_preview"].astype(bool)))
-    if rules.drop_failed_attention:
-        steps.append(("failed attention check", failed))
-    if rules.completed_only:
-        steps.append(("session not completed", frame["participant_status"] != "completed"))
-    steps.append(("attention-check trial", frame["is_attention_check"].astype(bool)))
-    steps.append(("timed out / no answer", frame["timed_out"].astype(bool) | (frame["answer"] == "")))
-    if rules.rt_min_ms is not None:
-        steps.append((f"RT < {rules.rt_min_ms:g} ms", frame["rt_ms"] < rules.rt_min_ms))
+    # the rules over one row each, declared once (experiments/report_rules.py, Exclusions.steps; the study page's
+    # "usable (analysed)" count reads the same); failed_attention is the study's attention rule (frames.py)
+    steps = [(step.rule, _matches(frame, step.when)) for step in rules.steps()]
     rows = []
     keep = pd.Series(True, index=frame.index)
     for name, mask in steps:
@@ -58,6 +49,22 @@ def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> 
         keep &= ~removed
     table = pd.DataFrame(rows, columns=["rule", "trials_removed", "participants_affected", "trials_left"])
     return frame[keep].copy(), table
+
+
+def _matches(frame: pd.DataFrame, when) -> pd.Series:
+    """Rows where any (column, test, value) of an Excluded step holds."""
+    hit = pd.Series(False, index=frame.index)
+    for column, test, value in when:
+        values = frame[column].astype(bool) if value is True else frame[column]
+        if test == "is":
+            hit |= values == value
+        elif test == "is not":
+            hit |= values != value
+        elif test == "below":
+            hit |= values < value
+        else:
+            raise ValueError(f"unknown exclusion test {test!r}")
+    return hit
 
 
 def _count(name: str, frame: pd.DataFrame, removed: pd.Series, left: pd.Series) -> tuple:

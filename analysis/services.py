@@ -51,7 +51,8 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
         scores = frames.scores_frame(study, used)
         trials = frames.trials_frame(study, include_simulated=pilot)
         # the item rows read besides: those answered or scored by the runs used (not every item of the study)
-        analysed = frames.analysed_item_ids(study, [*used, *runs.variation_ids(chosen)], include_simulated=pilot)
+        analysed = frames.analysed_item_ids(study, [*used, *runs.variation_ids(chosen)], include_simulated=pilot,
+                                            include_preview=not rules.drop_preview)
         # what the study's designs' own report parts read besides the frames (their packages' SectionBuilder.read)
         design_inputs = {part.key: part.read(study=study, chosen=chosen, analysed=analysed)
                          for part in registry.report_parts(designs) if getattr(part, "read", None) is not None}

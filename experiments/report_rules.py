@@ -6,6 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+RT_LOG_SD_MIN = 1.0  # below it the relative RT cut could leave out every answer of a participant (Exclusions.steps)
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """One exclusion rule over trial rows: a trial is left out when any condition in `when` holds. A condition is
+    (column, test, value) over schema.TRIAL's columns; test "is" (equal), "is not" (not equal) or "below" (less
+    than). The report applies it to its frame (analysis/prep.py), the study page to the same rows in the database
+    (participation/selectors.py, analysed_participants): one rule, read two ways."""
+
+    rule: str
+    when: tuple[tuple[str, str, object], ...]
+
 
 @dataclass(frozen=True)
 class Exclusions:
@@ -19,6 +32,27 @@ class Exclusions:
     # The study's definition of a failed attention check (AttentionRule.describe()), for the report's
     # text; the frames' failed_attention column applies it (experiments/models/attention.py).
     attention_rule: str = "a participant who answers one attention check wrongly has failed"
+
+    def steps(self) -> tuple[Excluded, ...]:
+        """The rules that read one trial row each, in the order the report applies them. The relative RT cut
+        (`rt_log_sd`, applied after them) is not among them: it reads a participant's other answers, and at
+        RT_LOG_SD_MIN SD or more it never leaves out all of a participant's answers (the z-scores of n answers
+        have mean square (n − 1)/n < 1, so one lies within 1 SD), so who is analysed is decided by these."""
+        from .models.participants import ParticipantStatus  # here: this module is read before Django's apps load
+
+        steps = []
+        if self.drop_preview:
+            steps.append(Excluded("preview session", (("is_preview", "is", True),)))
+        if self.drop_failed_attention:  # the study's attention rule, in the rows' failed_attention column
+            steps.append(Excluded("failed attention check", (("failed_attention", "is", True),)))
+        if self.completed_only:
+            steps.append(Excluded("session not completed",
+                                  (("participant_status", "is not", ParticipantStatus.COMPLETED.value),)))
+        steps.append(Excluded("attention-check trial", (("is_attention_check", "is", True),)))
+        steps.append(Excluded("timed out / no answer", (("timed_out", "is", True), ("answer", "is", ""))))
+        if self.rt_min_ms is not None:
+            steps.append(Excluded(f"RT < {self.rt_min_ms:g} ms", (("rt_ms", "below", self.rt_min_ms),)))
+        return tuple(steps)
 
     def describe(self) -> list[str]:
         rules = []
@@ -49,7 +83,12 @@ def exclusion_settings(settings: dict | None) -> dict:
     if unknown:
         raise ValueError(f"Unknown analysis_exclusions setting(s) {unknown}; known: {sorted(EXCLUSION_SETTINGS)}")
     defaults = Exclusions()
-    return {name: given.get(name, getattr(defaults, name)) for name in EXCLUSION_SETTINGS}
+    chosen = {name: given.get(name, getattr(defaults, name)) for name in EXCLUSION_SETTINGS}
+    cut = chosen["rt_log_sd"]
+    if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, float)) or cut < RT_LOG_SD_MIN):
+        raise ValueError(f"analysis_exclusions rt_log_sd must be a number of SD of at least {RT_LOG_SD_MIN:g} (a "
+                         f"cut nearer the mean could leave out every answer of a participant), or null; not {cut!r}")
+    return chosen
 
 
 # The paired sections' options (study.settings["paired_report"]; seeds 000 and 002).

@@ -29,7 +29,7 @@ from .designs.paired import human_variant_problem
 from .factors import declared_factors, validate
 from .participation.arm import mc_settings
 from .participation.item_summary import item_summary
-from .report_rules import ALTERNATIVES, Exclusions, exclusion_settings, paired_report_options
+from .report_rules import ALTERNATIVES, RT_LOG_SD_MIN, Exclusions, exclusion_settings, paired_report_options
 
 EXCLUSIONS = "analysis_exclusions"
 MULTIPLE_CHOICE = "multiple_choice"
@@ -118,8 +118,10 @@ class StudySettingsFields(forms.Form):
         required=False, min_value=0, label="Leave out trials faster than (ms)",
         help_text="Empty: no floor. Default 200 ms.")
     exclude_rt_log_sd = forms.FloatField(
-        required=False, min_value=0.5, label="Leave out trials this many SD from the participant's mean log RT",
-        help_text="Empty: no cut. Default 3.")
+        required=False, min_value=RT_LOG_SD_MIN,
+        label="Leave out trials this many SD from the participant's mean log RT",
+        help_text=f"Empty: no cut. Default 3; at least {RT_LOG_SD_MIN:g} (a cut nearer the mean could leave out every "
+                  "answer of a participant).")
     mc_keys = forms.ChoiceField(
         choices=(("dfjk", "D F J K"), ("1234", "1 2 3 4")), label="Keys for options A–D",
         help_text="Left to right; physical keys, so every keyboard layout answers the same way.")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from experiments.models import Participant, Study
+from experiments.models import Participant, Study, audience_q
 
 from .models import Demographics
 
@@ -95,8 +95,7 @@ def demographics_import(*, study: Study, stream) -> Imported:
     if ID_COLUMN not in header:
         raise DemographicsRefused(f"The file has no '{ID_COLUMN}' column: is it Prolific's demographic export?")
     keep = tuple(c for c in allowed if c in header)
-    by_pid = {p.prolific_pid: p for p in Participant.objects.filter(study=study, is_preview=False,
-                                                                     is_simulated=False)}
+    by_pid = {p.prolific_pid: p for p in Participant.objects.filter(study=study).real()}
     joined = skipped = 0
     for number, row in enumerate(reader, start=2):
         if number > MAX_ROWS + 1:
@@ -140,8 +139,7 @@ def demographics_frame(*, study: Study, participant_ids=None):
     from experiments.schema import pseudonym
 
     allowed = consented_columns(human_arm_ensure(study=study).consent())
-    rows = Demographics.objects.filter(participant__study=study, participant__is_preview=False,
-                                       participant__is_simulated=False)
+    rows = Demographics.objects.filter(audience_q("participant__"), participant__study=study)
     if participant_ids is not None:
         rows = rows.filter(participant_id__in=list(participant_ids))
     stored = list(rows.order_by("participant_id").values_list("participant_id", "values"))

@@ -29,7 +29,10 @@ MESSAGE_MIN = 100  # Prolific refuses a rejection message shorter than this
 class Seen:
     """What Duet knows of one submission awaiting review."""
     in_duet: bool  # a participant with this Prolific id (and session id, when Prolific gave one)
-    duet_status: str = ""  # ParticipantStatus value
+    duet_status: str = ""  # ParticipantStatus value, for the words of a decision
+    # what the status means, decided by prolific/services.py from ParticipantStatus (no status is spelled here)
+    completed: bool = False  # ParticipantStatus.COMPLETED
+    declined_consent: bool = False  # ParticipantStatus.NO_CONSENT
     failed_attention: bool = False  # the arm's AttentionRule says so
     told_rule: bool = False  # the participant agreed to a consent page stating that rule (consent.attention_rule_shown)
     wrong_checks: int = 0  # catch items answered wrongly
@@ -48,7 +51,7 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
     """What Duet does with one submission awaiting review, and why (in words a researcher reads)."""
     if not seen.in_duet:
         return Decision("leave", "Duet has no record of this participant: look at it in Prolific's web app")
-    if seen.answers == 0 or seen.duet_status == "no_consent":
+    if seen.answers == 0 or seen.declined_consent:
         return Decision("return", "no data in Duet (declined consent or answered nothing): ask for a return")
     if seen.failed_attention:
         needed = 1 if study_minutes < SHORT_STUDY_MINUTES else 2
@@ -61,7 +64,7 @@ def review(seen: Seen, *, study_minutes: int) -> Decision:
                                       f"rejection from {needed} for a {study_minutes}-minute study")
         return Decision("leave", f"failed the study's attention rule with {seen.wrong_checks} wrong check(s), fewer "
                                  f"than the {needed} Prolific's policy needs to reject: decide in Prolific's web app")
-    if seen.duet_status != "completed":
+    if not seen.completed:
         return Decision("leave", f"Duet's status is '{seen.duet_status}', not completed")
     if seen.codes_expected and seen.code_given and seen.code_given not in seen.codes_expected:
         return Decision("leave", "the completion code given on Prolific is not the one Duet gave")

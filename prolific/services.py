@@ -209,7 +209,7 @@ def sync_rows(*, study: Study) -> list[Row]:
                         p.status if p else "", bool(p and rule.failed(failures=p.attention_failures, status=p.status)),
                         p.attention_failures if p else 0, counts.get(p.pk, 0) if p else 0,
                         "" if p else "no record in Duet"))
-    for p in Participant.objects.filter(study=study, is_preview=False, is_simulated=False).exclude(pk__in=listed):
+    for p in Participant.objects.filter(study=study).real().exclude(pk__in=listed):
         rows.append(Row("", p.prolific_pid, p, "", None, "", p.status,
                         rule.failed(failures=p.attention_failures, status=p.status), p.attention_failures,
                         counts.get(p.pk, 0), "not listed by Prolific"))
@@ -236,6 +236,8 @@ def review_plan(*, study: Study) -> list[Planned]:
         if row.prolific_status != rules.AWAITING_REVIEW or not row.submission_id:
             continue
         seen = rules.Seen(in_duet=row.participant is not None, duet_status=row.duet_status,
+                          completed=row.duet_status == ParticipantStatus.COMPLETED,
+                          declined_consent=row.duet_status == ParticipantStatus.NO_CONSENT,
                           failed_attention=row.failed_attention, told_rule=attention_rule_shown(arm, row.participant),
                           wrong_checks=row.wrong_checks, answers=row.answers,
                           code_given=row.study_code,

@@ -104,8 +104,7 @@ def _store_page(study: Study, link: ProlificStudy, results: list[dict], client: 
     is read, once, for its time taken): a deadline in the middle keeps those already stored. Returns how many."""
     checked = [s for s in results if _checked(s, link.prolific_id)]
     pids = {s["participant_id"] for s in checked}
-    people = {p.prolific_pid: p for p in Participant.objects.filter(study=study, prolific_pid__in=pids,
-                                                                    is_preview=False, is_simulated=False)}
+    people = {p.prolific_pid: p for p in Participant.objects.filter(study=study, prolific_pid__in=pids).real()}
     known = dict(Submission.objects.filter(study=study, submission_id__in=[s["id"] for s in checked],
                                            time_taken__isnull=False).values_list("submission_id", "time_taken"))
     for s in checked:

@@ -54,7 +54,7 @@ def refuse_if_answered(study: Study) -> None:
     then add perturbed copies, then pilot again; the items already there are never changed."""
     from ..models import Trial
 
-    if Trial.objects.filter(participant__study=study, participant__is_simulated=False).exists():
+    if Trial.objects.filter(participant__study=study).by_audience(include_preview=True).exists():
         raise ItemsLocked(
             f"Study '{study.slug}' already has answers from real participants; its item set is fixed. "
             "Create a new study to add perturbed copies (a simulated pilot's answers never block them)."

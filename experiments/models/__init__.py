@@ -25,7 +25,7 @@ from .human_arm import HumanArm, PairedPresentation
 from .item_summary import StudyItemSummary
 from .items import Interpretation, Item, ItemQuerySet
 from .items_version import StudyItemsVersion
-from .participants import KeyMapping, Participant, ParticipantStatus, Trial
+from .participants import KeyMapping, Participant, ParticipantStatus, Trial, audience_q
 from .pilots import Pilot, PilotStatus
 from .presets import MappingPreset
 from .stored_lists import StoredList, StoredLists
@@ -37,5 +37,5 @@ __all__ = [
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
     "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",
-    "Team", "Trial", "default_team_id", "responses_exist",
+    "Team", "Trial", "audience_q", "default_team_id", "responses_exist",
 ]

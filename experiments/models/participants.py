@@ -43,8 +43,60 @@ class ParticipantStatus(StateChoices):
         return (cls.STARTED, cls.COMPLETED)
 
 
+def audience_q(prefix: str = "", *, include_preview: bool = False, include_simulated: bool = False) -> models.Q:
+    """Who a count or a read is about, as a filter on participants (`prefix` "participant__" from a trial): real
+    participants — neither a staff preview nor a simulated pilot's bot — with previews and bots added only when
+    asked. The one spelling of these populations (DESIGN.md rule 22; tests/experiments/test_populations.py holds
+    the tree to it): everything else reads Participant.objects.real() / Trial.objects.by_real() or this."""
+    q = models.Q()
+    if not include_preview:
+        q &= models.Q(**{f"{prefix}is_preview": False})
+    if not include_simulated:
+        q &= models.Q(**{f"{prefix}is_simulated": False})
+    return q
+
+
+class ParticipantQuerySet(models.QuerySet):
+    """The populations a count needs, each defined here once."""
+
+    def real(self, *, include_simulated: bool = False) -> "ParticipantQuerySet":
+        """People: not a staff preview, not a simulated pilot's bot (bots too with `include_simulated`: a pilot)."""
+        return self.filter(audience_q(include_simulated=include_simulated))
+
+    def audience(self, *, include_preview: bool = False, include_simulated: bool = False) -> "ParticipantQuerySet":
+        return self.filter(audience_q(include_preview=include_preview, include_simulated=include_simulated))
+
+    def previews(self) -> "ParticipantQuerySet":
+        """Staff previews of the participant pages (never data)."""
+        return self.filter(is_preview=True)
+
+    def simulated(self) -> "ParticipantQuerySet":
+        """A simulated pilot's bots (participation/pilot.py)."""
+        return self.filter(is_simulated=True)
+
+    def completed(self) -> "ParticipantQuerySet":
+        """Sessions that reached the end (ParticipantStatus.COMPLETED: the one meaning of "completed")."""
+        return self.filter(status=ParticipantStatus.COMPLETED)
+
+    def holding(self) -> "ParticipantQuerySet":
+        """Sessions holding a place in the sample (ParticipantStatus.holding())."""
+        return self.filter(status__in=ParticipantStatus.holding())
+
+
+class TrialQuerySet(models.QuerySet):
+    def by_real(self, *, include_simulated: bool = False) -> "TrialQuerySet":
+        """Answers of real participants (Participant.objects.real's population)."""
+        return self.filter(audience_q("participant__", include_simulated=include_simulated))
+
+    def by_audience(self, *, include_preview: bool = False, include_simulated: bool = False) -> "TrialQuerySet":
+        return self.filter(audience_q("participant__", include_preview=include_preview,
+                                      include_simulated=include_simulated))
+
+
 class Participant(models.Model):
     """One pseudonymous Prolific session. Nothing beyond Prolific's IDs is stored."""
+
+    objects = ParticipantQuerySet.as_manager()
 
     study = models.ForeignKey(
         Study, on_delete=models.PROTECT, related_name="participants", help_text="The study taken.",
@@ -142,6 +194,8 @@ class Participant(models.Model):
 
 class Trial(models.Model):
     """One answer. (participant, index) is unique so a retried save never doubles an answer."""
+
+    objects = TrialQuerySet.as_manager()
 
     # No index of its own: the unique (participant, index) constraint's index serves every lookup by
     # participant, and each answer saved would maintain a second one.

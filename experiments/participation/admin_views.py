@@ -50,7 +50,8 @@ def progress_html(study: Study) -> str:
             ("declined consent", p.no_consent),
             ("failed attention check", format_html("{} ({} ended there; rule: {})", p.failed_attention,
                                                     p.failed_attention_ended, p.attention_rule)),
-            ("completed and passed the attention checks (analysed)", p.usable),
+            ("usable (analysed by the report)", format_html(
+                "{} (the report leaves out: {})", "—" if p.usable is None else p.usable, p.usable_rule)),
             ("simulated pilot participants (not data; pilot reports only)", p.simulated),
             ("median completion time", median),
             ("suggested pay per participant", format_html("{} (at {} {}/hour)", pay, p.hourly_rate, p.currency)),

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django.utils.html import format_html, format_html_join
 
-from ..models import Participant, ParticipantStatus, Study
+from ..models import Participant, Study
 
 WIDTH, HEIGHT, PAD = 560, 160, 32
 
 
 def completion_times(study: Study) -> list:
-    return list(Participant.objects.filter(study=study, is_preview=False, is_simulated=False,
-                                           status=ParticipantStatus.COMPLETED, finished_at__isnull=False)
+    return list(Participant.objects.filter(study=study, finished_at__isnull=False).real().completed()
                 .order_by("finished_at").values_list("finished_at", flat=True))
 
 

@@ -24,7 +24,7 @@ from django.utils.html import format_html, format_html_join
 
 from studyserver.public_origin import origin_problem, public_origin
 
-from ..models import Participant, ParticipantStatus, Study, StudyStatus
+from ..models import Participant, Study, StudyStatus
 from . import consent, readiness
 from .selectors import study_progress
 from .services import human_arm_ensure, lists_hold, lists_scheme, lists_shortfall
@@ -67,8 +67,8 @@ def checklist(study: Study, arm) -> list[Check]:
     has_items = study.items.exists()
     practice = _reason(problems, "Practice question")
     lists = _reason(problems, "lists cannot be drawn", "Participants' lists cannot be drawn: ")
-    walked = Participant.objects.filter(study=study, is_preview=True, status=ParticipantStatus.COMPLETED).exists()
-    piloted = Participant.objects.filter(study=study, is_simulated=True).exists()
+    walked = Participant.objects.filter(study=study).previews().completed().exists()
+    piloted = Participant.objects.filter(study=study).simulated().exists()
     pilot_report = study.reports.filter(pilot=True, status="done").exists() if hasattr(study, "reports") else False
     drawn = has_items and not lists
     short = lists_shortfall(study=study, arm=arm) if drawn else None

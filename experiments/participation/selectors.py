@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db.models import BooleanField, ExpressionWrapper, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from logic.shown_items import ItemsShown
 
 from ..models import attention
 from .. import schema
 from ..models import Participant, ParticipantStatus, StoredList, Study, StudyStatus, Trial
+from ..report_rules import Excluded, Exclusions, exclusion_settings
 from . import lists, paired
 from .fastsave import ATTENTION_DESIGN
 from .services import human_arm_ensure, lists_prepare
@@ -52,7 +53,8 @@ class Progress:
     no_consent: int
     failed_attention: int  # by the arm's attention rule (attention.py), whatever the status
     failed_attention_ended: int  # of those, sessions that ended there (status failed_attention)
-    usable: int  # completed and not failed: the participants the report analyses
+    usable: int | None  # the participants the report analyses, by the study's exclusions (None: unreadable)
+    usable_rule: str  # what decides them: the exclusions' words, or why they could not be read
     attention_rule: str
     simulated: int  # a pilot's bots (participation/pilot.py), counted apart from everything above
     median_minutes: float | None
@@ -64,13 +66,13 @@ class Progress:
 
 def study_progress(*, study: Study) -> Progress:
     arm = human_arm_ensure(study=study)
-    real = Participant.objects.filter(study=study, is_preview=False, is_simulated=False)
+    real = Participant.objects.filter(study=study).real()
     counts = {s: 0 for s in ParticipantStatus.values}
     for status in real.values_list("status", flat=True):
         counts[status] += 1
     durations = [
         (finished - started).total_seconds() / 60
-        for started, finished in real.filter(status=ParticipantStatus.COMPLETED).values_list(
+        for started, finished in real.completed().values_list(
             "started_at", "finished_at"
         )
         if finished
@@ -81,6 +83,11 @@ def study_progress(*, study: Study) -> Progress:
     pay = None
     if median is not None:
         pay = arm.pay_for(median)
+    try:
+        rules = analysed_rules(study=study)
+        usable, usable_rule = analysed_participants(study=study, rules=rules).count(), "; ".join(rules.describe())
+    except (TypeError, ValueError) as error:  # the settings editor says what is wrong with them
+        usable, usable_rule = None, f"the study's analysis_exclusions cannot be read: {error}"
     last_seen = [  # pseudonyms: the study page is for anyone who may view the study (Prolific ids need a permission)
         (pseudonym(pk), when) for pk, when in
         real.filter(status=ParticipantStatus.STARTED).order_by("-last_seen_at").values_list("pk", "last_seen_at")[:20]
@@ -90,9 +97,8 @@ def study_progress(*, study: Study) -> Progress:
         completed=counts[ParticipantStatus.COMPLETED], returned=counts[ParticipantStatus.RETURNED],
         excluded=counts[ParticipantStatus.EXCLUDED], no_consent=counts[ParticipantStatus.NO_CONSENT],
         failed_attention=failed.count(), failed_attention_ended=counts[ParticipantStatus.FAILED_ATTENTION],
-        usable=real.filter(status=ParticipantStatus.COMPLETED).exclude(attention.failed_q()).count(),
-        attention_rule=rule.describe(), median_minutes=median,
-        simulated=Participant.objects.filter(study=study, is_simulated=True).count(),
+        usable=usable, usable_rule=usable_rule, attention_rule=rule.describe(), median_minutes=median,
+        simulated=Participant.objects.filter(study=study).simulated().count(),
         suggested_pay=pay, hourly_rate=arm.hourly_rate(), currency=arm.currency, last_seen=last_seen,
     )
 
@@ -104,13 +110,43 @@ _ROWS_WITH_PROLIFIC_IDS = schema.Rows(schema.TRIAL, given={"participant": (("par
 
 def trials_for_export(*, study: Study, include_simulated: bool = False, include_preview: bool = False
                       ) -> QuerySet[Trial]:
-    rows = Trial.objects.filter(participant__study=study)
-    if not include_preview:
-        rows = rows.filter(participant__is_preview=False)
-    if not include_simulated:
-        rows = rows.filter(participant__is_simulated=False)
+    rows = Trial.objects.filter(participant__study=study).by_audience(include_preview=include_preview,
+                                                                      include_simulated=include_simulated)
     return rows.order_by("participant_id", "index").annotate(
         failed_attention=ExpressionWrapper(attention.failed_q("participant__"), BooleanField()))
+
+
+def analysed_rules(*, study: Study) -> Exclusions:
+    """The study's exclusion rules, as its report applies them (analysis.services.exclusions_for adds the
+    attention rule's words); a bad setting raises ValueError naming it."""
+    return Exclusions(**exclusion_settings(study.settings))
+
+
+_LOOKUP = {column.name: column.source for column in schema.TRIAL if column.source}  # trials_for_export's rows
+
+
+def _excluded_q(step: Excluded) -> Q:
+    """An exclusion step (report_rules.Excluded) over the rows of trials_for_export, in the database."""
+    q = Q()
+    for column, test, value in step.when:
+        lookup = _LOOKUP[column]
+        q |= {"is": Q(**{lookup: value}), "is not": ~Q(**{lookup: value}),
+              "below": Q(**{f"{lookup}__lt": value})}[test]
+    return q
+
+
+def analysed_participants(*, study: Study, rules: Exclusions | None = None) -> QuerySet[Participant]:
+    """The participants a study's report analyses (DESIGN.md rule 22): those with an answer left after the
+    report's exclusions (`rules`, default the study's own), read from the rows the report's frame reads
+    (analysis.frames.trials_frame: every real participant's and preview's trials) with each of the rules over
+    one row (Exclusions.steps) applied as analysis.prep.apply_exclusions applies it. The relative RT cut never
+    leaves a participant without answers (Exclusions.steps says why), so it is not needed here. A pilot's bots
+    are never among them (a pilot report is not the study's report)."""
+    rules = rules or analysed_rules(study=study)
+    rows = trials_for_export(study=study, include_preview=True)
+    for step in rules.steps():
+        rows = rows.exclude(_excluded_q(step))
+    return Participant.objects.filter(pk__in=rows.order_by().values("participant_id"))
 
 
 def trial_records(trials: QuerySet[Trial], *, prolific_ids: bool = False):
@@ -129,9 +165,7 @@ def items_people_can_be_shown(study: Study, *, include_simulated: bool = False) 
     outside them (lists rebuilt after answers were given); for a closed study the items people answered. Where
     no lists can be drawn, the items people answered. People: participants other than staff previews, and
     simulated ones only with `include_simulated` (a pilot's report). Catch items are never among them."""
-    answers = Trial.objects.filter(participant__study=study, participant__is_preview=False)
-    if not include_simulated:
-        answers = answers.filter(participant__is_simulated=False)
+    answers = Trial.objects.filter(participant__study=study).by_real(include_simulated=include_simulated)
     answered = frozenset(answers.exclude(item__design=ATTENTION_DESIGN).order_by().values_list("item_id", flat=True)
                          .distinct())
     arm = human_arm_ensure(study=study)

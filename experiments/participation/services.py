@@ -41,9 +41,8 @@ UNCONSENTED_MINUTES = 15
 
 def _holding(study: Study):
     """The participants who hold a place: consented and in progress, or completed."""
-    return Participant.objects.filter(
-        study=study, is_preview=False, is_simulated=False, status__in=ParticipantStatus.holding(),
-    ).filter(Q(consented_at__isnull=False) | Q(status=ParticipantStatus.COMPLETED))
+    return Participant.objects.filter(study=study).real().holding().filter(
+        Q(consented_at__isnull=False) | Q(status=ParticipantStatus.COMPLETED))
 
 
 def participants_expire(*, study: Study, now=None) -> int:
@@ -53,7 +52,7 @@ def participants_expire(*, study: Study, now=None) -> int:
 
 def _expire(study: Study, arm: HumanArm, now=None) -> int:
     cutoff = (now or timezone.now()) - timedelta(minutes=arm.abandon_after_minutes)
-    stale = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED, is_preview=False)
+    stale = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED).real(include_simulated=True)
     unconsented = (now or timezone.now()) - timedelta(minutes=UNCONSENTED_MINUTES)
     stale = (stale.filter(last_seen_at__lt=cutoff) | stale.filter(last_seen_at__isnull=True, started_at__lt=cutoff)
              | stale.filter(consented_at__isnull=True, started_at__lt=unconsented))
@@ -140,7 +139,7 @@ def _resumed(study: Study, prolific_pid: str, prolific_session_id: str) -> Parti
     query: the rows with this Prolific id or this Prolific session id (at most one each)."""
     either = Q(prolific_pid=prolific_pid) | Q(prolific_session_id=prolific_session_id) if prolific_session_id else Q(
         prolific_pid=prolific_pid)
-    rows = list(Participant.objects.filter(either, study=study, is_preview=False)[:2])
+    rows = list(Participant.objects.filter(either, study=study).real(include_simulated=True)[:2])
     by_pid = next((row for row in rows if row.prolific_pid == prolific_pid), None)
     if by_pid is not None:
         if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
@@ -217,7 +216,7 @@ def participant_start(
         # only a real participant's own concurrent first visit is resumed: never a bot's row, and a bot
         # never takes over anyone's
         winner = None if simulated else Participant.objects.filter(
-            study=study, prolific_pid=prolific_pid, is_preview=False, is_simulated=False).first()
+            study=study, prolific_pid=prolific_pid).real().first()
         if winner is not None and (not winner.prolific_session_id or winner.prolific_session_id == prolific_session_id):
             return winner, False
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
@@ -228,8 +227,8 @@ def _pending(study: Study) -> dict[int, int]:
     launch's burst arrives before anyone consents, so the balance alone would give every arrival the same
     list; they spread over the lists the balance ties (lists.least_used). Read before the entry's
     transaction: a concurrent entry missed here costs a tie-break, never a rule."""
-    rows = Participant.objects.filter(study=study, is_preview=False, is_simulated=False,
-                                      status=ParticipantStatus.STARTED, consented_at__isnull=True)
+    rows = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED,
+                                      consented_at__isnull=True).real()
     return dict(rows.order_by().values_list("list_number").annotate(n=Count("pk")).values_list("list_number", "n"))
 
 
@@ -270,7 +269,7 @@ def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], rea
             raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
     # (list number, key mapping, how many) of the participants who count for the balance, in one query
     if simulated:
-        holders = Participant.objects.filter(study=study, is_simulated=True, status__in=ParticipantStatus.holding())
+        holders = Participant.objects.filter(study=study).simulated().holding()
     else:
         holders = _holding(study) if not preview else Participant.objects.none()
     held = _held(holders) if not preview else []

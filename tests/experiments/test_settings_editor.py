@@ -60,7 +60,7 @@ def test_edited_settings_are_stored_in_full_and_read_by_the_report(researcher):
 
 @pytest.mark.parametrize("field, value, message", [
     ("paired_alpha", "1.5", "less than or equal to 0.5"),
-    ("exclude_rt_log_sd", "0", "greater than or equal to 0.5"),
+    ("exclude_rt_log_sd", "0.5", "greater than or equal to 1"),
     ("paired_exact_max", "-1", "greater than or equal to 0"),
     ("mc_keys", "asdf", "Select a valid choice"),
     ("exclude_rt_min_ms", "fast", "Enter a number"),

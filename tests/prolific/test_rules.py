@@ -11,7 +11,7 @@ from prolific import rules
 from prolific.rules import Seen
 
 pytestmark = pytest.mark.db_independent
-DONE = {"in_duet": True, "duet_status": "completed", "answers": 26, "code_given": "C0MPLETE",
+DONE = {"in_duet": True, "duet_status": "completed", "completed": True, "answers": 26, "code_given": "C0MPLETE",
         "codes_expected": ("C0MPLETE",)}
 FAILED = {"failed_attention": True, "told_rule": True}
 
@@ -20,9 +20,11 @@ FAILED = {"failed_attention": True, "told_rule": True}
     (Seen(**DONE), 8, "approve"),
     (Seen(in_duet=False), 8, "leave"),
     (Seen(**{**DONE, "code_given": "WRONG"}), 8, "leave"),  # a code Duet did not give
-    (Seen(**{**DONE, "duet_status": "started"}), 8, "leave"),
+    (Seen(**{**DONE, "duet_status": "started", "completed": False}), 8, "leave"),
     (Seen(**{**DONE, "answers": 0}), 8, "return"),
-    (Seen(**{**DONE, "duet_status": "no_consent", "answers": 0}), 8, "return"),
+    (Seen(**{**DONE, "duet_status": "no_consent", "completed": False, "declined_consent": True, "answers": 0}), 8,
+     "return"),
+    (Seen(**{**DONE, "duet_status": "no_consent", "completed": False, "declined_consent": True}), 8, "return"),
     (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 8, "leave"),  # policy: 2 needed from 5 min
     (Seen(**{**DONE, **FAILED, "wrong_checks": 1}), 4, "reject"),  # under 5 min: 1 is enough
     (Seen(**{**DONE, **FAILED, "wrong_checks": 2}), 8, "reject"),
