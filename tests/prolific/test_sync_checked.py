@@ -80,7 +80,8 @@ def test_a_sync_against_a_slow_endless_prolific_stops_at_its_deadline_keeps_what
         synced = prolific_sync(study=ready_study, client=Client(base_url=peer.url, token="t-1"), seconds=5.0)
         took = time.monotonic() - started
         # the peer never ends its list: any bound shows the stop; the slack is for a busy machine, not an idle one's
-        assert not synced.complete and 5.0 <= took < 5.0 + SLACK, took
+        # (it stops up to 0.05 s short of the deadline: a request it could not finish is not begun)
+        assert not synced.complete and 5.0 - 0.1 <= took < 5.0 + SLACK, took
         stored = Submission.objects.count()
         assert stored == synced.stored >= 4 and stored % 2 == 0  # whole pages, each kept as read
         link.refresh_from_db()
