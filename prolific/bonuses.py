@@ -1,7 +1,7 @@
 """Bonuses exactly once (issue 38 item 5): 003's wage rule or a fixed amount, and the ledger that makes a crash,
 a retry, a second run or two runs at once pay each participant at most once (prolific.models.Bonus).
 
-003's rule, once per study (issue 44 item 8). 003 (Appendix, "Participant wage"): "We offer participants an hourly
+003's rule, once per study (issue 44 item 8). 003 (Appendix A.2, "Participant wage"): "We offer participants an hourly
 wage of 1.5 times Prolific's minimum wage. The duration is determined by the median completion time among all
 participants." So by default:
 * the duration is the median of Prolific's time_taken over **all participants who completed** (Duet's status
