@@ -126,6 +126,8 @@ def prolific_page(request, pk: int):
                                                 confirm_cents=None if confirm is None else rules.cents(confirm))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")
+                if fixed is None and bonus.rule.pk is not None:  # this payment fixed the rule: the form says so
+                    bonus_form = BonusForm(fixed=bonus.rule, arm_rate=services.arm_of(study).hourly_rate())
             if do == "demographics" and demographics_form.is_valid():
                 done = demographics_import(study=study, stream=demographics_form.cleaned_data["export"])
                 messages.success(request, f"Imported {', '.join(done.columns)} for {done.joined} participants; "

@@ -121,7 +121,8 @@ def bonus_rule(*, study: Study, hourly_wage: Decimal | None = None, amount: Deci
     source = (f" (the human arm's Prolific minimum {arm.prolific_min_hourly} × {arm.pay_multiplier})" if from_arm
               else " (typed)")
     minutes = "— (no completion time yet)" if median is None else f"{median / 60:.2f} min"
-    quoted = ' — 003: "the median completion time among all participants"'         if link.bonus_median_of == BonusMedianOf.COMPLETED else " — approved only, the study's setting"
+    quoted = (' — 003: "the median completion time among all participants"'
+              if link.bonus_median_of == BonusMedianOf.COMPLETED else " — approved only, the study's setting")
     words = (f"003's rule: {wage} {currency}/hour{source} × the median completion time {minutes} of all "
              f"{len(seconds)} {WHOSE[link.bonus_median_of]}{quoted} − the reward {link.reward_cents} cents = "
              f"{Decimal(each) / 100:.2f} {currency} each")

@@ -170,7 +170,8 @@ class BonusRule(models.Model):
         payment would fix)."""
         if self.pk is None:
             return f"{self.words} (fixed for the whole study at its first payment)"
-        return f"fixed at the first payment on {self.fixed_at:%Y-%m-%d %H:%M} UTC, reused for every payment: {self.words}"
+        return (f"fixed at the first payment on {self.fixed_at:%Y-%m-%d %H:%M} UTC, reused for every payment: "
+                f"{self.words}")
 
 
 class Demographics(models.Model):

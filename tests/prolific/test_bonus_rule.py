@@ -161,6 +161,7 @@ def test_the_admin_says_the_rule_and_the_total_before_paying(standin, study, cli
     assert not standin.state.payments and not BonusRule.objects.exists()
     paid = page(client.post(url, {"do": "bonus", "median_of": "completed", "apply": "yes", "confirm_total": "2.40"}))
     assert "Bonuses paid" in paid and sorted(c for _, c in standin.state.payments) == [80, 80, 80]
+    assert re.search(r'<input[^>]*name="hourly_wage"[^>]*disabled', paid)  # the rule is the study's now
     said = re.search(r'id="prolific-bonus-rule-now">(.*?)</p>', page(client.get(url)), re.S).group(1)
     assert "fixed at the first payment on " in said and "reused for every payment" in said and "0.80 GBP each" in said
     # once fixed the form's choices are disabled: what is typed is ignored, the fixed rule is used

@@ -55,7 +55,7 @@ class Command(BaseCommand):
         b.add_argument("study")
         group = b.add_mutually_exclusive_group()
         group.add_argument("--hourly-wage", help="003's rule with this wage (default: the human arm's Prolific "
-                                                 "minimum × its multiplier) × the median completion time − the reward")
+                                                 "minimum × its multiplier) × the median time − the reward")
         group.add_argument("--amount", help="a fixed bonus, in the study's currency (e.g. 0.50)")
         b.add_argument("--median-of", choices=["completed", "approved"],
                        help="the study's setting: the median of all participants who completed (003's rule, the "
