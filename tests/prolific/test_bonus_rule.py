@@ -185,3 +185,14 @@ def test_the_setting_service_refuses_an_unknown_choice_and_a_change_once_fixed(s
     bonuses.bonus_median_set(study=study, median_of="completed")  # the same: nothing to change
     with pytest.raises(ProlificRefused, match="cannot change now"):
         bonuses.bonus_median_set(study=study, median_of="approved")
+
+
+def test_two_runs_fixing_the_rule_at_once_refuse_the_second(standin, study):
+    """Both runs worked out the rule before either stored it: the study's row is unique, so the second run is
+    refused before it records or pays anything, and the first run's rule stands."""
+    first, second = (bonuses.bonus_rule(study=study) for _ in range(2))
+    assert first.pk is None and second.pk is None
+    bonuses._fix(first)
+    with pytest.raises(ProlificRefused, match="Another bonus run fixed this study's bonus rule at the same time"):
+        bonuses._fix(second)
+    assert BonusRule.objects.get(study=study).pk == first.pk and not Bonus.objects.exists()
