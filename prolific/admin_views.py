@@ -27,7 +27,7 @@ from . import bonuses, rules, services
 from .sync import prolific_sync, prolific_sync_whole
 from .client import NO_TOKEN, ProlificError, token_set
 from .demographics import DemographicsRefused, demographics_codebook, demographics_import
-from .models import ApiCall, Bonus, Demographics, ProlificStudy
+from .models import ApiCall, Bonus, BonusMedianOf, BonusRule, Demographics, ProlificStudy
 
 
 class PublishForm(forms.Form):
@@ -41,6 +41,8 @@ class PublishForm(forms.Form):
 
 
 class BonusForm(forms.Form):
+    median_of = forms.ChoiceField(choices=BonusMedianOf.choices, required=False, label="Median completion time of",
+                                  help_text="The study's setting (003: all who completed); fixed at the first payment.")
     hourly_wage = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=8, decimal_places=2,
                                      label="Target hourly wage (003's rule)")
     amount = forms.DecimalField(required=False, min_value=Decimal("0.01"), max_digits=10, decimal_places=2,
@@ -49,8 +51,15 @@ class BonusForm(forms.Form):
         required=False, min_value=Decimal("0"), max_digits=12, decimal_places=2, label="Total to pay",
         help_text="To pay: type the total the dry run shows for this run. Nothing is paid without it.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, arm_rate: Decimal | None = None, fixed: BonusRule | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        if arm_rate is not None:
+            self.fields["hourly_wage"].help_text = f"Empty: the human arm's Prolific minimum × multiplier, {arm_rate}."
+            self.fields["hourly_wage"].widget.attrs["placeholder"] = str(arm_rate)
+        if fixed is not None:  # the rule is the study's now: nothing to choose
+            for name in ("median_of", "hourly_wage", "amount"):
+                self.fields[name].disabled = True
+            self.fields["hourly_wage"].help_text = f"Fixed at the first payment: {fixed.words}."
         ceiling = (Decimal(settings.DUET_PROLIFIC_BONUS_CEILING_CENTS) / 100).quantize(Decimal("0.01"))
         self.fields["amount"].max_value = ceiling  # (the wage rule's amount is checked against it when worked out)
         self.fields["amount"].validators.append(MaxValueValidator(ceiling))
@@ -58,8 +67,9 @@ class BonusForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if (data.get("hourly_wage") is None) == (data.get("amount") is None):
-            raise forms.ValidationError("Give either a target hourly wage or a fixed amount.")
+        if data.get("hourly_wage") is not None and data.get("amount") is not None:
+            raise forms.ValidationError("Give either a target hourly wage or a fixed amount, not both (neither: 003's "
+                                        "rule at the human arm's wage).")
         return data
 
 
@@ -73,7 +83,10 @@ def prolific_page(request, pk: int):
     link = ProlificStudy.objects.filter(study=study).first()
     do = request.POST.get("do")
     publish_form = PublishForm(request.POST if do == "publish" else None, initial=_publish_initial(study, link))
-    bonus_form = BonusForm(request.POST if do == "bonus" else request.GET or None)
+    fixed = BonusRule.objects.filter(study=study).first()
+    bonus_form = BonusForm(request.POST if do == "bonus" else request.GET or None, fixed=fixed,
+                           arm_rate=services.arm_of(study).hourly_rate(),
+                           initial={"median_of": link.bonus_median_of if link else BonusMedianOf.COMPLETED})
     demographics_form = DemographicsForm(request.POST if do == "demographics" else None,
                                          request.FILES if do == "demographics" else None)
     review = bonus = None
@@ -103,14 +116,18 @@ def prolific_page(request, pk: int):
                     raise services.ProlificRefused("Paying bonuses needs its own permission, 'Can pay bonuses to "
                                                    "participants on Prolific' (a superuser grants it): nothing was "
                                                    "paid. A dry run needs no more than changing the study.")
-                prolific_sync_whole(study=study)
                 d = bonus_form.cleaned_data
+                if d.get("median_of") and fixed is None:
+                    bonuses.bonus_median_set(study=study, median_of=d["median_of"])
+                prolific_sync_whole(study=study)
                 confirm = d.get("confirm_total")
                 bonus = bonuses.prolific_bonus(study=study, apply=apply, hourly_wage=d.get("hourly_wage"),
                                                 amount=d.get("amount"),
                                                 confirm_cents=None if confirm is None else rules.cents(confirm))
                 messages.success(request, "Bonuses paid (each participant once)." if apply else
                                  "Dry run: nothing was paid.")
+                if fixed is None and bonus.rule.pk is not None:  # this payment fixed the rule: the form says so
+                    bonus_form = BonusForm(fixed=bonus.rule, arm_rate=services.arm_of(study).hourly_rate())
             if do == "demographics" and demographics_form.is_valid():
                 done = demographics_import(study=study, stream=demographics_form.cleaned_data["export"])
                 messages.success(request, f"Imported {', '.join(done.columns)} for {done.joined} participants; "
@@ -125,14 +142,28 @@ def prolific_page(request, pk: int):
         "publish_form": publish_form, "bonus_form": bonus_form, "checklist_green": checklist_green,
         "blocked": _blocked(), "study_url": _study_url(study),
         "rows": services.sync_rows(study=study) if link else [], "review": review,
-        "bonus": bonus, "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
+        "bonus": bonus, "bonus_rule": _bonus_rule(study, link), "currency": services.arm_of(study).currency,
+        "bonus_total": sum(line.amount_cents for line in bonus[0]) / 100 if bonus else 0,
         "bonus_to_pay": bonuses.to_pay_cents(bonus[0]) / 100 if bonus else 0,
+        "bonus_each": bonus.rule.each_cents / 100 if bonus else 0,
+        "bonus_payable": sum(1 for line in bonus.lines if line.state in bonuses.PAYABLE) if bonus else 0,
         "may_pay": request.user.has_perm("prolific.pay_bonus"),
         "ledger": Bonus.objects.filter(study=study).order_by("pk") if link else [],
         "calls": ApiCall.objects.filter(study=study)[:50], "demographics_form": demographics_form,
         "demographics": _demographics(study),
     }
     return TemplateResponse(request, "admin/prolific/study.html", context)
+
+
+def _bonus_rule(study, link: ProlificStudy | None) -> str:
+    """Which rule the study's bonuses follow, said when the page opens: the one fixed at the first payment, else
+    the study's setting with the arm's wage (what a payment with the wage left empty would fix)."""
+    if link is None or not link.prolific_id:
+        return ""
+    try:
+        return bonuses.bonus_rule(study=study).described
+    except services.ProlificRefused as exc:
+        return str(exc)
 
 
 def _publish_initial(study, link: ProlificStudy | None) -> dict:

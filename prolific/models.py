@@ -19,6 +19,12 @@ class PublishState(models.TextChoices):
     PUBLISHED = "published", "published"
 
 
+class BonusMedianOf(models.TextChoices):
+    """Whose completion times the wage bonus's duration is the median of (docs/participants.md, bonuses)."""
+    COMPLETED = "completed", "all participants who completed (003's rule)"
+    APPROVED = "approved", "the approved submissions only"
+
+
 class ProlificStudy(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
     prolific_id = models.CharField(max_length=64, blank=True, help_text="The study's id on Prolific.")
@@ -38,6 +44,11 @@ class ProlificStudy(models.Model):
     sync_next = models.CharField(
         max_length=2000, blank=True, help_text="The page of Prolific's list of submissions the next sync starts at, "
         "where one stopped at its deadline ('' : the first page).")
+    bonus_median_of = models.CharField(
+        max_length=12, choices=BonusMedianOf.choices, default=BonusMedianOf.COMPLETED,
+        verbose_name="wage bonus: the median time of",
+        help_text="003 pays by \"the median completion time among all participants\": all who completed, unless "
+        "this says approved only. Fixed with the rest of the rule at the first bonus payment.")
 
     class Meta:
         verbose_name = "study on Prolific"
@@ -126,6 +137,41 @@ class Bonus(models.Model):
         constraints = [models.UniqueConstraint(fields=["study", "prolific_pid"], name="prolific_bonus_once")]
         # Paying is its own permission (issue 45 item 3): changing a study does not let anyone pay bonuses.
         permissions = [("pay_bonus", "Can pay bonuses to participants on Prolific")]
+
+
+class BonusKind(models.TextChoices):
+    WAGE = "wage", "003's hourly wage × the median completion time, minus the reward"
+    FIXED = "fixed", "a fixed amount"
+
+
+class BonusRule(models.Model):
+    """The study's bonus rule as the first payment applied it (issue 44 item 8): written once, before the first
+    ledger row, and never changed, so every participant of the study is paid by the same rule, duration and amount
+    whatever completes or is approved later (prolific/bonuses.py)."""
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific_bonus_rule")
+    kind = models.CharField(max_length=8, choices=BonusKind.choices)
+    median_of = models.CharField(max_length=12, choices=BonusMedianOf.choices, blank=True,
+                                 help_text="Whose times the median is of ('' for a fixed amount).")
+    median_seconds = models.DecimalField(max_digits=12, decimal_places=1, null=True, blank=True)
+    counted = models.PositiveIntegerField(default=0, help_text="How many completion times the median is of.")
+    hourly_wage = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    wage_from_arm = models.BooleanField(default=False, help_text="The wage was the human arm's minimum × multiplier.")
+    reward_cents = models.PositiveIntegerField(default=0)
+    each_cents = models.PositiveIntegerField(help_text="What each participant is paid.")
+    words = models.CharField(max_length=300, help_text="The rule with its numbers, in words.")
+    fixed_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"bonus rule of {self.study.slug}: {self.words}"
+
+    @property
+    def described(self) -> str:
+        """The rule in words, saying when it was fixed once it has been (a rule not yet stored is what the first
+        payment would fix)."""
+        if self.pk is None:
+            return f"{self.words} (fixed for the whole study at its first payment)"
+        return (f"fixed at the first payment on {self.fixed_at:%Y-%m-%d %H:%M} UTC, reused for every payment: "
+                f"{self.words}")
 
 
 class Demographics(models.Model):

@@ -94,17 +94,26 @@ def cents(amount: Decimal) -> int:
     return int((amount * 100).quantize(Decimal("1"), rounding=ROUND_HALF_UP))
 
 
+def median_seconds(seconds: list[int]) -> Decimal:
+    """The median of completion times in seconds (the mean of the middle two for an even count: x.5 at most)."""
+    return Decimal(str(statistics.median(seconds)))
+
+
 def median_minutes(seconds: list[int]) -> Decimal:
-    return Decimal(str(statistics.median(seconds))) / 60
+    return median_seconds(seconds) / 60
+
+
+def wage_cents(*, hourly_wage: Decimal, median: Decimal, reward_cents: int) -> int:
+    """003's rule for one participant: the hourly wage × the median completion time (`median`, seconds), minus the
+    reward already paid; 0 when that is not positive. Rounded to the nearest cent."""
+    return max(0, cents(hourly_wage * median / 3600) - reward_cents)
 
 
 def wage_bonus_cents(*, hourly_wage: Decimal, seconds: list[int], reward_cents: int) -> int:
-    """003's rule: the target hourly wage × the median completion time of the approved submissions, minus the
-    reward already paid; 0 when that is not positive. Rounded to the nearest cent."""
+    """003's rule over the completion times `seconds` (whose: prolific/bonuses.py decides); 0 without any."""
     if not seconds:
         return 0
-    owed = hourly_wage * median_minutes(seconds) / 60
-    return max(0, cents(owed) - reward_cents)
+    return wage_cents(hourly_wage=hourly_wage, median=median_seconds(seconds), reward_cents=reward_cents)
 
 
 def minimum_reward_problem(*, reward_cents: int, minutes: int, min_hourly: Decimal, currency: str) -> str:

@@ -9,11 +9,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 
+from experiments.models import ParticipantStatus
 from prolific.models import Bonus
 from prolific.services import ProlificRefused, prolific_publish
 from prolific.sync import prolific_sync
 from studyserver import env
-from tests.factories import join_default_team
+from tests.factories import ParticipantFactory, join_default_team
 from tests.prolific.standin import pid as P
 
 pytestmark = pytest.mark.django_db
@@ -22,10 +23,11 @@ ORIGIN = "https://duet.example.org"
 
 @pytest.fixture
 def approved(standin, ready_study):
-    """A published study with two approved submissions (10 and 12 minutes) known to Duet."""
+    """A published study with two approved submissions (10 and 12 minutes) of participants who completed in Duet."""
     link = prolific_publish(study=ready_study, origin=ORIGIN, reward_cents=150, places=4, minutes=8)
     for name, seconds in (("a", 600), ("b", 720)):
         standin.add_submission(link.prolific_id, P(name), status="APPROVED", time_taken=seconds)
+        ParticipantFactory(study=ready_study, prolific_pid=P(name), status=ParticipantStatus.COMPLETED)
     prolific_sync(study=ready_study)
     return ready_study
 

@@ -12,8 +12,8 @@ from studyserver.public_origin import public_origin
 
 from ...client import ProlificError
 from ...demographics import DemographicsRefused, demographics_import
-from ...bonuses import PAYABLE, prolific_bonus, to_pay_cents
-from ...services import ProlificRefused, prolific_publish, prolific_review
+from ...bonuses import PAYABLE, bonus_median_set, prolific_bonus, to_pay_cents
+from ...services import ProlificRefused, arm_of, prolific_publish, prolific_review
 from ...sync import prolific_sync, prolific_sync_whole
 
 
@@ -53,9 +53,13 @@ class Command(BaseCommand):
         r.add_argument("--apply", action="store_true")
         b = sub.add_parser("bonus", help="pay each approved participant a bonus, exactly once")
         b.add_argument("study")
-        group = b.add_mutually_exclusive_group(required=True)
-        group.add_argument("--hourly-wage", help="003's rule: this wage × the approved median time − the reward")
+        group = b.add_mutually_exclusive_group()
+        group.add_argument("--hourly-wage", help="003's rule with this wage (default: the human arm's Prolific "
+                                                 "minimum × its multiplier) × the median time − the reward")
         group.add_argument("--amount", help="a fixed bonus, in the study's currency (e.g. 0.50)")
+        b.add_argument("--median-of", choices=["completed", "approved"],
+                       help="the study's setting: the median of all participants who completed (003's rule, the "
+                            "default) or of the approved submissions only; fixed with the rule at the first payment")
         b.add_argument("--apply", action="store_true")
         b.add_argument("--confirm-total", help="with --apply: the total this run pays, as the dry run printed it "
                                                "(nothing is paid without it, or when it differs)")
@@ -99,13 +103,16 @@ class Command(BaseCommand):
                           " Dry run: nothing sent (add --apply)."))
 
     def _bonus(self, study, o):
+        if o["median_of"]:
+            bonus_median_set(study=study, median_of=o["median_of"])
         prolific_sync_whole(study=study)
         wage = _money(o["hourly_wage"]) if o["hourly_wage"] else None
         amount = _money(o["amount"]) if o["amount"] else None
         confirm = _money(o["confirm_total"], zero=True) if o["confirm_total"] else None
         lines, rule = prolific_bonus(study=study, apply=o["apply"], hourly_wage=wage, amount=amount,
                                      confirm_cents=None if confirm is None else int(confirm * 100))
-        self.stdout.write(f"Rule: {rule}")
+        self.stdout.write(f"Rule: {rule.described}")
+        self.stdout.write(f"Each participant: {rule.each_cents / 100:.2f} {arm_of(study).currency}.")
         for line in lines:
             self.stdout.write(f"{line.prolific_pid}\t{line.amount_cents / 100:.2f}\t{line.state or 'not paid'}")
         total = sum(line.amount_cents for line in lines)
