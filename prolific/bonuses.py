@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from experiments.models import Participant, ParticipantStatus, Study
+from experiments.models import Participant, Study
 
 from . import rules
 from .client import Client, ProlificError
@@ -58,9 +58,8 @@ def completion_seconds(*, study: Study, median_of: str) -> list[int]:
     submissions = Submission.objects.filter(study=study, time_taken__isnull=False)
     if median_of == BonusMedianOf.APPROVED:
         submissions = submissions.filter(status=rules.APPROVED)
-    else:  # (Participant.objects.real().completed() once the populations are defined once, issue 44 item 6)
-        submissions = submissions.filter(participant__in=Participant.objects.filter(
-            study=study, status=ParticipantStatus.COMPLETED, is_preview=False, is_simulated=False))
+    else:  # the real participants who completed: the populations' one definition (experiments/models/participants.py)
+        submissions = submissions.filter(participant__in=Participant.objects.filter(study=study).real().completed())
     return list(submissions.order_by("pk").values_list("time_taken", flat=True))
 
 
