@@ -38,6 +38,11 @@ def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
     if frame is None or frame.empty:
         return "<p class='absent'>(empty)</p>"
     shown = frame.head(max_rows)
+    nullable = [c for c in shown.columns if isinstance(shown[c].dtype, pd.api.extensions.ExtensionDtype)
+                and shown[c].isna().any()]  # pandas' nullable types print <NA>: blank, as na_rep says
+    if nullable:
+        shown = shown.astype({c: object for c in nullable})
+        shown[nullable] = shown[nullable].where(shown[nullable].notna(), "")
     more = f"<p>… {len(frame) - max_rows} more rows in the CSV.</p>" if len(frame) > max_rows else ""
     html = shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True, border=0)
     return f"<div class='scroll'>{html}</div>{more}"

@@ -125,3 +125,22 @@ def test_a_table1_without_people_says_no_comparison():
     found = accuracy_tables.accuracy_tables(StudyFrames(scores=scores), factors=())
     assert found.every is None and found.note.startswith("No comparison in Table 1: no person has answered yet")
     assert set(found.table1["items"]) == {accuracy_tables.ALL} and list(found.table1["n_items"])[:2] == [4, 4]
+
+
+def test_the_multiple_choice_section_states_both_sides():
+    """001's section sets people's and each model's Accuracy side by side: its sides table and sentence say the
+    models answered every option order and people the orders they were shown."""
+    from designs.multiple_choice import report as mc_report
+
+    def rows(who, orders, participant):
+        return [{"model": who, "run_id": 1, "participant": participant, "pair_id": f"q{q}", "pair_role": f"rot{k}",
+                 "item_id": 10 * q + k, "decision": "A", "answer": "A", "gold": "A", "form_id": "t",
+                 "kind": "multiple_choice", "correct": 1, "condition": "real", "variant": ""}
+                for q in (1, 2) for k in orders]
+
+    scores = pd.DataFrame(rows("m", range(4), "m"))
+    trials = pd.DataFrame(rows("", [0], "P1") + rows("", [1], "P2"))
+    [section] = mc_report.sections(scores, trials)
+    sides = section.tables["sides"].set_index("respondent")
+    assert (sides.loc["m", "n_items"], sides.loc["human", "n_items"], sides.loc["human", "n_participants"]) == (8, 4, 2)
+    assert section.notes[0].startswith("What each side holds") and "people: 4 items, 4 answers" in section.notes[0]
