@@ -62,10 +62,13 @@ def _items(table: pd.DataFrame, humans: pd.DataFrame, models: pd.DataFrame, fact
 
 def accuracy_tables(frames: StudyFrames, *, factors, seed: int = 0) -> AccuracyTables:
     """Table 1 with the models on the items people could be shown (versus.sides: the rule of every human/model
-    contrast), and the models on every item they answered where that is more."""
+    contrast), and the models on every item they answered where that is more. Without people's answers there is
+    no comparison: Table 1 holds the models on every item they answered, and says so."""
     humans, models = versus.sides(frames)
     _, every = versus.sides(frames, all_items=True)
     shown = like_for_like.items_shown(frames.shown, humans)
+    if not len(humans):  # no comparison: a model-only table reads every item the models answered
+        models, shown = every, None
     models_on = LIKE if shown is not None else ALL
     table = metrics.table1(models, frames.kept, factors=factors, seed=seed, analysed=frames.analysed)
     table = _items(table, humans, models, factors, models_on)
@@ -73,7 +76,6 @@ def accuracy_tables(frames: StudyFrames, *, factors, seed: int = 0) -> AccuracyT
     if shown is None or not len(humans) or not len(models):
         said = "; ".join(like_for_like.side_words(r) for r in sides.itertuples())
         why = ("no model answered an item people could be shown" if len(humans) else
-               f"no person has answered yet; the models' side holds {shown.describe()}" if shown is not None else
                "no person has answered yet; the models' side holds every item they answered")
         note = f"No comparison in Table 1: {why}." + (f" Each side: {said}." if said else "")
     else:
