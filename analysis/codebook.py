@@ -71,7 +71,13 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "n_clusters": ("integer", "", "how many of those units the row rests on"),
     # the `sides` table of every human/model contrast (analysis/like_for_like.py, issue 35)
     "side": ("string", "", "people or model: which side of the human/model contrast the row describes"),
-    "n_items": ("integer", "", "distinct items the side answered in this contrast"),
+    "n_items": ("integer", "", "distinct items the side answered in this contrast (Table 1: behind the row)"),
+    "items": ("string", "", "which items the row's respondent is scored on (Table 1, analysis/accuracy_tables.py): "
+              "the items people answered, the items people could be shown (models, like for like), or every item "
+              "the model answered (not like for like)"),
+    "n_copies": ("integer", "", "distinct items of the side that are perturbed copies (condition not real)"),
+    "n_participants": ("integer", "", "people: distinct participants whose answers the side holds; blank for a "
+                       "model configuration (one respondent)"),
     "n_answers": ("integer", "", "answers the side contributed to this contrast"),
     "phrasings": ("string", "", "the prompt variants (phrasings) the side answered; '(one phrasing)' for items "
                   "written in no variant"),

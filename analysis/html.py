@@ -7,6 +7,7 @@ from html import escape
 
 import pandas as pd
 
+from .accuracy_tables import EVERY, EVERY_TITLE
 from .prep import LABELS
 from .runs import EXPLICIT, RULE
 from .sections import table_file
@@ -37,6 +38,11 @@ def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
     if frame is None or frame.empty:
         return "<p class='absent'>(empty)</p>"
     shown = frame.head(max_rows)
+    nullable = [c for c in shown.columns if isinstance(shown[c].dtype, pd.api.extensions.ExtensionDtype)
+                and shown[c].isna().any()]  # pandas' nullable types print <NA>: blank, as na_rep says
+    if nullable:
+        shown = shown.astype({c: object for c in nullable})
+        shown[nullable] = shown[nullable].where(shown[nullable].notna(), "")
     more = f"<p>… {len(frame) - max_rows} more rows in the CSV.</p>" if len(frame) > max_rows else ""
     html = shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True, border=0)
     return f"<div class='scroll'>{html}</div>{more}"
@@ -135,6 +141,7 @@ class Page:
     n_kept: int
     factors: tuple = ("modality", "argform")  # the study's declared factors (analysis/factors.py)
     elsewhere: list = field(default_factory=list)  # titles of analyses of designs this study does not have
+    accuracy: object = None  # analysis.accuracy_tables.AccuracyTables: Table 1's sides, the models on every item
 
 
 def _elsewhere(page: "Page") -> str:
@@ -161,10 +168,29 @@ def _other_reference(page: "Page") -> str:
 def _table1_text(page: "Page") -> str:
     factors = [f for f in page.factors]
     by = (" by " + " and ".join(escape(f) for f in factors)) if factors else " overall (the study declares no factors)"
-    return (f"<p>Accuracy{by}. Models: mean soft accuracy and the accuracy of their decisions, items resampled "
+    return (f"<p>Accuracy{by}. Models: on the items people could be shown (the models' side of every comparison "
+            "with people; their accuracy on every item they answered, where that is more, is its own table below), "
+            "mean soft accuracy and the accuracy of their decisions, items resampled "
             "(the phrasings and members of one linked pair resampled together). People: proportion correct, "
             "participants resampled. <code>cluster</code> names the sampling unit and <code>n_clusters</code> how "
             "many; 95% percentile-bootstrap intervals. CSV: <code>tables/table1_accuracy.csv</code></p>")
+
+
+def _table1_sides(page: "Page") -> list[str]:
+    """Table 1's sides (items, answers, phrasings, copies, participants), then the models on every item they
+    answered, labelled as not like for like, where that differs (analysis/accuracy_tables.py)."""
+    found = page.accuracy
+    if found is None:
+        return []
+    parts = ["<h3 id='table1_sides'>Table 1: what each side holds</h3>",
+             f"<p class='sides'>{escape(found.note)} CSV: <code>tables/table1_accuracy_sides.csv</code></p>",
+             _table(found.sides)]
+    if found.every is not None:
+        parts += [f"<h3 id='table1_all_items'>{escape(EVERY_TITLE)}</h3>",
+                  f"<p class='sides'>{escape(found.every_note)} CSV: <code>tables/{EVERY}.csv</code>, its sides "
+                  f"<code>tables/{EVERY}_sides.csv</code></p>", _table(found.every_sides),
+                  _table(found.every, max_rows=200)]
+    return parts
 
 
 def render(page: Page) -> str:
@@ -191,6 +217,7 @@ def render(page: Page) -> str:
         _figure(page.overview) if page.overview else "<p class='absent'>No answers yet: no model scores and no "
         "kept human trials.</p>",
         _table(page.table1, max_rows=200),
+        *_table1_sides(page),
     ]
     body += [_section(s) for s in shown]
     body += [

@@ -16,7 +16,8 @@ import pandas as pd
 from logic.human_defaults import CATCH_ITEMS
 from logic.shown_items import ItemsShown
 
-SIDES_COLUMNS = ["side", "respondent", "n_items", "n_answers", "phrasings", "conditions"]
+SIDES_COLUMNS = ["side", "respondent", "n_items", "n_answers", "phrasings", "conditions", "n_copies",
+                 "n_participants"]
 SINGLE = "(one phrasing)"  # an item written in no variant
 
 
@@ -49,9 +50,18 @@ def _phrasings(values: pd.Series) -> str:
     return ", ".join(v or SINGLE for v in found)
 
 
+def _copies(part: pd.DataFrame) -> int:
+    """Distinct items of `part` that are perturbed copies (or nonsense mirrors): condition other than real."""
+    if "condition" not in part:
+        return 0
+    return int(part.loc[part["condition"].astype(str) != "real", "item_id"].nunique())
+
+
 def sides(humans: pd.DataFrame, models: pd.DataFrame, *, who: str = "participant") -> pd.DataFrame:
     """What each side of a contrast holds: people (all participants together), then each model
-    configuration: items, answers, the phrasings (prompt variants) and conditions answered."""
+    configuration: items, answers, the phrasings (prompt variants) and conditions answered, how many of the
+    items are perturbed copies (condition not real), and for people how many participants (`who`: the column
+    naming them; blank for a model configuration, one respondent)."""
     rows = []
     for side, frame, groups in (("people", humans, None), ("model", models, "model")):
         if not len(frame):
@@ -62,18 +72,26 @@ def sides(humans: pd.DataFrame, models: pd.DataFrame, *, who: str = "participant
                          "n_answers": len(part),
                          "phrasings": _phrasings(part["variant"]) if "variant" in part else SINGLE,
                          "conditions": ", ".join(sorted(set(part["condition"].astype(str))))
-                         if "condition" in part else "real"})
-    return pd.DataFrame(rows, columns=SIDES_COLUMNS)
+                         if "condition" in part else "real",
+                         "n_copies": _copies(part),
+                         "n_participants": int(part[who].nunique()) if side == "people" and who in part else pd.NA})
+    table = pd.DataFrame(rows, columns=SIDES_COLUMNS)
+    return table.astype({"n_copies": "Int64", "n_participants": "Int64"})
+
+
+def side_words(row) -> str:
+    """One side of a `sides` row in words: the one wording every sides line uses."""
+    who = "people" if row.side == "people" else row.respondent
+    said = (f"{who}: {row.n_items} items, {row.n_answers} answers ({row.phrasings}; {row.conditions}), "
+            f"{row.n_copies} perturbed copies")
+    return said + (f", {row.n_participants} participants" if not pd.isna(row.n_participants) else "")
 
 
 def sides_note(table: pd.DataFrame, shown: ItemsShown | None) -> str:
     """One sentence stating both sides' counts and phrasings."""
     if table.empty:
         return ""
-    said = []
-    for row in table.itertuples():
-        who = "people" if row.side == "people" else row.respondent
-        said.append(f"{who}: {row.n_items} items, {row.n_answers} answers ({row.phrasings}; {row.conditions})")
+    said = [side_words(row) for row in table.itertuples()]
     rule = shown.describe() if shown is not None else "every item (no study, and no answers from people)"
     return (f"Like for like: models are compared on exactly the items people could be shown — {rule}. Each side: "
             + "; ".join(said) + ".")
@@ -89,10 +107,9 @@ def state_paired_sides(section, answers: pd.DataFrame, shown: ItemsShown | None,
     humans = part[part["respondent"] == "human"]
     models = part[part["respondent"] != "human"].assign(model=lambda f: f["respondent"])
     rule = items_shown(shown, humans)
-    table = sides(humans, models)
+    table = sides(humans, models, who="order")  # designs/paired/report.py: a person's label in `order`
     section.tables["sides"] = table
-    said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.n_items} items, {r.n_answers} answers "
-                     f"({r.phrasings}; {r.conditions})" for r in table.itertuples())
+    said = "; ".join(side_words(r) for r in table.itertuples())
     like = ""
     if len(humans) and len(models) and rule is not None:
         phrasing = rule.human_variant or (_phrasings(humans["variant"]) if "variant" in humans else SINGLE)

@@ -130,9 +130,10 @@ def _grouped_alt(table: pd.DataFrame, factor: str, who: str, est: str) -> str:
     return _values(labels, table[est], table["ci_low"], table["ci_high"])
 
 
-def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform")) -> Figure:
+def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform"), *, sides: str = "") -> Figure:
     """Table 1 as a picture: each respondent's accuracy (models: soft accuracy; people: proportion
-    correct) by each factor of the study (overall where it declares none), 95% CIs."""
+    correct) by each factor of the study (overall where it declares none), 95% CIs; `sides`, what each side
+    holds (analysis/accuracy_tables.py), ends the caption."""
     table1 = table1[table1["measure"] != "decision accuracy"] if "measure" in table1 else table1
     panels = [f for f in factors if (table1["factor"] == f).any()] or ["overall"]
     fig, axes = plt.subplots(1, len(panels), figsize=(max(5.0, 4.2 * len(panels)), 3.8), sharey=True,
@@ -147,7 +148,7 @@ def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform")) -> 
     named = " and by ".join(_FACTOR_NAMES.get(f, f) for f in panels) if panels != ["overall"] else "overall"
     by = "" if panels == ["overall"] else "by "
     return Figure(_png(fig), f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
-                             "with bootstrap 95% confidence intervals.",
+                             "with bootstrap 95% confidence intervals." + (f" {sides}" if sides else ""),
                   "Dot plot of accuracy by respondent, estimate [95% CI]: "
                   + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
 

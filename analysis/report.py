@@ -18,12 +18,13 @@ import pandas as pd
 
 from studyserver import csvsafe
 
-from . import codebook, metrics, plots, prep, reproduce, versus
+from . import codebook, plots, prep, reproduce, versus
 from . import factors as declared
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec, table_file
 from . import rbridge as rb
 from . import likeness_report
+from .accuracy_tables import accuracy_tables
 from experiments import schema
 from logic.human_defaults import CATCH_ITEMS
 from .runs import RUN_COLUMNS
@@ -217,8 +218,8 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
             generic.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
         parts = parts[:after] + generic + parts[after:]
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
-    table1 = _timed(timings, "table 1 (bootstrap)", partial(metrics.table1, factors=factors, analysed=analysed),
-                    frames.scores, frames.kept)
+    accuracy = _timed(timings, "table 1 (bootstrap)", partial(accuracy_tables, factors=factors), frames)
+    table1 = accuracy.table1  # models on the items people could be shown; every item: accuracy.every
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir, inputs.factor_values)
     if inputs.demographics is not None and len(inputs.demographics):
         _write_data(inputs.demographics, data_dir, DEMOGRAPHICS)
@@ -235,10 +236,11 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     ranks = _ranks(table1)
     for section in sections:
         _timed(timings, "figures", _figures, section, ranks)
-    overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1, factors) if len(table1) else None)
+    overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1, factors, sides=accuracy.note)
+                      if len(table1) else None)
     start = time.perf_counter()
     written = []
-    for name, frame in [("table1_accuracy", table1), ("exclusions", exclusions), ("runs", inputs.runs),
+    for name, frame in [*accuracy.files(), ("exclusions", exclusions), ("runs", inputs.runs),
                         ("configurations", inputs.configurations)]:
         _write_table(frame, tables_dir / f"{name}.csv")
         written.append(tables_dir / f"{name}.csv")
@@ -258,6 +260,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     page = Page(
         inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
+        accuracy=accuracy,
         participants=kept_participants(kept), columns=columns, n_kept=len(kept),
         factors=factors, elsewhere=elsewhere,
     )

@@ -167,11 +167,10 @@ def state_sides(section, fit, frame: pd.DataFrame, *, all_items: bool = False, s
         return
     humans = frame[frame["agent"] == "human"]
     models = frame[frame["agent"] != "human"].assign(model=lambda f: f["agent"].astype(str))
-    table = like_for_like.sides(humans, models)
+    table = like_for_like.sides(humans, models, who=who)
     section.tables["sides"] = table
     if all_items:
-        said = "; ".join(f"{'people' if r.side == 'people' else r.respondent}: {r.n_items} items, {r.n_answers} "
-                         f"answers ({r.phrasings})" for r in table.itertuples())
+        said = "; ".join(like_for_like.side_words(r) for r in table.itertuples())
         section.notes.insert(0, "Sensitivity analysis, not the comparison: the models' side holds every item they "
                                 "answered, including phrasings and copies no person could be shown, so the two sides "
                                 f"answered different items. The like-for-like comparison is the section '{KEY}'. "

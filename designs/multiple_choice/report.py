@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis import like_for_like
 from analysis.metrics import bootstrap_mean
 from analysis.sections import Section
 from designs.paired.report import per_respondent
@@ -87,6 +88,22 @@ def run_table(runs: pd.DataFrame) -> pd.DataFrame:
     return mc.run_variation(pd.DataFrame(per_run, columns=["model", "run_id", "measure", "estimate"]))
 
 
+def state_sides(section: Section, scores: pd.DataFrame, trials: pd.DataFrame) -> None:
+    """What each side of the section holds (issue 44 item 3): people's and each model's questions' option orders,
+    answers and participants (analysis/like_for_like.py `sides`, the one wording). Circular and PartialCircular
+    need a question's four orders, so the models' side here holds every order they answered, not only the
+    orders people were shown: Table 1 and the humans-vs-models model are the like-for-like comparisons."""
+    if scores.empty or trials.empty or "item_id" not in scores or "item_id" not in trials:
+        return
+    table = like_for_like.sides(trials, scores)
+    section.tables["sides"] = table
+    said = "; ".join(like_for_like.side_words(r) for r in table.itertuples())
+    section.notes.insert(0, f"What each side holds (items are option orders of a question): {said}. The models' side "
+                            "holds every order they answered (Circular and PartialCircular need all four), people's "
+                            "the orders they were shown: the two sides answered different items here; Table 1 and the "
+                            "humans-vs-models comparison put models on the items people could be shown.")
+
+
 def sections(scores: pd.DataFrame, trials: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[Section]:
     """[] for a study without multiple-choice items; else the one section."""
     scores, trials, runs = _mc(scores), _mc(trials), _mc(runs)
@@ -101,6 +118,7 @@ def sections(scores: pd.DataFrame, trials: pd.DataFrame, runs: pd.DataFrame | No
     metrics = pd.concat([t for t in (models, humans) if len(t)] or [models], ignore_index=True)
     per_respondent(section, "metrics", metrics)  # one table per respondent: the page's row cap never hides a model
     section.tables["position_bias"] = position_bias(scores, trials)
+    state_sides(section, scores, trials)
     variation = run_table(runs) if len(runs) else pd.DataFrame()
     if len(variation):
         section.tables["run_variation"] = variation
