@@ -41,10 +41,17 @@ def section(frames: StudyFrames, *, splits: int = likeness.SPLITS, resamples: in
     if not len(people) or not len(frames.scores):
         out.absent = "needs both human trials and model scores"
         return out
-    frame, left = likeness.answer_frame(people, like_for_like.models_like_people(frames.scores, frames.shown, people))
+    models = like_for_like.models_like_people(frames.scores, frames.shown, people)
+    frame, left = likeness.answer_frame(people, models)
     if frame.empty:
         out.absent = "no model configuration has a score on the items people answered"
         return out
+    # what each side holds (issue 44 item 3): the people's answers and each model's scores the statistics read
+    sides = like_for_like.sides(people[people["item_id"].isin(frame["item_id"])],
+                                models[models["item_id"].isin(frame["item_id"])])
+    out.tables["sides"] = sides
+    out.notes.insert(0, "What each side holds: " + "; ".join(like_for_like.side_words(r) for r in sides.itertuples())
+                     + ".")
     halves = likeness.split_halves(frame["participant"], splits=splits, seed=seed)
     table = likeness.table(frame, halves, resamples=resamples, seed=seed)
     out.tables[KEY] = table

@@ -43,6 +43,13 @@ def test_the_section_has_the_table_a_figure_per_model_and_says_its_randomness():
     assert "Left out: 1 answer(s) without a choice" in text and "model-a: 5" in text
     assert "gold option" in text  # the stored frame has multiple-choice items
     assert {"R", "python"} == set(section.scripts)
+    # both sides stated: the people's answers and each model's scores the statistics read, counted from the frame
+    sides = section.tables["sides"].set_index("respondent")
+    people = section.data[section.data["model"] == section.data["model"].iloc[0]]
+    assert sides.loc["human", "n_participants"] == people["participant"].nunique()
+    for model in ("model-a", "model-b"):
+        assert sides.loc[model, "n_items"] == section.data.loc[section.data["model"] == model, "item_id"].nunique()
+    assert section.notes[0].startswith("What each side holds: people: ")
 
 
 def test_without_people_or_models_the_section_says_what_it_needs():
