@@ -27,6 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from experiments.models import HumanArm, Item, Participant, ParticipantStatus, Trial
 from experiments.participation import services, trials
+from experiments.participation.consent import consent_review
 from experiments.models.attention import AttentionRule
 from experiments.participation.erasure import participant_erase
 from experiments.participation.payload import PayloadError, parse_trial
@@ -67,6 +68,9 @@ class SaveRulebook(RuleBasedStateMachine):
         HumanArm.objects.filter(study=study).update(
             practice=self.practice if practice else [],
             time_limit_ms=time_limit, attention_fail_after=fail_after, attention_end_session=end_session)
+        # the attention rule is stated on the consent page (its sentence is part of what is reviewed): a changed
+        # rule is a changed consent, reviewed again before anyone may start
+        consent_review(arm=HumanArm.objects.get(study=study), by=None)
         self.rule = AttentionRule(fail_after=fail_after, end_session=end_session)
         self.time_limit = time_limit
         n = next(_numbers)
