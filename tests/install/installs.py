@@ -28,7 +28,8 @@ READ_FROM_BASE_DIR = ("templates", "docs", "README.md", "manage.py", "pyproject.
 NEEDS_GROUP = {
     "analysis": (
         # the statistics engine: pandas, NumPy, SciPy, matplotlib, rpy2 (reports are built by the CPU worker)
-        "analysis.clustered", "analysis.codebook", "analysis.factors", "analysis.frames", "analysis.generated",
+        "analysis.accuracy_tables", "analysis.clustered", "analysis.codebook", "analysis.factors", "analysis.frames",
+        "analysis.generated",
         "analysis.html", "analysis.like_for_like", "analysis.likeness", "analysis.likeness_report",
         "analysis.metrics", "analysis.paired", "analysis.plots", "analysis.power", "analysis.prep",
         "analysis.rbridge", "analysis.report", "analysis.reproduce", "analysis.rprocess", "analysis.rsession",
