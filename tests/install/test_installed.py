@@ -33,6 +33,7 @@ from tests.install.installs import (
     modules,
     needs_group,
     process_needs,
+    tree_files,
     tree_packages,
 )
 from tests.studyserver.test_security_settings import production_env
@@ -86,15 +87,9 @@ def test_the_wheel_holds_every_package_of_the_tree_every_app_and_their_data(whee
     assert not tops & {"tests", "bench", "docs", "scripts", "docker"}
     # the data files packages read at run time: static files, word lists, R code, published excerpts
     data = [name for name in names if not name.endswith(".py") and ".dist-info/" not in name]
-    tree_data = [path for path in _tree_package_data()]
+    tops_in_tree = tree_packages()
+    tree_data = [path for path in tree_files() if path.split("/")[0] in tops_in_tree and not path.endswith(".py")]
     assert sorted(tree_data) == sorted(data)
-
-
-def _tree_package_data() -> list[str]:
-    from tests.install.installs import tree_files
-
-    tops = tree_packages()
-    return [path for path in tree_files() if path.split("/")[0] in tops and not path.endswith(".py")]
 
 
 # --- scratch installs: each process with only its own dependencies -------------------------------------------
