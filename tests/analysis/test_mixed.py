@@ -84,7 +84,12 @@ def test_a_second_process_fits_the_same_model_and_falls_back_when_it_cannot(r_st
     """The report's human-vs-model fit in its own spawned R process (rprocess.RProcess) gives exactly
     the tables fitted here; with one process allowed, or where none can start, it runs here."""
     scores, trials = sim
+    # two models and ten people: the same model fitted in two processes, not the size (the whole frame took
+    # about a minute a fit here, and the test fitted it twice)
+    scores = scores[scores["model"].isin(["sim-model-1", "sim-model-2"])]
+    trials = trials[trials["participant"].isin(sorted(trials["participant"].unique())[:10])]
     here = mixed.agents(trials, scores)
+    assert not here.absent
     helper = rprocess.RProcess(processes=2)
     try:
         assert helper.where == "second process"
