@@ -60,7 +60,7 @@ def launch_line(study: Study) -> str:
                            "not set yet (the publish page takes the filters: languages, country, approval rate, "
                            "previous submissions, devices, earlier studies, any filter by its Prolific id).")
     words = link.filter_words()
-    listed = format_html_join("", "<li>{}</li>", ((w,) for w in words)) if words else format_html(
-        "<li>no filter: anyone on Prolific with one of these devices</li>")
+    listed = format_html_join("", "<li>{}</li>", ((w,) for w in (words or [
+        "no filter: anyone on Prolific with one of these devices"])))
     return format_html('<div id="launch-eligibility"><p><strong>Prolific eligibility</strong> (sent with the study; '
                        'devices: {}):</p><ul>{}</ul></div>', ", ".join(link.devices or []) or "—", listed)
