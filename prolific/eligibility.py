@@ -40,6 +40,7 @@ def filters_checked(*, wanted: list[filters.Wanted], client: Client, visible: Qu
     """The typed filters checked against Prolific's list (GET /api/v1/filters/), as stored on ProlificStudy.filters;
     FilterRefused (what is wrong) or ProlificError (the list could not be read). No list is asked for without
     filters."""
+    wanted = filters.combine(wanted)  # (a filter given twice is refused before Prolific is asked)
     if not wanted:
         return []
     try:

@@ -132,6 +132,17 @@ def parse(text: str) -> Wanted:
     return Wanted(filter_id, values=tuple(dict.fromkeys(values)))
 
 
+def values_of(filter_id: str, text: str) -> Wanted:
+    """A select filter's values typed in a field of their own (a country, earlier studies' slugs): split at commas,
+    never read as a range (a slug like 2024-2025 is a study, not a range)."""
+    values = tuple(dict.fromkeys(v.strip() for v in str(text).split(",") if v.strip()))
+    if not values:
+        raise FilterSyntax(f"{filter_id}: no value given.")
+    if len(values) > MAX_TYPED_VALUES or len(str(text)) > MAX_TYPED_CHARS:
+        raise FilterSyntax(f"{filter_id}: more than {MAX_TYPED_VALUES} values.")
+    return Wanted(filter_id, values=values)
+
+
 def combine(wanted: Iterable[Wanted]) -> list[Wanted]:
     """One entry per filter id: select values given twice are joined (a `--not-in` beside a
     `--filter previous_studies_blocklist=…`); a range given twice, or a range and values for one id, is refused."""
@@ -311,6 +322,8 @@ def _choice(value: str, known: Known) -> str:
         return matches[0]
     if matches:
         raise ValueError(f"{_shown(value)} is the label of {len(matches)} choices: give the choice id")
+    if not known.choices:
+        raise ValueError(f"{_shown(value)} is not among its choices (Prolific's list gives it none)")
     examples = ", ".join(f"{k} = {label}" for k, label in list(known.choices.items())[:3])
     raise ValueError(f"{_shown(value)} is not among its choices (a choice id or its label, e.g. {examples})")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django import forms
 
 from . import rules
-from .filters import COMMON, DEVICES, PREVIOUS_STUDIES, FilterSyntax, Wanted, parse, parse_lines
+from .filters import COMMON, DEVICES, PREVIOUS_STUDIES, FilterSyntax, Wanted, parse, parse_lines, values_of
 from .models import ProlificStudy
 
 SELECTS = [c for c in COMMON if c.kind == "select"]
@@ -62,7 +62,7 @@ class PublishForm(forms.Form):
             text = (data.get(c.name) or "").strip()
             if text:
                 try:
-                    wanted.append(parse(f"{c.filter_id}={text}"))
+                    wanted.append(values_of(c.filter_id, text))
                 except FilterSyntax as exc:
                     self.add_error(c.name, str(exc))
         for c in RANGES:
@@ -72,12 +72,11 @@ class PublishForm(forms.Form):
             elif low is not None or high is not None:
                 wanted.append(Wanted(c.filter_id, lower=None if low is None else str(low),
                                      upper=None if high is None else str(high), is_range=True))
-        for name, prefix, read in (("not_in", f"{PREVIOUS_STUDIES}=", lambda t: [parse(t)]),
-                                   ("other_filters", "", parse_lines)):
+        for name, read in (("not_in", lambda t: [values_of(PREVIOUS_STUDIES, t)]), ("other_filters", parse_lines)):
             text = (data.get(name) or "").strip()
             if text:
                 try:
-                    wanted += read(prefix + text)
+                    wanted += read(text)
                 except FilterSyntax as exc:
                     self.add_error(name, str(exc))
         data["wanted"] = wanted
@@ -92,16 +91,17 @@ def initial_from(link: ProlificStudy) -> dict:
     by_id = {c.filter_id: c for c in COMMON}
     other = []
     for typed in link.filters_typed():
-        try:
-            w = parse(typed)
-        except FilterSyntax:
-            continue
-        common = by_id.get(w.filter_id)
-        if w.filter_id == PREVIOUS_STUDIES and not w.is_range:
-            initial["not_in"] = ", ".join(w.values)
-        elif common is not None and common.kind == "select" and not w.is_range:
-            initial[common.name] = ", ".join(w.values)
-        elif common is not None and common.kind == "range" and w.is_range:
+        filter_id, _, text = typed.partition("=")
+        common = by_id.get(filter_id)
+        if filter_id == PREVIOUS_STUDIES and ".." not in text:  # (values: never re-read as a range)
+            initial["not_in"] = ", ".join(v.strip() for v in text.split(","))
+        elif common is not None and common.kind == "select" and ".." not in text:
+            initial[common.name] = ", ".join(v.strip() for v in text.split(","))
+        elif common is not None and common.kind == "range":
+            try:
+                w = parse(typed)
+            except FilterSyntax:
+                continue
             initial[f"{common.name}_min"], initial[f"{common.name}_max"] = w.lower, w.upper
         else:
             other.append(typed)

@@ -169,17 +169,34 @@ def test_the_command_takes_repeated_filters_earlier_studies_and_devices(standin,
     assert "devices: desktop, tablet" in out and "Filter: Handedness (handedness): Right-handed (0), Ambidextrous (2)" in out
 
 
-@pytest.mark.parametrize("arguments,words", [
-    (("--filter", "first-language"), "--filter/--not-in: 'first-language' is not a filter: write ID=VALUE"),
-    (("--filter", "approval_rate=.."), "a range is LOW..HIGH"),
-    (("--filter", "approval_rate=90..", "--filter", "approval_rate=95.."), "approval_rate is given twice"),
-    (("--filter", "no-such-filter=1"), "Prolific does not know a filter 'no-such-filter'"),
-    (("--filter", "country=Atlantis"), "'Atlantis' is not among its choices"),
+def test_earlier_studies_and_a_common_filters_field_are_values_never_a_range(standin, ready_study, owner, settings):
+    settings.DUET_PUBLIC_ORIGIN = ORIGIN
+    slug, earlier = _earlier(standin, "2024-2025")  # a slug that reads like LOW-HIGH
+    assert filters.values_of(filters.PREVIOUS_STUDIES, " 2024-2025, ") == filters.Wanted(
+        filters.PREVIOUS_STUDIES, ("2024-2025",))
+    standin.fail("POST /api/v1/studies/", 400)  # the first try is stored, not created: its fields come back
+    owner.post(f"/admin/prolific/{ready_study.pk}/", {"do": "publish", "reward": "150", "places": "4",
+                                                      "minutes": "8", "not_in": slug})
+    form = owner.get(f"/admin/prolific/{ready_study.pk}/").context["publish_form"]
+    assert form["not_in"].value() == slug and not form["other_filters"].value()
+    call_command("prolific", "publish", ready_study.slug, *PUBLISH, "--not-in", slug)
+    assert standin.state.created[-1]["filters"] == [{"filter_id": "previous_studies_blocklist",
+                                                     "selected_values": [earlier]}]
+
+
+@pytest.mark.parametrize("arguments,words,asked", [
+    (("--filter", "first-language"), "--filter/--not-in: 'first-language' is not a filter: write ID=VALUE", False),
+    (("--filter", "approval_rate=.."), "a range is LOW..HIGH", False),
+    (("--filter", "approval_rate=90..", "--filter", "approval_rate=95.."), "approval_rate is given twice", False),
+    (("--filter", "no-such-filter=1"), "Prolific does not know a filter 'no-such-filter'", True),
+    (("--filter", "country=Atlantis"), "'Atlantis' is not among its choices", True),
 ])
-def test_the_command_refuses_bad_filters_in_words_and_creates_nothing(standin, ready_study, arguments, words):
+def test_the_command_refuses_bad_filters_in_words_and_creates_nothing(standin, ready_study, arguments, words, asked):
     with pytest.raises(CommandError, match=re.escape(words)):
         call_command("prolific", "publish", ready_study.slug, *PUBLISH, *arguments)
     assert not _posts(standin) and not ProlificStudy.objects.exists()
+    # a syntax problem is refused before Prolific is asked anything; a value, after its list is read
+    assert [c.path.split("?")[0] for c in standin.state.calls][:1] == (["/api/v1/filters/"] if asked else [])
 
 
 def test_the_command_refuses_an_unknown_device(standin, ready_study):

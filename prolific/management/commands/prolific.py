@@ -11,7 +11,7 @@ from experiments.models import Study
 from studyserver.public_origin import public_origin
 
 from ...client import ProlificError
-from ...filters import DEVICES, PREVIOUS_STUDIES, FilterSyntax, parse
+from ...filters import DEVICES, PREVIOUS_STUDIES, FilterSyntax, parse, values_of
 from ...demographics import DemographicsRefused, demographics_import
 from ...bonuses import PAYABLE, bonus_median_set, prolific_bonus, to_pay_cents
 from ...services import ProlificRefused, arm_of, prolific_publish, prolific_review
@@ -90,7 +90,7 @@ class Command(BaseCommand):
     def _publish(self, study, o):
         try:
             wanted = [parse(text) for text in o["filter"]]
-            wanted += [parse(f"{PREVIOUS_STUDIES}={text}") for text in o["not_in"]]
+            wanted += [values_of(PREVIOUS_STUDIES, text) for text in o["not_in"]]
         except FilterSyntax as exc:
             raise CommandError(f"--filter/--not-in: {exc}") from None
         origin = public_origin() if o["origin"] is None else o["origin"]
