@@ -329,3 +329,17 @@ def test_the_filter_list_call_is_recorded_on_the_study_without_a_body(standin, r
                                   filters=[filters.parse("no-such=1")])
     calls = list(ApiCall.objects.filter(study=ready_study).values_list("method", "path", "status"))
     assert ("GET", "/api/v1/filters/", 200) in calls and all(path.startswith("/api/v1/filters/") for _, path, _ in calls)
+
+
+def test_a_filter_list_without_end_is_read_to_its_page_cap_only():
+    from prolific.client import FILTER_PAGES
+
+    def endless(peer, conn, request):
+        page = {"results": [{"filter_id": f"f{len(peer.requests)}", "type": "select", "choices": {}}],
+                "_links": {"next": {"href": f"{peer.url}/api/v1/filters/?page={len(peer.requests) + 1}"}}}
+        hostile.send(conn, 200, json.dumps(page).encode())
+
+    with hostile.Peer(endless) as prolific:
+        with pytest.raises(ProlificError, match=f"more than {FILTER_PAGES} pages"):
+            filters_checked(wanted=[filters.parse("x=1")], client=Client(base_url=prolific.url, token="t0ken"))
+        assert len(prolific.requests) == FILTER_PAGES
