@@ -63,5 +63,7 @@ def launch_line(study: Study) -> str:
     words = link.filter_words()
     listed = format_html_join("", "<li>{}</li>", ((w,) for w in (words or [
         "no filter: anyone on Prolific with one of these devices"])))
-    return format_html('<div id="launch-eligibility"><p><strong>Prolific eligibility</strong> (sent with the study; '
-                       'devices: {}):</p><ul>{}</ul></div>', ", ".join(link.devices or []) or "—", listed)
+    return format_html('<div id="launch-eligibility"><p><strong>Prolific eligibility</strong> ({}; devices: {}):</p>'
+                       '<ul>{}</ul></div>', "sent with the study" if link.prolific_id else
+                       "as last typed on the publish page, not yet on Prolific", ", ".join(link.devices or []) or "—",
+                       listed)
