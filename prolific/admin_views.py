@@ -5,7 +5,8 @@ with the permission to change studies.
 
 Publishing (issue 43 item 5): the link sent is built on the public origin (DUET_PUBLIC_ORIGIN), shown with what
 would stop a publish — an origin participants cannot open, no API token — as soon as the page opens; the form
-starts from the launch panel's suggestions and, after a refusal, shows what was typed."""
+starts from the launch panel's suggestions and, after a refusal, shows what was typed. Who may take the study
+(issue 47 item 4): prolific/publish_form.py's fields, checked against Prolific's list of filters."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -20,7 +21,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
 from experiments.participation.launch import study_link, suggestion
-from experiments.team_scope import study_or_404
+from experiments.team_scope import study_or_404, visible_studies
 from studyserver.public_origin import origin_problem, public_origin
 
 from . import bonuses, rules, services
@@ -28,16 +29,7 @@ from .sync import prolific_sync, prolific_sync_whole
 from .client import NO_TOKEN, ProlificError, token_set
 from .demographics import DemographicsRefused, demographics_codebook, demographics_import
 from .models import ApiCall, Bonus, BonusMedianOf, BonusRule, Demographics, ProlificStudy
-
-
-class PublishForm(forms.Form):
-    reward = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Reward (cents)")
-    places = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS)
-    minutes = forms.IntegerField(min_value=1, max_value=rules.MAX_CENTS, label="Estimated time (minutes)")
-    name = forms.CharField(required=False, max_length=120, label="Name on Prolific")
-    description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
-    create_again = forms.BooleanField(required=False, label="Create again", help_text="Only when Duet says so, "
-                                      "after checking in Prolific's web app that an earlier creation made no study.")
+from .publish_form import PublishForm, initial_from
 
 
 class BonusForm(forms.Form):
@@ -99,7 +91,9 @@ def prolific_page(request, pk: int):
                 d = publish_form.cleaned_data
                 services.prolific_publish(study=study, origin=public_origin(), reward_cents=d["reward"],
                                           places=d["places"], minutes=d["minutes"], name=d["name"],
-                                          description=d["description"], create_again=d["create_again"])
+                                          description=d["description"], create_again=d["create_again"],
+                                          filters=d["wanted"], devices=d["devices"],
+                                          visible=visible_studies(request.user))
                 messages.success(request, "Published on Prolific.")
                 return redirect(request.path)
             if do == "sync":
@@ -170,7 +164,7 @@ def _publish_initial(study, link: ProlificStudy | None) -> dict:
     """What the publish form starts from: a row not yet sent keeps what was typed last; else the launch panel's
     suggestions (experiments/participation/launch.py)."""
     if link is not None:
-        return {"reward": link.reward_cents, "places": link.places, "minutes": link.minutes}
+        return initial_from(link)
     suggested = suggestion(study)
     return {"reward": suggested.reward_cents, "places": suggested.places, "minutes": suggested.minutes,
             "name": study.participant_title}

@@ -37,6 +37,7 @@ BACKOFF = 0.5  # seconds before the first retry; doubled each time
 MAX_WAIT = 30.0  # the longest Retry-After honoured
 MAX_PAGES = 1000
 MAX_RESULTS = 500  # results in one page of a list (Prolific's default page size is 20)
+FILTER_PAGES = 20  # pages of Prolific's list of filters read at most (prolific/filters.py caps its entries)
 
 
 class ProlificError(Exception):
@@ -154,14 +155,15 @@ class Client:
         href = following.get("href") if isinstance(following, dict) else None
         return [r for r in results if isinstance(r, dict)], self._same_origin(href) if href else ""
 
-    def pages(self, path: str) -> Iterator[dict]:
-        """Every result of a paginated list, a page at a time."""
-        for _ in range(MAX_PAGES):
+    def pages(self, path: str, *, most: int = MAX_PAGES) -> Iterator[dict]:
+        """Every result of a paginated list, a page at a time (at most `most` pages)."""
+        first = path
+        for _ in range(most):
             results, path = self.page(path)
             yield from results
             if not path:
                 return
-        raise ProlificError(f"Prolific's list {path} has more than {MAX_PAGES} pages")
+        raise ProlificError(f"Prolific's list {first} has more than {most} pages")
 
     def _same_origin(self, href) -> str:
         if not isinstance(href, str) or len(href) > 2000 or not href.isascii() or \
@@ -187,6 +189,11 @@ class Client:
 
     def study_create(self, body: dict) -> dict:
         return self.call("POST", "/api/v1/studies/", body, retry=False)
+
+    def filters(self) -> Iterator[dict]:
+        """Prolific's list of filters (each filter's id, type, data type, choices or bounds): outside data, read by
+        prolific/filters.py's read_list, which checks each entry's shape and caps the list."""
+        return self.pages("/api/v1/filters/", most=FILTER_PAGES)
 
     def study_get(self, study_id: str) -> dict:
         return self.call("GET", f"/api/v1/studies/{_id(study_id)}/")

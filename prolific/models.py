@@ -25,6 +25,10 @@ class BonusMedianOf(models.TextChoices):
     APPROVED = "approved", "the approved submissions only"
 
 
+def desktop_only() -> list[str]:
+    return ["desktop"]
+
+
 class ProlificStudy(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
     prolific_id = models.CharField(max_length=64, blank=True, help_text="The study's id on Prolific.")
@@ -44,6 +48,12 @@ class ProlificStudy(models.Model):
     sync_next = models.CharField(
         max_length=2000, blank=True, help_text="The page of Prolific's list of submissions the next sync starts at, "
         "where one stopped at its deadline ('' : the first page).")
+    filters = models.JSONField(
+        default=list, blank=True, verbose_name="eligibility filters",
+        help_text="The filters sent with the study, checked against Prolific's list when it was created: each "
+        "{\"sent\": the payload's entry, \"words\": in words, \"typed\": as typed} (prolific/filters.py).")
+    devices = models.JSONField(default=desktop_only, blank=True, verbose_name="devices",
+                               help_text="Prolific's device_compatibility: desktop, tablet, mobile.")
     bonus_median_of = models.CharField(
         max_length=12, choices=BonusMedianOf.choices, default=BonusMedianOf.COMPLETED,
         verbose_name="wage bonus: the median time of",
@@ -56,6 +66,16 @@ class ProlificStudy(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug} on Prolific ({self.prolific_id or 'no id yet'})"
+
+    def filters_sent(self) -> list[dict]:
+        """The `filters` of the create-study payload, in Prolific's documented shape."""
+        return [f["sent"] for f in self.filters or []]
+
+    def filter_words(self) -> list[str]:
+        return [f["words"] for f in self.filters or []]
+
+    def filters_typed(self) -> list[str]:
+        return [f["typed"] for f in self.filters or []]
 
 
 class ApiCall(models.Model):

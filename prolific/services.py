@@ -25,6 +25,8 @@ from studyserver.public_origin import origin_problem
 
 from . import rules
 from .client import Client, ProlificError
+from .eligibility import filters_checked
+from .filters import FilterRefused, FilterSyntax, Wanted, devices_checked
 from .models import ApiCall, ProlificStudy, PublishState, ReviewAction, Submission
 
 
@@ -53,7 +55,8 @@ def link_of(study: Study) -> ProlificStudy | None:
 
 # ------------------------------------------------------------------------------------------ publish
 def study_body(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str,
-               description: str, internal_name: str) -> dict:
+               description: str, internal_name: str, filters: list[dict] = (),
+               devices: list[str] = ("desktop",)) -> dict:
     from experiments.participation.launch import study_link
 
     arm = arm_of(study)
@@ -67,7 +70,8 @@ def study_body(*, study: Study, origin: str, reward_cents: int, places: int, min
         "external_study_url": origin.rstrip("/") + study_link(study, arm),
         "prolific_id_option": "url_parameters", "completion_codes": codes,
         "total_available_places": places, "estimated_completion_time": minutes, "reward": reward_cents,
-        "device_compatibility": ["desktop"],
+        "device_compatibility": list(devices),
+        **({"filters": list(filters)} if filters else {}),
     }
 
 
@@ -87,14 +91,16 @@ def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: i
 
 
 def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: int, minutes: int, name: str = "",
-                     description: str = "", create_again: bool = False, client: Client | None = None
-                     ) -> ProlificStudy:
+                     description: str = "", create_again: bool = False, client: Client | None = None,
+                     filters: list[Wanted] = (), devices: list[str] | None = None, visible=None) -> ProlificStudy:
     """Create the Prolific study (once) and publish it; the Prolific id is stored on the study.
 
     Refused before anything is written or sent: an `origin` participants on the internet cannot open
     (studyserver/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
-    not green, a reward under Prolific's minimum, no API token. Until the create call is sent, a publish that
-    was refused or failed takes the reward, places and time typed this time, never those of the earlier try."""
+    not green, a reward under Prolific's minimum, no API token. Refused before anything is written or created
+    (only Prolific's list of filters is read): `filters` Prolific's list does not allow (prolific/eligibility.py;
+    `visible`: the studies a Duet slug may name). Until the create call is sent, a publish that was refused or
+    failed takes the reward, places, time, filters and devices typed this time, never those of the earlier try."""
     link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link
@@ -108,6 +114,12 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
             raise ProlificRefused(" ".join(problems))
     client = client_for(study, client)  # no token: refused here, before any row is written
     values = {"reward_cents": reward_cents, "places": places, "minutes": minutes}
+    if typed:
+        try:
+            values["devices"] = devices_checked(["desktop"] if devices is None else devices)
+            values["filters"] = filters_checked(wanted=list(filters), client=client, visible=visible)
+        except (FilterSyntax, FilterRefused) as exc:
+            raise ProlificRefused(str(exc)) from None
     if link is None:
         link, _ = ProlificStudy.objects.get_or_create(study=study, defaults={
             "internal_name": f"duet:{study.slug}:{secrets.token_hex(4)}", **values})
@@ -120,7 +132,8 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
         if found is None:
             found = _create_once(link, client, create_again=create_again, body=study_body(
                 study=study, origin=origin, reward_cents=link.reward_cents, places=link.places,
-                minutes=link.minutes, internal_name=link.internal_name,
+                minutes=link.minutes, internal_name=link.internal_name, filters=link.filters_sent(),
+                devices=link.devices,
                 name=name or study.participant_title or "A short reasoning study",
                 description=description or "A study of reasoning: read short statements and answer questions about "
                                            "them with the F and J keys."))

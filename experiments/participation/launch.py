@@ -30,6 +30,18 @@ from .selectors import study_progress
 from .services import human_arm_ensure, lists_hold, lists_scheme, lists_shortfall
 
 
+# Lines an app above experiments adds to the panel (the prolific app: the study's eligibility on Prolific), each a
+# function of the study giving safe HTML; registered from the app's ready() so no import here runs upward.
+PANEL_LINES: list = []
+
+
+def panel_line(line):
+    """Register `line(study) -> html` to be shown on the panel, after the suggestions for Prolific."""
+    if line not in PANEL_LINES:
+        PANEL_LINES.append(line)
+    return line
+
+
 LISTS_DRAWN = "participants' lists can be drawn"
 EVERY_ITEM = "every item shown to someone at the target sample size"
 
@@ -146,10 +158,11 @@ def launch_html(study: Study) -> str:
         '<div id="launch-panel"><p><strong>Study link for Prolific</strong> (paste as the study URL; Prolific fills the '
         'placeholders):</p><p>{} '
         '<button type="button" class="button" data-copy="launch-link">Copy link</button></p>{}'
-        '<table>{}</table><p>{}</p><p id="launch-suggested">{}</p><p id="launch-lists">Lists: {}.</p>{}<ul>{}</ul>'
+        '<table>{}</table><p>{}</p><p id="launch-suggested">{}</p>{}<p id="launch-lists">Lists: {}.</p>{}<ul>{}</ul>'
         '<p><strong>{}</strong></p>{}</div>',
-        _link(link), _origin_line(), codes, timing, suggested_line, scheme, _held(held), items, state_line(study, checks),
-        _publish(study, checks))
+        _link(link), _origin_line(), codes, timing, suggested_line,
+        format_html_join("", "{}", ((line(study),) for line in PANEL_LINES)), scheme, _held(held), items,
+        state_line(study, checks), _publish(study, checks))
 
 
 def _link(path: str) -> str:

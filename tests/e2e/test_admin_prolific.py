@@ -31,12 +31,20 @@ def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeyp
             page.fill("#id_reward", "150")
             page.fill("#id_places", "2")
             page.fill("#id_minutes", "8")
+            page.fill("#id_first_language", "English")  # who may take it (issue 47 item 4)
+            page.fill("#id_approval_rate_min", "95")
+            page.check("input[name=devices][value=tablet]")
             page.click("input[value='Publish on Prolific']")
             page.wait_for_selector("#prolific-state")
             link = ProlificStudy.objects.get(study=study)
             assert "published" in page.inner_text("#prolific-state") and link.prolific_id in standin.state.studies
             assert standin.state.studies[link.prolific_id]["external_study_url"].startswith(
                 f"https://duet.example.org/s/{study.slug}/")
+            assert standin.state.created[-1]["filters"] == [
+                {"filter_id": "first-language", "selected_values": ["19"]},
+                {"filter_id": "approval_rate", "selected_range": {"lower": 95}}]
+            assert standin.state.created[-1]["device_compatibility"] == ["desktop", "tablet"]
+            assert "Approval Rate (approval_rate): at least 95" in page.inner_text("#prolific-eligibility")
 
             good = ParticipantFactory(study=study, prolific_pid=pid("good"), status=ParticipantStatus.COMPLETED)
             TrialFactory(participant=good, item=study.items.first(), index=0)

@@ -5,7 +5,12 @@ payments in memory.
 What it follows from the reference:
 * `Authorization: Token <token>`; anything else is 401;
 * POST /api/v1/studies/ creates a draft (201; 400 without name, external_study_url, completion_codes,
-  total_available_places, estimated_completion_time or reward); GET /api/v1/studies/ lists them;
+  total_available_places, estimated_completion_time or reward, and 400 for a `filters` entry Prolific would refuse:
+  an id not in its list, a select filter's value not among its choices, a range outside its bounds); the payload
+  is kept as sent (`created`); GET /api/v1/studies/ lists them;
+* GET /api/v1/filters/ lists the filters (FILTERS: each filter_id, title, type, data_type, and a select filter's
+  choices or a range filter's min and max), PAGE_SIZE at a time; previous_studies_blocklist (data type StudyID)
+  lists the studies created here as its choices, as Prolific lists a workspace's studies;
   POST /api/v1/studies/{id}/transition/ with {"action": "PUBLISH"} publishes (status ACTIVE);
 * GET /api/v1/submissions/?study={id} lists submissions PAGE_SIZE at a time with their basic fields (id,
   participant id, status, start time, the code entered), `_links.next.href` an absolute URL on its own origin
@@ -39,6 +44,26 @@ DROP = 0  # a fault's status: close the connection without answering
 CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
               "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
 LISTED = ("id", "participant_id", "status", "started_at", "study_code")  # what the list gives of a submission
+# Prolific's filter list as its reference shows it (api-reference › Filters › List all filters): the common
+# filters Duet names, one of each other kind, and the previous-studies exclusion (its choices: the studies).
+FILTERS = (
+    {"filter_id": "first-language", "title": "First language", "type": "select", "data_type": "ChoiceID",
+     "choices": {"19": "English", "34": "German", "42": "French"}},
+    {"filter_id": "fluent-languages", "title": "Fluent languages", "type": "select", "data_type": "ChoiceID",
+     "choices": {"19": "English", "34": "German", "42": "French"}},
+    {"filter_id": "current-country-of-residence", "title": "Current Country of Residence", "type": "select",
+     "data_type": "ChoiceID", "choices": {"0": "United Kingdom", "1": "United States", "5": "Germany"}},
+    {"filter_id": "approval_rate", "title": "Approval Rate", "type": "range", "data_type": "integer",
+     "min": 0, "max": 100},
+    {"filter_id": "approval_numbers", "title": "Approval Numbers", "type": "range", "data_type": "integer",
+     "min": 0, "max": 100000},
+    {"filter_id": "handedness", "title": "Handedness", "type": "select", "data_type": "ChoiceID",
+     "choices": {"0": "Right-handed", "1": "Left-handed", "2": "Ambidextrous"}},
+    {"filter_id": "date-of-birth", "title": "Date of birth", "type": "range", "data_type": "date",
+     "min": "1900-01-01", "max": "2008-12-31"},
+    {"filter_id": "previous_studies_blocklist", "title": "Exclude participants from previous studies",
+     "type": "select", "data_type": "StudyID", "choices": {}},
+)
 REQUIRED_STUDY = ("name", "external_study_url", "completion_codes", "total_available_places",
                   "estimated_completion_time", "reward")
 
@@ -67,6 +92,7 @@ class State:
     returns: list = field(default_factory=list)
     calls: list = field(default_factory=list)
     faults: list = field(default_factory=list)  # [path_part, status, times_left]
+    created: list = field(default_factory=list)  # the body of every create-study call that made a study
 
 
 class StandIn:
@@ -130,9 +156,15 @@ class StandIn:
             missing = [k for k in REQUIRED_STUDY if k not in body]
             if missing:
                 return 400, {"error": {"missing": missing}}, {}
+            wrong = self._filters_wrong(body.get("filters", []))
+            if wrong:
+                return 400, {"error": {"filters": wrong}}, {}
             sid = secrets.token_hex(12)
             s.studies[sid] = {**body, "id": sid, "status": "UNPUBLISHED"}
+            s.created.append(json.loads(json.dumps(body)))
             return 201, s.studies[sid], {}
+        if rest == ["filters"] and method == "GET":
+            return 200, self._page(self.filters(), "/api/v1/filters/", query), {}
         if rest == ["studies"] and method == "GET":
             return 200, self._page(list(s.studies.values()), "/api/v1/studies/", query), {}
         if len(rest) == 3 and rest[0] == "studies" and rest[2] == "transition" and method == "POST":
@@ -174,6 +206,34 @@ class StandIn:
                         break
             return 202, {}, {}
         return 404, None, {}
+
+    def filters(self) -> list[dict]:
+        listed = [dict(f) for f in FILTERS]
+        for f in listed:
+            if f["filter_id"] == "previous_studies_blocklist":
+                f["choices"] = {sid: x.get("internal_name", "") for sid, x in self.state.studies.items()}
+        return listed
+
+    def _filters_wrong(self, filters) -> str:
+        """What Prolific would refuse in a create's `filters` ('' : nothing)."""
+        known = {f["filter_id"]: f for f in self.filters()}
+        if not isinstance(filters, list):
+            return "filters is not a list"
+        for entry in filters:
+            f = known.get(entry.get("filter_id")) if isinstance(entry, dict) else None
+            if f is None:
+                return "unknown filter"
+            if f["type"] == "select":
+                values = entry.get("selected_values")
+                if not isinstance(values, list) or not values or any(v not in f["choices"] for v in values):
+                    return f"{f['filter_id']}: a value not among its choices"
+            else:
+                chosen = entry.get("selected_range")
+                if not isinstance(chosen, dict) or not chosen or set(chosen) - {"lower", "upper"}:
+                    return f"{f['filter_id']}: selected_range"
+                if any(not f["min"] <= v <= f["max"] for v in chosen.values()):
+                    return f"{f['filter_id']}: outside its bounds"
+        return ""
 
     def _page(self, rows: list, path: str, query: dict) -> dict:
         page = int((query.get("page") or ["1"])[0])

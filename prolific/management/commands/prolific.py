@@ -11,6 +11,7 @@ from experiments.models import Study
 from studyserver.public_origin import public_origin
 
 from ...client import ProlificError
+from ...filters import DEVICES, PREVIOUS_STUDIES, FilterSyntax, parse, values_of
 from ...demographics import DemographicsRefused, demographics_import
 from ...bonuses import PAYABLE, bonus_median_set, prolific_bonus, to_pay_cents
 from ...services import ProlificRefused, arm_of, prolific_publish, prolific_review
@@ -43,6 +44,16 @@ class Command(BaseCommand):
         p.add_argument("--origin", default=None, help="the public origin participants open, e.g. "
                        "https://duet.example.org (default: DUET_PUBLIC_ORIGIN); a loopback, private or local-only "
                        "address, or plain http, is refused")
+        p.add_argument("--filter", action="append", default=[], metavar="ID=VALUE[,VALUE]",
+                       help="a Prolific eligibility filter, repeatable: a select filter's choice ids or labels "
+                            "(first-language=English), a range ID=LOW..HIGH or ID=LOW-HIGH (approval_rate=95..100); "
+                            "short names: first_language, fluent_languages, country, approval_rate, submissions; any "
+                            "other filter by its Prolific id. Checked against Prolific's list before anything is created")
+        p.add_argument("--not-in", action="append", default=[], metavar="STUDY[,STUDY]",
+                       help="exclude the participants of these earlier studies (Duet study slugs or Prolific study "
+                            "ids; Prolific's previous_studies_blocklist), repeatable")
+        p.add_argument("--device", action="append", choices=DEVICES, default=None,
+                       help="a device participants may use, repeatable (default: desktop only)")
         p.add_argument("--create-again", action="store_true",
                        help="send the create call again (only after checking in Prolific's web app that an earlier "
                             "creation whose outcome is unknown made no study)")
@@ -77,12 +88,19 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
 
     def _publish(self, study, o):
+        try:
+            wanted = [parse(text) for text in o["filter"]]
+            wanted += [values_of(PREVIOUS_STUDIES, text) for text in o["not_in"]]
+        except FilterSyntax as exc:
+            raise CommandError(f"--filter/--not-in: {exc}") from None
         origin = public_origin() if o["origin"] is None else o["origin"]
         link = prolific_publish(study=study, origin=origin, reward_cents=o["reward"], places=o["places"],
                                 minutes=o["minutes"], name=o["name"], description=o["description"],
-                                create_again=o["create_again"])
+                                create_again=o["create_again"], filters=wanted, devices=o["device"])
         self.stdout.write(f"Published on Prolific: study {link.prolific_id} ({link.places} places, "
-                          f"{link.reward_cents} cents, {link.minutes} min).")
+                          f"{link.reward_cents} cents, {link.minutes} min; devices: {', '.join(link.devices)}).")
+        for words in link.filter_words():
+            self.stdout.write(f"Filter: {words}")
 
     def _sync(self, study, o):
         synced = prolific_sync(study=study)
