@@ -31,7 +31,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from ..models.human_arm import DEFAULT_CONSENT, PAPER_CONSENT  # noqa: F401  (models/human_arm.py)
-from . import texts
+from ..models import AnswerInput
+from ..models.human_arm import TEXT_PLACEHOLDERS
 
 
 @dataclass(frozen=True)
@@ -145,11 +146,21 @@ def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
 def consent_digest(arm) -> str:
     """The fingerprint of the consent as participants read it (text, institution, contact, the stored
     data list, the attention rule's sentence), and of the researcher's other texts and the answer input
-    (texts.digest_part: the instructions, debrief and end page as written); the duration is left out: it follows
+    (texts_digest_part: the instructions, debrief and end page as written); the duration is left out: it follows
     the list length, which is not consent wording."""
     body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA],
-                       attention_told(arm), *texts.digest_part(arm)])
+                       attention_told(arm), *texts_digest_part(arm)])
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def texts_digest_part(arm) -> list:
+    """What the consent review's fingerprint adds for the researcher's other texts (texts.py): empty while the
+    instructions, debrief and end page are the defaults and the answer is by keys (the fingerprint is then the
+    consent page's alone), else each text as written and the answer input."""
+    written = [getattr(arm, field) for field in TEXT_PLACEHOLDERS if field != "consent_text"]
+    if not any(written) and arm.answer_input == AnswerInput.KEYS:
+        return []
+    return [*written, arm.answer_input]
 
 
 def consent_problem(arm) -> str | None:

@@ -8,19 +8,21 @@ only."; design_registry.model_instruction_in, the one check item wording also pa
 {placeholders} the flow fills (human_arm.TEXT_PLACEHOLDERS). The admin's form refuses such a text with the
 message, nothing saved; a study whose stored texts fail a check cannot open (readiness.open_problems).
 
-The texts and the answer input are part of the consent review's fingerprint (consent.consent_digest): a change
+The texts and the answer input are part of the consent review's fingerprint (consent.consent_digest, consent.texts_digest_part): a change
 after the review — after the study opened — needs a new review before the study takes new participants,
 exactly as a change to the consent text does.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 from ..design_registry import model_instruction_in
 from ..models import AnswerInput
 from ..models.human_arm import (
     DEFAULT_DEBRIEF, DEFAULT_END, DEFAULT_INSTRUCTIONS, TEXT_PLACEHOLDERS, placeholders_problem,
 )
+from .consent import attention_told, expected_minutes, planned_questions
 
 TEXT_FIELDS = tuple(TEXT_PLACEHOLDERS)  # consent_text, instructions_text, debrief_text, end_text
 LABELS = {"consent_text": "consent", "instructions_text": "instructions", "debrief_text": "debrief",
@@ -99,18 +101,20 @@ def debrief(arm) -> str:
     return arm.debrief_text or DEFAULT_DEBRIEF
 
 
-def digest_part(arm) -> list:
-    """What the consent review's fingerprint adds for these texts: empty while every text is its default and the
-    answer is by keys (so a consent reviewed before the texts were editable stays reviewed), else each text as
-    written and the answer input."""
-    written = [getattr(arm, field) for field in TEXT_FIELDS if field != "consent_text"]
-    if not any(written) and arm.answer_input == AnswerInput.KEYS:
-        return []
-    return [*written, arm.answer_input]
-
-
 def as_written(arm) -> dict[str, str]:
     """The texts participants read, defaults filled in (placeholders left as written), and the answer input:
     what a report records as having gone in (analysis/services.report_provenance)."""
     return {"consent": arm.consent(), "instructions": arm.instructions_text or DEFAULT_INSTRUCTIONS,
             "debrief": debrief(arm), "end": end_text(arm), "answer_input": arm.answer_input}
+
+
+def preview(arm) -> dict:
+    """The texts as a participant reads them, for the admin's preview of the arm: placeholders filled for a
+    participant with F = Yes, two-statement questions and a list of the arm's planned length."""
+    questions = planned_questions(arm)
+    overview = SimpleNamespace(
+        statements="two statements", single_statement=False, questions=questions, attention=attention_told(arm),
+        minutes=expected_minutes(questions=questions, practice=len(arm.practice or []),
+                                 seconds_per_question=arm.seconds_per_question))
+    return {"instructions": instructions(arm, mapping={"f": "yes", "j": "no"}, overview=overview),
+            "end": end_text(arm), "debrief": debrief(arm), "answer_input": arm.input_mode().label}
