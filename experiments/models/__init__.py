@@ -34,7 +34,8 @@ from .studies import ItemsLocked, Study, StudyStatus, responses_exist
 from .teams import DEFAULT_TEAM, Team, default_team_id
 
 __all__ = [
-    "ANSWERS", "Answer", "AnswerChannel", "AnswerInput", "AttentionRule", "Condition", "ConsequenceKey", "DEFAULT_TEAM", "Device", "HumanArm",
+    "ANSWERS", "Answer", "AnswerChannel", "AnswerInput", "AttentionRule", "Condition", "ConsequenceKey",
+    "DEFAULT_TEAM", "Device", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
     "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",

@@ -17,8 +17,8 @@ The attention rule (experiments/models/attention.py) is stated on the page in th
 (`attention_told`, AttentionRule.told) whenever the arm has check questions, and is part of the reviewed
 fingerprint: changing when a participant fails the checks changes what the page says, so it needs a new
 review. So are the researcher's instructions, debrief and end page and the study's answer input (texts.py):
-a study that has opened keeps what its participants read until someone reviews a change. `attention_rule_shown` says whether a participant agreed to the page as it now stands — what
-Prolific review asks before it rejects anyone for failed checks (prolific/rules.py).
+a study that has opened keeps what its participants read until someone reviews a change.
+`attention_rule_shown` says whether a participant agreed to the page as it now stands — what Prolific review asks before it rejects anyone for failed checks (prolific/rules.py).
 """
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ STORED_DATA: tuple[DataKind, ...] = (
     DataKind("user_agent", "your browser's user agent: the name and version of your browser and operating system",
              ("Trial.user_agent",)),
     DataKind("viewport", "the size of your browser window, and whether your device is a computer, a phone or a "
-             "tablet (judged from its screen and pointer)", ("Trial.viewport_width", "Trial.viewport_height", "Trial.device")),
+             "tablet (judged from its screen and pointer)",
+             ("Trial.viewport_width", "Trial.viewport_height", "Trial.device")),
     DataKind("focus", "whether you switched to another window or tab while a question was shown",
              ("Trial.focus_lost", "Trial.visibility_lost")),
     DataKind("status", "whether you completed the study, stopped or declined, and how many check questions "

@@ -8,9 +8,9 @@ only."; design_registry.model_instruction_in, the one check item wording also pa
 {placeholders} the flow fills (human_arm.TEXT_PLACEHOLDERS). The admin's form refuses such a text with the
 message, nothing saved; a study whose stored texts fail a check cannot open (readiness.open_problems).
 
-The texts and the answer input are part of the consent review's fingerprint (consent.consent_digest, consent.texts_digest_part): a change
-after the review — after the study opened — needs a new review before the study takes new participants,
-exactly as a change to the consent text does.
+The texts and the answer input are part of the consent review's fingerprint (consent.consent_digest,
+consent.texts_digest_part): a change after the review — after the study opened — needs a new review before the
+study takes new participants, exactly as a change to the consent text does.
 """
 from __future__ import annotations
 
