@@ -13,7 +13,8 @@ SPLIT = ("device", "answer_channel")
 GLOSSARY = {
     "device": ("string", "", "the kind of device the trials were answered on (desktop, phone, tablet; 'not "
                "reported' for trials saved before it was recorded)"),
-    "answer_channel": ("string", "", "how the answers were given: key, click or touch ('timed out': no answer)"),
+    "answer_channel": ("string", "", "how the answers were given: key, click or touch ('timed out': no answer; "
+                       "'not reported': trials saved without one)"),
     "participants": ("integer", "", "distinct participants with a kept trial in this row"),
     "trials": ("integer", "", "kept trials in this row (catch items left out)"),
     "proportion_correct": ("number", "proportion", "the row's trials answered correctly"),
@@ -29,7 +30,9 @@ def table(kept: pd.DataFrame) -> pd.DataFrame:
     trials = kept[~kept["is_attention_check"].astype(bool)] if "is_attention_check" in kept else kept
     split = pd.DataFrame({
         "device": trials["device"].fillna("").replace("", "not reported"),
-        "answer_channel": trials["answer_channel"].fillna("").replace("", "timed out"),
+        "answer_channel": trials["answer_channel"].fillna("").mask(
+            trials["answer_channel"].fillna("").eq(""),
+            trials["timed_out"].astype(bool).map({True: "timed out", False: "not reported"})),
         "participant": trials["participant"], "correct": trials["correct"].astype(float),
         "rt_ms": trials["rt_ms"].where(~trials["timed_out"].astype(bool)),
     })
