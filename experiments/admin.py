@@ -64,7 +64,7 @@ class HumanArmForm(forms.ModelForm):
         required=False, label="Consent reviewed",
         help_text="Tick after reading the consent page as participants see it (below, or “Preview the participant "
         "flow”) and checking that it is true for this study. Your name and the time are recorded; a later change "
-        "to the text, institution or contact needs a new review before the study opens or takes new participants.",
+        "to the text, institution, contact, instructions, debrief, end page or answer input needs a new review before the study opens or takes new participants.",
     )
 
     practice = QuestionListField(

@@ -59,9 +59,13 @@ def keys_for(mapping: Mapping[str, str]) -> dict[str, str]:
     return {answer: letter.upper() for letter, answer in mapping.items()}
 
 
-def answer_how(arm, mapping: Mapping[str, str]) -> str:
+def answer_how(arm, mapping: Mapping[str, str], option_keys=None) -> str:
     """How to answer, as the default instructions say it, for the arm's answer input and the participant's
-    key mapping (`mapping`: "f"/"j" → "yes"/"no")."""
+    key mapping (`mapping`: "f"/"j" → "yes"/"no"); a four-option study's keys (`option_keys`, choice.runner_keys)
+    answer its options, left to right."""
+    if option_keys:
+        said = [f'"{k["label"]}" for {k["letter"]}' for k in option_keys]
+        return "by pressing " + ", ".join(said[:-1]) + f" and {said[-1]}"
     keys = keys_for(mapping)
     pressing = f'by pressing "{keys["yes"]}" for Yes, and "{keys["no"]}" for No'
     mode = arm.input_mode()
@@ -78,17 +82,17 @@ def fill(text: str, values: Mapping[str, object]) -> str:
     return text
 
 
-def instructions(arm, *, mapping: Mapping[str, str], overview, mc: bool = False) -> str | None:
+def instructions(arm, *, mapping: Mapping[str, str], overview, option_keys=None) -> str | None:
     """The instructions' text as the participant reads it, placeholders filled from their overview
-    (overview.session_overview) and key mapping; None for a four-option study without a text of its own (its
-    page keeps the default four-option wording)."""
-    if mc and not arm.instructions_text:
+    (overview.session_overview) and key mapping; None for a four-option study (`option_keys`) without a text of
+    its own (its page keeps the default four-option wording)."""
+    if option_keys and not arm.instructions_text:
         return None
     keys = keys_for(mapping)
     return fill(arm.instructions_text or DEFAULT_INSTRUCTIONS, {
         "statements": overview.statements,
         "statement_word": "statement" if overview.single_statement else "statements",
-        "answer_how": answer_how(arm, mapping), "yes_key": keys["yes"], "no_key": keys["no"],
+        "answer_how": answer_how(arm, mapping, option_keys), "yes_key": keys["yes"], "no_key": keys["no"],
         "questions": overview.questions, "minutes": overview.minutes, "attention": overview.attention,
     })
 

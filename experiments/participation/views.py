@@ -177,7 +177,7 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     elif step.name == "instructions":
         context["overview"] = overview.session_overview(participant=participant, arm=arm)
         context["instructions_text"] = texts.instructions(arm, mapping=context["mapping"], overview=context["overview"],
-                                                          mc=bool(context["option_keys"]))
+                                                          option_keys=context["option_keys"])
     elif step.name == "ended":
         context["texts"] = {"end": texts.end_text(arm), "debrief": texts.debrief(arm)}
     elif step.name in ("practice", "trials"):

@@ -243,3 +243,18 @@ def test_the_reports_provenance_lists_the_texts_participants_read(open_study):
     assert written["debrief"] == "About this study." and written["answer_input"] == "keys_buttons"
     assert written["end"] == "You have completed this study. Thank you!" and "{answer_how}" in written["instructions"]
     assert registry.GENERIC_INSTRUCTION not in json.dumps(written)
+
+
+@pytest.mark.db_independent
+@pytest.mark.parametrize("mode, said", [
+    (AnswerInput.KEYS, 'by pressing "J" for Yes, and "F" for No'),
+    (AnswerInput.KEYS_BUTTONS, 'by pressing "J" for Yes, and "F" for No, or by clicking the Yes or No button on the '
+                               "screen"),
+    (AnswerInput.BUTTONS_TOUCH, 'by tapping or clicking the Yes or No button on the screen (or, on a keyboard, by '
+                                'pressing "J" for Yes, and "F" for No)'),
+])
+def test_answer_how_says_the_participants_own_keys_and_the_studys_input(mode, said):
+    arm = HumanArm(answer_input=mode)
+    assert texts.answer_how(arm, {"f": "no", "j": "yes"}) == said
+    four = [{"letter": x, "label": k} for x, k in zip("ABCD", "DFJK")]
+    assert texts.answer_how(arm, {"f": "no", "j": "yes"}, four) == 'by pressing "D" for A, "F" for B, "J" for C and "K" for D'
