@@ -17,7 +17,7 @@ from analysis.services import report_provenance
 from experiments import design_registry as registry
 from experiments.design_registry import Wording, model_instruction_in
 from experiments.models import AnswerInput, HumanArm, Participant, Trial
-from experiments.participation import consent, services, texts
+from experiments.participation import consent, overview, services, texts
 from experiments.participation.payload import PayloadError, parse_trial
 from experiments.participation.selectors import EXPORT_COLUMNS, trial_records, trials_for_export
 from tests.admin_form import change_form
@@ -118,14 +118,15 @@ def _walk(client, study, pid, session, *, agree=True):
 
 def test_the_pages_show_the_researchers_texts_with_placeholders_filled(open_study):
     study = open_study(items_per_participant=4, attention_checks=[], practice=[],
-                       instructions_text="You will see {statements}, {questions} in all. Yes is {yes_key}.",
+                       instructions_text="You will see {statements}; {questions} in all. Yes is {yes_key}.",
                        debrief_text="This study compares people with language models.", end_text="All done!")
     consent.consent_review(arm=study.human_arm)
     browser = Client(enforce_csrf_checks=True, HTTP_USER_AGENT=DESKTOP)
     url, participant = _walk(browser, study, "texts-1", "s1")
     page = html.unescape(browser.get(url).content.decode())
     yes = "F" if participant.key_mapping == "f_yes" else "J"
-    assert f"You will see two statements, 4 in all. Yes is {yes}." in page
+    told = overview.session_overview(participant=participant, arm=study.human_arm).statements
+    assert f"You will see {told}; 4 in all. Yes is {yes}." in page
     assert "Keep your fingers on the" in page and 'id="no-keyboard"' in page  # keys only: no buttons, no phones
     post_form(browser, url + "instructions")
     trials_page = browser.get(url).content.decode()
@@ -147,9 +148,11 @@ def test_the_default_texts_are_the_pages_wording_before(open_study):
     url, participant = _walk(browser, study, "texts-2", "s2")
     page = html.unescape(browser.get(url).content.decode())
     keys = '"F" for Yes, and "J" for No' if participant.key_mapping == "f_yes" else '"F" for No, and "J" for Yes'
-    assert ("In this study, you will be presented with two statements followed by a question. Your task is to answer "
-            "either Yes or No to the question, based on the information provided in the statements. Please respond "
-            f"quickly and accurately by pressing {keys}.") in page
+    told = overview.session_overview(participant=participant, arm=study.human_arm)  # "two statements", or "a …"
+    word = "statement" if told.single_statement else "statements"
+    assert (f"In this study, you will be presented with {told.statements} followed by a question. Your task is to "
+            f"answer either Yes or No to the question, based on the information provided in the {word}. Please "
+            f"respond quickly and accurately by pressing {keys}.") in page
 
 
 # --- the answer input: who may enter, what the server takes -----------------------------------------------------
