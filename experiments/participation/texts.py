@@ -66,8 +66,7 @@ def answer_how(arm, mapping: Mapping[str, str], option_keys=None) -> str:
     if option_keys:
         said = [f'"{k["label"]}" for {k["letter"]}' for k in option_keys]
         return "by pressing " + ", ".join(said[:-1]) + f" and {said[-1]}"
-    keys = keys_for(mapping)
-    pressing = f'by pressing "{keys["yes"]}" for Yes, and "{keys["no"]}" for No'
+    pressing = f'by pressing "F" for {mapping["f"].capitalize()}, and "J" for {mapping["j"].capitalize()}'
     mode = arm.input_mode()
     if mode == AnswerInput.KEYS:
         return pressing

@@ -250,11 +250,11 @@ def test_the_reports_provenance_lists_the_texts_participants_read(open_study):
 
 @pytest.mark.db_independent
 @pytest.mark.parametrize("mode, said", [
-    (AnswerInput.KEYS, 'by pressing "J" for Yes, and "F" for No'),
-    (AnswerInput.KEYS_BUTTONS, 'by pressing "J" for Yes, and "F" for No, or by clicking the Yes or No button on the '
+    (AnswerInput.KEYS, 'by pressing "F" for No, and "J" for Yes'),
+    (AnswerInput.KEYS_BUTTONS, 'by pressing "F" for No, and "J" for Yes, or by clicking the Yes or No button on the '
                                "screen"),
     (AnswerInput.BUTTONS_TOUCH, 'by tapping or clicking the Yes or No button on the screen (or, on a keyboard, by '
-                                'pressing "J" for Yes, and "F" for No)'),
+                                'pressing "F" for No, and "J" for Yes)'),
 ])
 def test_answer_how_says_the_participants_own_keys_and_the_studys_input(mode, said):
     arm = HumanArm(answer_input=mode)
