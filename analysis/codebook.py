@@ -137,9 +137,9 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
 
 def _files() -> dict[str, dict[str, tuple[str, str, str]]]:
     """Columns described per file, before the glossary (a name the glossary means otherwise, e.g. answers)."""
-    from . import likeness
+    from . import answering, likeness
 
-    return {"tables/human_likeness.csv": likeness.TABLE_GLOSSARY,
+    return {f"tables/{answering.NAME}.csv": answering.GLOSSARY, "tables/human_likeness.csv": likeness.TABLE_GLOSSARY,
             "data/model_frames/human_likeness.csv": likeness.FRAME_GLOSSARY,
             "data/model_frames/human_likeness_splits.csv": likeness.SPLITS_GLOSSARY}
 

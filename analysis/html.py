@@ -124,6 +124,22 @@ def _inputs(runs: pd.DataFrame, configurations: pd.DataFrame, runs_requested: li
     return parts
 
 
+def _answering(page: "Page") -> list[str]:
+    """What participants read (the researcher's texts, as the study stored them when the report was built) and
+    how they answered: people by device and answer channel (issue 47)."""
+    written = ((page.inputs.provenance or {}).get("study") or {}).get("participant_texts") or {}
+    parts = ["<h3 id='participant_texts'>What participants read, and how they answered</h3>"]
+    if written:
+        parts.append(f"<p>Answer input: <code>{escape(written.get('answer_input', ''))}</code>. The texts as written "
+                     "(placeholders filled per participant; <code>dataset_description.json</code> holds them):</p><dl>"
+                     + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v) or '(none)'}</dd>"
+                               for k, v in written.items() if k != "answer_input") + "</dl>")
+    if page.answering is not None and len(page.answering):
+        parts += ["<p>People's kept answers by device and answer channel. CSV: <code>tables/answering.csv</code></p>",
+                  _table(page.answering)]
+    return parts
+
+
 @dataclass
 class Page:
     """What report.html (and dataset_description.json) show: the report's inputs (analysis.report.
@@ -142,6 +158,7 @@ class Page:
     factors: tuple = ("modality", "argform")  # the study's declared factors (analysis/factors.py)
     elsewhere: list = field(default_factory=list)  # titles of analyses of designs this study does not have
     accuracy: object = None  # analysis.accuracy_tables.AccuracyTables: Table 1's sides, the models on every item
+    answering: pd.DataFrame | None = None  # people by device and answer channel (analysis/answering.py)
 
 
 def _elsewhere(page: "Page") -> str:
@@ -209,6 +226,7 @@ def render(page: Page) -> str:
         "<h2 id='inputs'>What went in</h2>",
         *_inputs(inputs.runs, inputs.configurations, list(inputs.runs_requested), inputs.warnings()),
         f"<h3>Participants kept ({len(page.participants)})</h3><p>{escape(', '.join(page.participants)) or '—'}</p>",
+        *_answering(page),
         "<h3>Exclusions (applied in this order)</h3>",
         f"<p>Rules: {escape('; '.join(rules.describe()))}.</p>", _table(page.exclusions),
         "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>", _table1_text(page),

@@ -19,6 +19,7 @@ import pandas as pd
 from studyserver import csvsafe
 
 from . import codebook, plots, prep, reproduce, versus
+from . import answering
 from . import factors as declared
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec, table_file
@@ -240,8 +241,9 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
                       if len(table1) else None)
     start = time.perf_counter()
     written = []
+    by_answering = answering.table(kept)  # people by device and answer channel (issue 47 item 3)
     for name, frame in [*accuracy.files(), ("exclusions", exclusions), ("runs", inputs.runs),
-                        ("configurations", inputs.configurations)]:
+                        ("configurations", inputs.configurations), (answering.NAME, by_answering)]:
         _write_table(frame, tables_dir / f"{name}.csv")
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
@@ -262,7 +264,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
         accuracy=accuracy,
         participants=kept_participants(kept), columns=columns, n_kept=len(kept),
-        factors=factors, elsewhere=elsewhere,
+        factors=factors, elsewhere=elsewhere, answering=by_answering,
     )
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")

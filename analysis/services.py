@@ -90,6 +90,8 @@ def report_provenance(*, study, run_ids: list[int]) -> dict:
     each used run's stored configuration (source, revision, file hashes, dtype, prompt format, …)."""
     from django.db.models import Count
 
+    from experiments.models import HumanArm
+    from experiments.participation import texts
     from inference.models import ModelRun
 
     items = study.items.values("design").annotate(n=Count("id")).order_by("design")
@@ -100,6 +102,7 @@ def report_provenance(*, study, run_ids: list[int]) -> dict:
         "slug": study.slug, "title": study.title, "description": study.description, "design": study.design,
         "logic_system": study.logic_system, "consequence": study.consequence, "settings": study.settings or {},
         "items_by_design": {row["design"]: row["n"] for row in items},
+        "participant_texts": texts.as_written(study.human_arm) if HumanArm.objects.filter(study=study).exists() else {},
     }}
 
 

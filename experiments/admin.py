@@ -18,7 +18,7 @@ from .models import (
 from .designs.presets import preset_check
 from .participation import admin_views as participation_admin
 from .models import attention
-from .participation import consent, launch
+from .participation import consent, launch, texts
 from .participation import erasure
 from .participation import services as participation
 from .item_list import StudyValuesFilter
@@ -64,7 +64,7 @@ class HumanArmForm(forms.ModelForm):
         required=False, label="Consent reviewed",
         help_text="Tick after reading the consent page as participants see it (below, or “Preview the participant "
         "flow”) and checking that it is true for this study. Your name and the time are recorded; a later change "
-        "to the text, institution or contact needs a new review before the study opens or takes new participants.",
+        "to the text, institution, contact, instructions, debrief, end page or answer input needs a new review before the study opens or takes new participants.",
     )
 
     practice = QuestionListField(
@@ -83,6 +83,9 @@ class HumanArmForm(forms.ModelForm):
         cleaned = super().clean()
         if cleaned.get("mark_consent_reviewed") and not (cleaned.get("contact") or "").strip():
             self.add_error("contact", "Enter a contact (a name and an e-mail address) before marking the consent reviewed.")
+        for field, problem in texts.text_problems(cleaned).items():  # the checks item wording passes (texts.py)
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, problem)
         return cleaned
 
 
@@ -94,13 +97,16 @@ class HumanArmInline(admin.StackedInline):
     can_delete = False
     extra = 1
     max_num = 1
-    readonly_fields = ("consent_review_state", "consent_preview")
+    readonly_fields = ("consent_review_state", "consent_preview", "texts_preview")
     fieldsets = (
         ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense", "paired_presentation",
                               "paired_min_gap")}),
         ("Trials", {"fields": ("practice", "attention_checks", "attention_fail_after", "attention_end_session", "blank_ms", "time_limit_ms")}),
         ("Consent", {"fields": ("institution", "contact", "consent_text", "seconds_per_question", "consent_preview",
                                 "consent_review_state", "mark_consent_reviewed")}),
+        ("Instructions, debrief and end page", {"fields": ("instructions_text", "debrief_text", "end_text",
+                                                           "texts_preview")}),
+        ("Answering", {"fields": ("answer_input",)}),
         ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
                                  "failed_attention_code", "incompatible_device_code", "completion_url")}),
         ("Pay and housekeeping", {"fields": ("prolific_min_hourly", "pay_multiplier", "currency", "abandon_after_minutes")}),
@@ -114,6 +120,12 @@ class HumanArmInline(admin.StackedInline):
         if problem is not None:
             return format_html("<strong>Not reviewed as it stands.</strong> {}", problem)
         return f"Reviewed by {consent.reviewer(obj)} on {obj.consent_reviewed_at:%Y-%m-%d %H:%M} UTC."
+
+    @admin.display(description="as participants read them (as saved; F = Yes, a two-statement question)")
+    def texts_preview(self, obj):
+        if obj is None or obj.pk is None:
+            return "—"
+        return render_to_string("admin/experiments/texts_preview.html", texts.preview(obj))
 
     @admin.display(description="consent page as participants see it (as saved)")
     def consent_preview(self, obj):

@@ -207,9 +207,18 @@ TRIAL = (
     *(column.under("item__") for column in ITEM),
     Column("is_attention_check", "boolean", "TRUE for an attention-check trial (never analysed as data)",
            source="is_attention_check", convert=bool),
-    Column("key", "string", "the accepted key's name (f or j; A–D for multiple choice; blank when timed out)",
-           source="key"),
-    Column("key_code", "string", "the keydown event's code (KeyF, KeyJ, …; blank when timed out)", source="key_code"),
+    Column("key", "string", "the accepted key's name (f or j; A–D for multiple choice; blank when timed out); for an "
+           "on-screen button clicked or tapped, the key of the button's position", source="key"),
+    Column("key_code", "string", "the keydown event's code (KeyF, KeyJ, …; blank when timed out); for an on-screen "
+           "button, its position's key code", source="key_code"),
+    Column("answer_channel", "string", "how the answer was given: key (a key press), click (an on-screen button "
+           "clicked), touch (an on-screen button tapped); which a study accepts is its answer input "
+           "(dataset_description.json); blank when timed out", allowed=("key", "click", "touch"),
+           source="answer_channel"),
+    Column("device", "string", "the kind of device the trial was answered on, as the page judged it from its "
+           "pointer, touch support and screen size (not the user agent alone): desktop, phone or tablet; blank "
+           "when not reported (trials saved before it was recorded)", allowed=("desktop", "phone", "tablet"),
+           source="device"),
     Column("answer", "string", "the participant's answer (blank when the time limit ran out)",
            allowed=("yes", "no", "A", "B", "C", "D"), source="answer"),
     Column("correct", "integer", "1 when the answer matches the gold answer, else 0", allowed=("0", "1"),

@@ -89,9 +89,31 @@ class Wording:
     def __post_init__(self):
         if not self.model.endswith(self.answer_cue):
             raise ValueError(f"the model's prompt must end in its answer cue {self.answer_cue!r}: {self.model!r}")
-        shown = [text for text in (*self.instructions, "Answer Yes or No only") if text in self.participant]
+        shown = model_instruction_in(self.participant, self.instructions)
         if shown:
-            raise ValueError(f"participants must not read the model's answer instruction {shown[0]!r}")
+            raise ValueError(f"participants must not read the model's answer instruction {shown!r}")
+
+
+# The answer instruction of 003's model prompt, refused in what participants read whatever the design.
+GENERIC_INSTRUCTION = "Answer Yes or No only"
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def model_instruction_in(text: str, instructions=None) -> str | None:
+    """The one check that participants never read a model's answer instruction ("Answer Yes or No only."):
+    the first instruction `text` contains (letter case and spacing aside, its closing full stop optional), or
+    None. `instructions`: a design's own (Wording checks its participants' question with them); None: every
+    registered design's (the researcher's texts on the human arm: experiments/participation/texts.py)."""
+    if instructions is None:
+        instructions = [t for design in _designs.values() if design.wording for t in design.wording.instructions]
+    plain = _plain(text)
+    for instruction in dict.fromkeys((*instructions, GENERIC_INSTRUCTION)):
+        if _plain(instruction).rstrip(".") in plain:
+            return instruction
+    return None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ and Django loads every model through this file, so `from experiments.models impo
 """
 from .attention import AttentionRule
 from .choices import (
-    ANSWERS, Answer, Condition, ConsequenceKey, ItemKind, LinkKind, LogicSystem, Modality, OptionLetter,
+    ANSWERS, Answer, AnswerChannel, AnswerInput, Condition, ConsequenceKey, Device, ItemKind, LinkKind, LogicSystem,
+    Modality, OptionLetter,
 )
 from .human_arm import HumanArm, PairedPresentation
 from .item_summary import StudyItemSummary
@@ -33,7 +34,8 @@ from .studies import ItemsLocked, Study, StudyStatus, responses_exist
 from .teams import DEFAULT_TEAM, Team, default_team_id
 
 __all__ = [
-    "ANSWERS", "Answer", "AttentionRule", "Condition", "ConsequenceKey", "DEFAULT_TEAM", "HumanArm",
+    "ANSWERS", "Answer", "AnswerChannel", "AnswerInput", "AttentionRule", "Condition", "ConsequenceKey",
+    "DEFAULT_TEAM", "Device", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
     "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",

@@ -72,3 +72,46 @@ class ConsequenceKey(models.TextChoices):
     PAPER = "paper", "the paper's key for each form (global for Appendix C.1's necessitation, else local)"
     LOCAL = "local", "local: premises true at a world ⇒ conclusion true there"
     GLOBAL = "global", "global: premises true at every world ⇒ conclusion true at every world (with necessitation)"
+
+
+class AnswerInput(models.TextChoices):
+    """How a study's participants may answer (HumanArm.answer_input): the keys only (paper 003's protocol,
+    the default), or also the answer buttons on the screen, clicked or, on phones and tablets, tapped."""
+
+    KEYS = "keys", "keys only (F and J; no phones or tablets)"
+    KEYS_BUTTONS = "keys_buttons", "keys or clicking the on-screen buttons (computers only)"
+    BUTTONS_TOUCH = "buttons_touch", "keys, clicks or taps on the buttons (phones and tablets welcome)"
+
+    def channels(self) -> tuple[str, ...]:
+        """The answer channels (AnswerChannel values) a trial of such a study may come by."""
+        return {
+            AnswerInput.KEYS: (AnswerChannel.KEY,),
+            AnswerInput.KEYS_BUTTONS: (AnswerChannel.KEY, AnswerChannel.CLICK),
+            AnswerInput.BUTTONS_TOUCH: (AnswerChannel.KEY, AnswerChannel.CLICK, AnswerChannel.TOUCH),
+        }[self]
+
+    @property
+    def buttons(self) -> bool:
+        return self != AnswerInput.KEYS
+
+    @property
+    def phones(self) -> bool:
+        """Whether participants on a phone or tablet (no keyboard) may take part."""
+        return self == AnswerInput.BUTTONS_TOUCH
+
+
+class AnswerChannel(models.TextChoices):
+    """How one answer was given (Trial.answer_channel; blank: the time ran out)."""
+
+    KEY = "key", "key press"
+    CLICK = "click", "click on an on-screen button"
+    TOUCH = "touch", "tap on an on-screen button"
+
+
+class Device(models.TextChoices):
+    """The kind of device a trial was answered on (Trial.device), as the page judged it from its pointer, touch
+    and window size (experiments/static/experiments/device.js); blank: not reported."""
+
+    DESKTOP = "desktop", "computer (fine pointer)"
+    PHONE = "phone", "phone (touch only, narrow window)"
+    TABLET = "tablet", "tablet (touch only, wide window)"

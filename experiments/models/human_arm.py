@@ -2,6 +2,7 @@
 the defaults and checks its fields name and the default consent text."""
 from __future__ import annotations
 
+import re
 from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
@@ -13,6 +14,7 @@ from logic import human_defaults
 from logic.sequent_forms import normal_form
 
 from .attention import AttentionRule
+from .choices import AnswerInput
 
 DEFAULT_INSTITUTION = "the Anonymous Institution"
 
@@ -39,6 +41,70 @@ PAPER_CONSENT = (
     "that you are at least 18 years of age and agree to complete this study voluntarily. Press the "
     "button below to start the experiment."
 )
+
+
+# The researcher's other texts (issue 47 item 1): blank = these defaults, the pages' wording before the texts
+# were editable. Their {placeholders} are filled by the flow (experiments/participation/texts.py), each text
+# taking those named in TEXT_PLACEHOLDERS; a text naming another is refused when saved.
+DEFAULT_INSTRUCTIONS = (
+    "In this study, you will be presented with {statements} followed by a question. Your task is to answer either "
+    "Yes or No to the question, based on the information provided in the {statement_word}. Please respond quickly "
+    "and accurately {answer_how}."
+)
+DEFAULT_END = "You have completed this study. Thank you!"
+DEFAULT_DEBRIEF = ""  # none: the end page says only DEFAULT_END, the code and the way back to Prolific
+
+INSTRUCTION_PLACEHOLDERS = {
+    "statements": "how many statements precede the question (\"two statements\", \"a statement\")",
+    "statement_word": "\"statement\" or \"statements\", as many as there are",
+    "answer_how": "how to answer in this study's answer input and the participant's key mapping (e.g. "
+                  "'by pressing \"F\" for Yes, and \"J\" for No')",
+    "yes_key": "the key that means Yes for this participant (F or J)",
+    "no_key": "the key that means No for this participant (F or J)",
+    "questions": "the number of questions in the participant's list",
+    "minutes": "the expected duration in minutes",
+    "attention": "the attention rule's sentence (empty without check questions)",
+}
+TEXT_PLACEHOLDERS = {
+    "consent_text": {"institution": "the institution named below"},
+    "instructions_text": INSTRUCTION_PLACEHOLDERS,
+    "debrief_text": {},
+    "end_text": {},
+}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def placeholders_problem(field: str, value: str) -> str | None:
+    """Why `value` cannot be the arm's `field` (a {name} the flow does not fill), or None."""
+    known = TEXT_PLACEHOLDERS[field]
+    unknown = [name for name in dict.fromkeys(_PLACEHOLDER.findall(value or "")) if name not in known]
+    if not unknown:
+        return None
+    listed = ", ".join("{" + k + "}" for k in known) or "none"
+    return (f"Unknown placeholder{'s' if len(unknown) > 1 else ''} {', '.join('{' + u + '}' for u in unknown)}; "
+            f"this text takes: {listed}.")
+
+
+def _placeholders(field: str, value: str) -> None:
+    problem = placeholders_problem(field, value)
+    if problem:
+        raise ValidationError(problem)
+
+
+def validate_consent_placeholders(value: str) -> None:
+    _placeholders("consent_text", value)
+
+
+def validate_instructions_placeholders(value: str) -> None:
+    _placeholders("instructions_text", value)
+
+
+def validate_debrief_placeholders(value: str) -> None:
+    _placeholders("debrief_text", value)
+
+
+def validate_end_placeholders(value: str) -> None:
+    _placeholders("end_text", value)
 
 
 class PairedPresentation(models.TextChoices):
@@ -170,8 +236,33 @@ class HumanArm(models.Model):
         max_length=200, default=DEFAULT_INSTITUTION, help_text="The institution named in the consent text.",
     )
     consent_text = models.TextField(
-        blank=True, help_text="Empty = the default wording (docs/participants.md); {institution} is replaced. "
+        blank=True, validators=[validate_consent_placeholders],
+        help_text="Empty = the default wording (docs/participants.md); {institution} is replaced. "
         "The list of stored data, the expected duration and the contact are shown below it whatever it says.",
+    )
+    instructions_text = models.TextField(
+        blank=True, validators=[validate_instructions_placeholders], verbose_name="instructions",
+        help_text="What the instructions page says about the task. Empty = the default wording (docs/participants.md). "
+        "Placeholders the page fills: {statements}, {statement_word}, {answer_how}, {yes_key}, {no_key}, {questions}, "
+        "{minutes}, {attention}. How to answer, the number of questions, the duration and the attention rule are "
+        "shown below it whatever it says. Part of what the consent review covers.",
+    )
+    debrief_text = models.TextField(
+        blank=True, validators=[validate_debrief_placeholders], verbose_name="debrief",
+        help_text="Shown at the end, under 'About this study', to participants who took part (completed, or ended "
+        "by the attention checks); empty = no debrief. Part of what the consent review covers.",
+    )
+    end_text = models.TextField(
+        blank=True, validators=[validate_end_placeholders], verbose_name="end page",
+        help_text="The end page's message on completion. Empty = \"You have completed this study. Thank you!\". "
+        "The completion code and the way back to Prolific follow it. Part of what the consent review covers.",
+    )
+    answer_input = models.CharField(
+        max_length=16, choices=AnswerInput.choices, default=AnswerInput.KEYS,
+        help_text="How participants answer: the F and J keys only (paper 003's protocol, the default; phones and "
+        "tablets are turned away), also by clicking the Yes and No buttons shown in the participant's key order, or "
+        "also by tapping them on a phone or tablet. Every trial records the channel and the device. Part of what the "
+        "consent review covers.",
     )
     contact = models.CharField(
         max_length=300, blank=True,
@@ -224,7 +315,8 @@ class HumanArm(models.Model):
     incompatible_device_code = models.CharField(
         max_length=40, blank=True,
         verbose_name="code for a phone or tablet",
-        help_text="The Prolific code for a participant who opens the study on a phone or tablet (no keyboard).",
+        help_text="The Prolific code for a participant who opens the study on a phone or tablet (no keyboard) "
+        "while the answer input is keys or clicks only.",
     )
     completion_url = models.CharField(
         max_length=300, default=PROLIFIC_COMPLETION_URL, validators=[validate_url_template],
@@ -261,6 +353,9 @@ class HumanArm(models.Model):
 
     def consent(self) -> str:
         return (self.consent_text or DEFAULT_CONSENT).replace("{institution}", self.institution)
+
+    def input_mode(self) -> AnswerInput:
+        return AnswerInput(self.answer_input)
 
     def attention_rule(self) -> AttentionRule:
         return AttentionRule(fail_after=self.attention_fail_after, end_session=self.attention_end_session)

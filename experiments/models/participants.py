@@ -5,7 +5,7 @@ from django.db import models
 
 from studyserver.choices import StateChoices
 
-from .choices import ANSWERS
+from .choices import ANSWERS, AnswerChannel, Device
 from .items import Item
 from .studies import Study
 
@@ -254,6 +254,16 @@ class Trial(models.Model):
         null=True, blank=True,
         verbose_name="window height (px)",
         help_text="The browser window's height when answering.",
+    )
+    answer_channel = models.CharField(
+        max_length=8, choices=AnswerChannel.choices, blank=True,
+        help_text="How the answer was given: a key press, a click or a tap on an on-screen button (the arm's answer "
+        "input says which a study accepts); blank when the time ran out.",
+    )
+    device = models.CharField(
+        max_length=8, choices=Device.choices, blank=True,
+        help_text="The kind of device, as the page judged it from its pointer, touch support and window size; "
+        "blank when not reported.",
     )
     focus_lost = models.BooleanField(default=False, help_text="The window lost focus during the trial.")
     visibility_lost = models.BooleanField(

@@ -16,8 +16,9 @@ needs a new review before the study opens again or takes new participants.
 The attention rule (experiments/models/attention.py) is stated on the page in the rule's own words
 (`attention_told`, AttentionRule.told) whenever the arm has check questions, and is part of the reviewed
 fingerprint: changing when a participant fails the checks changes what the page says, so it needs a new
-review. `attention_rule_shown` says whether a participant agreed to the page as it now stands — what
-Prolific review asks before it rejects anyone for failed checks (prolific/rules.py).
+review. So are the researcher's instructions, debrief and end page and the study's answer input (texts.py):
+a study that has opened keeps what its participants read until someone reviews a change.
+`attention_rule_shown` says whether a participant agreed to the page as it now stands — what Prolific review asks before it rejects anyone for failed checks (prolific/rules.py).
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from ..models.human_arm import DEFAULT_CONSENT, PAPER_CONSENT  # noqa: F401  (models/human_arm.py)
+from ..models import AnswerInput
+from ..models.human_arm import TEXT_PLACEHOLDERS
 
 
 @dataclass(frozen=True)
@@ -42,9 +45,10 @@ class DataKind:
 STORED_DATA: tuple[DataKind, ...] = (
     DataKind("prolific_ids", "your Prolific ID, and the IDs of this Prolific study and of your session",
              ("Participant.prolific_pid", "Participant.prolific_study_id", "Participant.prolific_session_id")),
-    DataKind("answers", "your answer to each question: the key you pressed, the answer it gave, whether it was "
-             "right, or that the time ran out",
-             ("Trial.key", "Trial.key_code", "Trial.answer", "Trial.correct", "Trial.timed_out")),
+    DataKind("answers", "your answer to each question: the key you pressed (or the on-screen button you clicked or "
+             "tapped, where the study offers buttons), the answer it gave, whether it was right, or that the time ran out",
+             ("Trial.key", "Trial.key_code", "Trial.answer", "Trial.correct", "Trial.timed_out",
+              "Trial.answer_channel")),
     DataKind("questions", "which questions you were shown, in which order, and which were check questions",
              ("Participant.list_number", "Participant.list_seed", "Participant.plan", "Trial.item", "Trial.index",
               "Trial.is_attention_check")),
@@ -58,7 +62,9 @@ STORED_DATA: tuple[DataKind, ...] = (
               "Trial.received_at")),
     DataKind("user_agent", "your browser's user agent: the name and version of your browser and operating system",
              ("Trial.user_agent",)),
-    DataKind("viewport", "the size of your browser window", ("Trial.viewport_width", "Trial.viewport_height")),
+    DataKind("viewport", "the size of your browser window, and whether your device is a computer, a phone or a "
+             "tablet (judged from its screen and pointer)",
+             ("Trial.viewport_width", "Trial.viewport_height", "Trial.device")),
     DataKind("focus", "whether you switched to another window or tab while a question was shown",
              ("Trial.focus_lost", "Trial.visibility_lost")),
     DataKind("status", "whether you completed the study, stopped or declined, and how many check questions "
@@ -140,11 +146,22 @@ def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
 
 def consent_digest(arm) -> str:
     """The fingerprint of the consent as participants read it (text, institution, contact, the stored
-    data list, the attention rule's sentence); the duration is left out: it follows the list length, which is
-    not consent wording."""
+    data list, the attention rule's sentence), and of the researcher's other texts and the answer input
+    (texts_digest_part: the instructions, debrief and end page as written); the duration is left out: it follows
+    the list length, which is not consent wording."""
     body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA],
-                       attention_told(arm)])
+                       attention_told(arm), *texts_digest_part(arm)])
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def texts_digest_part(arm) -> list:
+    """What the consent review's fingerprint adds for the researcher's other texts (texts.py): empty while the
+    instructions, debrief and end page are the defaults and the answer is by keys (the fingerprint is then the
+    consent page's alone), else each text as written and the answer input."""
+    written = [getattr(arm, field) for field in TEXT_PLACEHOLDERS if field != "consent_text"]
+    if not any(written) and arm.answer_input == AnswerInput.KEYS:
+        return []
+    return [*written, arm.answer_input]
 
 
 def consent_problem(arm) -> str | None:
@@ -156,7 +173,8 @@ def consent_problem(arm) -> str | None:
         return ("Nobody has reviewed its consent text yet: preview the participant flow, check that the consent "
                 "page is true for this study, then tick 'Consent reviewed' under Human arm › Consent and save.")
     if arm.consent_reviewed_digest != consent_digest(arm):
-        return (f"Its consent text, institution, contact or attention rule has changed since {reviewer(arm)} reviewed "
+        return (f"Its consent text, institution, contact, attention rule, instructions, debrief, end page or answer "
+                f"input has changed since {reviewer(arm)} reviewed "
                 f"it on {arm.consent_reviewed_at:%Y-%m-%d %H:%M} UTC: review it again (tick 'Consent reviewed' and save).")
     return None
 

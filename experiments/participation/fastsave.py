@@ -15,7 +15,8 @@ handful of queries; here it is one statement:
 
 It only ever saves what the locked path would save identically, and says "not written" for
 everything else (a re-sent or clashing answer, an ended participation, a step out of order, a time
-limit passed, a four-option study, a timed-out trial), which the locked path then decides and
+limit passed, a four-option study, a timed-out trial, an answer by click or tap — trials.trial_submit sends
+only key presses here, the one channel every study accepts), which the locked path then decides and
 explains. Every rule it applies is generated from the rule's own declaration, not restated:
 
 - the pages before the trials: flow.trials_open_sql (from flow.STEPS);

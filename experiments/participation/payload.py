@@ -1,4 +1,4 @@
-"""Validation of what the browser sends for one trial. Pure Python: a bad payload raises
+"""Validation of what the browser sends for one trial (no database read): a bad payload raises
 PayloadError with a message the participant's browser (and the researcher) can read."""
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from ..models.choices import AnswerChannel, Device
+
 MAX_RT_MS = 30 * 60 * 1000  # half an hour on one question is not a response time
 TIME_LIMIT_GRACE_MS = 5000  # with a time limit, a response may arrive this much later (network, rendering)
 TIMER_RESOLUTION_MS = 5  # browsers coarsen performance.now(); a timeout may read this much short of the limit
 KEYS = {"KeyF": "f", "KeyJ": "j"}
 _IDEMPOTENCY = re.compile(r"^[A-Za-z0-9-]{16,64}$")
 _CODE = re.compile(r"^[A-Za-z0-9]{1,16}$")  # a KeyboardEvent.code ("KeyF", "Digit1", "Numpad1")
+CHANNELS = tuple(AnswerChannel.values)  # key, click, touch (the model's choices: the one list)
+DEVICES = tuple(Device.values)  # desktop, phone, tablet
 
 
 class PayloadError(ValueError):
@@ -37,6 +41,10 @@ class TrialPayload:
     visibility_lost: bool
 
     key: str = ""  # the accepted key's name ("f", "j"; "d", "k", "1" … for four-option trials): for_arm
+    # How the answer was given (key, click, touch; "" when timed out): a click or tap on an on-screen button is
+    # sent as the key of the button's position (code KeyF or KeyJ), so it means what that key means.
+    channel: str = AnswerChannel.KEY.value
+    device: str = ""  # desktop, phone, tablet, as the page judged it; "" when not reported
 
     @property
     def rt_ms(self) -> float:
@@ -46,13 +54,18 @@ class TrialPayload:
     def letter(self) -> str:
         return self.key
 
-    def for_arm(self, *, time_limit_ms: int | None, keys: Mapping[str, str] = KEYS) -> TrialPayload:
+    def for_arm(self, *, time_limit_ms: int | None, keys: Mapping[str, str] = KEYS,
+                channels: tuple[str, ...] = (AnswerChannel.KEY,)) -> TrialPayload:
         """This trial checked against the study's rules: `keys` (e.code → key name) are the keys the
         study accepts (F/J, plus a four-option study's keys; which of them answer which trial is the
         save's check), `time_limit_ms` its arm's time limit. Returns the payload with `key` set to
         the accepted key's name — stored as that name whatever text the browser sent as e.key (a
-        participant's own text in an export could be a spreadsheet formula; issue 17 hole 2)."""
+        participant's own text in an export could be a spreadsheet formula; issue 17 hole 2). `channels`: the
+        answer channels the study accepts (AnswerInput.channels); an answer by another is refused."""
         rt = self.rt_ms
+        if not self.timed_out and self.channel not in channels:
+            raise PayloadError(f"This study is answered by {' or '.join(channels)} only: an answer by "
+                               f"{self.channel} is refused.")
         if self.timed_out:
             if not time_limit_ms:
                 raise PayloadError("This study has no time limit, so a trial cannot time out.")
@@ -132,6 +145,14 @@ def parse_trial(data: object) -> TrialPayload:
             raise PayloadError("A timed-out trial has no key.")
     elif not _CODE.match(code) or not key or len(key) > 16 or not key.isprintable():  # no NUL, no lone surrogate
         raise PayloadError("A trial is answered with a key ('code' the keydown event's e.code, with its 'key').")
+    channel = data.get("channel", "" if timed_out else AnswerChannel.KEY.value)
+    if timed_out and channel:
+        raise PayloadError("A timed-out trial has no answer channel.")
+    if not timed_out and channel not in CHANNELS:
+        raise PayloadError(f"'channel' must be one of {', '.join(CHANNELS)}.")
+    device = data.get("device", "")
+    if device != "" and device not in DEVICES:
+        raise PayloadError(f"'device' must be one of {', '.join(DEVICES)} (or left out).")
     payload = TrialPayload(
         index=_int(data, "index"),
         item=_int(data, "item", minimum=1),
@@ -144,6 +165,7 @@ def parse_trial(data: object) -> TrialPayload:
         viewport_height=_optional_int(data, "viewport_height"),
         focus_lost=_bool(data, "focus_lost"),
         visibility_lost=_bool(data, "visibility_lost"),
+        channel=channel, device=device,
     )
     rt = payload.rt_ms
     if rt <= 0:

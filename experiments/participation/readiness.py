@@ -4,12 +4,14 @@
 * no practice question shares a logical form with the study's items (practice.py): the forms the
   design declares and those its items carry (a CSV or multiple-choice bank's own rows);
 * participants' lists can be drawn with the arm's settings;
-* it has a completion code (without one a participant who finishes cannot be paid on Prolific).
+* it has a completion code (without one a participant who finishes cannot be paid on Prolific);
+* the researcher's texts pass the checks item wording passes (texts.py), and on-screen answer buttons are
+  asked for only where the trials are yes/no (four-option trials are answered by their keys).
 """
 from __future__ import annotations
 
 from ..models import Study
-from . import consent, practice
+from . import choice, consent, practice, texts
 from .item_summary import item_summary
 from .services import human_arm_ensure, lists_problem
 
@@ -37,4 +39,10 @@ def open_problems(study: Study, *, fresh: bool = False) -> list[str]:
         "It has no completion code: set the code Prolific shows for this study under Human arm › Prolific › "
         "Completion code (participants who finish are sent back to Prolific with it).")
     practice_shared = practice_problem(study, arm, summary=summary)
-    return [problem for problem in (consent.consent_problem(arm), practice_shared, lists, code) if problem]
+    wording = texts.texts_problem(arm)
+    wording = f"Participants' texts: {wording}" if wording else None
+    buttons = ("Its answer input offers on-screen buttons, which answer yes/no trials only, and its items are "
+               "four-option questions: set Human arm › Answering › Answer input to keys only."
+               if arm.input_mode().buttons and choice.is_mc_study(study) else None)
+    return [problem for problem in (consent.consent_problem(arm), practice_shared, lists, code, wording, buttons)
+            if problem]

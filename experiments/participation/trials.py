@@ -4,14 +4,15 @@ There are exactly two ways an answer reaches the trial table:
 
 - `trial_record`, the locked ORM path, which is the truth: under a lock on the participant's row it
   checks every rule below and says exactly what is wrong when one fails;
-- on PostgreSQL, fastsave.save, one statement that saves a regular answer (F/J, not timed out, a
-  yes/no study) in one round trip and leaves everything else to `trial_record`. Its rules are
+- on PostgreSQL, fastsave.save, one statement that saves a regular answer (F/J by key press, not timed
+  out, a yes/no study) in one round trip and leaves everything else to `trial_record`. Its rules are
   generated from the declarations `trial_record` reads (fastsave's docstring lists them), and a
   state-machine test drives both with the same random sequences and compares every row.
 
 The rules, in the order they are checked:
-1. the answer is the study's to take: a known key of the study, a timeout only at the arm's time
-   limit, a response time within the ceiling (TrialPayload.for_arm);
+1. the answer is the study's to take: a known key of the study, by a channel (key, click, touch) its
+   answer input accepts, a timeout only at the arm's time limit, a response time within the ceiling
+   (TrialPayload.for_arm);
 2. a re-sent answer (same idempotency key) returns the saved row, never a second one; the same key
    for another trial is refused;
 3. the participation is in progress, and the pages before the trials are behind (flow.trials_open);
@@ -32,7 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..design_registry import is_catch_item
-from ..models import Answer, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Trial
+from ..models import Answer, AnswerChannel, Item, ItemKind, KeyMapping, Participant, ParticipantStatus, Trial
 from . import choice, fastsave, flow
 from .payload import KEYS, PayloadError, TrialPayload
 from .selectors import participant_by_token
@@ -58,6 +59,7 @@ def trial_submit(*, slug: str, token: str, payload: TrialPayload, user_agent: st
     """The trial endpoint's save of `payload` (parsed, not yet checked against the study) sent to a
     session URL. FlowError('unknown_session', 404) when no participant has this study and token."""
     if (fastsave.available() and payload.code in _ANSWERS_BY_CODE and not payload.timed_out
+            and payload.channel == AnswerChannel.KEY  # every study takes keys; a click or tap: the arm decides
             and payload.index <= fastsave.MAX_INDEX and payload.item <= fastsave.MAX_ID):
         written = fastsave.save(slug=slug, token=token, index=payload.index, answers=_ANSWERS_BY_CODE[payload.code],
                                 trial=Trial(item_id=payload.item, **_from_browser(replace(payload, key=KEYS[payload.code]), user_agent)),
@@ -77,7 +79,8 @@ def trial_record(*, participant: Participant, payload: TrialPayload, user_agent:
     """Save one answer under the participant's row lock, checking every rule (the module's list)."""
     study = participant.study
     arm = study.human_arm  # read by participant_by_token with the study
-    payload = payload.for_arm(time_limit_ms=arm.time_limit_ms, keys=choice.accepted_keys(study))  # rule 1
+    payload = payload.for_arm(time_limit_ms=arm.time_limit_ms, keys=choice.accepted_keys(study),  # rule 1
+                              channels=arm.input_mode().channels())
     participant = locked(participant)
     participant.study = study
     same = participant.trials.filter(idempotency_key=payload.idempotency_key).first()  # rule 2
@@ -131,4 +134,5 @@ def _from_browser(payload: TrialPayload, user_agent: str) -> dict:
         client_response_ms=payload.response_ms, user_agent=user_agent[:400],
         viewport_width=payload.viewport_width, viewport_height=payload.viewport_height,
         focus_lost=payload.focus_lost, visibility_lost=payload.visibility_lost,
+        answer_channel=payload.channel, device=payload.device,
     )

@@ -24,7 +24,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from ..team_scope import study_or_404
-from . import choice, flow, overview, prolific_redirect, services, trials
+from . import choice, flow, overview, prolific_redirect, services, texts, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token, token_known
@@ -62,8 +62,8 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     problems = [name for name, value in values.items() if not PROLIFIC_ID.match(value)]
     if problems:
         return _page(request, "participant/bad_link.html", {"study": study, "problems": problems}, 400)
-    if NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
-        return redirect("participant:incompatible", slug=slug)
+    if not arm.input_mode().phones and NO_KEYBOARD.search(request.headers.get("User-Agent", "")):
+        return redirect("participant:incompatible", slug=slug)  # keys (or clicks) only: phones are turned away
     ids = {"prolific_pid": values[arm.pid_param], "prolific_session_id": values[arm.session_param]}
     try:  # one's own earlier session: resumed, counting against no limit
         known = services.participant_resume(study=study, **ids)
@@ -171,14 +171,24 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     step = flow.current_step(participant, arm)
     context = {"participant": participant, "study": participant.study, "arm": arm, "step": step.name,
                "urls": _urls(participant), "mapping": _mapping(participant), "ending": _ending(participant),
-               "option_keys": choice.runner_keys(participant.study)}
+               "option_keys": choice.runner_keys(participant.study), "answering": _answering(arm)}
     if step.name == "consent":
         context["consent"] = consent_page(arm, questions=len(participant.plan))
     elif step.name == "instructions":
         context["overview"] = overview.session_overview(participant=participant, arm=arm)
+        context["instructions_text"] = texts.instructions(arm, mapping=context["mapping"], overview=context["overview"],
+                                                          option_keys=context["option_keys"])
+    elif step.name == "ended":
+        context["texts"] = {"end": texts.end_text(arm), "debrief": texts.debrief(arm)}
     elif step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
     return _page(request, step.template, context)
+
+
+def _answering(arm) -> dict:
+    """The arm's answer input as the pages read it (issue 47 item 3): buttons shown, phones allowed."""
+    mode = arm.input_mode()
+    return {"mode": mode.value, "buttons": mode.buttons, "phones": mode.phones}
 
 
 _SHOWN = ("premises", "question", "answer", "options")  # what the browser needs of a practice question
@@ -199,6 +209,9 @@ def _runner_config(participant, arm, phase, urls) -> dict:
         "mapping": _mapping(participant), "blank_ms": arm.blank_ms, "time_limit_ms": arm.time_limit_ms,
         "urls": urls, "storage_key": f"duet:{participant.token}", "preview": participant.is_preview,
         "option_keys": choice.runner_keys(participant.study),  # four-option trials: key per position
+        # issue 47: yes/no trials also answered by the on-screen buttons (click, tap); the end page's own text,
+        # and whether a debrief follows on the session page (the runner then goes there, not to Prolific)
+        "buttons": arm.input_mode().buttons, "end_text": texts.end_text(arm), "debrief": bool(texts.debrief(arm)),
     }
 
 
@@ -249,6 +262,8 @@ def no_keyboard(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     returned and the participant gets the page that asks for a keyboard, with the study's code. Refused
     (the session has answers, or has ended): the session page, at whatever step it is."""
     participant = _participant(slug, token)
+    if participant.study.human_arm.input_mode().phones:  # a study answered by touch keeps its phones
+        return redirect("participant:session", slug=slug, token=token)
     try:
         services.participant_screen_out(participant=participant)
     except services.FlowError:

@@ -67,7 +67,7 @@ def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_descri
     folder = report_folder
     for name in ("report.html", "codebook.csv", "dataset_description.json", "reproduce.R", "reproduce.py",
                  "data/trials.csv", "data/scores.csv", "data/items.csv", "data/trials.parquet",
-                 "tables/exclusions.csv", "tables/runs.csv"):
+                 "tables/exclusions.csv", "tables/runs.csv", "tables/answering.csv"):
         assert (folder / name).is_file(), name
     book = pd.read_csv(folder / "codebook.csv", keep_default_na=False)
     assert list(book.columns) == list(codebook.CODEBOOK_COLUMNS) == ["file", "column", "type", "unit",
@@ -93,6 +93,11 @@ def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_descri
     ages = book[(book["file"] == "data/demographics.csv") & (book["column"] == "Age")].iloc[0]
     assert (ages["type"], ages["unit"]) == ("integer", "years") and "Prolific" in ages["description"]
     assert not book["column"].isin(["Nationality", "Participant id", "First language"]).any()
+    # people's answers split by device and answer channel (issue 47 item 3), and the texts they read
+    split = pd.read_csv(folder / "tables" / "answering.csv", keep_default_na=False)
+    assert list(split.columns) == ["device", "answer_channel", "participants", "trials", "proportion_correct",
+                                   "median_rt_ms"] and split["trials"].sum() > 0
+    assert "What participants read, and how they answered" in (folder / "report.html").read_text(encoding="utf-8")
     rt = book[(book["file"] == "data/trials.csv") & (book["column"] == "rt_ms")].iloc[0]
     assert rt["unit"] == "ms" and rt["type"] == "number"
     codes = book[(book["file"] == "data/scores.csv") & (book["column"] == "argform_code")].iloc[0]
@@ -108,6 +113,9 @@ def test_the_report_folder_has_a_codebook_for_every_column_and_a_psych_ds_descri
     assert duet["study"]["design"] == "modal-syllogisms" and duet["study"]["logic_system"] == "S5"
     assert duet["study"]["consequence"] == "paper" and "settings" in duet["study"]
     assert duet["study"]["items_by_design"]["necessitation"] > 0
+    read = duet["study"]["participant_texts"]  # what participants read (issue 47 item 1)
+    assert read["answer_input"] == "keys" and read["end"] == "You have completed this study. Thank you!"
+    assert read["consent"].startswith("Taking part is voluntary.") and "{answer_how}" in read["instructions"]
     exclusions = pd.read_csv(folder / "tables" / "exclusions.csv")
     assert [c["trials_removed"] for c in duet["exclusions"]["counts"]] == list(exclusions["trials_removed"])
     assert duet["exclusions"]["counts"][0] == {"rule": "preview session", "trials_removed": 1,

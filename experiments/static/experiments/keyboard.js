@@ -1,5 +1,6 @@
 // F/J responses (or a trial's own keys): physical key positions (e.code), so every keyboard layout answers the same way.
 // Other keys, modifier chords, held-down repeats, presses before onset and second presses are ignored.
+// Studies that offer on-screen buttons (issue 47) answer through the same responder (`choose`).
 
 export const KEYS = Object.freeze({ KeyF: "f", KeyJ: "j" });
 
@@ -21,7 +22,17 @@ export function createResponder({ mapping, onResponse, keys = KEYS }) {
       if (letter === null || event.timeStamp <= onset) return false;
       armed = false;
       if (typeof event.preventDefault === "function") event.preventDefault();
-      onResponse({ key: event.key, code: event.code, letter, answer: mapping[letter], timeStamp: event.timeStamp, onset });
+      onResponse({ key: event.key, code: event.code, letter, answer: mapping[letter], timeStamp: event.timeStamp, onset,
+        channel: "key" });
+      return true;
+    },
+    // An on-screen answer button (a click or a tap; `channel` "click" or "touch") chose `letter`: it answers as
+    // the key of its position would, sent with that key's code (the server maps it under the key mapping).
+    choose(letter, timeStamp, channel) {
+      const code = Object.keys(keys).find((c) => keys[c] === letter);
+      if (!armed || code === undefined || timeStamp <= onset) return false;
+      armed = false;
+      onResponse({ key: letter, code, letter, answer: mapping[letter], timeStamp, onset, channel });
       return true;
     },
   };

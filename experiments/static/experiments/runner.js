@@ -7,6 +7,7 @@ import { createResponder, isStartKey } from "./keyboard.js";
 import { progressText } from "./progress.js";
 import { createSender, csrfFromCookie, newKey } from "./sender.js";
 import { isFourOption, optionItems, optionKeyMaps, rightOptionText } from "./choice.js";
+import { channelOf, deviceKind } from "./device.js";
 
 const config = JSON.parse(document.getElementById("runner-config").textContent);
 const fourOption = config.option_keys ? optionKeyMaps(config.option_keys) : null;
@@ -18,18 +19,31 @@ const show = (id, visible) => { $(id).hidden = !visible; };
 // The stage's data-state (blank, shown, armed, saving, done) and data-index let people and tests see where it is.
 const stage = (state, index) => { $("stage").dataset.state = state; if (index !== undefined) $("stage").dataset.index = index; };
 const startKeys = fourOption ? fourOption.keys : undefined;  // F/J, or the four option keys
+// Studies whose answer input offers buttons (issue 47): #reminder's buttons answer a yes/no trial as their keys
+// do, clicked or tapped; the start and go-on screens have a .go button. The device is judged once (device.js).
+const device = deviceKind(window);
+let lastPointerType = "";
+document.addEventListener("pointerdown", (event) => { lastPointerType = event.pointerType; }, true);
 
-// Resolves on the next start press (keyboard.js: isStartKey) made after this call.
+// Resolves on the next start press (keyboard.js: isStartKey) made after this call, or a click or tap on a
+// .go button where the study offers buttons.
 function pressToGo() {
   const since = performance.now();
   return new Promise((resolve) => {
+    const buttons = config.buttons ? [...document.querySelectorAll("button.go")] : [];
+    const done = () => {
+      document.removeEventListener("keydown", onKey);
+      buttons.forEach((button) => button.removeEventListener("click", onClick));
+      resolve();
+    };
     const onKey = (event) => {
       if (!isStartKey(event, startKeys) || event.timeStamp < since) return;
       event.preventDefault();
-      document.removeEventListener("keydown", onKey);
-      resolve();
+      done();
     };
+    const onClick = (event) => { if (channelOf(event, lastPointerType) !== null && event.timeStamp >= since) done(); };
     document.addEventListener("keydown", onKey);
+    buttons.forEach((button) => button.addEventListener("click", onClick));
   });
 }
 
@@ -88,15 +102,22 @@ function runTrial(trial, { keepShown = false } = {}) {
       onResponse: (response) => { finish({ ...response, timed_out: false }); },
     });
     const onKey = (event) => responder.handle(event);
+    const answerButtons = config.buttons && !four(trial) ? [...document.querySelectorAll("#reminder button.answer")] : [];
+    const onClick = (event) => {
+      const channel = channelOf(event, lastPointerType);
+      if (channel !== null) responder.choose(event.currentTarget.dataset.letter, event.timeStamp, channel);
+    };
     function finish(response) {
       responder.disarm();
       if (timeout !== null) clearTimeout(timeout);
       document.removeEventListener("keydown", onKey);
+      answerButtons.forEach((button) => button.removeEventListener("click", onClick));
       if (!keepShown) show("stimulus", false);
       stage(keepShown ? "answered" : "blank");
       resolve({ ...response, flags: { ...trialFlags } });
     }
     document.addEventListener("keydown", onKey);
+    answerButtons.forEach((button) => button.addEventListener("click", onClick));
     present(trial);
     stage("shown", trial.index);
     afterPaint().then((onset) => {
@@ -147,13 +168,17 @@ function end(body) {
   hideReminders();
   stage("done");
   if (body.status === "completed") {
-    $("done-text").textContent = config.preview ? "Preview complete: nothing was recorded as data." : "All your answers are saved. Thank you!";
+    $("done-text").textContent = config.preview ? `Preview complete: nothing was recorded as data. ${config.end_text}`
+      : `All your answers are saved. ${config.end_text}`;
   } else {
     $("done-text").textContent = "The study has ended.";
   }
   if (body.code) { $("code").textContent = body.code; show("code-line", true); }
   show("done", true);
-  if (body.redirect) setTimeout(() => window.location.assign(body.redirect), 1500);
+  // a debrief is read on the end page (the session page), which then links to Prolific
+  const debrief = config.debrief && (body.status === "completed" || body.status === "failed_attention");
+  if (debrief) setTimeout(() => window.location.assign(config.urls.session), 1500);
+  else if (body.redirect) setTimeout(() => window.location.assign(body.redirect), 1500);
   else if (body.status !== "completed") setTimeout(() => window.location.assign(config.urls.session), 1500);
 }
 
@@ -202,6 +227,7 @@ async function runMain() {
       index: trial.index, item: trial.item, key: r.key, code: r.code, timed_out: r.timed_out,
       idempotency_key: newKey(), onset_ms: toEpoch(r.onset), response_ms: toEpoch(r.timeStamp),
       viewport_width: window.innerWidth, viewport_height: window.innerHeight, ...r.flags,
+      channel: r.timed_out ? "" : r.channel, device,
     });
   }
   if (!ended) await complete(sender);

@@ -89,7 +89,7 @@ def test_fast_and_locked_paths_store_the_same_row(open_study):
     b.plan = a.plan
     Participant.objects.filter(pk=b.pk).update(plan=a.plan, key_mapping=a.key_mapping)
     b.refresh_from_db()
-    extra = dict(viewport_width=1280, viewport_height=800, focus_lost=True, rt=1234.5)
+    extra = dict(viewport_width=1280, viewport_height=800, focus_lost=True, rt=1234.5, channel="key", device="desktop")
     submit(a, 3, **extra)
     payload = parse_trial(trial_data(b, 3, **extra))
     trials.trial_record(participant=b, payload=payload, user_agent="ua")

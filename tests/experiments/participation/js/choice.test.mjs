@@ -25,7 +25,7 @@ test("a responder with the four-option keys answers the letter and ignores F/J-o
   assert.equal(r.handle({ code: "KeyA", key: "a", timeStamp: 200 }), false);  // not an option key
   assert.equal(r.handle({ code: "KeyS", key: "d", timeStamp: 200 }), false);  // "d" typed elsewhere (another layout)
   assert.equal(r.handle({ code: "KeyK", key: "k", timeStamp: 300 }), true);
-  assert.deepEqual(responses, [{ key: "k", code: "KeyK", letter: "k", answer: "D", timeStamp: 300, onset: 100 }]);
+  assert.deepEqual(responses, [{ key: "k", code: "KeyK", letter: "k", answer: "D", timeStamp: 300, onset: 100, channel: "key" }]);
   const digits = optionKeyMaps(DIGITS);
   const second = [];
   const d = createResponder({ ...digits, onResponse: (x) => second.push(x) });

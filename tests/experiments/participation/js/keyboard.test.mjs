@@ -34,7 +34,7 @@ test("the first valid press answers through the mapping and disarms", () => {
   let prevented = false;
   assert.equal(r.handle(key("KeyF", { preventDefault: () => { prevented = true; } })), true);
   assert.equal(r.handle(key("KeyJ", { timeStamp: 2100 })), false);  // a second press changes nothing
-  assert.deepEqual(responses, [{ key: "f", code: "KeyF", letter: "f", answer: "no", timeStamp: 2000, onset: 1500 }]);
+  assert.deepEqual(responses, [{ key: "f", code: "KeyF", letter: "f", answer: "no", timeStamp: 2000, onset: 1500, channel: "key" }]);
   assert.ok(prevented);
   assert.equal(r.armed, false);
 });
@@ -49,4 +49,17 @@ test("a start press is F or J (or the given keys) pressed afresh, without a chor
   const digits = { Digit1: "1", Digit2: "2", Digit3: "3", Digit4: "4" };
   assert.equal(isStartKey(key("Digit3"), digits), true);
   assert.equal(isStartKey(key("KeyF"), digits), false);
+});
+
+test("an on-screen button answers as its key would, once, after onset, with its channel", () => {
+  const { r, responses } = responder({ f: "yes", j: "no" });
+  assert.equal(r.choose("j", 900, "touch"), false);  // not armed yet
+  r.arm(1000);
+  assert.equal(r.choose("j", 1000, "touch"), false);  // at onset: too early
+  assert.equal(r.choose("x", 1200, "click"), false);  // not a key of the trial
+  assert.equal(r.choose("j", 1300, "touch"), true);
+  assert.equal(r.choose("f", 1400, "click"), false);  // a second answer changes nothing
+  assert.equal(r.handle(key("KeyF", { timeStamp: 1500 })), false);
+  assert.deepEqual(responses, [{ key: "j", code: "KeyJ", letter: "j", answer: "no", timeStamp: 1300, onset: 1000,
+    channel: "touch" }]);
 });
