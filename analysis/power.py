@@ -141,8 +141,19 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
                 done += 1
                 if progress is not None:
                     progress(done, total)
-    runs = pd.concat(rows, ignore_index=True)
-    runs = runs_counted(runs, plan.alpha)
+    curve = curve_of(pd.concat(rows, ignore_index=True), plan.alpha)
+    humans = frame[frame["agent"] == "human"]
+    pilot = {"participants": int(humans[people].nunique()), "trials": int(len(humans)),
+             "models": sorted(set(frame["agent"].astype(str)) - {"human"}), "method": fit.method,
+             "separated_cells": [cell.words("correct") for cell in fit.separation],
+             "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
+    return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+
+
+def curve_of(runs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """The curve from `study_result` rows (their `n` set): per size and contrast, rejections out of the simulated
+    studies, the kinds of refit counted, power with its Wilson 95% Monte-Carlo interval."""
+    runs = runs_counted(runs, alpha)
     keys = ["n", "factor", "level", "contrast"]
     curve = runs.groupby(keys, sort=False).agg(
         rejections=("reject", "sum"), nsim=("reject", "size"), failed=("failed", "sum"),
@@ -151,12 +162,7 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
     bounds = [wilson(int(k), int(m)) for k, m in zip(curve["rejections"], curve["nsim"])]
     curve["power"] = [b.estimate for b in bounds]
     curve["low"], curve["high"] = [b.low for b in bounds], [b.high for b in bounds]
-    humans = frame[frame["agent"] == "human"]
-    pilot = {"participants": int(humans[people].nunique()), "trials": int(len(humans)),
-             "models": sorted(set(frame["agent"].astype(str)) - {"human"}), "method": fit.method,
-             "separated_cells": [cell.words("correct") for cell in fit.separation],
-             "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
-    return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+    return curve
 
 
 def runs_counted(runs: pd.DataFrame, alpha: float) -> pd.DataFrame:
