@@ -314,7 +314,11 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
         "(power is never overstated). " + NEEDED_DEFINITION,
         "Departures of the simulation from the study it stands for: " + " ".join(DEPARTURES),
     ]
-    section.notes.append(_refits_note(curve))
+    section.notes.append(_refits_note(curve[curve["effect"] != "people"] if "effect" in curve else curve))
+    people = pilot.get("people", [])
+    if people:  # the people's own contrasts (analysis/power_people.py, issue 47 item 5)
+        section.tables["people"] = pd.DataFrame(people)
+        section.notes.append(people_note(people))
     if pilot.get("method", "ml") != "ml":
         section.cautions.append(
             "Separation in the pilot: " + "; ".join(pilot.get("separated_cells", [])[:8]) + ". The pilot's model is "
@@ -322,6 +326,22 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
             "that separates the same way, as the report would; the contrasts stay on the probability scale, where a "
             "model at 0 % or 100 % has a finite difference from the humans (no Hauck–Donner effect of a logit Wald test).")
     return section
+
+
+def people_note(people: list[dict]) -> str:
+    """What the people's rows of the curve are, and each contrast in the pilot (estimate, 95% interval) and
+    whether the simulation took the pilot's effect or a stated one."""
+    said = "; ".join(
+        f"{row['factor']}: {row['contrast']} {row['pilot_estimate']:+.3f} in the pilot (95% CI {row['pilot_low']:+.3f} "
+        f"to {row['pilot_high']:+.3f}; {row['formula']}), simulated from "
+        + (f"the stated accuracies {row['stated']}" if row.get("simulated") == "stated" else "the pilot's fit")
+        for row in people)
+    return ("The people's own effects (rows '… (people)'): for each declared factor, the people's GLMM of accuracy on "
+            "the factor with the report's random effects (analysis/people_effects.py), fitted on the pilot's people; "
+            "each simulated study draws n new people from it (new person and item effects, as above), refits it by the "
+            "report's rule and tests each level minus the reference level in probability correct, Holm-adjusted across "
+            "the levels. A stated accuracy is the typical person's on the typical item (the model's conditional "
+            f"scale); the spread of people and items stays the pilot's. {said}.")
 
 
 def _adjustment_note(models: list[str], by: list | None = None) -> str:

@@ -24,15 +24,17 @@ from ..design_registry import CATCH_ITEMS
 ACCURACY, RT_SHIFT = "accuracy", "rt_shift"
 EXAMPLES = {ACCURACY: "pair_role=rulebreaker:0.35", RT_SHIFT: "pair_role=rulebreaker:300"}
 FLAGS = {ACCURACY: "--accuracy-by FACTOR=LEVEL:ACCURACY", RT_SHIFT: "--rt-shift-by FACTOR=LEVEL:MS"}
+STATED = "--effect-by FACTOR=LEVEL:ACCURACY"  # the power analysis's stated people's effect (analysis/power_people.py)
 MAX_RT_SHIFT_MS = 30_000.0  # a shift past half a minute is not a response-time effect
 MIN_RT_MS = 150.0  # a shifted response time never falls below this
 _LINE = re.compile(r"^\s*([^=:\s]+)\s*=\s*(.+?)\s*:\s*([^:]+?)\s*$")
 
 
-def parse(entries, kind: str) -> dict[str, dict[str, float]]:
+def parse(entries, kind: str, *, flag: str = "") -> dict[str, dict[str, float]]:
     """{factor: {level: value}} from FACTOR=LEVEL:VALUE entries (a list of them, or text with one per line;
     blank lines and lines starting with # skipped). `kind`: ACCURACY (a probability in [0, 1]) or RT_SHIFT
-    (milliseconds, ±MAX_RT_SHIFT_MS). ValueError naming every malformed, out-of-range or repeated entry."""
+    (milliseconds, ±MAX_RT_SHIFT_MS). ValueError naming every malformed, out-of-range or repeated entry, after
+    `flag` (the option's words; FLAGS[kind] by default)."""
     if kind not in FLAGS:
         raise ValueError(f"unknown kind {kind!r}")
     if entries is None:
@@ -67,7 +69,7 @@ def parse(entries, kind: str) -> dict[str, dict[str, float]]:
         else:
             found.setdefault(factor, {})[level] = value
     if problems:
-        raise ValueError(f"{FLAGS[kind]}: " + "; ".join(problems) + ".")
+        raise ValueError(f"{flag or FLAGS[kind]}: " + "; ".join(problems) + ".")
     return found
 
 
@@ -132,11 +134,13 @@ def _codes(factor: str, level: str) -> set[str]:
     return codes
 
 
-def for_study(study, by: dict[str, dict[str, float]], kind: str) -> dict[str, dict[str, float]]:
+def for_study(study, by: dict[str, dict[str, float]], kind: str, *, flag: str = "",
+              every_level: bool = False) -> dict[str, dict[str, float]]:
     """`by` (parse's result) checked against `study`: each factor one of the study's declared factors (any of the
     names experiments/factors.py accepts, written as the frames name it), each level one its items have (argument
     forms and modalities also by their ASCII codes), written as the items store them. ValueError naming each
-    unknown factor or level and listing what the study has."""
+    unknown factor or level and listing what the study has; `every_level`: each factor named must name every level
+    its items have (a stated effect of the power analysis)."""
     if not by:
         return {}
     factors = declared.declared_factors(study)
@@ -161,8 +165,11 @@ def for_study(study, by: dict[str, dict[str, float]], kind: str) -> dict[str, di
                 problems.append(f"{factor}={written[level]} is named twice")
             else:
                 out.setdefault(factor, {})[written[level]] = value
+        missing = [level for level in have if level not in out.get(factor, {})]
+        if every_level and factor in out and missing:
+            problems.append(f"{factor}: name every level (missing {', '.join(missing)})")
     if problems:
-        raise ValueError(f"{FLAGS[kind]}: " + "; ".join(problems) + ".")
+        raise ValueError(f"{flag or FLAGS[kind]}: " + "; ".join(problems) + ".")
     return out
 
 
