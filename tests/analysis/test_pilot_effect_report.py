@@ -65,3 +65,32 @@ def test_the_power_analysis_estimates_the_built_in_effect_among_people(r_stack, 
     assert set(section.tables["people"]["contrast"]) == {"rulebreaker - non-rulebreaker"}
     assert any(note.startswith("The people's own effects") and "simulated from the pilot's fit" in note
                for note in section.notes)
+
+
+def test_a_stated_effect_that_does_not_fit_the_study_is_refused_and_nothing_queued(admin_client):
+    """--effect-by (and the power form's field) goes through the pilot's parser and study check, and must name
+    every level of the factor: refused with the message before anything is queued."""
+    from django.core.management import CommandError
+
+    from analysis.models import PowerAnalysis
+    from experiments.models import Study
+
+    call_command("generate_items", "rulebreakers", "rb-stated", "--pairs", "24", "--seed", "3")
+    study = Study.objects.get(slug="rb-stated")
+    for flags, message in [
+        (["pair_role:0.5"], "--effect-by FACTOR=LEVEL:ACCURACY: 'pair_role:0.5' is not FACTOR=LEVEL:ACCURACY"),
+        (["pair_role=rulebreaker:1.5"], "an accuracy is a probability between 0 and 1"),
+        (["pair_role=rulebreaker:0.5"], "pair_role: name every level (missing non-rulebreaker)"),
+        (["modality=box:0.5"], "'modality' is not one of the study's declared factors (pair_role)"),
+    ]:
+        with pytest.raises(CommandError) as refused:
+            call_command("estimate_sample_size", study.slug, "--sizes", "4", "--nsim", "10",
+                         *[part for flag in flags for part in ("--effect-by", flag)])
+        assert message in str(refused.value), (flags, str(refused.value))
+    page = admin_client.post("/admin/experiments/study/", {
+        "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "sizes": "4",
+        "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "0", "stated": "pair_role=rulebreaker:0.5"}).content
+    assert b"People&#x27;s effect (stated)" in page or b"People's effect (stated)" in page
+    assert b"rb-stated: --effect-by FACTOR=LEVEL:ACCURACY: pair_role: name every level (missing non-rulebreaker)" \
+        in page
+    assert not PowerAnalysis.objects.exists()

@@ -276,7 +276,8 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")
     with pytest.raises(ValueError, match="asks for 1,500 simulated participants"):
         power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
-    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 20
+    # 20 model − human studies and 20 for each of 003's declared factors' people's contrasts (issue 47 item 5)
+    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 60
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
     with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
         power_max_simulated()
