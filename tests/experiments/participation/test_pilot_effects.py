@@ -119,3 +119,5 @@ def test_the_admins_pilot_form_offers_the_same_effects_through_the_same_parser(a
     listing = admin_client.get("/admin/experiments/pilot/").content.decode()
     assert "pair_role=rulebreaker:0, pair_role=non-rulebreaker:1" in listing
     assert "pair_role=non-rulebreaker:-300 ms" in listing
+    detail = admin_client.get(f"/admin/experiments/pilot/{pilot.pk}/change/").content.decode()
+    assert "accuracy by level" in detail and "non-rulebreaker" in detail
