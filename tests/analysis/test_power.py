@@ -222,7 +222,7 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     # 10 studies for model − human, 10 for each declared factor's people's contrasts (modality, argform: issue 47)
     assert analysis.status == ReportStatus.DONE and (analysis.done, analysis.total) == (30, 30), analysis.message
     page = admin_client.get(f"/admin/analysis/poweranalysis/{analysis.pk}/change/").content.decode()
-    assert '<progress class="job-progress" value="10" max="10"' in page and "data:image/png;base64," in page
+    assert '<progress class="job-progress" value="30" max="30"' in page and "data:image/png;base64," in page
     assert "Participants needed" in page and "needed for power 0.8" in page and "lm-2 - human" in page
     call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
