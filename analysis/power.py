@@ -141,8 +141,19 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
                 done += 1
                 if progress is not None:
                     progress(done, total)
-    runs = pd.concat(rows, ignore_index=True)
-    runs = runs_counted(runs, plan.alpha)
+    curve = curve_of(pd.concat(rows, ignore_index=True), plan.alpha)
+    humans = frame[frame["agent"] == "human"]
+    pilot = {"participants": int(humans[people].nunique()), "trials": int(len(humans)),
+             "models": sorted(set(frame["agent"].astype(str)) - {"human"}), "method": fit.method,
+             "separated_cells": [cell.words("correct") for cell in fit.separation],
+             "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
+    return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+
+
+def curve_of(runs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """The curve from `study_result` rows (their `n` set): per size and contrast, rejections out of the simulated
+    studies, the kinds of refit counted, power with its Wilson 95% Monte-Carlo interval."""
+    runs = runs_counted(runs, alpha)
     keys = ["n", "factor", "level", "contrast"]
     curve = runs.groupby(keys, sort=False).agg(
         rejections=("reject", "sum"), nsim=("reject", "size"), failed=("failed", "sum"),
@@ -151,12 +162,7 @@ def estimate(frame: pd.DataFrame, plan: PowerPlan = PowerPlan(), *, spec: ModelS
     bounds = [wilson(int(k), int(m)) for k, m in zip(curve["rejections"], curve["nsim"])]
     curve["power"] = [b.estimate for b in bounds]
     curve["low"], curve["high"] = [b.low for b in bounds], [b.high for b in bounds]
-    humans = frame[frame["agent"] == "human"]
-    pilot = {"participants": int(humans[people].nunique()), "trials": int(len(humans)),
-             "models": sorted(set(frame["agent"].astype(str)) - {"human"}), "method": fit.method,
-             "separated_cells": [cell.words("correct") for cell in fit.separation],
-             "model": spec.key, "formula": spec.formula, "by": [by for _, _, by in spec.versus]}
-    return PowerResult(plan=plan, curve=curve, needed=needed(curve, plan.target), pilot=pilot)
+    return curve
 
 
 def runs_counted(runs: pd.DataFrame, alpha: float) -> pd.DataFrame:
@@ -308,7 +314,11 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
         "(power is never overstated). " + NEEDED_DEFINITION,
         "Departures of the simulation from the study it stands for: " + " ".join(DEPARTURES),
     ]
-    section.notes.append(_refits_note(curve))
+    section.notes.append(_refits_note(curve[curve["effect"] != "people"] if "effect" in curve else curve))
+    people = pilot.get("people", [])
+    if people:  # the people's own contrasts (analysis/power_people.py, issue 47 item 5)
+        section.tables["people"] = pd.DataFrame(people)
+        section.notes.append(people_note(people))
     if pilot.get("method", "ml") != "ml":
         section.cautions.append(
             "Separation in the pilot: " + "; ".join(pilot.get("separated_cells", [])[:8]) + ". The pilot's model is "
@@ -316,6 +326,22 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
             "that separates the same way, as the report would; the contrasts stay on the probability scale, where a "
             "model at 0 % or 100 % has a finite difference from the humans (no Hauck–Donner effect of a logit Wald test).")
     return section
+
+
+def people_note(people: list[dict]) -> str:
+    """What the people's rows of the curve are, and each contrast in the pilot (estimate, 95% interval) and
+    whether the simulation took the pilot's effect or a stated one."""
+    said = "; ".join(
+        f"{row['factor']}: {row['contrast']} {row['pilot_estimate']:+.3f} in the pilot (95% CI {row['pilot_low']:+.3f} "
+        f"to {row['pilot_high']:+.3f}; {row['formula']}), simulated from "
+        + (f"the stated accuracies {row['stated']}" if row.get("simulated") == "stated" else "the pilot's fit")
+        for row in people)
+    return ("The people's own effects (rows '… (people)'): for each declared factor, the people's GLMM of accuracy on "
+            "the factor with the report's random effects (analysis/people_effects.py), fitted on the pilot's people; "
+            "each simulated study draws n new people from it (new person and item effects, as above), refits it by the "
+            "report's rule and tests each level minus the reference level in probability correct, Holm-adjusted across "
+            "the levels. A stated accuracy is the typical person's on the typical item (the model's conditional "
+            f"scale); the spread of people and items stays the pilot's. {said}.")
 
 
 def _adjustment_note(models: list[str], by: list | None = None) -> str:

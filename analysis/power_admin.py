@@ -30,6 +30,11 @@ class PowerForm(forms.Form):
     target = forms.FloatField(min_value=0.05, max_value=0.99, initial=0.8, label="Target power",
                               help_text="The share of simulated studies that should detect the difference.")
     seed = forms.IntegerField(min_value=0, initial=0, help_text="The random seed (the same seed gives the same estimate).")
+    stated = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 50}), label="People's effect (stated)",
+        help_text="Empty: the people's effects are simulated from the pilot's fit. Else one line FACTOR=LEVEL:ACCURACY "
+                  "per level of a declared factor (every level of it), e.g. pair_role=rulebreaker:0.35 and "
+                  "pair_role=non-rulebreaker:0.95: the accuracy a typical person would have on each.")
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
@@ -40,6 +45,8 @@ class PowerForm(forms.Form):
         self.studies = list(studies or ())
 
     def clean(self):
+        from experiments.participation import pilot_effects
+
         from .power_plan import PowerPlan, check_budget, sizes_from_text
         from .power_services import power_problem
 
@@ -48,10 +55,21 @@ class PowerForm(forms.Form):
             return data
         try:
             data["plan"] = PowerPlan(sizes=tuple(sizes_from_text(data["sizes"])), nsim=data["nsim"], alpha=data["alpha"],
-                                     target=data["target"], seed=data["seed"])
+                                     target=data["target"], seed=data["seed"],
+                                     stated=pilot_effects.parse(data.get("stated", ""), pilot_effects.ACCURACY,
+                                                         flag=pilot_effects.STATED))
             check_budget(data["plan"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+        stated = []  # the command's check: each factor declared, each level one of the study's items have
+        for study in self.studies:
+            try:
+                pilot_effects.for_study(study, data["plan"].stated, pilot_effects.ACCURACY,
+                                        flag=pilot_effects.STATED, every_level=True)
+            except ValueError as error:
+                stated.append(f"{study.slug}: {error}")
+        if stated:
+            raise forms.ValidationError(stated)
         problems = [f"{study.slug} cannot be estimated yet: {problem}." for study in self.studies
                     if (problem := power_problem(study=study, pilot=data.get("pilot", False)))]
         if problems:

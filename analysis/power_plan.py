@@ -3,7 +3,7 @@ admin's form, the services) can validate a plan without pandas or R."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,9 @@ class PowerPlan:
     alpha: float = 0.05
     target: float = 0.8
     seed: int = 0
+    # The people's effects to simulate instead of the pilot's (analysis/power_people.py): {factor: {level:
+    # accuracy}}, every level of a factor named; a factor not named is simulated from the pilot's fit.
+    stated: dict = field(default_factory=dict)
 
     @property
     def simulated(self) -> int:
@@ -29,6 +32,10 @@ class PowerPlan:
             problems.append(f"alpha must be between 0 and 0.5 (got {self.alpha})")
         if not 0 < self.target < 1:
             problems.append(f"target power must be between 0 and 1 (got {self.target})")
+        if self.stated:
+            from experiments.participation import pilot_effects
+
+            problems += pilot_effects.check_values(self.stated, pilot_effects.ACCURACY)
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from django.db import transaction
 
@@ -19,13 +19,20 @@ def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = Tru
     (power_plan.check_budget) is refused with a ValueError and nothing is written; so is a request while
     the study has another power analysis or pilot queued or running (experiments.study_jobs.StudyBusy,
     a ValueError)."""
+    from experiments import factors
+    from experiments.participation import pilot_effects
     from experiments.study_jobs import study_job_claim
 
     check_budget(plan)
+    if plan.stated:  # a stated people's effect names the study's declared factors and its items' levels
+        plan = replace(plan, stated=pilot_effects.for_study(study, plan.stated, pilot_effects.ACCURACY,
+                                                            flag=pilot_effects.STATED, every_level=True))
+    # the model − human studies, then as many for each declared factor's people's contrasts (analysis/power_people.py)
+    studies = len(plan.sizes) * plan.nsim * (1 + len(factors.declared_factors(study)))
     with transaction.atomic():
         study_job_claim(study=study)
         analysis = jobs.job_create(PowerAnalysis, send=run, study=study, plan=asdict(plan), pilot=pilot,
-                                   total=len(plan.sizes) * plan.nsim)
+                                   total=studies)
     return analysis
 
 
@@ -68,7 +75,9 @@ class PowerSteps(jobs.Steps):
     def run(self) -> dict:
         from experiments.participation.selectors import items_people_can_be_shown
 
-        from . import factors, frames, plots
+        import pandas as pd
+
+        from . import factors, frames, plots, power_people
         from .power import estimate, human_model_spec, pilot_frame
         from .prep import apply_exclusions
         from .runs import select_runs, used_ids
@@ -77,9 +86,11 @@ class PowerSteps(jobs.Steps):
 
         analysis = self.job
 
-        def progress(done: int, total: int) -> None:
+        offset = {"done": 0}
+
+        def progress(done: int, total: int) -> None:  # the model − human studies first, then the people's
             if done % PROGRESS_EVERY == 0 or done == total:
-                self.progress(done, total, check=True)
+                self.progress(min(offset["done"] + done, analysis.total), analysis.total, check=True)
 
         study = analysis.study
         plan = PowerPlan(**{**analysis.plan, "sizes": tuple(analysis.plan["sizes"])})
@@ -94,15 +105,20 @@ class PowerSteps(jobs.Steps):
                             shown=items_people_can_be_shown(study, include_simulated=analysis.pilot))
         spec = human_model_spec(pilot, factors.study_designs(study), declared)
         result = estimate(pilot_frame(pilot, spec), plan, spec=spec, progress=progress)
+        offset["done"] = len(plan.sizes) * plan.nsim
+        # the people's own contrasts, per declared factor (issue 47 item 5), from the same pilot
+        people = power_people.estimate(pilot, declared, plan, stated=plan.stated, progress=progress)
+        curve = pd.concat([result.curve.assign(effect=power_people.MODEL_HUMAN), people.curve], ignore_index=True)
+        needed = pd.concat([result.needed.assign(effect=power_people.MODEL_HUMAN), people.needed], ignore_index=True)
         return dict(
             done=analysis.total,
-            curve=_records(result.curve), needed=_records(result.needed),
+            curve=_records(curve), needed=_records(needed),
             # what went in, printed by the report's section (analysis/power.py: power_section)
-            pilot_summary={**result.pilot, "run_ids": run_ids,
+            pilot_summary={**result.pilot, **people.pilot, "run_ids": run_ids,
                            "exclusions": _records(removed) if removed is not None else []},
-            curve_png=plots.power_curve(result.curve, plan.target).png,
+            curve_png=plots.power_curve(curve, plan.target).png,
             message=f"{result.pilot['participants']} pilot participants, models {', '.join(result.pilot['models'])}; "
-                    f"{analysis.total} simulated studies{_refits(result.curve)}.")
+                    f"{offset['done']} simulated studies{_refits(result.curve)}{_people_words(people, plan)}.")
 
 
 def power_cancel(*, analysis: PowerAnalysis) -> PowerAnalysis:
@@ -126,3 +142,16 @@ def _refits(curve) -> str:
     parts = [f"{failed} refit{'s' if failed != 1 else ''} failed" if failed else "",
              f"{stalled} did not converge" if stalled else ""]
     return "".join(f", {p}" for p in parts if p)
+
+
+def _people_words(people, plan) -> str:
+    """'; people's effects by pair_role: 10 simulated studies each, 0 refits failed' (nothing without them)."""
+    found = [row["factor"].removesuffix(" (people)") for row in people.pilot.get("people", [])]
+    if not found:
+        return ""
+    factors = ", ".join(dict.fromkeys(found))
+    first = people.curve.drop_duplicates(["n", "factor"])  # each factor's simulated studies are its own
+    failed, stalled = int(first["failed"].sum()), int(first["not_converged"].sum())
+    refits = "".join(f", {p}" for p in (f"{failed} refit{'s' if failed != 1 else ''} failed" if failed else "",
+                                          f"{stalled} did not converge" if stalled else "") if p)
+    return f"; the people's effects by {factors}: {len(plan.sizes) * plan.nsim} simulated studies each{refits}"

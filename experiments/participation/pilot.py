@@ -13,6 +13,7 @@ pilot report (analysis: `analyze --pilot`, the admin's "Build pilot report"), wh
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -20,7 +21,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.db import models, transaction
@@ -31,19 +32,24 @@ from ..design_registry import is_catch_item
 from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
 from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
 from ..study_jobs import study_job_claim
-from . import choice, flow, trials
+from . import choice, flow, pilot_effects, trials
 from .services import participant_start, simulated_ids
 
 
 @dataclass(frozen=True)
 class BotProfile:
     """How simulated participants answer: right with probability `accuracy` (catch items with
-    `attention_accuracy`), response times log-normal around `rt_median_ms` with log-SD `rt_log_sd`."""
+    `attention_accuracy`), response times log-normal around `rt_median_ms` with log-SD `rt_log_sd`.
+    A built-in effect (pilot_effects, issue 47 item 5): `accuracy_by` {factor: {level: accuracy}} replaces the
+    accuracy on the items of those levels, `rt_shift_by` {factor: {level: ms}} shifts their response times;
+    both checked against the study by pilot_create (pilot_effects.for_study)."""
 
     accuracy: float = 0.8
     attention_accuracy: float = 1.0
     rt_median_ms: float = 1800.0
     rt_log_sd: float = 0.4
+    accuracy_by: dict = field(default_factory=dict)
+    rt_shift_by: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = []
@@ -55,6 +61,8 @@ class BotProfile:
             problems.append(f"rt_median_ms must be between 250 and 60000 ms (got {self.rt_median_ms!r})")
         if not (isinstance(self.rt_log_sd, (int, float)) and 0.0 <= self.rt_log_sd <= 2.0):
             problems.append(f"rt_log_sd must be between 0 and 2 (got {self.rt_log_sd!r})")
+        problems += pilot_effects.check_values(self.accuracy_by, pilot_effects.ACCURACY)
+        problems += pilot_effects.check_values(self.rt_shift_by, pilot_effects.RT_SHIFT)
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -65,6 +73,29 @@ class BotProfile:
         if unknown:
             raise ValueError(f"Unknown bot profile setting(s) {unknown}; known: {sorted(known)}")
         return cls(**values)
+
+    def accuracy_on(self, item) -> float:
+        """P(right answer) on `item`: the catch-item accuracy on a catch item; else the accuracy named for the
+        item's levels (pilot_effects.combined_accuracy), the overall accuracy where none is named."""
+        if is_catch_item(item):
+            return self.attention_accuracy
+        named = [levels[value] for factor, levels in self.accuracy_by.items()
+                 if (value := pilot_effects.item_value(item, factor)) in levels]
+        return pilot_effects.combined_accuracy(self.accuracy, named)
+
+    def rt_shift_on(self, item) -> float:
+        """The response-time shift (ms) named for the item's levels, added up (0 where none is named)."""
+        if is_catch_item(item):
+            return 0.0
+        return sum(levels.get(pilot_effects.item_value(item, factor), 0.0)
+                   for factor, levels in self.rt_shift_by.items())
+
+    def for_study(self, study) -> "BotProfile":
+        """This profile with its built-in effects checked against `study` and written as its items store them
+        (pilot_effects.for_study; ValueError naming an unknown factor or level)."""
+        return dataclasses.replace(
+            self, accuracy_by=pilot_effects.for_study(study, self.accuracy_by, pilot_effects.ACCURACY),
+            rt_shift_by=pilot_effects.for_study(study, self.rt_shift_by, pilot_effects.RT_SHIFT))
 
 
 MAX_PARTICIPANTS = 500
@@ -77,10 +108,11 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
     queued or running."""
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise ValueError(f"A pilot has 1 to {MAX_PARTICIPANTS} simulated participants (got {participants}).")
+    profile = (profile or BotProfile()).for_study(study)  # a built-in effect names the study's factors and levels
     with transaction.atomic():
         study_job_claim(study=study)  # one pilot or power analysis per study at a time (StudyBusy, a ValueError)
         return jobs.job_create(Pilot, send=run, study=study, participants=participants, total=participants,
-                               profile=asdict(profile or BotProfile()),
+                               profile=asdict(profile),
                                seed=secrets.randbits(31) if seed is None else seed)
 
 
@@ -209,9 +241,11 @@ def _trials(bot: _Bot) -> None:
     clock = 1_700_000_000_000.0 + rng.random() * 1e9
     for index, item_id in enumerate(participant.plan):
         item = items[item_id]
-        right = rng.random() < (profile.attention_accuracy if is_catch_item(item) else profile.accuracy)
+        right = rng.random() < profile.accuracy_on(item)
         answer = _answer(item, right, rng)
         rt = math.exp(math.log(profile.rt_median_ms) + profile.rt_log_sd * rng.gauss(0.0, 1.0))
+        if profile.rt_shift_by:
+            rt = max(rt + profile.rt_shift_on(item), pilot_effects.MIN_RT_MS)
         code = keys[answer]
         body = {"index": index, "item": item_id, "code": code, "key": code[-1].lower(),
                 "idempotency_key": f"pilot-{pilot.pk}-{n}-{index}-{rng.getrandbits(32):08x}",

@@ -179,9 +179,14 @@ def test_an_imported_bank_with_a_declared_factor_gets_a_power_analysis_by_that_f
     printed = capsys.readouterr().out
     assert "4 pilot participants, models fake-raw; 10 simulated studies" in printed, printed
     curve = pd.read_csv(tmp_path / "p" / "power_curve.csv")
-    assert set(zip(curve["factor"], curve["level"])) == {("overall", "all"), ("difficulty", "easy"),
-                                                          ("difficulty", "hard")}
-    assert set(curve["contrast"]) == {"fake-raw - human"} and (curve["nsim"] == 10).all()
+    versus = curve[curve["effect"] == "model - human"]
+    assert set(zip(versus["factor"], versus["level"])) == {("overall", "all"), ("difficulty", "easy"),
+                                                           ("difficulty", "hard")}
+    assert set(versus["contrast"]) == {"fake-raw - human"} and (curve["nsim"] == 10).all()
+    # beside them, the people's own contrast by the declared factor (issue 47 item 5: analysis/power_people.py)
+    people = curve[curve["effect"] == "people"]
+    assert set(zip(people["factor"], people["level"], people["contrast"])) == {
+        ("difficulty (people)", "all", "hard - easy")}
     summary = study.power_analyses.latest("created_at").pilot_summary
     assert summary["formula"] == "correct ~ agent * difficulty + (1 | participant) + (1 | item)"
     assert summary["by"] == [None, "difficulty"]

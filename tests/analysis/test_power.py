@@ -219,9 +219,10 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
             "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "sizes": "4",
             "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "1"})
     analysis = PowerAnalysis.objects.latest("created_at")
-    assert analysis.status == ReportStatus.DONE and (analysis.done, analysis.total) == (10, 10), analysis.message
+    # 10 studies for model − human, 10 for each declared factor's people's contrasts (modality, argform: issue 47)
+    assert analysis.status == ReportStatus.DONE and (analysis.done, analysis.total) == (30, 30), analysis.message
     page = admin_client.get(f"/admin/analysis/poweranalysis/{analysis.pk}/change/").content.decode()
-    assert '<progress class="job-progress" value="10" max="10"' in page and "data:image/png;base64," in page
+    assert '<progress class="job-progress" value="30" max="30"' in page and "data:image/png;base64," in page
     assert "Participants needed" in page and "needed for power 0.8" in page and "lm-2 - human" in page
     call_command("analyze", study.slug, "--out", str(tmp_path / "report"))
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
@@ -229,7 +230,8 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     assert "With 2 model configurations (lm-1, lm-2) the p-values are Holm-adjusted" in html
     assert "LOWER bound of the Wilson 95% interval" in html and "Refits: " in html and "simulated studies failed" in html
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
-    assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}
+    assert set(needed.loc[needed["effect"] == "model - human", "contrast"]) == {"lm-1 - human", "lm-2 - human"}
+    assert set(needed.loc[needed["effect"] == "people", "factor"]) == {"modality (people)", "argform (people)"}
 
     # What went in is recorded and printed; a report on other runs is warned that the estimate is not for them.
     from inference.models import ModelRun
@@ -274,7 +276,8 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")
     with pytest.raises(ValueError, match="asks for 1,500 simulated participants"):
         power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
-    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 20
+    # 20 model − human studies and 20 for each of 003's declared factors' people's contrasts (issue 47 item 5)
+    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 60
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
     with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
         power_max_simulated()

@@ -1,5 +1,7 @@
 """python manage.py estimate_sample_size STUDY [--sizes 10 20 40 80 160] [--nsim 100] [--alpha 0.05]
-[--target 0.8] [--seed 0] [--real-only] [--out DIR]: power by simulation from the study's pilot."""
+[--target 0.8] [--seed 0] [--effect-by FACTOR=LEVEL:ACCURACY ...] [--real-only] [--out DIR]: power by simulation
+from the study's pilot, for each model − human contrast and the people's own effects by each declared factor
+(--effect-by states the people's accuracy per level instead of the pilot's)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +12,9 @@ from django.core.management.base import BaseCommand, CommandError
 class Command(BaseCommand):
     help = ("Estimate how many participants the study needs to detect each model's difference from the humans, per "
             "level of its factors (003: modality and argument form; any study: its declared factors), by simulating "
-            "from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py).")
+            "from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py); and the power for the people's own "
+            "effects by each declared factor, from the people's GLMM fitted on the pilot or from stated accuracies "
+            "(analysis/power_people.py).")
 
     def add_arguments(self, parser):
         parser.add_argument("study", help="the study's slug")
@@ -19,6 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", type=float, default=0.05)
         parser.add_argument("--target", type=float, default=0.8, help="the power wanted (default 0.8)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--effect-by", action="append", default=[], metavar="FACTOR=LEVEL:ACCURACY",
+                            help="the people's accuracy on one level of a declared factor, simulated instead of the "
+                                 "pilot's effect (repeatable; name every level of the factor), e.g. "
+                                 "pair_role=rulebreaker:0.35")
         parser.add_argument("--real-only", action="store_true", help="the pilot is the real participants only (no bots)")
         parser.add_argument("--out", help="also write power_curve.csv, power_needed.csv and power_curve.png here")
 
@@ -28,13 +36,16 @@ class Command(BaseCommand):
         from analysis.power import PowerPlan
         from analysis.power_services import power_execute, power_request
         from experiments.models import Study
+        from experiments.participation import pilot_effects
 
         study = Study.objects.filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"No study with slug '{options['study']}'.")
         try:
             plan = PowerPlan(sizes=tuple(sorted(set(options["sizes"]))), nsim=options["nsim"], alpha=options["alpha"],
-                             target=options["target"], seed=options["seed"])
+                             target=options["target"], seed=options["seed"],
+                             stated=pilot_effects.parse(options["effect_by"], pilot_effects.ACCURACY,
+                                                        flag=pilot_effects.STATED))
         except ValueError as error:
             raise CommandError(str(error)) from error
         try:
