@@ -189,7 +189,7 @@ def random_effects(table: pd.DataFrame, ranks: dict[str, int], *, title: str = "
                              layout="constrained")
     panels = [("perplexity_z", "mixed", "(a) perplexity effect (fixed + random)"),
               ("(Intercept)", "random", "(b) intercept random effect")]
-    for ax, (term, column, title) in zip(axes, panels):
+    for ax, (term, column, panel) in zip(axes, panels):
         part = table[table["term"] == term].reset_index(drop=True)
         low = "mixed_ci_low" if column == "mixed" else "ci_low"
         high = "mixed_ci_high" if column == "mixed" else "ci_high"
@@ -197,7 +197,7 @@ def random_effects(table: pd.DataFrame, ranks: dict[str, int], *, title: str = "
         _points(ax, y, part[column], part[low], part[high], color=_SECOND, horizontal=True, size=5)
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(y, [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
-        _title(ax, title, 45)
+        _title(ax, panel, 45)
     slopes = table[table["term"] == "perplexity_z"]
     return _figure(fig, f"{title + ': ' if title else ''}Figure 3: (a) each model's perplexity effect (fixed + random), "
                         "(b) each model's random intercept, with 99.9% confidence intervals; the model's Table 1 rank "

@@ -86,6 +86,14 @@ def _contrasts(table: pd.DataFrame, model: str) -> pd.DataFrame:
     return table[first == model]
 
 
+def _unclear(levels: list[str], clear: bool, other: str = "") -> str:
+    """The levels with no clear difference: named when few, counted when many ("in the other 5 levels")."""
+    if len(levels) <= 2:
+        return f"no clear difference in {', '.join(levels)}"
+    return f"no clear difference in {'the' if clear else 'any of the'} {len(levels)} {other}levels"
+
+
+
 def _direction(estimate: float, low: float, high: float, better: str, worse: str) -> str:
     if low > 0:
         return better
@@ -165,7 +173,7 @@ def _versus(section, model: str) -> str:
         said = [f"{word} in {', '.join(levels)}" for word, levels in groups.items()
                 if levels and word in ("higher", "lower")]
         if groups["no clear difference"]:
-            said.append(f"no clear difference in {', '.join(groups['no clear difference'])}")
+            said.append(_unclear(groups["no clear difference"], bool(said), "other " if said else ""))
         if said:
             parts.append(f"by {factor}: " + "; ".join(said))
     if not parts:
@@ -255,7 +263,8 @@ def _people_effects(section, factors) -> list[str]:
         parts = [f"{word} odds of a correct answer than {_label(reference)}: {', '.join(items)}"
                  for word, items in groups.items() if items and word in ("higher", "lower")]
         if groups["no clear difference"]:
-            parts.append(f"no clear difference from {_label(reference)}: {', '.join(groups['no clear difference'])}")
+            parts.append(_unclear(groups["no clear difference"], bool(parts), "other ")
+                         + f" (against {_label(reference)})")
         if groups["not estimated"]:
             parts.append(f"not estimated (separation): {', '.join(groups['not estimated'])}")
         means = section.tables.get(f"emmeans_agent_by_{name}")
