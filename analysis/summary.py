@@ -138,8 +138,8 @@ def _versus(section, model: str) -> str:
     """The model − human difference in probability correct: overall, or per level of each factor (003's model)."""
     if section is None:
         return ""
-    safe = (" (fitted by a separation-safe method: some cells have every answer the same; the section says which)"
-            if section.stats.get("separated_cells") else "")
+    safe = (" (fitted by a separation-safe method, as its section explains)"
+            if "separated_cells" in section.stats else "")
     overall = section.tables.get("model_vs_human")
     if overall is not None:
         rows = _contrasts(overall, model)

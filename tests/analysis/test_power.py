@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -230,6 +231,9 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     assert "LOWER bound of the Wilson 95% interval" in html and "Refits: " in html and "simulated studies failed" in html
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
     assert set(needed["contrast"]) == {"lm-1 - human", "lm-2 - human"}
+    written = (tmp_path / "report" / "tables" / "power_needed.csv").read_text().splitlines()
+    assert not any(re.search(r",\d+\.0,", line) for line in written)  # participants needed as integers (10, not 10.0)
+    assert (tmp_path / "report" / "figures" / "power_power_curve.svg").is_file()  # the curve as a file too
 
     # What went in is recorded and printed; a report on other runs is warned that the estimate is not for them.
     from inference.models import ModelRun
