@@ -27,7 +27,7 @@ code{background:#f5f5f5;padding:1px 4px;overflow-wrap:anywhere}.absent{color:#8a
 figure{margin:1em 0}figcaption{font-size:.85em;color:#444;max-width:60em}
 .note{background:#fff8e5;border-left:3px solid #e69f00;padding:.3em .6em}
 #summary{background:#f4f8fb;border:1px solid #cfe0ec;padding:.2em 1em .6em;margin:1em 0}
-#summary h2{margin-top:.6em}#summary li{margin:.25em 0}.files{font-size:.8em;color:#555}
+#summary h2{margin-top:.6em}#summary li{margin:.25em 0}.files,.basis{font-size:.8em;color:#555}
 @media print{body{max-width:none;margin:0;font-size:10pt}.scroll{overflow:visible}
 table{font-size:7pt;max-width:100%}td,th{padding:1px 3px;overflow-wrap:anywhere}
 figure{page-break-inside:avoid}h2,h3{page-break-after:avoid}
@@ -83,10 +83,10 @@ def figures_of(overview, sections) -> list[FigureFile]:
 def _figure(figure, stem: str = "") -> str:
     """A plots.Figure as <figure>: the PNG inline, its alt text, its caption, and its files (`stem`)."""
     data = base64.b64encode(figure.png).decode("ascii")
-    files = (f" <span class='files'>Files: <code>figures/{escape(stem)}.png</code>, "
-             f"<code>figures/{escape(stem)}.svg</code></span>" if stem else "")
+    files = (f"<p class='files'>Files: <code>figures/{escape(stem)}.png</code>, "
+             f"<code>figures/{escape(stem)}.svg</code></p>" if stem else "")
     return (f"<figure><img alt='{escape(figure.alt)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{escape(figure.caption)}{files}</figcaption></figure>")
+            f"<figcaption>{escape(figure.caption)}</figcaption></figure>{files}")
 
 
 def _section(section, stems: dict | None = None) -> str:
@@ -192,7 +192,7 @@ def _summary(page: "Page") -> str:
     return ("<section id='summary'><h2>Summary</h2>"
             f"<h3>People</h3><ul>{people}</ul>"
             + (f"<h3>Models</h3><ul>{models}</ul>" if models else "")
-            + f"<p class='files'>{escape(found.basis)} CSV: <code>tables/summary.csv</code></p></section>")
+            + f"<p class='basis'>{escape(found.basis)} CSV: <code>tables/summary.csv</code></p></section>")
 
 
 def _elsewhere(page: "Page") -> str:
@@ -267,7 +267,8 @@ def render(page: Page) -> str:
         "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>", _table1_text(page),
         "<p class='unit'><strong>Sampling unit:</strong> people: the participant (all of a person's trials are "
         "resampled together); models: the item, or the linked pair where items come in pairs.</p>",
-        _figure(page.overview, stems.get(("table1", "overview"), "")) if page.overview else "<p class='absent'>No answers yet: no model scores and no "
+        _figure(page.overview, stems.get(("table1", "overview"), "")) if page.overview else
+        "<p class='absent'>No answers yet: no model scores and no "
         "kept human trials.</p>",
         _table(page.table1, max_rows=200),
         *_table1_sides(page),

@@ -199,8 +199,8 @@ def random_effects(table: pd.DataFrame, ranks: dict[str, int], *, title: str = "
         ax.set_yticks(y, [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
         _title(ax, panel, 45)
     slopes = table[table["term"] == "perplexity_z"]
-    return _figure(fig, f"{title + ': ' if title else ''}Figure 3: (a) each model's perplexity effect (fixed + random), "
-                        "(b) each model's random intercept, with 99.9% confidence intervals; the model's Table 1 rank "
+    return _figure(fig, f"{title + ': ' if title else ''}Figure 3: (a) each model's perplexity effect (fixed + "
+                        "random), (b) each model's random intercept, with 99.9% confidence intervals; the model's Table 1 rank "
                         "in parentheses.",
                    "Interval plot of each model's perplexity effect, estimate [99.9% CI]: "
                    + _values(slopes["grp"], slopes["mixed"], slopes["mixed_ci_low"], slopes["mixed_ci_high"]) + ".")
@@ -281,8 +281,8 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
                         "reaches the target).",
                    f"Line plot of power against participants ({', '.join(str(n) for n in sorted(set(curve['n'])))}) "
                    f"for {curve.groupby(['factor', 'level', 'contrast']).ngroups} contrasts; "
-                   f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target (lower 95% bound) within "
-                   "the sizes tried.")
+                   f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target (lower 95% bound) "
+                   "within the sizes tried.")
 
 
 def _needed(rows: pd.DataFrame, target: float) -> str:

@@ -260,7 +260,7 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
                                  "lmerTest) and reproduce.py (pymer4) in this folder.")
     written += reproduce.write_scripts(sections, out_dir)
     figures = figures_of(overview, sections)
-    written += write_figures(figures, out_dir / FIGURES)
+    write_figures(figures, out_dir / FIGURES)  # beside the tables, not counted among them
     page = Page(
         inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,

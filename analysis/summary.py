@@ -51,6 +51,10 @@ def _label(level) -> str:
     return LABELS.get(str(level), str(level))
 
 
+def _factor(name: str) -> str:
+    return {"argform": "argument form"}.get(name, name)
+
+
 def _answer(decision: str) -> str:
     return {"yes": "Yes", "no": "No", "other": "neither answer ('other')"}.get(decision, str(decision))
 
@@ -175,7 +179,7 @@ def _versus(section, model: str) -> str:
         if groups["no clear difference"]:
             said.append(_unclear(groups["no clear difference"], bool(said), "other " if said else ""))
         if said:
-            parts.append(f"by {factor}: " + "; ".join(said))
+            parts.append(f"by {_factor(factor)}: " + "; ".join(said))
     if not parts:
         return ""
     return ("Against people, in probability correct (model − human, humans-vs-models model), "
@@ -273,7 +277,8 @@ def _people_effects(section, factors) -> list[str]:
             shown = ", ".join(f"{_label(getattr(r, name))} {_num(r.estimate)}" for r in humans.itertuples())
             if shown:
                 parts.append(f"people's P(correct): {shown}")
-        said.append(f"By {factor} (the humans-vs-models model's effect among people): " + "; ".join(parts) + ".")
+        said.append(f"By {_factor(factor)} (the humans-vs-models model's effect among people): " + "; ".join(parts)
+                    + ".")
     return said
 
 
@@ -286,8 +291,8 @@ def _people_by_table1(table1: pd.DataFrame, factors) -> list[str]:
             continue
         shown = ", ".join(f"{_label(r.level)} {_num(r.accuracy)} ({_num(r.ci_low)} to {_num(r.ci_high)})"
                           for r in rows.itertuples())
-        said.append(f"By {factor} (Table 1, proportion correct with bootstrap 95% intervals; no model fitted): "
-                    f"{shown}.")
+        said.append(f"By {_factor(factor)} (Table 1, proportion correct with bootstrap 95% intervals; no model "
+                    f"fitted): {shown}.")
     return said
 
 

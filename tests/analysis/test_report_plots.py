@@ -247,3 +247,18 @@ def test_the_same_plot_in_two_sections_gets_two_captions():
     like = plots.agents(table, "modality", title="Humans vs each model")
     every = plots.agents(table, "modality", title="Sensitivity analysis: every item")
     assert like.caption != every.caption and like.caption.startswith("Humans vs each model: ")
+
+
+def test_counts_are_written_and_shown_as_integers(tmp_path):
+    """A count the codebook declares integer (participants needed, the largest size tried) is 10 in the CSV and on the
+    page, not 10.0, and stays blank where there is none (no size reached the target)."""
+    from analysis import html
+    from analysis.report import _write_table
+
+    needed = pd.DataFrame({"contrast": ["lm-1 - human", "lm-2 - human"], "needed": [10.0, float("nan")],
+                           "max_n": [40.0, 40.0], "power_at_max": [1.0, 0.5]})
+    _write_table(needed, tmp_path / "power_needed.csv")
+    lines = (tmp_path / "power_needed.csv").read_text().splitlines()
+    assert lines[1:] == ["lm-1 - human,10,40,1.0", "lm-2 - human,,40,0.5"]
+    page = html._table(needed.assign(needed=[12000.0, float("nan")]))
+    assert "<td>12000</td>" in page and "e+04" not in page and "<td>40</td>" in page
