@@ -84,9 +84,12 @@ def _svg(fig) -> bytes:
 
 
 def _figure(fig, caption: str, alt: str) -> Figure:
-    """The drawn figure as a Figure (PNG and SVG), closed."""
+    """The drawn figure as a Figure (PNG and SVG), closed. The SVG keeps the layout the PNG's draw worked out
+    (the layout engine is switched off between the two): the same positions, without solving them again."""
     try:
-        return Figure(_png(fig), caption, alt, svg=_svg(fig))
+        png = _png(fig)
+        fig.set_layout_engine("none")
+        return Figure(png, caption, alt, svg=_svg(fig))
     finally:
         plt.close(fig)
 
