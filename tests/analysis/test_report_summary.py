@@ -156,3 +156,18 @@ def test_the_page_opens_with_the_summary(computed):
     frame = found.frame()
     assert list(frame.columns) == ["respondent", "sentence"] and set(frame["respondent"]) == {"human", "always-no",
                                                                                              "sharp"}
+
+
+def test_with_one_side_only_the_summary_says_there_is_no_comparison():
+    frames = _frames()
+    models_only = StudyFrames(scores=frames.scores, kept=frames.kept.iloc[0:0])
+    table1 = accuracy_tables(models_only, factors=("difficulty",)).table1
+    found = summary.summarise(sections=[], table1=table1, scores=frames.scores, factors=("difficulty",))
+    assert found.people == ("No answers from people are kept: the models are described alone, with no comparison.",)
+    said = _said(found, "always-no")
+    assert said.startswith("Answers No to every item it was asked (16 items)")
+    assert "On the items it answered, 0.50 of its decisions are correct" in said and "people" not in said
+    people_only = StudyFrames(scores=frames.scores.iloc[0:0], kept=frames.kept)
+    table1 = accuracy_tables(people_only, factors=("difficulty",)).table1
+    found = summary.summarise(sections=[], table1=table1, scores=people_only.scores, factors=("difficulty",))
+    assert found.models == () and found.people[0].startswith(f"People ({PEOPLE} participants")
