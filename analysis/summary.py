@@ -97,7 +97,6 @@ def _unclear(levels: list[str], clear: bool, other: str = "") -> str:
     return f"no clear difference in {'the' if clear else 'any of the'} {len(levels)} {other}levels"
 
 
-
 def _direction(estimate: float, low: float, high: float, better: str, worse: str) -> str:
     if low > 0:
         return better
@@ -167,13 +166,13 @@ def _versus(section, model: str) -> str:
         if not len(rows) or factor not in rows:
             continue
         groups = {"higher": [], "lower": [], "no clear difference": []}
-        for r in rows.itertuples():
-            if _blank(r.estimate, r.ci_low, r.ci_high):
+        for r in rows.to_dict("records"):  # records: a factor's R name need not be an identifier
+            if _blank(r["estimate"], r["ci_low"], r["ci_high"]):
                 continue
-            word = _direction(r.estimate, r.ci_low, r.ci_high, "higher", "lower")
-            groups[word].append(f"{_label(getattr(r, factor))} ({_num(r.estimate, sign=True)}, "
-                                f"{_interval(r.ci_low, r.ci_high)})" if word != "no clear difference"
-                                else _label(getattr(r, factor)))
+            word = _direction(r["estimate"], r["ci_low"], r["ci_high"], "higher", "lower")
+            groups[word].append(f"{_label(r[factor])} ({_num(r['estimate'], sign=True)}, "
+                                f"{_interval(r['ci_low'], r['ci_high'])})" if word != "no clear difference"
+                                else _label(r[factor]))
         said = [f"{word} in {', '.join(levels)}" for word, levels in groups.items()
                 if levels and word in ("higher", "lower")]
         if groups["no clear difference"]:
@@ -274,7 +273,7 @@ def _people_effects(section, factors) -> list[str]:
         means = section.tables.get(f"emmeans_agent_by_{name}")
         if means is not None and name in means:
             humans = means[means["agent"].astype(str) == "human"]
-            shown = ", ".join(f"{_label(getattr(r, name))} {_num(r.estimate)}" for r in humans.itertuples())
+            shown = ", ".join(f"{_label(r[name])} {_num(r['estimate'])}" for r in humans.to_dict("records"))
             if shown:
                 parts.append(f"people's P(correct): {shown}")
         said.append(f"By {_factor(factor)} (the humans-vs-models model's effect among people): " + "; ".join(parts)
