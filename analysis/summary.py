@@ -265,9 +265,11 @@ def _people_effects(section, factors) -> list[str]:
             continue
         parts = [f"{word} odds of a correct answer than {_label(reference)}: {', '.join(items)}"
                  for word, items in groups.items() if items and word in ("higher", "lower")]
-        if groups["no clear difference"]:
-            parts.append(_unclear(groups["no clear difference"], bool(parts), "other ")
-                         + f" (against {_label(reference)})")
+        unclear = groups["no clear difference"]
+        if unclear:
+            parts.append(f"no clear difference from {_label(reference)}: {', '.join(unclear)}" if len(unclear) <= 2
+                         else f"no clear difference from {_label(reference)} in {'the' if parts else 'any of the'} "
+                              f"{len(unclear)} other levels")
         if groups["not estimated"]:
             parts.append(f"not estimated (separation): {', '.join(groups['not estimated'])}")
         means = section.tables.get(f"emmeans_agent_by_{name}")

@@ -125,7 +125,7 @@ def test_people_get_the_main_effect_of_each_declared_factor_as_the_model_fits_it
     unclear = _contrasts(sharp=(0.28, 0.18, 0.38))
     unclear.tables["coefficients"].loc[1, ["Estimate", "2.5_ci", "97.5_ci"]] = [-0.2, -0.9, 0.5]
     found = summary.summarise(sections=[unclear], table1=table1, scores=frames.scores, factors=("difficulty",))
-    assert "no clear difference in hard (against easy)" in " ".join(found.people)
+    assert "no clear difference from easy: hard; people's P(correct): easy 0.90, hard 0.60." in " ".join(found.people)
     # without a fitted model for people (e.g. no model scores): Table 1 per level, described, not tested
     alone = summary.summarise(sections=[], table1=table1, scores=frames.scores.iloc[0:0], factors=("difficulty",))
     assert "By difficulty (Table 1, proportion correct with bootstrap 95% intervals; no model fitted): easy" in \
