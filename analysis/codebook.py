@@ -132,7 +132,36 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "n11": ("integer", "", "pairs correct on both versions"), "n12": ("integer", "", "correct on the original only"),
     "n21": ("integer", "", "correct on the perturbed only"), "n22": ("integer", "", "wrong on both"),
     "method": ("string", "", "the test used"),
+    # the power analysis's tables (analysis/power.py)
+    "needed": ("integer", "", "participants needed: the smallest size tried whose power's Monte-Carlo lower 95% bound "
+               "reaches the target (blank: none of the sizes tried did)"),
+    "max_n": ("integer", "", "the largest number of participants tried"),
+    "power_at_max": ("number", _P, "power at the largest number of participants tried"),
+    # tables/summary.csv (analysis/summary.py)
+    "sentence": ("string", "", "one sentence of the report's opening summary, written from the report's numbers"),
 }
+# figures/figures.csv (analysis/report.py write_figures): every figure's files and words.
+FIGURES_GLOSSARY = {
+    "figure": ("string", "", "the figure's name: figures/<figure>.png and figures/<figure>.svg"),
+    "section": ("string", "", "the report section the figure belongs to (its id in report.html; table1: Table 1)"),
+    "png": ("string", "", "path of the figure as PNG (100 dpi), as embedded in report.html"),
+    "svg": ("string", "", "path of the figure as SVG (its text kept as text)"),
+    "caption": ("string", "", "the figure's caption in report.html"),
+    "alt": ("string", "", "the figure's alt text: its values in words"),
+}
+
+
+def integers(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with the counts the glossary declares integer written as integers (10, not 10.0) where every value
+    is whole; blanks stay blank."""
+    out = frame
+    for name in frame.columns:
+        if GLOSSARY.get(name, ("",))[0] == "integer" and frame[name].dtype.kind == "f":
+            values = frame[name].dropna()
+            if (values == values.round()).all():
+                out = out.copy() if out is frame else out
+                out[name] = frame[name].astype("Int64")
+    return out
 
 
 def _files() -> dict[str, dict[str, tuple[str, str, str]]]:
@@ -140,6 +169,7 @@ def _files() -> dict[str, dict[str, tuple[str, str, str]]]:
     from . import answering, likeness
 
     return {f"tables/{answering.NAME}.csv": answering.GLOSSARY, "tables/human_likeness.csv": likeness.TABLE_GLOSSARY,
+            "figures/figures.csv": FIGURES_GLOSSARY,
             "data/model_frames/human_likeness.csv": likeness.FRAME_GLOSSARY,
             "data/model_frames/human_likeness_splits.csv": likeness.SPLITS_GLOSSARY}
 
@@ -300,6 +330,7 @@ def write_description(folder: Path, *, codebook: pd.DataFrame, page) -> dict:
                      "configurations": _records(inputs.configurations),
                      "stored_configurations": (provenance or {}).get("run_configurations", {})},
             "software": versions,
+            "summary": _records(page.summary.frame()) if getattr(page, "summary", None) is not None else [],
             "files": [{"path": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size, "sha256": sha256(p)}
                       for p in files],
         },

@@ -8,9 +8,10 @@ from html import escape
 import pandas as pd
 
 from .accuracy_tables import EVERY, EVERY_TITLE
+from .codebook import integers
 from .prep import LABELS
 from .runs import EXPLICIT, RULE
-from .sections import table_file
+from .sections import figure_file, table_file
 
 # Readable from 1366 px wide down (no horizontal scrolling of the page: a wide table scrolls in its
 # own box), and printable (tables and figures whole, no scroll boxes, links written out).
@@ -25,6 +26,8 @@ code{background:#f5f5f5;padding:1px 4px;overflow-wrap:anywhere}.absent{color:#8a
 .warn{color:#a00000}img{max-width:100%;height:auto}details{margin:.4em 0}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#444;max-width:60em}
 .note{background:#fff8e5;border-left:3px solid #e69f00;padding:.3em .6em}
+#summary{background:#f4f8fb;border:1px solid #cfe0ec;padding:.2em 1em .6em;margin:1em 0}
+#summary h2{margin-top:.6em}#summary li{margin:.25em 0}.files,.basis{font-size:.8em;color:#555}
 @media print{body{max-width:none;margin:0;font-size:10pt}.scroll{overflow:visible}
 table{font-size:7pt;max-width:100%}td,th{padding:1px 3px;overflow-wrap:anywhere}
 figure{page-break-inside:avoid}h2,h3{page-break-after:avoid}
@@ -37,7 +40,7 @@ SCALING = ("Continuous predictors are centred and scaled: perplexity_z is perple
 def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
     if frame is None or frame.empty:
         return "<p class='absent'>(empty)</p>"
-    shown = frame.head(max_rows)
+    shown = integers(frame.head(max_rows))  # counts as integers (needed: 10, not 10.0)
     nullable = [c for c in shown.columns if isinstance(shown[c].dtype, pd.api.extensions.ExtensionDtype)
                 and shown[c].isna().any()]  # pandas' nullable types print <NA>: blank, as na_rep says
     if nullable:
@@ -48,14 +51,45 @@ def _table(frame: pd.DataFrame, max_rows: int = 60) -> str:
     return f"<div class='scroll'>{html}</div>{more}"
 
 
-def _figure(figure) -> str:
-    """A plots.Figure as <figure>: the PNG inline, its alt text, its caption."""
+@dataclass(frozen=True)
+class FigureFile:
+    """One figure of the report and its files' stem: figures/<stem>.png and .svg (analysis/report.py writes them)."""
+
+    stem: str
+    section: str  # the section's key (table1: Table 1's overview)
+    name: str  # its name in the section's figures
+    figure: object  # plots.Figure
+
+
+OVERVIEW = "table1_accuracy"  # the stem of Table 1's figure
+
+
+def figures_of(overview, sections) -> list[FigureFile]:
+    """Every figure the page shows, in its order, each with a stem no other figure has (a second figure whose
+    name would repeat one gets -2, -3, …)."""
+    found = [("table1", "overview", OVERVIEW, overview)] if overview is not None else []
+    found += [(s.key, name, figure_file(s.key, name), figure) for s in sections if not s.absent
+              for name, figure in s.figures.items()]
+    out, seen = [], set()
+    for key, name, stem, figure in found:
+        unique, k = stem, 2
+        while unique in seen:
+            unique, k = f"{stem}-{k}", k + 1
+        seen.add(unique)
+        out.append(FigureFile(unique, key, name, figure))
+    return out
+
+
+def _figure(figure, stem: str = "") -> str:
+    """A plots.Figure as <figure>: the PNG inline, its alt text, its caption, and its files (`stem`)."""
     data = base64.b64encode(figure.png).decode("ascii")
+    files = (f"<p class='files'>Files: <code>figures/{escape(stem)}.png</code>, "
+             f"<code>figures/{escape(stem)}.svg</code></p>" if stem else "")
     return (f"<figure><img alt='{escape(figure.alt)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{escape(figure.caption)}</figcaption></figure>")
+            f"<figcaption>{escape(figure.caption)}</figcaption></figure>{files}")
 
 
-def _section(section) -> str:
+def _section(section, stems: dict | None = None) -> str:
     parts = [f"<h2 id='{section.key}'>{escape(section.title)}</h2>"]
     if section.formula:
         parts.append(f"<p>Model: <code>{escape(section.formula)}</code></p>")
@@ -76,8 +110,8 @@ def _section(section) -> str:
         items = "".join(f"<li>{escape(w)}</li>" for w in section.discarded)
         parts.append("<p>Discarded fitting attempts (not the fits reported; their warnings do not apply to the "
                      f"numbers above):</p><ul>{items}</ul>")
-    for figure in section.figures.values():
-        parts.append(_figure(figure))
+    for name, figure in section.figures.items():
+        parts.append(_figure(figure, (stems or {}).get((section.key, name), "")))
     for name, frame in section.tables.items():
         parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>"
                      f"<p>CSV: <code>tables/{escape(table_file(section.key, name))}</code></p>{_table(frame)}")
@@ -159,6 +193,23 @@ class Page:
     elsewhere: list = field(default_factory=list)  # titles of analyses of designs this study does not have
     accuracy: object = None  # analysis.accuracy_tables.AccuracyTables: Table 1's sides, the models on every item
     answering: pd.DataFrame | None = None  # people by device and answer channel (analysis/answering.py)
+    summary: object = None  # analysis.summary.Summary: the sentences the page opens with
+    figures: list = field(default_factory=list)  # FigureFile: every figure with its files' stem (figures_of)
+
+
+def _summary(page: "Page") -> str:
+    """The page's opening: per model and for people, a few sentences from the report's numbers (analysis/summary.py);
+    tables/summary.csv holds them one per row."""
+    found = page.summary
+    if found is None:
+        return ""
+    people = "".join(f"<li>{escape(s)}</li>" for s in found.people)
+    models = "".join(f"<li><strong>{escape(model)}</strong>: {escape(' '.join(said))}</li>"
+                     for model, said in found.models if said)
+    return ("<section id='summary'><h2>Summary</h2>"
+            f"<h3>People</h3><ul>{people}</ul>"
+            + (f"<h3>Models</h3><ul>{models}</ul>" if models else "")
+            + f"<p class='basis'>{escape(found.basis)} CSV: <code>tables/summary.csv</code></p></section>")
 
 
 def _elsewhere(page: "Page") -> str:
@@ -215,9 +266,11 @@ def render(page: Page) -> str:
     title, rules = inputs.title, inputs.rules
     legend = ", ".join(f"{escape(k)} = {escape(v)}" for k, v in LABELS.items())
     shown = [s for s in sections if not s.absent]
+    stems = {(f.section, f.name): f.stem for f in page.figures}
     toc = "".join(f"<li><a href='#{s.key}'>{escape(s.title)}</a></li>" for s in shown)
     body = [
-        f"<h1>{escape(title)}</h1><p>Generated {escape(page.generated)} (UTC). {len(inputs.scores)} model scores, "
+        f"<h1>{escape(title)}</h1>", _summary(page),
+        f"<p>Generated {escape(page.generated)} (UTC). {len(inputs.scores)} model scores, "
         f"{len(inputs.trials)} human trials ({page.n_kept} kept after exclusions).</p>",
         f"<ul>{toc}</ul>", _elsewhere(page),
         f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
@@ -232,17 +285,20 @@ def render(page: Page) -> str:
         "<h2 id='table1'>Table 1: accuracy with bootstrap 95% CIs</h2>", _table1_text(page),
         "<p class='unit'><strong>Sampling unit:</strong> people: the participant (all of a person's trials are "
         "resampled together); models: the item, or the linked pair where items come in pairs.</p>",
-        _figure(page.overview) if page.overview else "<p class='absent'>No answers yet: no model scores and no "
+        _figure(page.overview, stems.get(("table1", "overview"), "")) if page.overview else
+        "<p class='absent'>No answers yet: no model scores and no "
         "kept human trials.</p>",
         _table(page.table1, max_rows=200),
         *_table1_sides(page),
     ]
-    body += [_section(s) for s in shown]
+    body += [_section(s, stems) for s in shown]
     body += [
         "<h2 id='data'>Data files</h2><p><code>data/trials.csv|.parquet</code> (every trial, before "
         "exclusions), <code>data/scores.csv|.parquet</code> (every score of the analysed runs), "
         "<code>data/items.csv|.parquet</code> (every item in either), "
-        "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on). "
+        "<code>data/model_frames/*.csv|.parquet</code> (the exact frame each model was fitted on), "
+        "<code>figures/*.png|.svg</code> (every figure of this page; <code>figures/figures.csv</code> lists them with "
+        "their captions). "
         "<code>codebook.csv</code> describes every column of every CSV in the folder and "
         "<code>dataset_description.json</code> (Psych-DS) holds the provenance and a SHA-256 of every file. "
         "The data files' columns:</p>", _table(page.columns, max_rows=200),

@@ -1,5 +1,10 @@
-"""matplotlib figures for the report: each a Figure (PNG bytes, a caption, alt text), embedded in
-report.html as a data URI inside <figure> with its <figcaption>.
+"""matplotlib figures for the report: each a Figure (PNG and SVG bytes, a caption, alt text), embedded in
+report.html as a data URI inside <figure> with its <figcaption>, and written beside the tables as
+figures/<name>.png and .svg (analysis/report.py).
+
+Readable as files too (issue 47 item 6): a legend sits outside the axes, never over the data; tick labels are
+plain numbers (a log axis labelled at the values tried, no "3×10¹"; no offset or scientific notation); a count
+is an integer; the SVG keeps its text as text, so a reader can search and edit it.
 
 Every plot draws from the Okabe–Ito palette (readable with any common colour-vision deficiency),
 humans in black. A probability-scale plot (soft accuracy, relative p(Yes), P(correct)) keeps its
@@ -20,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from cycler import cycler  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.ticker import NullFormatter, NullLocator  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .prep import LABELS  # noqa: E402
@@ -30,6 +36,10 @@ _HUMAN = "#000000"
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 _CYCLE = cycler(color=[OKABE_ITO[i] for i in (5, 6, 2, 1, 3, 7, 4)])  # the models' colours, humans excluded
 plt.rcParams["axes.prop_cycle"] = _CYCLE
+plt.rcParams["axes.formatter.useoffset"] = False  # plain tick labels: no "+1e3" offset above an axis ...
+plt.rcParams["axes.formatter.limits"] = (-9, 9)  # ... and no scientific notation for any value a report plots
+plt.rcParams["svg.fonttype"] = "none"  # SVG text stays text (searchable, editable), not glyph outlines
+plt.rcParams["svg.hashsalt"] = "duet"  # the same figure gives the same SVG ids (files hashed in the description)
 _MAIN, _SECOND = OKABE_ITO[5], OKABE_ITO[6]  # blue, vermillion
 _ALT_MAX = 40  # values listed in a figure's alt text before "…"
 
@@ -39,6 +49,7 @@ class Figure:
     png: bytes
     caption: str
     alt: str
+    svg: bytes = b""  # the same figure as SVG (figures/<name>.svg in the report folder)
 
 
 def _title(ax, text: str, width: int = 55) -> None:
@@ -62,8 +73,25 @@ def _png(fig) -> bytes:
     second full draw as bbox_inches="tight" would."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=_DPI)
-    plt.close(fig)
     return buffer.getvalue()
+
+
+def _svg(fig) -> bytes:
+    """SVG bytes, without the date matplotlib would write (the same figure, the same file)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def _figure(fig, caption: str, alt: str) -> Figure:
+    """The drawn figure as a Figure (PNG and SVG), closed. The SVG keeps the layout the PNG's draw worked out
+    (the layout engine is switched off between the two): the same positions, without solving them again."""
+    try:
+        png = _png(fig)
+        fig.set_layout_engine("none")
+        return Figure(png, caption, alt, svg=_svg(fig))
+    finally:
+        plt.close(fig)
 
 
 def _label(level: str) -> str:
@@ -106,9 +134,9 @@ def means_with_ci(table: pd.DataFrame, factor: str, *, title: str, ylabel: str, 
     _title(ax, title)
     ax.grid(axis="y", alpha=0.3)
     cut = " Intervals beyond [0, 1] are cut at the axis (triangles)." if bounded and out_of_bounds(table) else ""
-    return Figure(_png(fig), f"{title}: estimated marginal means with 95% confidence intervals ({ylabel}).{cut}",
-                  f"Dot plot of {ylabel} by {factor}, estimate [95% CI]: "
-                  + _values(labels, table["estimate"], table["ci_low"], table["ci_high"]) + ".")
+    return _figure(fig, f"{title}: estimated marginal means with 95% confidence intervals ({ylabel}).{cut}",
+                   f"Dot plot of {ylabel} by {factor}, estimate [95% CI]: "
+                   + _values(labels, table["estimate"], table["ci_low"], table["ci_high"]) + ".")
 
 
 def _grouped(ax, table: pd.DataFrame, factor: str, who: str, est: str, *, bounded: bool = False) -> None:
@@ -147,23 +175,24 @@ def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform"), *, 
     shown = table1[table1["factor"].isin(panels)]
     named = " and by ".join(_FACTOR_NAMES.get(f, f) for f in panels) if panels != ["overall"] else "overall"
     by = "" if panels == ["overall"] else "by "
-    return Figure(_png(fig), f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
-                             "with bootstrap 95% confidence intervals." + (f" {sides}" if sides else ""),
-                  "Dot plot of accuracy by respondent, estimate [95% CI]: "
-                  + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
+    return _figure(fig, f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
+                        "with bootstrap 95% confidence intervals." + (f" {sides}" if sides else ""),
+                   "Dot plot of accuracy by respondent, estimate [95% CI]: "
+                   + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
 
 
 _FACTOR_NAMES = {"modality": "modality", "argform": "argument form"}
 
 
-def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> Figure:
+def random_effects(table: pd.DataFrame, ranks: dict[str, int], *, title: str = "") -> Figure:
     """Figure 3: (a) per-model perplexity effect (fixed + random), (b) intercept random effects,
-    both with 99.9% CIs; the model's Table 1 rank in parentheses."""
+    both with 99.9% CIs; the model's Table 1 rank in parentheses. `title`: the section's, which starts the caption
+    (each figure its own caption)."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 + 0.35 * table["grp"].nunique()), sharey=True,
                              layout="constrained")
     panels = [("perplexity_z", "mixed", "(a) perplexity effect (fixed + random)"),
               ("(Intercept)", "random", "(b) intercept random effect")]
-    for ax, (term, column, title) in zip(axes, panels):
+    for ax, (term, column, panel) in zip(axes, panels):
         part = table[table["term"] == term].reset_index(drop=True)
         low = "mixed_ci_low" if column == "mixed" else "ci_low"
         high = "mixed_ci_high" if column == "mixed" else "ci_high"
@@ -171,12 +200,13 @@ def random_effects(table: pd.DataFrame, ranks: dict[str, int]) -> Figure:
         _points(ax, y, part[column], part[low], part[high], color=_SECOND, horizontal=True, size=5)
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(y, [f"{g} ({ranks.get(g, '?')})" for g in part["grp"]])
-        _title(ax, title, 45)
+        _title(ax, panel, 45)
     slopes = table[table["term"] == "perplexity_z"]
-    return Figure(_png(fig), "Figure 3: (a) each model's perplexity effect (fixed + random), (b) each model's random "
-                             "intercept, with 99.9% confidence intervals; the model's Table 1 rank in parentheses.",
-                  "Interval plot of each model's perplexity effect, estimate [99.9% CI]: "
-                  + _values(slopes["grp"], slopes["mixed"], slopes["mixed_ci_low"], slopes["mixed_ci_high"]) + ".")
+    return _figure(fig, f"{title + ': ' if title else ''}Figure 3: (a) each model's perplexity effect (fixed + "
+                        "random), (b) each model's random intercept, with 99.9% confidence intervals; the model's Table 1 rank "
+                        "in parentheses.",
+                   "Interval plot of each model's perplexity effect, estimate [99.9% CI]: "
+                   + _values(slopes["grp"], slopes["mixed"], slopes["mixed_ci_low"], slopes["mixed_ci_high"]) + ".")
 
 
 def sequents(table: pd.DataFrame) -> Figure:
@@ -197,27 +227,29 @@ def sequents(table: pd.DataFrame) -> Figure:
         ax.set_ylabel("mean confidence (soft acc.)")
     for ax in list(axes.flat)[len(models):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    return Figure(_png(fig), "Figure 4: mean perplexity against mean confidence (soft accuracy) per logical sequent, "
-                             "one panel per model; circles real items, squares their nonsense mirror, a grey line "
-                             "joining the two versions of a sequent.",
-                  f"Scatter plots for {len(models)} model(s): {len(table) // max(len(models), 1)} sequents each, real "
-                  "and nonsense versions joined; the values are in tables/sequents_sequent_means.csv.")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="outside upper center", ncols=2)  # above the panels, off the data
+    return _figure(fig, "Figure 4: mean perplexity against mean confidence (soft accuracy) per logical sequent, "
+                        "one panel per model; circles real items, squares their nonsense mirror, a grey line "
+                        "joining the two versions of a sequent.",
+                   f"Scatter plots for {len(models)} model(s): {len(table) // max(len(models), 1)} sequents each, real "
+                   "and nonsense versions joined; the values are in tables/sequents_sequent_means.csv.")
 
 
-def agents(table: pd.DataFrame, factor: str) -> Figure:
+def agents(table: pd.DataFrame, factor: str, *, title: str = "") -> Figure:
     """Marginal probability correct per agent within each level of a factor, 95% CIs (response scale:
-    emmeans of the binomial model, bounded by 0 and 1 by construction)."""
+    emmeans of the binomial model, bounded by 0 and 1 by construction). `title`: the section's, which starts the
+    caption (the like-for-like comparison and its sensitivity analysis draw the same plot: each its own caption)."""
     fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
     _grouped(ax, table, factor, "agent", "estimate", bounded=True)
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     name = _FACTOR_NAMES.get(factor, factor)
-    return Figure(_png(fig), f"Probability correct of each agent (humans in black) by {name}: marginal means of the "
-                             "humans-and-models binomial model on the probability scale, with 95% confidence "
-                             "intervals.",
-                  f"Dot plot of P(correct) by agent and {name}, estimate [95% CI]: "
-                  + _grouped_alt(table, factor, "agent", "estimate") + ".")
+    return _figure(fig, f"{title + ': ' if title else ''}Probability correct of each agent (humans in black) by "
+                        f"{name}: marginal means of the humans-and-models binomial model on the probability scale, "
+                        "with 95% confidence intervals.",
+                   f"Dot plot of P(correct) by agent and {name}, estimate [95% CI]: "
+                   + _grouped_alt(table, factor, "agent", "estimate") + ".")
 
 
 def power_curve(curve: pd.DataFrame, target: float) -> Figure:
@@ -225,29 +257,44 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
     form; any study's: overall and each declared factor), a line per level and model, its Monte-Carlo 95%
     interval as a band; the target as a dashed line."""
     factors = list(dict.fromkeys(curve["factor"]))
-    fig, axes = plt.subplots(1, len(factors), figsize=(5.2 * len(factors), 3.6), sharey=True, squeeze=False,
+    fig, axes = plt.subplots(1, len(factors), figsize=(7.2 * len(factors), 3.6), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, factor in zip(axes[0], factors):
         part = curve[curve["factor"] == factor]
         for (level, contrast), rows in part.groupby(["level", "contrast"], sort=False):
             rows = rows.sort_values("n")
-            (line,) = ax.plot(rows["n"], rows["power"], "o-", ms=3, label=f"{_label(level)}: {contrast}")
+            (line,) = ax.plot(rows["n"], rows["power"], "o-", ms=3,
+                              label=f"{_label(level)}: {contrast} ({_needed(rows, target)})")
             ax.fill_between(rows["n"], rows["low"], rows["high"], color=line.get_color(), alpha=0.15, lw=0)
         ax.axhline(target, ls="--", color="grey", lw=1)
+        sizes = sorted(int(n) for n in set(part["n"]))
         ax.set_xscale("log")
-        ax.set_xticks(sorted(set(part["n"])), labels=[str(n) for n in sorted(set(part["n"]))])
+        ax.set_xticks(sizes, labels=[str(n) for n in sizes])  # the sizes tried, as plain integers
+        ax.xaxis.set_minor_locator(NullLocator())  # no unlabelled-then-labelled minor ticks ("3×10¹")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylim(0, 1)
         ax.set_xlabel("participants")
         _title(ax, "overall" if factor == "overall" else f"by {'argument form' if factor == 'argform' else factor}")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, off the lines
     axes[0][0].set_ylabel("power")
     reached = curve[curve["low"] >= target]  # "needed": the Monte-Carlo lower bound reaches the target
-    return Figure(_png(fig), f"Power against the number of participants for each model-vs-human contrast, with "
-                             f"Monte-Carlo 95% intervals as bands; the dashed line is the target power {target:g}.",
-                  f"Line plot of power against participants ({', '.join(str(n) for n in sorted(set(curve['n'])))}) "
-                  f"for {curve.groupby(['factor', 'level', 'contrast']).ngroups} contrasts; "
-                  f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target (lower 95% bound) within the "
-                  "sizes tried.")
+    return _figure(fig, f"Power against the number of participants for each model-vs-human contrast, with "
+                        f"Monte-Carlo 95% intervals as bands; the dashed line is the target power {target:g}; each "
+                        "legend entry gives the participants needed (the smallest size tried whose lower 95% bound "
+                        "reaches the target).",
+                   f"Line plot of power against participants ({', '.join(str(n) for n in sorted(set(curve['n'])))}) "
+                   f"for {curve.groupby(['factor', 'level', 'contrast']).ngroups} contrasts; "
+                   f"{reached.groupby(['factor', 'level', 'contrast']).ngroups} reach the target (lower 95% bound) "
+                   "within the sizes tried.")
+
+
+def _needed(rows: pd.DataFrame, target: float) -> str:
+    """A contrast's participants needed, as an integer: the smallest size tried whose Monte-Carlo lower bound reaches
+    the target (analysis/power.py `needed`), or more than the largest tried."""
+    reached = rows[rows["low"] >= target]
+    if len(reached):
+        return f"needed: {int(reached['n'].iloc[0])}"
+    return f"needed: more than {int(rows['n'].iloc[-1])}"
 
 
 def _fmt(value) -> str:
@@ -271,10 +318,10 @@ def choice_scatter(frame: pd.DataFrame, row: dict) -> Figure:
     r = (f"choice r = {_fmt(row['choice_r'])} [{_fmt(row['choice_r_low'])}, {_fmt(row['choice_r_high'])}]; "
          f"ceiling = {_fmt(row['ceiling'])} [{_fmt(row['ceiling_low'])}, {_fmt(row['ceiling_high'])}]")
     _title(ax, f"{row['model']}: {r}", 48)
-    return Figure(_png(fig), f"How human-like {row['model']} is, item by item: the share of people giving the "
-                             "target answer (yes; the gold option for multiple choice) against the model's relative "
-                             f"probability of it, {len(items)} items, a point's area by its answers; {r} (the people's split-half "
-                             "reliability, which a model cannot be expected to exceed), 95% bootstrap intervals. The "
-                             "dashed diagonal marks equal values.",
-                  f"Scatter plot of {len(items)} items for {row['model']}: {r}; the values are in "
-                  "data/model_frames/human_likeness.csv.")
+    return _figure(fig, f"How human-like {row['model']} is, item by item: the share of people giving the "
+                        "target answer (yes; the gold option for multiple choice) against the model's relative "
+                        f"probability of it, {len(items)} items, a point's area by its answers; {r} (the people's "
+                        "split-half reliability, which a model cannot be expected to exceed), 95% intervals (the "
+                        "delete-one jackknife over items). The dashed diagonal marks equal values.",
+                   f"Scatter plot of {len(items)} items for {row['model']}: {r}; the values are in "
+                   "data/model_frames/human_likeness.csv.")

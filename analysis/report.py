@@ -18,7 +18,7 @@ import pandas as pd
 
 from studyserver import csvsafe
 
-from . import codebook, plots, prep, reproduce, versus
+from . import codebook, plots, prep, reproduce, summary, versus
 from . import answering
 from . import factors as declared
 from .rprocess import RProcess, run_section
@@ -30,7 +30,7 @@ from experiments import schema
 from logic.human_defaults import CATCH_ITEMS
 from .runs import RUN_COLUMNS
 from .sections import ModelSpec
-from .html import Page, render
+from .html import Page, figures_of, render
 
 DEMOGRAPHICS = "demographics"  # data/demographics.csv: Prolific's demographics, the consented columns
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
@@ -84,11 +84,11 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
                 "mixed model does not bound a proportion, and with few groups its intervals are wide. The plots cut "
                 "them at 0 and 1 (triangles mark the cut); the tables give them as estimated.")
     if "random_effects" in tables:
-        section.figures["random_effects"] = plots.random_effects(tables["random_effects"], ranks)
+        section.figures["random_effects"] = plots.random_effects(tables["random_effects"], ranks, title=section.title)
     for name in tables:  # a humans-vs-models model's marginal means by agent within each factor
         if name.startswith("emmeans_agent_by_"):
             factor = name.removeprefix("emmeans_agent_by_")
-            section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor)
+            section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor, title=section.title)
 
 
 def _ranks(table1: pd.DataFrame) -> dict[str, int]:
@@ -239,11 +239,14 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         _timed(timings, "figures", _figures, section, ranks)
     overview = _timed(timings, "figures", lambda: plots.accuracy_overview(table1, factors, sides=accuracy.note)
                       if len(table1) else None)
+    said = _timed(timings, "summary", lambda: summary.summarise(sections=sections, table1=table1, scores=scores,
+                                                                 factors=factors))
     start = time.perf_counter()
     written = []
     by_answering = answering.table(kept)  # people by device and answer channel (issue 47 item 3)
-    for name, frame in [*accuracy.files(), ("exclusions", exclusions), ("runs", inputs.runs),
-                        ("configurations", inputs.configurations), (answering.NAME, by_answering)]:
+    for name, frame in [(summary.KEY, said.frame()), *accuracy.files(), ("exclusions", exclusions),
+                        ("runs", inputs.runs), ("configurations", inputs.configurations),
+                        (answering.NAME, by_answering)]:
         _write_table(frame, tables_dir / f"{name}.csv")
         written.append(tables_dir / f"{name}.csv")
     for section in sections:
@@ -259,12 +262,14 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
             section.notes.append(f"Refit it yourself from data/model_frames/{section.key}.csv: reproduce.R (lme4, "
                                  "lmerTest) and reproduce.py (pymer4) in this folder.")
     written += reproduce.write_scripts(sections, out_dir)
+    figures = figures_of(overview, sections)
+    write_figures(figures, out_dir / FIGURES)  # beside the tables, not counted among them
     page = Page(
         inputs=inputs, generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         versions=_versions(), exclusions=exclusions, table1=table1, overview=overview, sections=sections,
         accuracy=accuracy,
         participants=kept_participants(kept), columns=columns, n_kept=len(kept),
-        factors=factors, elsewhere=elsewhere, answering=by_answering,
+        factors=factors, elsewhere=elsewhere, answering=by_answering, summary=said, figures=figures,
     )
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")
@@ -276,6 +281,27 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]
     return ReportResult(out_dir, path, written, sections, exclusions, len(scores), len(trials), warnings, timings,
                         inputs.used())
+
+
+FIGURES = "figures"  # figures/<stem>.png and .svg, and figures/figures.csv listing them with their captions
+FIGURE_COLUMNS = ("figure", "section", "png", "svg", "caption", "alt")
+
+
+def write_figures(figures, folder: Path) -> list[Path]:
+    """Every figure of the report as PNG and SVG under `folder` (html.figures_of: stems unique, the page's order),
+    and figures.csv: each figure's files, section, caption and alt text."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, written = [], []
+    for found in figures:
+        png, svg = folder / f"{found.stem}.png", folder / f"{found.stem}.svg"
+        png.write_bytes(found.figure.png)
+        svg.write_bytes(found.figure.svg)
+        written += [png, svg]
+        rows.append((found.stem, found.section, f"{FIGURES}/{png.name}", f"{FIGURES}/{svg.name}",
+                     found.figure.caption, found.figure.alt))
+    index = folder / "figures.csv"
+    _write_table(pd.DataFrame(rows, columns=list(FIGURE_COLUMNS)), index)
+    return [*written, index]
 
 
 def kept_participants(kept: pd.DataFrame) -> list[str]:
@@ -301,13 +327,7 @@ def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """A table as CSV: counts the codebook declares integer written as integers (not 4.0), booleans TRUE/FALSE."""
-    safe = csvsafe.logical(csvsafe.frame(frame))
-    for name in safe.columns:
-        if codebook.GLOSSARY.get(name, ("",))[0] == "integer" and safe[name].dtype.kind == "f":
-            values = safe[name].dropna()
-            if (values == values.round()).all():
-                safe[name] = safe[name].astype("Int64")
-    safe.to_csv(path, index=False)
+    codebook.integers(csvsafe.logical(csvsafe.frame(frame))).to_csv(path, index=False)
 
 
 def items_frame(trials: pd.DataFrame, scores: pd.DataFrame, *, extra=()) -> pd.DataFrame:

@@ -7,6 +7,7 @@ scripts that refit them from the report's model frames.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -56,6 +57,14 @@ def table_file(key: str, name: str) -> str:
     """The CSV of a section's table under tables/: <key>_<name>.csv, or <key>.csv for the table named as
     its section (tables/human_likeness.csv)."""
     return f"{key}.csv" if name == key else f"{key}_{name}.csv"
+
+
+def figure_file(key: str, name: str) -> str:
+    """The stem of a section's figure under figures/ (figures/<stem>.png and .svg): <key>_<name>, or <key> for the
+    figure named as its section, as table_file names tables; characters other than letters, digits, '.', '_' and
+    '-' (a model's name may hold '/') become '-'."""
+    stem = key if name == key else f"{key}_{name}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "figure"
 
 
 @dataclass(frozen=True)

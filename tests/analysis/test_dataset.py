@@ -204,3 +204,38 @@ def test_a_study_with_people_and_models_has_the_human_likeness_table_and_its_fig
     assert "id='human_likeness'" in page and "tables/human_likeness.csv" in page
     assert page.count("How human-like lm-") == 2  # one figure per model
     assert "# ---- human_likeness:" in (report_folder / "reproduce.R").read_text(encoding="utf-8")
+
+
+def test_the_report_opens_with_its_summary_and_its_figures_are_files_in_the_folder(report_folder):
+    """Issue 47 item 6 on the generated files: the page's first section is the summary (its sentences also in
+    tables/summary.csv); every figure on the page is figures/<name>.png and .svg (a PNG's signature, SVG that parses
+    as XML with its text kept as text and no tick label in scientific notation), listed once in figures/figures.csv
+    with its own caption, and hashed in dataset_description.json."""
+    import re
+    from xml.etree import ElementTree
+
+    folder = report_folder
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    body = html.split("<body>", 1)[1]
+    assert re.match(r"<h1>[^<]+</h1><section id='summary'><h2>Summary</h2><h3>People</h3>", body)
+    assert body.index("id='summary'") < body.index("<h2 id='inputs'>") < body.index("<h2 id='table1'>")
+    said = pd.read_csv(folder / "tables" / "summary.csv")
+    assert set(said["respondent"]) == {"human", "lm-1", "lm-2"}
+    summary_html = body.split("</section>", 1)[0]
+    from html import escape
+    for sentence in said["sentence"]:
+        assert escape(sentence) in summary_html
+    figures = pd.read_csv(folder / "figures" / "figures.csv")
+    assert len(figures) == html.count("<img") >= 10 and figures["figure"].is_unique
+    assert figures["caption"].is_unique  # each figure its own caption (two plots shared one before)
+    for caption in figures["caption"]:
+        assert escape(caption, quote=False) in html or escape(caption) in html
+    hashed = {f["path"] for f in json.loads((folder / codebook.DESCRIPTION).read_text())["duet"]["files"]}
+    for row in figures.itertuples():
+        png, svg = folder / row.png, folder / row.svg
+        assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and {row.png, row.svg} <= hashed
+        root = ElementTree.parse(svg).getroot()
+        assert root.tag == "{http://www.w3.org/2000/svg}svg", row.svg
+        text = " ".join(t.text or "" for t in root.iter() if t.tag.rsplit("}", 1)[-1] in ("text", "tspan"))
+        assert text.strip() and "×10" not in text and not re.search(r"\de[+-]\d", text), (row.svg, text[:200])
+        assert f"figures/{row.figure}.png" in html  # the page names the files under the figure

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -232,6 +233,9 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     needed = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv")
     assert set(needed.loc[needed["effect"] == "model - human", "contrast"]) == {"lm-1 - human", "lm-2 - human"}
     assert set(needed.loc[needed["effect"] == "people", "factor"]) == {"modality (people)", "argform (people)"}
+    raw = pd.read_csv(tmp_path / "report" / "tables" / "power_needed.csv", dtype=str, keep_default_na=False)
+    assert all(re.fullmatch(r"\d*", v) for v in [*raw["needed"], *raw["max_n"]])  # integers (10, not 10.0)
+    assert (tmp_path / "report" / "figures" / "power_power_curve.svg").is_file()  # the curve as a file too
 
     # What went in is recorded and printed; a report on other runs is warned that the estimate is not for them.
     from inference.models import ModelRun

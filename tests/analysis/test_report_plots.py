@@ -131,3 +131,134 @@ def test_the_report_reads_at_1366_px_and_prints_without_horizontal_scrolling(r_s
         width = page.evaluate("document.documentElement.scrollWidth")
         browser.close()
     assert width <= 1000 + 1, f"the printed report is {width} px wide"
+
+
+# ---- issue 47 item 6: readable as files: legends off the data, plain tick labels, integer counts, SVG and PNG
+
+SCIENTIFIC = ("×10", "\\times", "e+", "e-0", "10^{")
+
+
+def _every_plot() -> dict[str, object]:
+    """Each plot function on tables shaped as the report makes them: wide and narrow ranges, three models, a
+    log-scaled power curve over sizes within one decade (where matplotlib labels minor ticks "3×10¹")."""
+    levels = ["none", "box", "dia"]
+    agents = pd.DataFrame([{"agent": a, "modality": m, "estimate": 0.2 + 0.3 * k, "ci_low": 0.05 + 0.3 * k,
+                            "ci_high": 0.35 + 0.3 * k} for a in ["human", "lm-1", "lm-2"] for k, m in enumerate(levels)])
+    table1 = pd.DataFrame([{"respondent": r, "measure": "soft accuracy" if r != "human" else "proportion correct",
+                            "factor": "modality", "level": m, "accuracy": 0.9 - 0.3 * k, "ci_low": 0.8 - 0.3 * k,
+                            "ci_high": 0.98 - 0.3 * k} for r in ["human", "lm-1", "lm-2"] for k, m in enumerate(levels)])
+    curve = pd.DataFrame([{"factor": f, "level": lv, "contrast": c, "n": n, "power": p, "low": p - 0.08,
+                           "high": min(1, p + 0.05)}
+                          for f, lv in [("overall", "overall"), ("modality", "none"), ("modality", "box")]
+                          for c in ["lm-1 - human", "lm-2 - human"]
+                          for n, p in [(10, 0.2), (20, 0.45), (30, 0.7), (40, 0.85), (60, 0.93)]])
+    effects = pd.DataFrame([{"grp": g, "term": t, "mixed": 0.1 * k, "mixed_ci_low": 0.1 * k - 0.2,
+                             "mixed_ci_high": 0.1 * k + 0.2, "random": 0.05 * k, "ci_low": -0.3, "ci_high": 0.3}
+                            for k, g in enumerate(["lm-1", "lm-2", "lm-3"]) for t in ["perplexity_z", "(Intercept)"]])
+    sequents = pd.DataFrame([{"model": m, "perplexity_real": 1000 + 300 * k, "confidence_real": 0.9 - 0.1 * k,
+                              "perplexity_nonsense": 25000 + 4000 * k, "confidence_nonsense": 0.2 + 0.1 * k}
+                             for m in ["lm-1", "lm-2"] for k in range(6)])
+    choices = pd.DataFrame({"item_id": np.repeat(np.arange(12), 5), "chose_target": np.tile([1, 0, 1, 1, 0], 12),
+                            "p_target": np.repeat(np.linspace(0.1, 0.9, 12), 5)})
+    row = {"model": "lm-1", "choice_r": 0.4, "choice_r_low": 0.1, "choice_r_high": 0.6, "ceiling": 0.7,
+           "ceiling_low": 0.5, "ceiling_high": 0.8}
+    return {
+        "means": lambda: plots.means_with_ci(agents[agents.agent == "human"], "modality", title="Eq. (6): means",
+                                             ylabel="P(correct)", bounded=True),
+        "overview": lambda: plots.accuracy_overview(table1, ("modality",)),
+        "agents": lambda: plots.agents(agents, "modality", title="Humans vs each model"),
+        "power": lambda: plots.power_curve(curve, 0.8),
+        "random_effects": lambda: plots.random_effects(effects, {"lm-1": 1, "lm-2": 2, "lm-3": 3}, title="Eq. (4)"),
+        "sequents": lambda: plots.sequents(sequents),
+        "choices": lambda: plots.choice_scatter(choices, row),
+    }
+
+
+def _data_points(ax) -> np.ndarray:
+    """Every plotted point of the axes' data artists (lines, markers, interval segments, bands) in display
+    coordinates, reference lines (a target, a diagonal, a zero line) left out."""
+    found = []
+    for line in ax.get_lines():
+        xy = line.get_xydata()
+        if line.get_linestyle() == "--" or (len(xy) == 2 and (np.ptp(xy[:, 0]) == 0 or np.ptp(xy[:, 1]) == 0)
+                                            and line.get_linestyle() not in ("None", "")):
+            continue
+        found.append(ax.transData.transform(xy))
+    for collection in ax.collections:
+        for path in collection.get_paths():
+            found.append(collection.get_transform().transform(path.vertices))
+        offsets = collection.get_offsets()
+        if len(offsets):
+            found.append(collection.get_offset_transform().transform(offsets))
+    return np.concatenate(found) if found else np.empty((0, 2))
+
+
+def test_every_plot_keeps_its_legend_off_the_data_and_its_tick_labels_plain(monkeypatch):
+    """After a draw: no legend's window extent holds a plotted point; no tick label (major or minor) and no offset
+    text is in scientific notation; the power curve's sizes are plain integers and its legend gives each contrast's
+    participants needed as an integer; every figure has PNG and SVG bytes, the SVG's text kept as text."""
+    from xml.etree import ElementTree
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    drawn = _drawn(monkeypatch)
+    captions = []
+    for name, make in _every_plot().items():
+        figure = make()
+        fig = drawn[-1]
+        FigureCanvasAgg(fig).draw()  # the figure as drawn for its PNG (closed, so on a canvas of its own)
+        renderer = fig.canvas.get_renderer()
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            for ax in fig.axes:
+                points = _data_points(ax)
+                inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0)
+                          & (points[:, 1] < box.y1))
+                assert not inside.any(), f"{name}: the legend covers {int(inside.sum())} plotted point(s)"
+        for ax in fig.axes:
+            labels = [t.get_text() for axis in (ax.xaxis, ax.yaxis) for minor in (False, True)
+                      for t in axis.get_ticklabels(minor=minor)]
+            labels += [ax.xaxis.get_offset_text().get_text(), ax.yaxis.get_offset_text().get_text()]
+            assert not [t for t in labels if any(s in t for s in SCIENTIFIC)], (name, labels)
+        assert figure.png.startswith(b"\x89PNG\r\n\x1a\n"), name
+        svg = ElementTree.fromstring(figure.svg)
+        assert svg.tag.endswith("svg"), name
+        texts = "".join(t.text or "" for t in svg.iter() if t.tag.endswith("text") or t.tag.endswith("tspan"))
+        assert texts and not any(s in texts for s in ("×10", "e+")), name
+        captions.append(figure.caption)
+        if name == "power":
+            ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+            assert ticks == ["10", "20", "30", "40", "60"]
+            entries = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+            assert "overall: lm-1 - human (needed: 60)" in entries and "overall: lm-2 - human (needed: 60)" in entries
+            assert all(re.search(r"\(needed: \d+\)$", e) for e in entries), entries  # integers, never 60.0
+    far = pd.DataFrame([{"factor": "overall", "level": "overall", "contrast": "lm-1 - human", "n": n, "power": 0.3,
+                         "low": 0.2, "high": 0.4} for n in (10, 20)])
+    plots.power_curve(far, 0.8)
+    assert [t.get_text() for t in drawn[-1].axes[0].get_legend().get_texts()] == [
+        "overall: lm-1 - human (needed: more than 20)"]
+    assert len(set(captions)) == len(captions)
+
+
+def test_the_same_plot_in_two_sections_gets_two_captions():
+    table = pd.DataFrame([{"agent": a, "modality": m, "estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                          for a in ["human", "lm-1"] for m in ["none", "box"]])
+    like = plots.agents(table, "modality", title="Humans vs each model")
+    every = plots.agents(table, "modality", title="Sensitivity analysis: every item")
+    assert like.caption != every.caption and like.caption.startswith("Humans vs each model: ")
+
+
+def test_counts_are_written_and_shown_as_integers(tmp_path):
+    """A count the codebook declares integer (participants needed, the largest size tried) is 10 in the CSV and on the
+    page, not 10.0, and stays blank where there is none (no size reached the target)."""
+    from analysis import html
+    from analysis.report import _write_table
+
+    needed = pd.DataFrame({"contrast": ["lm-1 - human", "lm-2 - human"], "needed": [10.0, float("nan")],
+                           "max_n": [40.0, 40.0], "power_at_max": [1.0, 0.5]})
+    _write_table(needed, tmp_path / "power_needed.csv")
+    lines = (tmp_path / "power_needed.csv").read_text().splitlines()
+    assert lines[1:] == ["lm-1 - human,10,40,1.0", "lm-2 - human,,40,0.5"]
+    page = html._table(needed.assign(needed=[12000.0, float("nan")]))
+    assert "<td>12000</td>" in page and "e+04" not in page and "<td>40</td>" in page
