@@ -278,7 +278,8 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, off the lines
     axes[0][0].set_ylabel("power")
     reached = curve[curve["low"] >= target]  # "needed": the Monte-Carlo lower bound reaches the target
-    return _figure(fig, f"Power against the number of participants for each model-vs-human contrast, with "
+    return _figure(fig, f"Power against the number of participants for each model-vs-human contrast (panels marked '(people)': "
+                        f"each contrast among people's own answers), with "
                         f"Monte-Carlo 95% intervals as bands; the dashed line is the target power {target:g}; each "
                         "legend entry gives the participants needed (the smallest size tried whose lower 95% bound "
                         "reaches the target).",
