@@ -189,7 +189,7 @@ def with_condition(rule: DualSidedRule, condition: str, **changes) -> DualSidedR
 
 def parse_rule_record(record: dict[str, str], *, number: int) -> tuple[DualSidedRule | None, list[tuple[str, str]]]:
     """One rule from a record keyed by the bank's columns (a published format's row mapped onto them,
-    experiments/designs/sources/), checked as a bank row is: (the rule, []) or (None, [(column,
+    experiments/items/sources/), checked as a bank row is: (the rule, []) or (None, [(column,
     reason), …]). `number` gives the default rule id."""
     errors: list[RowError] = []
     record = {**{column: "" for column in REQUIRED}, **{k: ("" if v is None else str(v)) for k, v in record.items()}}

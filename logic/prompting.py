@@ -1,5 +1,5 @@
 """Prompts for generation mode (issue 28): few-shot demonstrations and chain-of-thought templates,
-declared per design (experiments/designs/catalog.py). Pure Python, no Django.
+declared per design (designs/<family>/design.py). Pure Python, no Django.
 
 A prompt setting turns an item into the turns a model reads: demonstrations (a question and the
 answer a model should give, as user and assistant turns) then the item's own question. A chat

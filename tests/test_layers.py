@@ -39,7 +39,7 @@ LAYERS = (
     ("studyserver's helpers", ("studyserver",)),
     ("experiments' tables", ("experiments.models",)),
     ("experiments' items and designs", (
-        "experiments.design_registry", "experiments.designs", "experiments.schema", "experiments.factors", "experiments.item_csv",
+        "experiments.design_registry", "experiments.items", "experiments.schema", "experiments.factors", "experiments.item_csv",
         "experiments.item_limits", "experiments.report_rules", "experiments.selectors", "experiments.study_jobs",
         "experiments.team_scope")),
     ("experiments' participant flow", ("experiments.participation",)),
@@ -245,7 +245,7 @@ def test_the_checks_see_an_upward_import_and_a_circle():
         "logic.formula (logic engine) imports analysis.frames (apps above experiments)"]
     assert circles(graph) == ["experiments.a ↔ experiments.b ↔ experiments.c"]
     assert layer("studyserver.env") < layer("experiments.models") < layer("experiments.schema")
-    assert layer("experiments.designs.catalog") < layer("experiments.participation.flow") < layer("experiments.admin")
+    assert layer("experiments.items.storage") < layer("experiments.participation.flow") < layer("experiments.admin")
     assert layer("experiments.tasks") < layer("inference.models")
     assert layer("studyserver.urls") > layer("analysis.report") and layer("demo.pilot") > layer("analysis.report")
     with pytest.raises(AssertionError, match="nowhere.x belongs to no layer"):

@@ -492,6 +492,12 @@ def perturbable() -> list[str]:
     return [d.name for d in all_designs() if d.perturb is not None]
 
 
+def generic_bank() -> Design:
+    """The generic yes/no bank (the one design declared `generic`): what a file uploaded into a study that names no
+    design yet is read as."""
+    return next(d for d in all_designs() if d.generic)
+
+
 def is_generic(name: str) -> bool:
     """Whether a study's design field says nothing yet about its items: unset, or the generic yes/no
     bank, which a more specific import (multiple choice, a rule bank) then names."""

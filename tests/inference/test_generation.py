@@ -183,7 +183,7 @@ def test_smollm2_greedy_answers_are_the_same_batched_and_alone(modal, smollm2_ge
 
 
 def test_a_generated_multiple_choice_run_reads_letters_and_shares_them():
-    from experiments.designs import multiple_choice as mc_items
+    from designs.multiple_choice import items as mc_items
 
     study = StudyFactory(design="multiple-choice")
     bank = "id,context,question,option_a,option_b,option_c,option_d,answer,type\n" + "\n".join(

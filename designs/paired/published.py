@@ -11,12 +11,12 @@ from django.db import transaction
 
 from logic import rulebreakers
 from logic.pairs import PairedItem
-from ..models import Study
-from . import sources
-from .paired import PairedReport
-from .paired_batches import finish_store, paired_batches_store
-from ..design_registry import Preview
-from .storage import large_write
+from experiments.models import Study
+from experiments.items import sources
+from experiments.items.pairs import PairedReport
+from experiments.items.paired_batches import finish_store, paired_batches_store
+from experiments.design_registry import Preview
+from experiments.items.storage import large_write
 
 
 def _imported_member(row: sources.Row) -> PairedItem:

@@ -133,7 +133,7 @@ def docs_section() -> str:
 
 def write_docs(path: str = "docs/designs.md") -> None:
     """Rewrite docs/designs.md's table of bank columns from the registry:
-    `.venv/bin/python manage.py shell -c "from experiments.designs.bank_columns import write_docs; write_docs()"`."""
+    `.venv/bin/python manage.py shell -c "from experiments.items.bank_columns import write_docs; write_docs()"`."""
     from pathlib import Path
 
     text = Path(path).read_text(encoding="utf-8")
