@@ -6,10 +6,10 @@ from __future__ import annotations
 from experiments import design_registry as registry
 from experiments.design_registry import IMPORT, NO_FORM, Design, Family, Generation, Scoring, Wording
 from experiments.items import bank_columns, sources
-from logic import answer_parsing, human_defaults
-from logic import multiple_choice as mc
+from logic import answer_parsing
 
-from . import items
+from . import items, practice
+from . import questions as mc
 
 MULTIPLE_CHOICE = Design(
     name=items.DESIGN, title="Multiple choice, four options", paper="001", source=IMPORT,
@@ -38,7 +38,7 @@ MULTIPLE_CHOICE = Design(
         source="001 Appendix I (the instruction, the content, the question, the options, then 'Answer:')",
         instructions=(mc.INSTRUCTION,),
     ),
-    practice=human_defaults.multiple_choice_practice, catch_items=human_defaults.multiple_choice_checks,
+    practice=practice.multiple_choice_practice, catch_items=practice.multiple_choice_checks,
     family=Family("the question", f"its {len(mc.ROLES)} option orders"),
 )
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from logic import multiple_choice as mc
 from experiments.models import Condition, HumanArm, Item, ItemKind, Study
 from experiments.item_limits import check_lengths
 from experiments import design_registry as registry
@@ -19,6 +18,8 @@ from experiments.items import sources
 from experiments.items.arm_defaults import human_arm_ensure
 from experiments.design_registry import Preview
 from experiments.items.storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
+
+from . import questions as mc
 
 DESIGN = "multiple-choice"
 

@@ -10,9 +10,10 @@ from experiments.design_registry import (
 )
 from experiments.items import bank_columns, sources
 from experiments.items.pairs import HUMAN_VARIANT
-from logic import answer_parsing, dual_sided, human_defaults, prompting, rulebreakers
+from logic import answer_parsing, prompting
 
-from . import items, perturbing, published
+from . import dual_sided, items, perturbing, practice, published, rulebreakers
+from .prompting import DUAL_SIDED_TWO_SHOT_COT
 
 def _describe_rulebreakers(report) -> str:
     made = f"Imported {report.pairs} pairs from {report.source}" if report.source else f"Generated {report.pairs} pairs"
@@ -68,7 +69,7 @@ RULEBREAKERS = Design(
                "turn, or the cue 'Answer:' in the raw format, follows); participants read the question alone",
         instructions=tuple(option[1] for option in rulebreakers.ANSWER_OPTIONS),
     ),
-    practice=human_defaults.rulebreakers_practice,
+    practice=practice.rulebreakers_practice,
     tested_forms=lambda: tuple(rulebreakers.LOGICAL_FORMS.values()),
     pair_roles=rulebreakers.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant; models all ten (000 §4.2)
@@ -97,8 +98,8 @@ DUAL_SIDED = Design(
     generation=Generation(
         parser=answer_parsing.FIRST_WORD,
         parser_source="004 §3.1, Table 11 (Answer-Explain): the answer first, then its rationale",
-        prompts=(prompting.DUAL_SIDED_TWO_SHOT_COT, prompting.ZERO_SHOT),
-        paper_prompt=prompting.DUAL_SIDED_TWO_SHOT_COT.name,
+        prompts=(DUAL_SIDED_TWO_SHOT_COT, prompting.ZERO_SHOT),
+        paper_prompt=DUAL_SIDED_TWO_SHOT_COT.name,
         # 004 §3.1: "affirmed (True/Right/Yes) and its flipped counterpart is negated (False/Wrong/No)"
         synonyms=(("yes", ("true", "right", "yes")), ("no", ("false", "wrong", "no"))),
     ),
@@ -113,7 +114,7 @@ DUAL_SIDED = Design(
         source="004 Table 9's templates (participants read the template's question under the rule; models get the "
                "template with the rule, then the cue 'Answer:' in the raw format)",
     ),
-    practice=human_defaults.dual_sided_practice, tested_forms=lambda: human_defaults.DUAL_SIDED_FORMS,
+    practice=practice.dual_sided_practice, tested_forms=lambda: practice.DUAL_SIDED_FORMS,
     pair_roles=dual_sided.ROLES,
     people_phrasings=ONE_PHRASING,  # people answer the study's human variant (template 3); models all five
     family=Family("the rule's pair", "its original and flipped conclusions in every template, and their perturbed "

@@ -14,8 +14,9 @@ from experiments.items import sources
 from experiments.items.pairs import PairedReport, paired_items_preview, paired_items_store
 from experiments.items.storage import design_items_replace, refuse_if_locked, refuse_if_too_many
 from experiments.models import Study
-from logic import dual_sided, rulebreakers
-from logic.rulebreakers_data import alternative_cities, capitals
+
+from . import dual_sided, rulebreakers
+from .rulebreakers_data import alternative_cities, capitals
 
 
 @transaction.atomic

@@ -10,9 +10,10 @@ from experiments.items.pairs import paired_items_store
 from experiments.items.perturbing import rendered_by_generator, stored_members, written_pairs_of
 from experiments.items.storage import refuse_if_answered
 from experiments.models import Study
-from logic import dual_sided, perturb, perturb_written, rulebreakers
 from logic.pairs import PairedItem
-from logic.rulebreakers_data import categories
+
+from . import dual_sided, perturb_specs, perturb_written, rulebreakers
+from .rulebreakers_data import categories
 
 BOOKKEEPING = {"rule", "conclusion", "member", "rule_id"}
 
@@ -62,7 +63,7 @@ def perturb_rulebreaker_items(*, study: Study, kind: str, seed: int, mapping, la
     written, _ = written_pairs_of(study, rulebreakers.DESIGN)
     items: list[PairedItem] = []
     if specs:
-        items += rulebreakers.render_all(perturb.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping,
+        items += rulebreakers.render_all(perturb_specs.perturb_rulebreakers(specs, kind=kind, seed=seed, mapping=mapping,
                                                                       label=label))
     if written:
         by_pair: dict[str, dict[str, PairedItem]] = defaultdict(dict)
@@ -80,6 +81,6 @@ def perturb_dual_sided_items(*, study: Study, kind: str, seed: int, mapping, lab
     if kind != "mapping":
         raise ValidationError("dual-sided rules take only a custom mapping (mapping:FILE.csv)")
     rules, templates = dual_sided_rules_of(study)
-    new = perturb.perturb_rules(rules, mapping=mapping or {}, label=label)
+    new = perturb_specs.perturb_rules(rules, mapping=mapping or {}, label=label)
     return paired_items_store(study=study, items=dual_sided.dual_sided_items(new, templates=templates),
                               refuse=refuse_if_answered).items

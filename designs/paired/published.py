@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from logic import rulebreakers
 from logic.pairs import PairedItem
 from experiments.models import Study
 from experiments.items import sources
@@ -17,6 +16,8 @@ from experiments.items.pairs import PairedReport
 from experiments.items.paired_batches import finish_store, paired_batches_store
 from experiments.design_registry import Preview
 from experiments.items.storage import large_write
+
+from . import rulebreakers
 
 
 def _imported_member(row: sources.Row) -> PairedItem:

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from experiments.items import pairs as paired_items
-from logic import rulebreakers
+from designs.paired import rulebreakers
 from experiments.models import Item, Study
 
 pytestmark = pytest.mark.django_db

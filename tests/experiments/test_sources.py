@@ -29,7 +29,7 @@ from django.core.management.base import CommandError
 from experiments import design_registry as registry
 from experiments.items import sources
 from designs.paired import ulogic_source
-from logic import rulebreakers
+from designs.paired import rulebreakers
 from experiments.models import Item, Study
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "published"

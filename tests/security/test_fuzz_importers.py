@@ -20,7 +20,7 @@ from designs.multiple_choice import items as mc_items
 from designs.paired import items as paired_designs
 from experiments.item_csv import parse_item_csv
 from logic.csv_table import CsvImportError, open_csv
-from logic.dual_sided import parse_rule_bank
+from designs.paired.dual_sided import parse_rule_bank
 from experiments.models import Interpretation, Item, Study
 from tests.factories import StudyFactory
 

@@ -9,7 +9,7 @@ from designs.modal.items import items_generate
 
 from experiments import services
 from experiments import design_registry as registry
-from logic import dual_sided, rulebreakers
+from designs.paired import dual_sided, rulebreakers
 from logic.checker import entails
 from logic.modal_forms import DESIGNS, templates_for
 from logic.parser import parse_sequent

@@ -25,8 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from .csv_table import CsvImportError, RowError, open_csv
-from .pairs import PairedItem, PromptVariant, register_kind
+from logic.csv_table import CsvImportError, RowError, open_csv
+from logic.pairs import PairedItem, PromptVariant, register_kind
 
 DESIGN = "dual-sided"
 ROLES = ("original", "flipped")  # the rule as stated, and with its conclusion negated

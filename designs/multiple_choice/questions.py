@@ -26,7 +26,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (CsvImportError re-exported)
+from logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (CsvImportError re-exported)
 
 LETTERS = ("A", "B", "C", "D")
 ROLES = tuple(f"rot{k}" for k in range(4))
