@@ -1,6 +1,6 @@
 """Writes of the multiple-choice design (issue 7, seed 001): a bank's questions into Item rows.
 
-Each question becomes four items, its circular mutants (logic/multiple_choice.py):
+Each question becomes four items, its circular mutants (questions.py):
 kind multiple_choice, pair_id = the question's id, pair_role rot0..rot3, rot0 being the original
 order and the other three naming it as their `original`. The gold answer is the letter of the
 correct option in that mutant's order. Every row is validated before anything is written.

@@ -3,7 +3,7 @@ what the admin maps a file's columns onto, the downloadable template (header plu
 docs/designs.md's table of every design's columns (`columns_markdown`, checked by a test).
 
 The parsers that read the columns live beside their designs (experiments/item_csv.py,
-logic/dual_sided.py, logic/multiple_choice.py); these declarations name the same columns.
+designs/paired/dual_sided.py, designs/multiple_choice/questions.py); these declarations name the same columns.
 """
 from __future__ import annotations
 

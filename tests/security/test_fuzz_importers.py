@@ -2,7 +2,7 @@
 
 The shared CSV reader (logic/csv_table.py), the yes/no item bank (experiments/item_csv.py,
 through the import_items command and the items_import_csv service), the dual-sided rule bank
-(logic/dual_sided.py) and, where present, the services that save paired and
+(designs/paired/dual_sided.py) and, where present, the services that save paired and
 multiple-choice banks. Every file either imports completely or is refused with an error message
 that names its row; no other exception escapes, and a refused file leaves every row count as it was.
 """

@@ -9,7 +9,7 @@ the yes/no bank (design csv-import).
 
 yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
 dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
-length and descriptive columns; see logic/dual_sided.py); each rule gives an original
+length and descriptive columns; see designs/paired/dual_sided.py); each rule gives an original
 (gold yes) and a flipped (gold no) item under each chosen template of Table 9.
 --format names a published format the design reads (experiments/items/sources/: ulogic-json
 for dual-sided, logiqa-text for multiple-choice, rulebreakers-finegrained for rulebreakers, which
