@@ -1,7 +1,7 @@
 """RULEBREAKERS as its authors published it (issue 27), into the rulebreakers design: the reader's rows
-(sources/rulebreakers.py) become pair members under the design's ten phrasings (000 §4.2), exactly as
-generated pairs do, and are stored by paired.paired_items_store (every check of paired.py). Generation
-stays in paired.rulebreakers_generate; the registry's entry (catalog.py) declares both."""
+(rulebreakers_source.py) become pair members under the design's ten phrasings (000 §4.2), exactly as
+generated pairs do, and are stored by experiments/items/pairs.py's paired_items_store (every check there).
+Generation stays in items.rulebreakers_generate; the registry's entry (design.py) declares both."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

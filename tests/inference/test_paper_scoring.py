@@ -1,6 +1,6 @@
 """Each design's paper decides how a model's answer to its items is read (issue 25 item 5, issue 29):
 the answer forms summed and the decision rule are declared by the design's registry entry
-(experiments/designs/catalog.py), a run records what it used, and a configuration that sets its own
+(designs/<family>/design.py), a run records what it used, and a configuration that sets its own
 says so in the report's configurations table. Scores come from the fake scorer through the one run
 loop (services.model_run_execute), so every probability checked here was really computed."""
 from __future__ import annotations
