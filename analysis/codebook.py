@@ -183,8 +183,8 @@ def _runs_glossary() -> dict[str, tuple[str, str, str]]:
 
 
 def by_design(name: str) -> str:
-    """What `valid`, `gold`, `family` and `decision_rule` mean for each registered design (experiments/designs/
-    catalog.py): the codebook says it per design, so a reader never takes validity for the expected
+    """What `valid`, `gold`, `family` and `decision_rule` mean for each registered design (its folder's
+    design.py): the codebook says it per design, so a reader never takes validity for the expected
     answer nor one design's rule for another's."""
     from experiments import design_registry as registry
 

@@ -399,7 +399,7 @@ def configurations(runs: Iterable[Run], scores, variants):
     """One row per used scoring run: how its configuration asked and answered (prompt format, dtype,
     answers, the variants summed per design), its mean answer mass with a warning below 0.5, and the
     decision rule per design; the variants and the rule each say whether they are the design's
-    paper's setting (experiments/designs/catalog.py) or the configuration's own. `scores`: the
+    paper's setting (designs/<family>/design.py) or the configuration's own. `scores`: the
     report's scores frame; `variants`: frames.variants_frame."""
     import pandas as pd
 

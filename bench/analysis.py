@@ -96,7 +96,8 @@ def main() -> None:
     from django.test.utils import setup_test_environment, teardown_test_environment
 
     from analysis.rprocess import processes_default
-    from experiments import designs, services
+    from experiments import design_registry as registry
+    from experiments import services
     from logic.modal_forms import SYLLOGISMS
 
     processes = processes_default()
@@ -105,7 +106,7 @@ def main() -> None:
     old_name = connection.creation.create_test_db(verbosity=0)
     try:
         study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design=SYLLOGISMS)
-        designs.items_generate(study=study, design=SYLLOGISMS, interpretations=args.interpretations, seed=0)
+        registry.get(SYLLOGISMS).make(study=study, interpretations=args.interpretations, seed=0)
         populate(study, models=args.models, participants=args.participants, trials_each=args.trials)
         n_scores = study.model_runs.all().values_list("scores", flat=True).count()
         print(f"study: {study.items.count()} items, {n_scores} model scores, "

@@ -2,7 +2,7 @@
 
 Measures, side by side in one run on the same database:
   1. pure generation (checker + wording, no database),
-  2. generation + bulk save through designs.items_generate (what generate_items does),
+  2. generation + bulk save through the design registry (registry.get(design).make) (what generate_items does),
   3. the same rows saved one by one with Model.save() on a 10% sample, scaled up ×10,
 and prints the times and the ratios. Uses a throwaway database: SQLite in a temporary directory,
 or the PostgreSQL server in DATABASE_URL (a test database is created and dropped).
@@ -44,7 +44,8 @@ def main() -> None:
 
 
 def run(n: int, vendor: str) -> None:
-    from experiments import designs, services
+    from experiments import design_registry as registry
+    from experiments import services
     from logic.modal_forms import SYLLOGISMS
     from logic import generate as gen
     from experiments.models import Item, Study
@@ -57,7 +58,7 @@ def run(n: int, vendor: str) -> None:
 
     study = services.study_create(slug="bench", title="bench", design=SYLLOGISMS)
     started = time.perf_counter()
-    report = designs.items_generate(study=study, design=SYLLOGISMS, interpretations=n, seed=0)
+    report = registry.get(SYLLOGISMS).make(study=study, interpretations=n, seed=0)
     bulk = time.perf_counter() - started
     assert report.items == len(items) == 24 * n
 

@@ -35,7 +35,8 @@ import json  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from experiments import designs, services  # noqa: E402
+from experiments import design_registry as registry  # noqa: E402
+from experiments import services  # noqa: E402
 from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from experiments.models import Participant, StudyStatus, Trial  # noqa: E402
 from experiments.participation import services as flow  # noqa: E402
@@ -53,7 +54,7 @@ def body(p: Participant, index: int, key: str) -> str:
 def main() -> None:
     call_command("migrate", verbosity=0)
     study = services.study_create(slug=f"bench-{time.time_ns()}", title="bench", design=SYLLOGISMS)
-    designs.items_generate(study=study, design=SYLLOGISMS, interpretations=48, seed=0)
+    registry.get(SYLLOGISMS).make(study=study, interpretations=48, seed=0)
     arm = flow.human_arm_ensure(study=study)
     arm.attention_checks, arm.target_sample_size, arm.contact = [], 10_000, "bench"
     arm.save()

@@ -178,8 +178,7 @@ def main(argv=None) -> int:
             meter = CpuMeter(roots, stack.db.name) if Path("/proc/stat").exists() else None
             if args.burst_only:
                 alone = asyncio.run(asyncio.wait_for(burst_alone(args, stack.web.base, meter), timeout=max(1.0, left)))
-                checks = burst_report(stack, Outcome(alone.load, [], [], {}, 0.0, 0.0, None, burst=alone), math.nan,
-                                      args)
+                checks = burst_report(stack, alone, math.nan, args)
                 for check in checks:
                     print(check.line())
                 ok = all(c.ok for c in checks)

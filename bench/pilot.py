@@ -71,7 +71,9 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_test_environment, teardown_test_environment
 
-    from experiments import designs, services
+    from experiments import design_registry as registry
+
+    from experiments import services
     from logic.modal_forms import SYLLOGISMS
     from experiments.participation.pilot import pilot_create, pilot_execute
     from experiments.participation.services import human_arm_ensure
@@ -82,7 +84,7 @@ def main() -> None:
         studies = []
         for slug in ("bench-pilot", "bench-direct"):
             study = services.study_create(slug=slug, title="Pilot benchmark", design=SYLLOGISMS)
-            designs.items_generate(study=study, design=SYLLOGISMS, interpretations=100, seed=0)
+            registry.get(SYLLOGISMS).make(study=study, interpretations=100, seed=0)
             arm = human_arm_ensure(study=study)
             arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
             arm.save()

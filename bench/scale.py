@@ -40,8 +40,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from logic import rulebreakers  # noqa: E402  (the design the published file is)
-EXCERPT = ROOT / "tests" / "data" / "published" / rulebreakers.DESIGN / "RULEBREAKERS_finegrained_excerpt.csv"
+# The published excerpt, in the folder named after the design it is read into (tests/data/published/<design>/).
+EXCERPT = next((ROOT / "tests" / "data" / "published").glob("*/RULEBREAKERS_finegrained_excerpt.csv"))
+DESIGN = EXCERPT.parent.name
 FULL_PAIRS = 12_800  # the published file: 25,600 rows
 PHRASINGS = 10
 VARIANT = "follow/yes-no"  # the phrasing people see in both studies, where the import chose none
@@ -221,10 +222,10 @@ def main() -> None:
         rows_full, rows_tenth = write_file(full, pairs), write_file(tenth, pairs // 10)
 
         # 1. import: all ten phrasings, a tenth then the whole file, each in its own process
-        small_import = run_measured(manage("import_items", rulebreakers.DESIGN, str(tenth), "scale-tenth"), env)
+        small_import = run_measured(manage("import_items", DESIGN, str(tenth), "scale-tenth"), env)
         if not small_import.ok:
             raise SystemExit(f"the tenth-size import failed:\n{small_import.output[-3000:]}")
-        big_import = run_measured(manage("import_items", rulebreakers.DESIGN, str(full), "scale-big"), env)
+        big_import = run_measured(manage("import_items", DESIGN, str(full), "scale-big"), env)
         items_tenth, items_full = rows_tenth * PHRASINGS, rows_full * PHRASINGS
         import_lines = []
         if big_import.ok:
@@ -247,7 +248,7 @@ def main() -> None:
             parts = split_file(full, work, per_part)
             seconds, peak = 0.0, 0.0
             for part in parts:
-                done = run_measured(manage("import_items", rulebreakers.DESIGN, str(part), "scale-big"), env)
+                done = run_measured(manage("import_items", DESIGN, str(part), "scale-big"), env)
                 if not done.ok:
                     raise SystemExit(f"{part.name} failed:\n{done.output[-3000:]}")
                 seconds, peak = seconds + done.seconds, max(peak, done.peak_mb)

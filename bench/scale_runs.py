@@ -102,12 +102,13 @@ def database():
 
 def study_of(n: int, slug: str):
     """A study of paper 003's design with `n` items: 240 generated, copied under new codes."""
-    from experiments import designs, services
+    from experiments import design_registry as registry
+    from experiments import services
     from experiments.models import Item
     from logic.modal_forms import SYLLOGISMS
 
     study = services.study_create(slug=slug, title=f"Run benchmark, {n} items", design=SYLLOGISMS)
-    designs.items_generate(study=study, design=SYLLOGISMS, interpretations=10, seed=0)
+    registry.get(SYLLOGISMS).make(study=study, interpretations=10, seed=0)
     base = list(Item.objects.filter(study=study).order_by("id"))
     batch = []
     for k in range(len(base), n):

@@ -43,7 +43,8 @@ def pilot_setup(*, interpretations: int = INTERPRETATIONS):
     withdrawn, else a new one, queued (built by `pilot_demo`). Returns (study, report)."""
     from analysis.models import Report, ReportStatus
     from analysis.services import report_request
-    from experiments import designs, services
+    from experiments import design_registry as registry
+    from experiments import services
     from experiments.models import Study
     from experiments.participation.services import human_arm_ensure
 
@@ -55,7 +56,7 @@ def pilot_setup(*, interpretations: int = INTERPRETATIONS):
             description=f"A pilot of paper 003's design to show every section of the report: {interpretations} "
                         "interpretations with their nonsense mirror, two configurations of the embedded model, "
                         "simulated participants.")
-        designs.items_generate(study=study, design=SYLLOGISMS, interpretations=interpretations, seed=0,
+        registry.get(SYLLOGISMS).make(study=study, interpretations=interpretations, seed=0,
                                nonsense=True)
         arm = human_arm_ensure(study=study)
         arm.items_per_participant = min(ITEMS_PER_PARTICIPANT, interpretations)

@@ -1,6 +1,9 @@
-"""The design packages' app: when Django's apps are ready, each package's registration is handed to the design
-registry (experiments/design_registry/__init__.py: package_add), which runs it the first time a report part is asked
-for, so that the web process, which never builds a report, never imports pandas or R's bridge."""
+"""The design packages' app, the one place that imports the design families (issue 46): when Django's apps are
+ready, each family declares its designs into the registry (designs/<family>/design.py: `declare`, its Designs and
+its published formats' readers), and hands the registry its report parts' registration (register.py: `register`),
+which the registry runs the first time a report part is asked for, so that the web process, which never builds a
+report, never imports pandas or R's bridge. The core (experiments, inference, analysis, logic) names no design: it
+reaches each through its registry entry's fields and hooks (experiments/design_registry/)."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -15,6 +18,11 @@ def _register(family: str) -> None:
     import_module(f"designs.{family}.register").register()
 
 
+def declare(family: str) -> None:
+    """Declare a family's designs (and its readers) into the registry."""
+    import_module(f"designs.{family}.design").declare()
+
+
 class DesignsConfig(AppConfig):
     name = "designs"
     verbose_name = "Design packages"
@@ -25,4 +33,5 @@ class DesignsConfig(AppConfig):
         from experiments import design_registry as registry
 
         for family in FAMILIES:
+            declare(family)
             registry.package_add(partial(_register, family))

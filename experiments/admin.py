@@ -15,7 +15,7 @@ from . import item_list, services, settings_editor
 from .models import (
     HumanArm, Interpretation, Item, ItemsLocked, MappingPreset, Participant, Study, StudyStatus, Trial,
 )
-from .designs.presets import preset_check
+from .items.presets import preset_check
 from .participation import admin_views as participation_admin
 from .models import attention
 from .participation import consent, launch, texts
@@ -27,18 +27,18 @@ from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
 from .team_scope import teams_of
-from . import design_registry, designs
-from .designs import admin_upload
-from .designs import admin_views as items_views
-from .designs import import_progress
+from . import design_registry
+from .items import admin_upload
+from .items import admin_views as items_views
+from .items import import_progress
 
 
 def _design_choices() -> list[tuple[str, str]]:
-    return [("", "— choose a design —"), *designs.choices()]
+    return [("", "— choose a design —"), *design_registry.choices()]
 
 
 class StudyForm(settings_editor.StudySettingsFields, forms.ModelForm):
-    # The design is one of the registry's (experiments/designs/catalog.py), not free text; the settings
+    # The design is one of the registry's (designs/<family>/design.py), not free text; the settings
     # are fields (settings_editor.py), not JSON.
     design = forms.ChoiceField(choices=_design_choices, help_text="What the study's items are made from: a design "
                                "generated with its options or an item bank imported from CSV (seed paper in brackets).")

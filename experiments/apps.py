@@ -13,5 +13,5 @@ class ExperimentsConfig(AppConfig):
         from .participation import list_store  # noqa: F401
         # A study's item summary is rebuilt when a transaction that created items commits (item_summary.py).
         from .participation import item_summary  # noqa: F401
-        # Every design in the registry (experiments/design_registry/) before anything asks it for one.
-        from . import designs  # noqa: F401
+        # The designs are declared into the registry (experiments/design_registry/) by the design packages' app
+        # (designs/apps.py), whose ready() runs after this one: the app names no design.

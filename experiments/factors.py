@@ -4,7 +4,7 @@ model are by (issue 25 item 2). `declared_factors(study)` is the one reader.
 Where they come from, first found:
 1. `study.settings["factors"]`: names a researcher gave at import (`import_items … --factors a b`, the
    admin's upload form) or in the study's settings editor;
-2. the design registry (experiments/designs/catalog.py): each design a study's items come from
+2. the design registry (designs/<family>/design.py): each design a study's items come from
    declares its factors (paper 003's designs: modality and argument form).
 
 A factor is an item field (modality, argument form, condition, …: a column of the report's frames)

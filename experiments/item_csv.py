@@ -14,7 +14,7 @@ Import columns (header row required, UTF-8, comma-separated; names are case-inse
 | prompt | no | the full model prompt; built from premises and question with 003's format when absent |
 | modality | no | none / box / dia (or ∅ / □ / ◇) |
 | argument_form, form_id, condition | no | labels used by the analyses; condition defaults to "real" |
-| pair_id, pair_role | no | both or neither: the item's pair and its role in it (rulebreaker / non-rulebreaker, original / flipped); a bank whose rows carry them is stored in its paired design (experiments/designs/csv_bank.py) |
+| pair_id, pair_role | no | both or neither: the item's pair and its role in it (rulebreaker / non-rulebreaker, original / flipped); a bank whose rows carry them is stored in its paired design (designs/csv_bank/items.py) |
 
 Every other column is kept as a descriptive attribute of the item, under its name as written (`entityA`
 stays `entityA`; the columns above are matched in any case).

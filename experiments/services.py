@@ -1,5 +1,5 @@
 """Writes to studies (and an item's text). Every function takes keyword-only arguments and checks
-its rules. Items are made by their design (experiments/designs/: the registry).
+its rules. Items are made by their design (designs/<family>/, through the registry; experiments/items/ is what they share).
 
 Views, admin actions and management commands call these; nothing else writes these tables.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from .designs.storage import refuse_if_locked
+from .items.storage import refuse_if_locked
 from .models import Item, Study, StudyStatus
 from .participation.readiness import open_problems  # the human arm's rules (consent, practice)
 from .participation.services import human_arm_ensure, lists_prepare

@@ -25,7 +25,7 @@ from django.core.exceptions import ValidationError
 
 from studyserver.structured import structured_html
 
-from .designs.paired import human_variant_problem
+from .items.pairs import human_variant_problem
 from .factors import declared_factors, validate
 from .participation.arm import mc_settings
 from .participation.item_summary import item_summary

@@ -42,7 +42,7 @@ class RunScope(models.TextChoices):
 
 class DecisionRule(models.TextChoices):
     """Which answer a score counts as the model's (ModelScore.decision); both are stored per score.
-    PAPER: each design's own, declared by its registry entry (experiments/designs/catalog.py)."""
+    PAPER: each design's own, declared by its registry entry (designs/<family>/design.py)."""
 
     PAPER = "paper", "each design's paper's rule"
     RELATIVE = "relative", "relative: the likelier of the answers (p(Yes) vs p(No); 003 §4.1)"

@@ -2,7 +2,7 @@
 
 A model that generates text answers in words; a parser turns the text into an answer label ("yes",
 "no", or an option letter "A" … "D") or OTHER when the text says none of them. Each design declares
-its parser (experiments/designs/catalog.py):
+its parser (designs/<family>/design.py):
 
 | parser | reads | e.g. |
 | --- | --- | --- |

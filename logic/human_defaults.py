@@ -1,5 +1,7 @@
-"""What a new study's human arm starts with, per design (catalog.py names each design's sets): its
-practice questions and its catch items (attention checks). Pure Python: no Django imports.
+"""What a new study's human arm starts with: practice questions and catch items (attention checks) in 003's
+wording, which a yes/no design uses unless it declares its own (Design.practice, Design.catch_items: RULEBREAKERS',
+dual-sided rules' and multiple choice's are in their folders, designs/<family>/practice.py). Pure Python: no Django
+imports.
 
 Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
 practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
@@ -63,61 +65,6 @@ def one_statement_practice() -> list[dict]:
     ]
 
 
-def rulebreakers_practice() -> list[dict]:
-    """Seed 000's format as participants read it (premises, then "Conclusion: … Does the Conclusion
-    follow from the Premises?"), with neither modus tollens nor disjunctive syllogism and no fact that
-    clashes with what everyone knows."""
-    from .rulebreakers import QUESTIONS
-
-    ask = QUESTIONS[0][1]
-    return [
-        {"premises": ["Anna has been to Lisbon and she is good at chess.", "Tom will be visiting Oslo."],
-         "question": f"Conclusion: Anna is good at chess. {ask}", "answer": "yes", "logical_form": "p ∧ q, r ⊢ q"},
-        {"premises": ["Anna has been to Lisbon.", "Tom will be visiting Oslo."],
-         "question": f"Conclusion: Anna owns a piano. {ask}", "answer": "no", "logical_form": "p, q ⊢ r"},
-    ]
-
-
-# Seed 004 probes a rule as stated (premise ⊢ conclusion, gold Yes) and with its conclusion negated
-# (premise ⊢ ¬conclusion, gold No); premise and conclusion are whole clauses, so as argument forms:
-DUAL_SIDED_FORMS = ("p ⊢ q", "p ⊢ ¬q")
-
-
-def dual_sided_practice() -> list[dict]:
-    """Seed 004's format (one "If …, then …." rule and Table 9's template-3 question), with rules
-    that hold or fail by their words alone, not by what one knows about the world."""
-    from .dual_sided import TEMPLATES
-
-    ask = TEMPLATES[3][0]
-    return [
-        {"premises": ["If Person X is holding a cup and a pen, then Person X is holding a pen."],
-         "question": ask, "answer": "yes", "logical_form": "p ∧ q ⊢ q"},
-        {"premises": ["If Person X is holding a cup and a pen, then Person X is not holding a pen."],
-         "question": ask, "answer": "no", "logical_form": "p ∧ q ⊢ ¬q"},
-    ]
-
-
-def multiple_choice_practice() -> list[dict]:
-    """Four-option questions (seed 001): the one conclusion that follows, by conjunction elimination
-    and by disjunction introduction (a bank's own forms are checked when the study opens)."""
-    return [
-        {
-            "premises": ["Mia is painting a fence and Leo is washing a car."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Leo isn't washing a car.", "Leo is washing a car.", "Mia isn't painting a fence.",
-                        "Sam is cooking dinner."],
-            "answer": "B", "logical_form": "p ∧ q ⊢ q",
-        },
-        {
-            "premises": ["Sam is cooking dinner."],
-            "question": "Which conclusion follows from the statements?",
-            "options": ["Sam isn't cooking dinner.", "Kim is reading a book.",
-                        "Sam is cooking dinner or Kim is reading a book.", "Kim isn't reading a book."],
-            "answer": "C", "logical_form": "p ⊢ p ∨ q",
-        },
-    ]
-
-
 # --------------------------------------------------------------------------- catch items
 
 # The design name the catch items are stored under (experiments.design_registry.CATCH_ITEMS; not a design a
@@ -164,25 +111,5 @@ def one_statement_checks() -> list[dict]:
             "premises": ["Ben is washing a car."],
             "question": "Can we infer that Ben isn't washing a car?",
             "answer": "no",
-        },
-    ]
-
-
-def multiple_choice_checks() -> list[dict]:
-    """Four-option catch items whose answer is stated in the statements."""
-    return [
-        {
-            "premises": ["Anna is reading a book. Tom is baking bread."],
-            "question": "Which of these is stated above?",
-            "options": ["Anna is baking bread.", "Anna is reading a book.", "Tom is reading a book.",
-                        "Tom isn't baking bread."],
-            "answer": "B",
-        },
-        {
-            "premises": ["Ben is washing a car. Eva is singing a song."],
-            "question": "Which of these is stated above?",
-            "options": ["Ben is singing a song.", "Eva is washing a car.", "Eva is singing a song.",
-                        "Ben isn't washing a car."],
-            "answer": "C",
         },
     ]

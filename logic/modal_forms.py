@@ -11,7 +11,7 @@ from .formula import Atom, Box, Dia, Formula, Implies, Not, Or
 
 P, Q = Atom("p"), Atom("q")
 
-# Paper 003's designs (their names in the designs registry, experiments/designs/catalog.py) and the
+# Paper 003's designs (their names in the designs registry, designs/<family>/design.py) and the
 # argument form of Appendix C.1's rules.
 SYLLOGISMS, NECESSITATION, DISTRIBUTION = "modal-syllogisms", "necessitation", "modal-distribution"
 NECESSITATION_FORM = "necessitation"

@@ -1,8 +1,8 @@
 """Matched-pair perturbations (seed 002): keep the logic, change the tokens. Pure Python.
 
-A perturbation works on the specification a design renders from (003's interpretations,
-RULEBREAKERS' pair specs, a dual-sided rule bank) and returns new specifications under a
-condition label; rendering them gives items that each name their original (``original_code``),
+A perturbation works on the specification a design renders from (003's interpretations here;
+RULEBREAKERS' pair specs and a dual-sided rule bank in designs/paired/perturb_specs.py) and returns new
+specifications under a condition label; rendering them gives items that each name their original (``original_code``),
 and ``pairs.perturbation_links`` turns those into (original, perturbed) pairs.
 
 | kind | 003 modal syllogisms | rulebreakers | dual-sided rules |
@@ -27,10 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .csv_table import CsvImportError, RowError
-from . import dual_sided, generate, rulebreakers
+from . import generate
 from .generate import InterpretationSpec
-from .rulebreakers import RulebreakerSpec
-from .rulebreakers_data import Category, GivenName, Place, alternative_cities, capitals, categories, given_names
+from .lexicon.given_names import given_names
 from .wording import Proposition
 
 KINDS = ("names", "entities", "nonsense", "mapping")
@@ -140,7 +139,8 @@ def parse_mapping_csv(data: bytes | str) -> TokenMapping:
     return TokenMapping(tuple(pairs))
 
 
-def _real_only(specs, condition_of) -> None:
+def real_only(specs, condition_of) -> None:
+    """Refuse specs that are not the real design's (a perturbation copies the real items only), or none."""
     bad = [s for s in specs if condition_of(s) != "real"]
     if bad:
         raise ValueError(f"only the real design can be perturbed; {len(bad)} given item(s) are already perturbed")
@@ -148,19 +148,13 @@ def _real_only(specs, condition_of) -> None:
         raise ValueError("nothing to perturb")
 
 
-def _changed(pairs: list, label: str) -> tuple:
-    kept = tuple(new for old, new in pairs if new != replace(old, condition=label, **_link(old)))
+def changed_only(pairs: list, label: str, link=lambda old: {}) -> tuple:
+    """The perturbed specs of (old, new) pairs that differ from their original but for the label and `link(old)`
+    (the fields by which a perturbed spec names its original); ValueError when none does."""
+    kept = tuple(new for old, new in pairs if new != replace(old, condition=label, **link(old)))
     if not kept:
         raise ValueError("the perturbation changes no item (does the mapping name any word they use?)")
     return kept
-
-
-def _link(spec) -> dict:
-    if isinstance(spec, RulebreakerSpec):
-        return {"original_index": spec.index}
-    if isinstance(spec, dual_sided.DualSidedRule):
-        return {"original_id": spec.rule_id}
-    return {}
 
 
 # ----------------------------------------------------------------------------- 003 interpretations
@@ -179,7 +173,7 @@ def perturb_interpretations(
     ``original_code`` is the real item of the same interpretation and form."""
     label = check_label(label, kind)
     specs = tuple(specs)
-    _real_only(specs, lambda s: s.condition)
+    real_only(specs, lambda s: s.condition)
     if kind == "nonsense":
         if label != "nonsense":
             raise ValueError("the nonsense mirror always has the label 'nonsense'")
@@ -205,113 +199,5 @@ def perturb_interpretations(
                                      f"interpretation {spec.index}")
             new = replace(spec, condition=label, p=Proposition(texts[0], texts[1]), q=Proposition(texts[2], texts[3]))
             pairs.append((spec, new))
-        return _changed(pairs, label)
+        return changed_only(pairs, label)
     raise ValueError("003 interpretations take the perturbations names, nonsense and mapping")
-
-
-# ----------------------------------------------------------------------------- rulebreakers
-
-
-def _known_facts() -> dict[str, str]:
-    facts = {p.city: p.country for p in (*capitals(), *alternative_cities())}
-    facts.update({c.instance: c.type for c in (*categories(), *categories("alternate"))})
-    return facts
-
-
-def _check_facts(spec: RulebreakerSpec, facts: Mapping[str, str]) -> None:
-    where = f"pair {spec.index}"
-    if spec.whole == spec.swapped:
-        raise ValueError(f"{where}: the non-rulebreaker would use the true {spec.whole!r}, so the pair breaks")
-    known = facts.get(spec.part)
-    if known is not None and known != spec.whole:
-        raise ValueError(f"{where}: {spec.part!r} belongs to {known!r}, not {spec.whole!r}; the rulebreaker would break")
-    if known is not None and known == spec.swapped:
-        raise ValueError(f"{where}: {spec.part!r} belongs to {spec.swapped!r}; the non-rulebreaker would break")
-
-
-def perturb_rulebreakers(
-    specs: Sequence[RulebreakerSpec],
-    *,
-    kind: str,
-    seed: int = 0,
-    names: Sequence[GivenName] | None = None,
-    places: Sequence[Place] | None = None,
-    instances: Sequence[Category] | None = None,
-    mapping: TokenMapping | Mapping[str, str] | None = None,
-    label: str | None = None,
-) -> tuple[RulebreakerSpec, ...]:
-    """Perturbed pair specs; ``rulebreakers.render_all(result)`` gives items linked to the originals."""
-    label = check_label(label, kind)
-    specs = tuple(specs)
-    _real_only(specs, lambda s: s.condition)
-    rng = random.Random(f"perturb:{kind}:{seed}")
-    facts = _known_facts()
-    if kind == "names":
-        pool = tuple(given_names(alternate=True) if names is None else names)
-        out = []
-        for spec in specs:
-            choices = [n for n in pool if n.name != spec.name]
-            if not choices:
-                raise ValueError("the name list has no name other than the original's")
-            new = rng.choice(choices)
-            out.append(rulebreakers.with_condition(spec, label, name=new.name, pronoun=new.pronoun))
-        return tuple(out)
-    if kind == "entities":
-        place_pool = tuple(alternative_cities() if places is None else places)
-        by_type: dict[str, list[Category]] = {}
-        for c in (categories("alternate") if instances is None else instances):
-            by_type.setdefault(c.type, []).append(c)
-        countries = sorted({p.country for p in (*capitals(), *place_pool)})
-        out = []
-        for spec in specs:
-            if spec.entity_kind == "geographical":
-                choices = [p for p in place_pool if p.city != spec.part]
-                if not choices:
-                    raise ValueError("the place list has no city other than the original's")
-                new = rng.choice(choices)
-                swapped = spec.swapped if spec.swapped != new.country else rng.choice(
-                    [c for c in countries if c != new.country])
-                changed = rulebreakers.with_condition(spec, label, whole=new.country, part=new.city, swapped=swapped)
-            else:
-                choices = [c for c in by_type.get(spec.whole, []) if c.instance != spec.part]
-                if not choices:
-                    raise ValueError(f"the instance list has no other {spec.whole!r}")
-                new = rng.choice(choices)
-                changed = rulebreakers.with_condition(spec, label, part=new.instance, article=new.article)
-            _check_facts(changed, {**{p.city: p.country for p in place_pool}, **facts})
-            out.append(changed)
-        return tuple(out)
-    if kind == "mapping":
-        table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping or {})
-        pairs = []
-        for spec in specs:
-            name, part, whole, swapped = table.apply_unit((spec.name, spec.part, spec.whole, spec.swapped),
-                                                          f"pair {spec.index}")
-            new = rulebreakers.with_condition(spec, label, name=name, part=part, whole=whole, swapped=swapped)
-            _check_facts(new, facts)
-            pairs.append((spec, new))
-        return _changed(pairs, label)
-    raise ValueError("rulebreakers take the perturbations names, entities and mapping")
-
-
-# ----------------------------------------------------------------------------- dual-sided rules
-
-
-def perturb_rules(
-    rules: Sequence[dual_sided.DualSidedRule],
-    *,
-    mapping: TokenMapping | Mapping[str, str],
-    label: str | None = None,
-) -> tuple[dual_sided.DualSidedRule, ...]:
-    """Rules with the mapping applied to premise and both conclusions; unchanged rules are left out."""
-    label = check_label(label, "mapping")
-    rules = tuple(rules)
-    _real_only(rules, lambda r: r.condition)
-    table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping)
-    pairs = []
-    for rule in rules:
-        premise, conclusion, flipped = table.apply_unit(
-            (rule.premise, rule.conclusion, rule.flipped_conclusion), f"rule {rule.rule_id}")
-        pairs.append((rule, dual_sided.with_condition(rule, label, premise=premise, conclusion=conclusion,
-                                                      flipped_conclusion=flipped)))
-    return _changed(pairs, label)

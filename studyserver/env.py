@@ -425,7 +425,7 @@ def import_max_items() -> int:
 
 def import_max_records() -> int:
     """DUET_IMPORT_MAX_RECORDS (default 100,000): the most records (rows, questions) a published-format
-    reader reads from one file (experiments/designs/sources/)."""
+    reader reads from one file (experiments/items/sources/)."""
     return int(_positive("DUET_IMPORT_MAX_RECORDS", IMPORT_MAX_RECORDS_DEFAULT, whole=True))
 
 

@@ -122,7 +122,7 @@ if HTTPS:
 DUET_CSP = duet_env.csp()
 # Uploads (CSV banks): streamed to disk and refused past DUET_MAX_UPLOAD_MB while they are read
 # (studyserver/uploads.py); a file kept between an import's preview and its write lives under
-# var/uploads/ for DUET_UPLOAD_TTL_MINUTES (experiments/designs/uploads.py).
+# var/uploads/ for DUET_UPLOAD_TTL_MINUTES (experiments/items/uploads.py).
 FILE_UPLOAD_HANDLERS = ["studyserver.uploads.BoundedUploadHandler"]
 DUET_MAX_UPLOAD_BYTES = duet_env.max_upload_mb() * 1024 * 1024
 DUET_UPLOAD_DIR = VAR_DIR / "uploads"

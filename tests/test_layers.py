@@ -12,7 +12,10 @@ function, for a lazy import runs all the same — and
   package, which its package's `__init__` is already loading;
 * no import runs in a circle among the modules;
 * the logic engine imports nothing from Django (nor from any other part of the project);
-* every environment read lives in studyserver/env.py.
+* every environment read lives in studyserver/env.py;
+* a design is one folder (issue 46; DESIGN.md habit 20): nothing outside designs/ imports a design package
+  (designs/<family>/) — the core reaches a design through the registry's fields and hooks, and the one place
+  that imports the families is the registry's loader, designs/apps.py — and no design package imports a sibling.
 
 An import that must break a rule is named in ALLOWED with the reason; an entry that no longer
 matches anything fails the test, so the list only shrinks."""
@@ -26,7 +29,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "designs", "demo")
+PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "designs", "demo", "bench",
+            "scripts")
 LOGIC = "logic"
 
 # The layers, bottom first: a module may import its own layer and those below it. A module belongs to the
@@ -39,7 +43,7 @@ LAYERS = (
     ("studyserver's helpers", ("studyserver",)),
     ("experiments' tables", ("experiments.models",)),
     ("experiments' items and designs", (
-        "experiments.design_registry", "experiments.designs", "experiments.schema", "experiments.factors", "experiments.item_csv",
+        "experiments.design_registry", "experiments.items", "experiments.schema", "experiments.factors", "experiments.item_csv",
         "experiments.item_limits", "experiments.report_rules", "experiments.selectors", "experiments.study_jobs",
         "experiments.team_scope")),
     ("experiments' participant flow", ("experiments.participation",)),
@@ -48,10 +52,19 @@ LAYERS = (
     ("the design packages", ("designs",)),
     ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
                                            "studyserver.asgi", "demo")),
+    ("the benchmarks and scripts", ("bench", "scripts")),
 )
 
 # (importer, imported) → why the import is where it is. Keep it short; every entry is a debt.
 ALLOWED: dict[tuple[str, str], str] = {}
+# (importer, imported) across two design packages → why. Every entry is a debt, and a stale one fails.
+SIBLINGS_ALLOWED: dict[tuple[str, str], str] = {
+    ("designs.multiple_choice.report", "designs.paired.report"):
+        "per_respondent, a shared statistic, moves to analysis/ (issue 46 item 4, helper 'split')",
+    ("designs.multiple_choice.report", "designs.paired"): "the same import runs designs/paired/__init__.py",
+}
+DESIGNS = "designs"
+LOADER = ("designs", "designs.apps")  # the registry's loader: the one place that imports the families
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -199,6 +212,73 @@ def test_every_allowed_import_is_still_there():
     assert not stale, "remove these ALLOWED entries: " + ", ".join(stale)
 
 
+def design_package(module: str) -> str | None:
+    """The design package (designs.<family>) `module` belongs to; None outside one (the loader is in none)."""
+    parts = module.split(".")
+    if parts[0] != DESIGNS or len(parts) < 2 or module in LOADER:
+        return None
+    return ".".join(parts[:2])
+
+
+def design_imports(graph: dict[str, set[str]]) -> tuple[list[str], list[str]]:
+    """(each import of a design package from outside designs/ but the loader, each import of one design package
+    by a sibling), as "importer imports target"."""
+    outside, siblings = [], []
+    for module, targets in graph.items():
+        own = design_package(module)
+        for target in sorted(targets):
+            theirs = design_package(target)
+            if theirs is None:
+                continue
+            if own is None and module.split(".")[0] != DESIGNS:
+                outside.append(f"{module} imports {target}")
+            elif own is not None and own != theirs and (module, target) not in SIBLINGS_ALLOWED:
+                siblings.append(f"{module} imports {target}")
+    return sorted(outside), sorted(siblings)
+
+
+def test_nothing_outside_designs_imports_a_design_package():
+    outside, _ = design_imports(imports())
+    assert not outside, "reach these designs through the registry's hooks:\n" + "\n".join(outside)
+
+
+def test_no_design_package_imports_a_sibling():
+    _, siblings = design_imports(imports())
+    assert not siblings, "\n".join(siblings)
+
+
+def test_every_sibling_allowance_is_still_there():
+    graph = imports()
+    stale = [f"{a} → {b}" for a, b in SIBLINGS_ALLOWED if b not in graph.get(a, set())]
+    assert not stale, "remove these SIBLINGS_ALLOWED entries: " + ", ".join(stale)
+
+
+def test_the_design_checks_see_an_import_from_outside_and_a_sibling(tmp_path):
+    """A made-up tree: the core imports a family (lazily, inside a function), one family imports another, the
+    loader imports a family and a family imports the core; the first two are found, the others are not."""
+    for name, text in {
+        "designs/__init__.py": "", "designs/apps.py": "from designs.modal import register\n",
+        "designs/modal/__init__.py": "", "designs/modal/register.py": "from experiments import registry\n",
+        "designs/modal/frames.py": "from designs.paired.report import per_respondent\n",
+        "designs/paired/__init__.py": "", "designs/paired/report.py": "from .frames import x\n",
+        "designs/paired/frames.py": "",
+        "experiments/__init__.py": "", "experiments/registry.py": "",
+        "experiments/summary.py": "def f():\n    from designs.paired import frames\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    outside, siblings = design_imports(read_imports(tmp_path, ("experiments", "designs")))
+    assert outside == ["experiments.summary imports designs.paired", "experiments.summary imports designs.paired.frames"]
+    assert siblings == ["designs.modal.frames imports designs.paired", "designs.modal.frames imports designs.paired.report"]
+
+
+def test_bench_is_on_top_and_in_the_checks():
+    """bench/ is read like the apps (its circle burst.py ↔ study.py was one, issue 46) and sits on top."""
+    graph = imports()
+    assert "bench.load.burst" in graph and "bench.load.study" in graph
+    assert layer("bench.load.study") > layer("demo.pilot") > layer("designs.modal.register")
+
+
 def django_or_project_imports(paths: list[Path]) -> list[str]:
     """Each import of Django or of the project but the logic engine in these files, as "file:line imports name"."""
     bad = []
@@ -245,7 +325,7 @@ def test_the_checks_see_an_upward_import_and_a_circle():
         "logic.formula (logic engine) imports analysis.frames (apps above experiments)"]
     assert circles(graph) == ["experiments.a ↔ experiments.b ↔ experiments.c"]
     assert layer("studyserver.env") < layer("experiments.models") < layer("experiments.schema")
-    assert layer("experiments.designs.catalog") < layer("experiments.participation.flow") < layer("experiments.admin")
+    assert layer("experiments.items.storage") < layer("experiments.participation.flow") < layer("experiments.admin")
     assert layer("experiments.tasks") < layer("inference.models")
     assert layer("studyserver.urls") > layer("analysis.report") and layer("demo.pilot") > layer("analysis.report")
     with pytest.raises(AssertionError, match="nowhere.x belongs to no layer"):
@@ -327,7 +407,9 @@ def test_the_environment_check_sees_each_way_of_reading(tmp_path):
 
 
 def test_every_environment_read_lives_in_env_py():
-    paths = [ROOT / "manage.py", *(p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py")))]
+    # The benchmarks and scripts set up the environment of the processes they start: they are not the product.
+    paths = [ROOT / "manage.py", *(p for package in PACKAGES if package not in ("bench", "scripts")
+                                   for p in sorted((ROOT / package).rglob("*.py")))]
     reads = [read for path in paths if str(path.relative_to(ROOT)) not in (ENV_MODULE, *ENV_ALLOWED)
              for read in _environment_reads(path)]
     assert not reads, "read these through studyserver/env.py:\n" + "\n".join(reads)

@@ -19,7 +19,7 @@ from .figures import TARGET_BURST_P99_MS, BurstAudit, Figures, Target, burst_aud
 
 if TYPE_CHECKING:
     from .stack import Stack
-    from .study import Outcome
+
 
 @dataclass
 class Burst:
@@ -88,9 +88,8 @@ async def burst_alone(args, base: str, meter: CpuMeter | None = None) -> Burst:
                            meter)
 
 
-def burst_report(stack: Stack, out: Outcome, trial_p99_ms: float, args) -> list[Target]:
-    """Phase 0's figures beside the trial-save p99, from the client and the database."""
-    b = out.burst
+def burst_report(stack: Stack, b: Burst, trial_p99_ms: float, args) -> list[Target]:
+    """Phase 0's figures (`b`, the burst's outcome) beside the trial-save p99, from the client and the database."""
     entry, found, items = burst_found(stack, b)
     load = ", ".join(f"{v:.2f}" for v in b.loadavg) if b.loadavg else "unknown"
     print(f"\nphase 0, launch-day burst: {args.burst} arrivals over {args.burst_seconds:g} s on the entry page of a "

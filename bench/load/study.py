@@ -170,7 +170,7 @@ def report(args, stack: Stack, out: Outcome) -> int:
           f"acknowledged-but-different {found.mismatched}, outside a plan {found.unexpected}")
     completed = statuses.get("completed", 0)
     phase1 = figures(load.lat["trial"], out.study_seconds) if load.lat["trial"] else trial
-    burst_checks = burst_report(stack, out, phase1.p99_ms, args) if out.burst is not None else []
+    burst_checks = burst_report(stack, out.burst, phase1.p99_ms, args) if out.burst is not None else []
     checks = [*burst_checks,
               Target("lost + duplicated trials", found.lost + found.duplicated + found.mismatched + found.unexpected,
                      0, found.clean),

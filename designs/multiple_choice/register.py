@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analysis.sections import SectionBuilder, StudyFrames
 from experiments import design_registry as registry
-from experiments.designs.multiple_choice import DESIGN
+from .items import DESIGN
 
 from . import report
 

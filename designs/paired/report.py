@@ -29,8 +29,8 @@ import pandas as pd
 
 from analysis import clustered, like_for_like, paired
 from analysis.sections import Section
-from logic import dual_sided, rulebreakers
 
+from . import dual_sided, rulebreakers
 from . import people as paired_people
 from .frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
 

@@ -1,6 +1,6 @@
 """What the design packages (designs/<family>/) register besides a design's facts: the report parts that read
 each design, in the report's order, and the designs whose own real items alone the study-wide tables read.
-The registry (registry.py) checks the names and re-exports these; `Design.report_sections` reads them. Plain Python: a part is any
+The registry (experiments/design_registry/__init__.py) checks the names and re-exports these; `Design.report_sections` reads them. Plain Python: a part is any
 object with a `key` (analysis.sections.ModelSpec or SectionBuilder), kept as the object, never by name.
 """
 from __future__ import annotations

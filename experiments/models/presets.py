@@ -1,6 +1,6 @@
 """Named column mappings (issue 27 part 2): a researcher who imports files of one shape saves the mapping
 of its columns onto a design's fields under a name. The row; the rule a saved mapping obeys (its design takes
-an uploaded bank, its fields are that bank's) is experiments/designs/presets.py's `preset_check`."""
+an uploaded bank, its fields are that bank's) is experiments/items/presets.py's `preset_check`."""
 from __future__ import annotations
 
 from django.db import models

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 from django.db import IntegrityError, transaction
 from django.dispatch import receiver
 
-from ..designs.paired import paired_variants
+from ..items.pairs import paired_variants
 from ..factors import study_designs
 from ..models import Study, StudyItemSummary
 from ..models.item_summary import items_created
@@ -49,7 +49,7 @@ LISTED = ("design", "argument_form", "pair_role", "variant", "condition")  # the
 class ItemSummary:
     items: int  # the study's items, its catch items aside (as everything here: with_catch_items adds them)
     designs: tuple[str, ...]  # the designs its items come from, catch items aside (factors.study_designs)
-    variants: tuple[str, ...]  # its paired items' prompt variants (designs.paired.paired_variants)
+    variants: tuple[str, ...]  # its paired items' prompt variants (items.pairs.paired_variants)
     logical_forms: tuple[str, ...]  # the non-empty logical forms of its items (readiness.practice_problem)
     multiple_choice: bool  # choice.is_mc_study
     shapes: tuple[lists.Shape, lists.Shape]  # the list grid's shape: real items only, with nonsense/perturbed

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from ..models import HumanArm, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus
 from . import choice, consent, flow, list_store, lists, practice  # noqa: F401  (choice, practice: read as services.X)
-from ..designs.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
+from ..items.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
 from .fastsave import ATTENTION_DESIGN  # noqa: F401  (read as services.ATTENTION_DESIGN)
 from .drawing import (  # noqa: F401  (how lists are drawn: re-exported for the launch panel, readiness, tests)
     _attention_items, _every_list, _grid, _list_total, _within, lists_prepare, lists_problem, lists_scheme,

@@ -9,6 +9,7 @@ refused by that).
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -289,6 +290,18 @@ def _json_error(message: str, status: int, reason: str = "bad_request") -> JsonR
     return JsonResponse({"error": message, "reason": reason, "final": reason not in NOT_FINAL}, status=status)
 
 
+def _session_json(view):
+    """A JSON endpoint of one session (heartbeat, finish): the participant its token names, looked up in one place,
+    or 404 'unknown_session'; the view is called with the participant."""
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, slug: str, token: str) -> JsonResponse:
+        participant = participant_by_token(slug=slug, token=token)
+        if participant is None:
+            return _json_error("No such session.", 404, "unknown_session")
+        return view(request, participant)
+    return wrapped
+
+
 @ratelimit.unknown_tokens_limited(json=True, known=_known)
 @require_POST
 def trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
@@ -346,10 +359,8 @@ def _trial(request: HttpRequest, slug: str, token: str) -> JsonResponse:
 @ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
-def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
-    participant = participant_by_token(slug=slug, token=token)
-    if participant is None:
-        return _json_error("No such session.", 404, "unknown_session")
+@_session_json
+def heartbeat(request: HttpRequest, participant: Participant) -> JsonResponse:
     services.participant_heartbeat(participant=participant)
     return JsonResponse({"answered": answered_indices(participant=participant), "status": participant.status})
 
@@ -357,10 +368,8 @@ def heartbeat(request: HttpRequest, slug: str, token: str) -> JsonResponse:
 @ratelimit.unknown_tokens_limited(json=True, known=_known)
 @ratelimit.limit("session", key="token", json=True)
 @require_POST
-def finish(request: HttpRequest, slug: str, token: str) -> JsonResponse:
-    participant = participant_by_token(slug=slug, token=token)
-    if participant is None:
-        return _json_error("No such session.", 404, "unknown_session")
+@_session_json
+def finish(request: HttpRequest, participant: Participant) -> JsonResponse:
     try:
         participant = services.participant_finish(participant=participant)
     except services.FlowError as exc:

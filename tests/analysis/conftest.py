@@ -79,13 +79,14 @@ def study_make(*, number: int, models: int, participants: int, appendix: bool = 
     model_noise: the SD of the noise on each fake model's soft accuracy; at the default 0.1 a fake model
     answers whole cells one way (separation: the report fits the human-vs-model model with blme), at 0.3
     its decisions vary within every cell (glmer fits it, in a fraction of the time)."""
-    from experiments import designs, services
+    from designs.modal.items import items_generate
+    from experiments import services
 
     study = services.study_create(slug=f"analysis-{number}", title="Analysis test", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
+    items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
     if appendix:  # Appendix C's designs
-        designs.items_generate(study=study, design="necessitation", interpretations=6, seed=0)
-        designs.items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
+        items_generate(study=study, design="necessitation", interpretations=6, seed=0)
+        items_generate(study=study, design="modal-distribution", interpretations=6, seed=0)
     _populate(study, models=models, participants=participants, seed=number, model_noise=model_noise)
     return study
 

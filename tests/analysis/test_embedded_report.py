@@ -15,13 +15,14 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.db import transaction
-from experiments import designs, services
+from designs.modal.items import items_generate
+from experiments import services
 from analysis import services as analysis
 from analysis.models import Report
 from studyserver import dispatch
 from tests.analysis.conftest import _populate
 study = services.study_create(slug="embedded", title="Embedded", design="modal-syllogisms")
-designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
+items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
 _populate(study, models=1, participants=8, seed=1)
 assert dispatch.mode() == "embedded"
 with transaction.atomic():

@@ -122,7 +122,7 @@ def test_a_multiple_choice_study_read_from_the_database_targets_the_gold_option(
     """The report's own frames (analysis/frames.py) of a multiple-choice study: letters, p_A…p_D, gold."""
     from analysis import frames as tidy
     from analysis import prep
-    from experiments.designs import multiple_choice as mc_items
+    from designs.multiple_choice import items as mc_items
     from experiments.models import ParticipantStatus
     from inference.models import LanguageModel, ModelRun, ModelScore
     from tests.factories import ParticipantFactory, StudyFactory, TrialFactory

@@ -123,7 +123,7 @@ def test_no_section_without_multiple_choice_items_and_a_note_when_humans_saw_one
 @pytest.mark.django_db
 def test_frames_carry_kind_options_letters_and_every_runs_option_probabilities(tmp_path):
     from analysis import frames
-    from experiments.designs import multiple_choice as mc_items
+    from designs.multiple_choice import items as mc_items
     from inference.models import LanguageModel, ModelRun, ModelScore
     from tests.factories import StudyFactory
 

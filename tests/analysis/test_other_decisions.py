@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from analysis import services
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments import services as study_services
 from inference.models import LanguageModel, ModelScore
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_report_gives_the_share_of_other_decisions_per_configuration_and_rule(r_stack, tmp_path):
     study = study_services.study_create(slug="other-share", title="Other", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
     call_command("run_model", "other-share", "--model", "smollm2", "--device", "cpu", "--no-progress")
     call_command("run_model", "other-share", "--model", "smollm2", "--device", "cpu", "--no-progress",
                  "--decision-rule", "top_token")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments.participation import services
 from experiments.participation.pilot import BotProfile, pilot_create, pilot_execute
 from tests.factories import StudyFactory
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_only_a_pilot_report_reads_the_bots(r_stack, tmp_path):
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = services.human_arm_ensure(study=study)
     arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
     arm.save()
@@ -37,7 +37,7 @@ def test_the_admin_builds_a_pilot_report_only_when_there_are_bots(r_stack, admin
     settings.DUET_TASK_MODE = "eager"
     monkeypatch.setattr("analysis.services.VAR_DIR", tmp_path)
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     refused = admin_client.post("/admin/experiments/study/", {"action": "build_pilot_report",
                                                               "_selected_action": [study.pk]}, follow=True)
     assert b"no simulated participants yet" in refused.content and not Report.objects.exists()
@@ -60,7 +60,7 @@ def test_a_pilot_then_perturbed_copies_then_a_pilot_report_on_one_study(r_stack,
     from experiments.models import Item, Trial
 
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = services.human_arm_ensure(study=study)
     arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
     arm.save()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from logic import rulebreakers
+from designs.paired import rulebreakers
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ _spec.loader.exec_module(bench)
 
 
 def test_the_made_file_is_read_as_published_and_its_parts_keep_pairs_whole(tmp_path):
-    from experiments.designs.sources.rulebreakers import read_rulebreakers
+    from designs.paired.rulebreakers_source import read_rulebreakers
 
     path = tmp_path / "rb.csv"
     assert bench.write_file(path, 60) == 120

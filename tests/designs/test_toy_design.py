@@ -65,3 +65,22 @@ def test_a_study_of_another_design_has_no_toy_section(toy_registered, toy_scores
                           out_dir=tmp_path)
     assert toy.KEY not in {s.key for s in result.sections}
     assert toy.TITLE not in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_toy_is_one_folder_that_reaches_only_the_core():
+    """A new design touches its folder and one registry line (DESIGN.md habit 20): the toy's folder imports the
+    core (the registry, analysis' section types) and no design package; read as tests/test_layers.py reads
+    designs/, it is a design package importing no sibling, and nothing outside it imports it."""
+    import ast
+    from pathlib import Path
+
+    from tests.test_layers import design_imports, design_package
+
+    folder = Path(toy.__file__).parent
+    imported = {(n.module if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
+                for path in folder.rglob("*.py") for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, (ast.Import, ast.ImportFrom)) and not getattr(n, "level", 0)
+                for a in n.names}
+    assert imported - {"__future__", "pandas"} == {"analysis", "experiments"}
+    graph = {"designs.toy": {"experiments.design_registry", "analysis.sections"}, "designs.apps": {"designs.toy"}}
+    assert design_package("designs.toy") == "designs.toy" and design_imports(graph) == ([], [])

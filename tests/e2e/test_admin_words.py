@@ -11,7 +11,8 @@ import re
 import pytest
 
 from analysis.models import ReportStatus
-from experiments import designs, services
+from designs.modal.items import items_generate
+from experiments import services
 from experiments.participation.services import human_arm_ensure
 from tests.e2e.admin_walk import admin_walk
 
@@ -29,7 +30,7 @@ def _make_jobs():
     from inference.models import RunStatus
 
     study = services.study_create(slug="admin-words", title="Admin words", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
+    items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)
     arm = human_arm_ensure(study=study)
     arm.items_per_participant, arm.completion_code = 4, "C0MPLETE"
     arm.save()

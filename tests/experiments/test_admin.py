@@ -5,7 +5,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from experiments import designs
+from experiments import design_registry as registry
+
+from designs.modal.items import items_generate
 from experiments.models import Item
 from tests.factories import ItemFactory, StudyFactory, TrialFactory
 
@@ -32,7 +34,7 @@ def test_anonymous_and_non_staff_are_sent_to_login(client, name):
 
 def test_items_filter_by_checker_disagreement_and_form(staff_client):
     study = StudyFactory(design="modal-distribution")
-    designs.items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
+    items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
     url = reverse("admin:experiments_item_changelist")
     response = staff_client.get(url, {"checker_disagrees__exact": "1"})
     assert response.status_code == 200
@@ -104,7 +106,7 @@ def test_the_items_list_shows_each_items_text_and_gold_answer(staff_client):
 def test_a_study_shows_the_modal_logic_fields_its_design_declares_and_no_others(staff_client, design, shown):
     """Logic system and consequence relation are shown where the design's registry entry says its items
     are keyed under them: never for Rulebreakers; a save of its page leaves them as they were."""
-    assert set(designs.get(design).modal_fields) == shown
+    assert set(registry.get(design).modal_fields) == shown
     study = StudyFactory(design=design, logic_system="K")
     page = staff_client.get(reverse("admin:experiments_study_change", args=[study.pk]))
     form = page.context["adminform"].form

@@ -16,16 +16,18 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from experiments import designs
-from experiments.designs import bank_columns, bank_files
+from experiments import design_registry as registry
+
+from designs.csv_bank.items import items_import_csv
+from experiments.items import bank_columns, bank_files
 from experiments.design_registry import uploadable
-from experiments.designs.presets import preset_save
+from experiments.items.presets import preset_save
 from experiments.models import MappingPreset
 from experiments.models import HumanArm, Item, Study
 from tests.factories import StudyFactory
 
 ROOT = Path(__file__).resolve().parents[2]
-YES_NO = designs.get("csv-import")
+YES_NO = registry.get("csv-import")
 
 # A bank in its own names: what a researcher brings (and what a JSON export of it looks like).
 RECORDS = [
@@ -302,7 +304,7 @@ def test_every_design_has_a_template_that_imports_its_two_example_rows_unchanged
     assert response.status_code == 200 and response["Content-Disposition"] == \
         f'attachment; filename="{design}-template.csv"'
     template = response.content
-    assert template.decode().splitlines()[0] == ",".join(bank_columns.header(designs.get(design)))
+    assert template.decode().splitlines()[0] == ",".join(bank_columns.header(registry.get(design)))
     assert len(template.decode().splitlines()) == 3
     study = StudyFactory(design=design)
     preview = _post(researcher, study, name=f"{design}-template.csv", data=template, design=design).content.decode()
@@ -310,8 +312,8 @@ def test_every_design_has_a_template_that_imports_its_two_example_rows_unchanged
     done = _post(researcher, study, upload=_token(preview), design=design, mapped="1",
                  previewed=_previewed(preview), write="w",
                  **{f"m-{c.name}": (", ".join(v) if isinstance(v := bank_files.suggest_mapping(
-                     designs.get(design).columns, bank_columns.header(designs.get(design))).get(c.name, ""), list) else v)
-                    for c in designs.get(design).columns}, follow=True)
+                     registry.get(design).columns, bank_columns.header(registry.get(design))).get(c.name, ""), list) else v)
+                    for c in registry.get(design).columns}, follow=True)
     assert done.redirect_chain, done.content.decode()[:3000]
     stored = set(Item.objects.filter(study=study).values_list("code", flat=True))
     assert len(stored) == items and set(codes) <= stored, sorted(stored)[:5]
@@ -325,7 +327,7 @@ def test_a_template_of_a_design_without_a_bank_is_not_found(researcher):
 def test_docs_list_every_designs_columns_as_the_registry_declares_them():
     docs = (ROOT / "docs" / "designs.md").read_text(encoding="utf-8")
     assert bank_columns.docs_section() in docs, "docs/designs.md is out of date: run write_docs() (see there)"
-    for design in designs.imported():
+    for design in registry.imported():
         assert f"(`{design.name}`" in docs
 
 
@@ -343,10 +345,10 @@ PAIRED = (
 @pytest.mark.django_db
 def test_pair_columns_put_a_bank_into_its_paired_design():
     study = StudyFactory(design="csv-import")
-    preview = designs.get("csv-import").preview(study=study, data=PAIRED.encode(), rows=10)
+    preview = registry.get("csv-import").preview(study=study, data=PAIRED.encode(), rows=10)
     assert preview.count == 2 and {i.pair_role for i in preview.items} == {"rulebreaker", "non-rulebreaker"}
     assert not study.items.exists()
-    report = designs.items_import_csv(study=study, data=PAIRED.encode(), factors=["pair_role"])
+    report = items_import_csv(study=study, data=PAIRED.encode(), factors=["pair_role"])
     assert (report.design, report.pairs, report.items) == ("rulebreakers", 1, 2)
     study.refresh_from_db()
     assert study.design == "rulebreakers" and study.settings["human_variant"] == "bank"
@@ -360,15 +362,15 @@ def test_a_pair_with_a_wrong_gold_answer_or_a_missing_member_writes_nothing():
     study = StudyFactory(design="csv-import")
     wrong = PAIRED.replace(",no,p1,rulebreaker", ",yes,p1,rulebreaker")
     with pytest.raises(ValidationError, match="a 'rulebreaker' has gold answer 'no', not 'yes'"):
-        designs.items_import_csv(study=study, data=wrong.encode())
+        items_import_csv(study=study, data=wrong.encode())
     half = PAIRED.rsplit("p1-nrb", 1)[0]
     with pytest.raises(ValidationError, match="pair p1: has 0 'non-rulebreaker' members"):
-        designs.items_import_csv(study=study, data=half.encode())
+        items_import_csv(study=study, data=half.encode())
     from experiments.item_csv import CsvImportError
 
     mixed = PAIRED + "x1,A or B.,Not A.,Can we infer that B?,yes,,,,\n"
     with pytest.raises(CsvImportError, match="row 4, column 'pair_id': is empty, but other rows have pairs"):
-        designs.items_import_csv(study=study, data=mixed.encode())
+        items_import_csv(study=study, data=mixed.encode())
     assert not study.items.exists() and Study.objects.get(pk=study.pk).design == "csv-import"
 
 

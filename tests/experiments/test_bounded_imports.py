@@ -20,11 +20,12 @@ from django.urls import reverse
 
 from experiments import item_csv
 from experiments import design_registry as registry
-from experiments.designs import csv_bank, uploads
+from designs.csv_bank import items as csv_bank
+from experiments.items import uploads
 from experiments.item_csv import CsvImportError, parse_item_csv
 from logic import csv_table
 from logic.checker import MAX_NODES, MAX_SIZE, TooComplex, entails
-from logic.dual_sided import parse_rule_bank
+from designs.paired.dual_sided import parse_rule_bank
 from logic.parser import MAX_DEPTH, ParseError, parse_sequent
 from experiments.models import HumanArm, Item
 from experiments.models.human_arm import validate_practice

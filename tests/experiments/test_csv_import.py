@@ -5,7 +5,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from experiments import designs
+from designs.modal.items import items_generate
+
+from designs.csv_bank.items import items_import_csv
 from experiments.item_csv import CsvImportError
 from experiments.models import Item, Study
 from tests.factories import ItemFactory, StudyFactory, TrialFactory
@@ -23,14 +25,14 @@ GOOD = (
 
 def _import(data, study=None):
     study = study or StudyFactory(design="csv-import")
-    return study, designs.items_import_csv(study=study, data=data)
+    return study, items_import_csv(study=study, data=data)
 
 
 def _errors(data, study=None):
     study = study or StudyFactory(design="csv-import")
     before = list(Item.objects.filter(study=study).values_list("pk", "code"))
     with pytest.raises(CsvImportError) as info:
-        designs.items_import_csv(study=study, data=data)
+        items_import_csv(study=study, data=data)
     assert list(Item.objects.filter(study=study).values_list("pk", "code")) == before
     return [str(e) for e in info.value.errors]
 
@@ -106,7 +108,7 @@ def test_id_already_in_study_is_refused():
 def test_import_into_study_with_responses_is_refused():
     trial = TrialFactory()
     with pytest.raises(Exception, match="already has responses"):
-        designs.items_import_csv(study=trial.participant.study, data=HEADER + GOOD)
+        items_import_csv(study=trial.participant.study, data=HEADER + GOOD)
     assert not Item.objects.filter(code="a1").exists()
 
 
@@ -125,11 +127,11 @@ def test_command_imports_and_a_bad_file_creates_no_study(tmp_path, capsys):
 
 def test_export_then_import_round_trip(tmp_path):
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=2, seed=4)
+    items_generate(study=study, design="modal-syllogisms", interpretations=2, seed=4)
     path = tmp_path / "items.csv"
     call_command("generate_items", "necessitation", "--study", study.slug, "--interpretations", "2", "--seed", "4", "--export", str(path))
     copy = StudyFactory(design="csv-import")
-    report = designs.items_import_csv(study=copy, data=path.read_bytes())
+    report = items_import_csv(study=copy, data=path.read_bytes())
     assert report.items == 6
     originals = {i.code: i for i in Item.objects.filter(study=study, design="necessitation")}
     for item in Item.objects.filter(study=copy):

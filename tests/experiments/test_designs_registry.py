@@ -7,7 +7,6 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from experiments import designs
 from experiments import design_registry as registry
 from experiments.models import Study
 from tests.factories import StudyFactory
@@ -16,23 +15,23 @@ from .test_admin import staff_client  # noqa: F401  (fixture)
 
 
 def test_every_design_of_the_papers_is_registered_with_its_source_and_answers():
-    names = {d.name: d for d in designs.all_designs()}
+    names = {d.name: d for d in registry.all_designs()}
     assert set(names) == {"modal-syllogisms", "necessitation", "modal-distribution", "rulebreakers", "dual-sided",
                           "multiple-choice", "csv-import"}
-    assert {d.name for d in designs.generated()} == {"modal-syllogisms", "necessitation", "modal-distribution",
+    assert {d.name for d in registry.generated()} == {"modal-syllogisms", "necessitation", "modal-distribution",
                                                     "rulebreakers"}
     assert names["multiple-choice"].answers == ("A", "B", "C", "D") and names["rulebreakers"].answers == ("yes", "no")
     assert [n for n, d in names.items() if d.generic] == ["csv-import"]
-    assert set(designs.perturbable()) == {"modal-syllogisms", "necessitation", "modal-distribution", "rulebreakers",
+    assert set(registry.perturbable()) == {"modal-syllogisms", "necessitation", "modal-distribution", "rulebreakers",
                                           "dual-sided"}
     with pytest.raises(ValueError, match="Unknown design 'syllogisms'; choose one of: csv-import, dual-sided"):
-        designs.get("syllogisms")
+        registry.get("syllogisms")
     with pytest.raises(ValueError, match="registered twice"):
         registry.register(names["rulebreakers"])
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("design", designs.generated(), ids=lambda d: d.name)
+@pytest.mark.parametrize("design", registry.generated(), ids=lambda d: d.name)
 def test_each_generated_design_makes_items_from_its_declared_options(design):
     study = StudyFactory(design=design.name)
     report = design.make(study=study, **design.option_values({"interpretations": 4, "pairs": 2}))
@@ -41,7 +40,7 @@ def test_each_generated_design_makes_items_from_its_declared_options(design):
     assert design.describe(report).startswith("Generated ")
 
 
-@pytest.mark.parametrize("design", designs.imported(), ids=lambda d: d.name)
+@pytest.mark.parametrize("design", registry.imported(), ids=lambda d: d.name)
 def test_each_imported_designs_options_are_what_its_importer_takes(design):
     taken = set(inspect.signature(design.make).parameters)
     assert {"study", "data"} <= taken and {o.name for o in design.options} <= taken

@@ -20,7 +20,9 @@ from django.core.management import call_command
 
 from analysis import frames, report
 from designs.modal import simulate
-from experiments import designs, selectors
+from designs.modal.items import items_generate
+from designs.csv_bank.items import items_import_csv
+from experiments import selectors
 from experiments.item_csv import write_items_csv
 from experiments.models import Item, ItemKind, Participant, ParticipantStatus, Study, Trial
 from experiments.participation.admin_views import trials_csv_response
@@ -44,8 +46,8 @@ def _study() -> Study:
     call_command("generate_items", "rulebreakers", "golden", "--pairs", "2", "--variants", "follow/yes-no",
                  stdout=io.StringIO())
     study = Study.objects.get(slug="golden")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0, nonsense=True)
-    designs.items_import_csv(study=study, data=BANK.encode())
+    items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0, nonsense=True)
+    items_import_csv(study=study, data=BANK.encode())
     Item.objects.create(study=study, code="ds-flipped", design="dual-sided", gold_answer="no", pair_id="rule-1",
                         pair_role="flipped", variant="t1", premises=["If it rains, the street is wet."],
                         question="Is it true?", prompt="P")

@@ -5,7 +5,7 @@ import pytest
 from django.db import models
 from django.core.exceptions import ValidationError
 
-from experiments import designs
+from designs.modal.items import items_generate
 from logic.checker import entails
 from logic.parser import parse_sequent
 from experiments.models import Interpretation, Item
@@ -24,7 +24,7 @@ def _fingerprint(study, design="modal-syllogisms"):
 
 def test_counts_forms_and_interpretations():
     study = StudyFactory()
-    report = designs.items_generate(study=study, design="modal-syllogisms", interpretations=7, seed=3)
+    report = items_generate(study=study, design="modal-syllogisms", interpretations=7, seed=3)
     assert report.items == 24 * 7
     assert Item.objects.filter(study=study).count() == 168
     assert Interpretation.objects.filter(study=study).count() == 7
@@ -37,7 +37,7 @@ def test_counts_forms_and_interpretations():
 
 def test_interpretations_pair_distinct_names_and_phrases():
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=50, seed=1)
+    items_generate(study=study, design="modal-syllogisms", interpretations=50, seed=1)
     rows = list(Interpretation.objects.filter(study=study))
     assert len({(r.p_subject, r.p_predicate, r.q_subject, r.q_predicate) for r in rows}) == 50
     for r in rows:
@@ -47,7 +47,7 @@ def test_interpretations_pair_distinct_names_and_phrases():
 def test_same_seed_same_items_other_seed_other_items():
     a, b, c = StudyFactory(), StudyFactory(), StudyFactory()
     for study, seed in ((a, 11), (b, 11), (c, 12)):
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=20, seed=seed)
+        items_generate(study=study, design="modal-syllogisms", interpretations=20, seed=seed)
     assert _fingerprint(a) == _fingerprint(b)
     assert _fingerprint(a) != _fingerprint(c)
 
@@ -55,7 +55,7 @@ def test_same_seed_same_items_other_seed_other_items():
 @pytest.mark.parametrize("consequence", ["local", "global"])
 def test_gold_answer_is_the_checkers_under_the_studys_system_and_relation(consequence):
     study = StudyFactory(logic_system="K")
-    designs.items_generate(study=study, design="necessitation", interpretations=3, seed=0, consequence=consequence)
+    items_generate(study=study, design="necessitation", interpretations=3, seed=0, consequence=consequence)
     other = "local" if consequence == "global" else "global"
     for item in Item.objects.filter(study=study):
         sequent = parse_sequent(item.logical_form)
@@ -74,12 +74,12 @@ def test_gold_answer_is_the_checkers_under_the_studys_system_and_relation(conseq
 def test_the_necessitation_design_is_keyed_by_the_papers_global_consequence_by_default():
     study = StudyFactory()
     assert study.consequence == "paper"
-    report = designs.items_generate(study=study, design="necessitation", interpretations=2, seed=0)
+    report = items_generate(study=study, design="necessitation", interpretations=2, seed=0)
     box = Item.objects.filter(study=study, form_id="box.necessitation").first()
     assert (box.gold_answer, box.gold_other, box.consequence) == ("yes", "no", "global")
     assert report.disagreements == ()  # the paper's key: every necessitation form is a rule (C.1)
     syllogism = StudyFactory()
-    designs.items_generate(study=syllogism, design="modal-syllogisms", interpretations=1, seed=0)
+    items_generate(study=syllogism, design="modal-syllogisms", interpretations=1, seed=0)
     assert set(Item.objects.filter(study=syllogism).values_list("consequence", flat=True)) == {"local"}
     # 003's syllogisms and Table A3 get the same key under both relations
     assert not Item.objects.filter(study=syllogism).exclude(gold_other=models.F("gold_answer")).exists()
@@ -87,7 +87,7 @@ def test_the_necessitation_design_is_keyed_by_the_papers_global_consequence_by_d
 
 def test_distribution_design_records_the_diamond_theorem_disagreement():
     study = StudyFactory()
-    report = designs.items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
+    report = items_generate(study=study, design="modal-distribution", interpretations=2, seed=0)
     assert report.items == 14
     assert [v.template.form_id for v in report.disagreements] == ["dia.theorem"]
     spurious = Item.objects.filter(study=study, form_id="box.spurious").first()
@@ -97,7 +97,7 @@ def test_distribution_design_records_the_diamond_theorem_disagreement():
 
 def test_nonsense_mirror_keeps_names_and_forms_and_links_originals():
     study = StudyFactory()
-    report = designs.items_generate(
+    report = items_generate(
         study=study, design="modal-syllogisms", interpretations=4, seed=5, nonsense=True
     )
     assert report.items == 2 * 24 * 4
@@ -114,11 +114,11 @@ def test_nonsense_mirror_keeps_names_and_forms_and_links_originals():
 
 def test_generating_a_design_twice_needs_replace():
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=2, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=2, seed=0)
     with pytest.raises(ValidationError, match="already has 48 items"):
-        designs.items_generate(study=study, design="modal-syllogisms", interpretations=3, seed=0)
+        items_generate(study=study, design="modal-syllogisms", interpretations=3, seed=0)
     assert Item.objects.filter(study=study).count() == 48
-    report = designs.items_generate(
+    report = items_generate(
         study=study, design="modal-syllogisms", interpretations=3, seed=0, replace=True
     )
     assert report.replaced == 48 and Item.objects.filter(study=study).count() == 72
@@ -126,7 +126,7 @@ def test_generating_a_design_twice_needs_replace():
 
 def test_unknown_design_is_refused():
     with pytest.raises(ValidationError, match="Unknown design"):
-        designs.items_generate(study=StudyFactory(), design="syllogisms", interpretations=2)
+        items_generate(study=StudyFactory(), design="syllogisms", interpretations=2)
 
 
 def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
@@ -137,7 +137,7 @@ def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
     assert (len(paper.names), len(paper.verb_phrases)) == (200, 204)
     assert paper.names == load_lines("paper_names")  # the SSA's top 100 of each sex (issue 35; was names.txt[:200])
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=300, seed=3, lexicon="paper")
+    items_generate(study=study, design="modal-syllogisms", interpretations=300, seed=3, lexicon="paper")
     names = set(study.interpretations.values_list("p_subject", flat=True)) | set(
         study.interpretations.values_list("q_subject", flat=True))
     phrases = set(study.interpretations.values_list("p_predicate", flat=True)) | set(
@@ -146,4 +146,4 @@ def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
     study.refresh_from_db()
     assert study.settings["lexicon"] == "paper"
     with pytest.raises(ValidationError, match="Unknown lexicon size"):
-        designs.items_generate(study=StudyFactory(), design="modal-syllogisms", interpretations=1, lexicon="huge")
+        items_generate(study=StudyFactory(), design="modal-syllogisms", interpretations=1, lexicon="huge")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments import designs
-from experiments.designs import multiple_choice as mc_items
-from experiments.designs import paired as paired_items
+from designs.csv_bank.items import items_import_csv
+from designs.multiple_choice import items as mc_items
+from designs.paired import items as paired_designs
 from logic.csv_table import CsvImportError
 from experiments.models import Item
 from tests.factories import StudyFactory
@@ -35,7 +35,7 @@ def test_a_yes_no_bank_cell_longer_than_its_column_names_row_and_column():
             f"ok,Anna reads.,Can we infer that Anna reads?,yes,short,MP\n"
             f"long,Tom bakes.,Can we infer that Tom bakes?,yes,{'f' * 61},{'a' * 31}\n")
     with pytest.raises(CsvImportError) as error:
-        designs.items_import_csv(study=study, data=data)
+        items_import_csv(study=study, data=data)
     assert "row 3, column 'form_id'" in str(error.value) and "row 3, column 'argument_form'" in str(error.value)
     assert not Item.objects.exists()
 
@@ -44,5 +44,5 @@ def test_a_dual_sided_rule_id_too_long_for_the_pair_column_is_refused():
     study = StudyFactory()
     data = f"premise,conclusion,flipped_conclusion,rule_id\nA is heated,A expands,A does not expand,{'r' * 119}\n"
     with pytest.raises(CsvImportError, match=r"row 2, column 'rule_id'"):
-        paired_items.dual_sided_import(study=study, data=data, templates=[1])
+        paired_designs.dual_sided_import(study=study, data=data, templates=[1])
     assert not Item.objects.exists()

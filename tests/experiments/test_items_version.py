@@ -10,7 +10,7 @@ import pytest
 from django.apps import apps
 from django.db import transaction
 
-from experiments.designs.storage import insert_items_at_once
+from experiments.items.storage import insert_items_at_once
 from experiments.models import Item, StoredLists, StudyItemsVersion
 from experiments.models.items_version import items_version
 from experiments.participation import services

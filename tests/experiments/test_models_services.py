@@ -5,7 +5,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from experiments import designs, services
+from designs.modal.items import items_generate
+
+from experiments import services
 from experiments.models import HumanArm, Item, ItemsLocked, StudyStatus
 from tests.factories import ItemFactory, StudyFactory, TrialFactory, review_consent
 
@@ -59,7 +61,7 @@ def test_items_are_immutable_once_the_study_has_a_response():
     with pytest.raises(ItemsLocked, match="Cannot delete items"):
         Item.objects.filter(study=item.study).delete()
     with pytest.raises(ItemsLocked):
-        designs.items_generate(study=item.study, design="necessitation", interpretations=1)
+        items_generate(study=item.study, design="necessitation", interpretations=1)
     assert Item.objects.get(pk=other.pk).question == original_question
     assert Item.objects.filter(study=item.study).count() == 2
 
@@ -100,7 +102,7 @@ def test_a_model_score_also_locks_the_items():
     with pytest.raises(ItemsLocked, match="model scores"):
         services.item_update(item=other, question="changed?")
     with pytest.raises(ItemsLocked):
-        designs.items_generate(study=item.study, design="necessitation", interpretations=1)
+        items_generate(study=item.study, design="necessitation", interpretations=1)
     with pytest.raises(ItemsLocked):
         Item.objects.filter(study=item.study).delete()
     assert Item.objects.filter(study=item.study).count() == 2

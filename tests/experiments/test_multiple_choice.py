@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from logic import multiple_choice as mc
+from designs.multiple_choice import questions as mc
 from logic.csv_table import CsvImportError
 from experiments.models import Item, Study
 

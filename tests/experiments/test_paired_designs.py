@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from experiments.designs import paired as paired_items
-from logic import rulebreakers
+from experiments.items import pairs as paired_items
+from designs.paired import rulebreakers
 from experiments.models import Item, Study
 
 pytestmark = pytest.mark.django_db

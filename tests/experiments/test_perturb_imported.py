@@ -53,7 +53,7 @@ def test_perturb_items_on_the_published_rulebreakers_keeps_their_ids_and_wording
         assert TokenMapping.of(back).apply(_texts(copy)) == _texts(original)
         assert copy.question.endswith(f"{b['conclusion']}") or b["conclusion"] in copy.prompt
     if kind == "entities":  # the rulebreaker keeps the true country or type of its new city or instance
-        from logic.rulebreakers_data import alternative_cities, capitals
+        from designs.paired.rulebreakers_data import alternative_cities, capitals
 
         facts = {p.city: p.country for p in (*capitals(), *alternative_cities())}
         for copy in copies:

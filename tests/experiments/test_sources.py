@@ -27,8 +27,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from experiments import design_registry as registry
-from experiments.designs import sources
-from logic import rulebreakers
+from experiments.items import sources
+from designs.paired import ulogic_source
+from designs.paired import rulebreakers
 from experiments.models import Item, Study
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "published"
@@ -204,22 +205,22 @@ def test_importing_the_same_excerpt_twice_is_refused_and_nothing_is_written():
 
 
 def test_negating_the_conclusions_modal_or_copula():
-    assert sources.negate("Person X can feed Animal Y") == ("Person X cannot feed Animal Y", "can → cannot")
-    assert sources.negate("Person X cannot ride Animal Y")[0] == "Person X can ride Animal Y"
-    assert sources.negate("Person X is not a sculptor of Material Y")[0] == "Person X is a sculptor of Material Y"
-    assert sources.negate("it is illegal for Person X to have Drug Y")[0] == "it is not illegal for Person X to have Drug Y"
-    assert sources.negate("Facility X will not display Artwork Y")[0] == "Facility X will display Artwork Y"
-    assert sources.negate("Organization X must comply with Legislation Y")[0] == \
+    assert ulogic_source.negate("Person X can feed Animal Y") == ("Person X cannot feed Animal Y", "can → cannot")
+    assert ulogic_source.negate("Person X cannot ride Animal Y")[0] == "Person X can ride Animal Y"
+    assert ulogic_source.negate("Person X is not a sculptor of Material Y")[0] == "Person X is a sculptor of Material Y"
+    assert ulogic_source.negate("it is illegal for Person X to have Drug Y")[0] == "it is not illegal for Person X to have Drug Y"
+    assert ulogic_source.negate("Facility X will not display Artwork Y")[0] == "Facility X will display Artwork Y"
+    assert ulogic_source.negate("Organization X must comply with Legislation Y")[0] == \
         "Organization X must not comply with Legislation Y"
-    assert sources.negate("Person X can't swim")[0] == "Person X can swim"
+    assert ulogic_source.negate("Person X can't swim")[0] == "Person X can swim"
     with pytest.raises(ValueError, match="has no modal verb"):
-        sources.negate("Person X lives in Region Y")
+        ulogic_source.negate("Person X lives in Region Y")
     with pytest.raises(ValueError, match=r"has 2 words the negation could apply to \('can', 'is'\)"):
-        sources.negate("Person X can say that it is raining")
-    assert sources.negate("Cannes is sunny")[0] == "Cannes is not sunny"  # whole words only
+        ulogic_source.negate("Person X can say that it is raining")
+    assert ulogic_source.negate("Cannes is sunny")[0] == "Cannes is not sunny"  # whole words only
 
 
-CANONICAL = [w for w in sources.NEGATIONS if sources.NEGATIONS[sources.NEGATIONS[w]] == w]
+CANONICAL = [w for w in ulogic_source.NEGATIONS if ulogic_source.NEGATIONS[ulogic_source.NEGATIONS[w]] == w]
 
 
 @given(subject=st.sampled_from(["Person X", "Organization X", "Plant Y", "Food X"]),
@@ -228,9 +229,9 @@ CANONICAL = [w for w in sources.NEGATIONS if sources.NEGATIONS[sources.NEGATIONS
                      min_size=1, max_size=4))
 def test_the_flip_is_undone_by_flipping_again(subject, word, rest):
     conclusion = " ".join([subject, word, *rest])
-    flipped, how = sources.negate(conclusion)
+    flipped, how = ulogic_source.negate(conclusion)
     assert flipped != conclusion and how.startswith(f"{word} → ")
-    assert sources.negate(flipped)[0] == conclusion
+    assert ulogic_source.negate(flipped)[0] == conclusion
 
 
 def test_the_ulogic_excerpt_reads_with_flipped_conclusions_and_lists_the_rules_it_cannot_flip():
@@ -249,7 +250,7 @@ def test_the_ulogic_excerpt_reads_with_flipped_conclusions_and_lists_the_rules_i
     assert (first["domain"], first["length"], first["verified"], first["structure"]) == \
         ("affordance", "1", "true", "transitive")
     for row in rows:  # the published conclusions, flipped twice, read as published
-        assert sources.negate(row.fields["flipped_conclusion"])[0] == row.fields["conclusion"]
+        assert ulogic_source.negate(row.fields["flipped_conclusion"])[0] == row.fields["conclusion"]
 
 
 def test_a_ulogic_file_that_is_not_a_list_of_rules_is_refused():

@@ -51,7 +51,7 @@ def test_a_rulebreakers_study_from_the_admin_and_from_generate_items_practise_al
 
 
 def test_a_multiple_choice_bank_uploaded_into_a_yes_no_study_gets_four_option_defaults(admin_client):
-    from experiments.designs.multiple_choice import items_import_multiple_choice
+    from designs.multiple_choice.items import items_import_multiple_choice
 
     made = _admin_add(admin_client, "bank", "csv-import")
     assert made.human_arm.practice == registry.practice_for("csv-import")

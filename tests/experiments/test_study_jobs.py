@@ -13,7 +13,7 @@ from django.utils import timezone
 from analysis.models import PowerAnalysis
 from analysis.power_plan import PowerPlan
 from analysis.power_services import power_request
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments.participation import services
 from experiments.participation.pilot import Pilot, pilot_create, pilot_execute
 from experiments.study_jobs import STALE_AFTER, StudyBusy
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 def _study():
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = services.human_arm_ensure(study=study)
     arm.items_per_participant, arm.attention_checks, arm.practice = 3, [], []
     arm.save()

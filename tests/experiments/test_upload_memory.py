@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from experiments.designs import bank_files, sources
+from experiments.items import bank_files, sources
 from experiments.models import Item
 from tests.factories import StudyFactory
 
@@ -65,7 +65,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyserver.settings")
 import django
 django.setup()  # the web process's own imports, counted in the peak as they are there
 data = open({path!r}, "rb").read()
-from experiments.designs import bank_files, sources
+from experiments.items import bank_files, sources
 try:
     if {reader!r}:
         reading = sources.get({reader!r}).read(data, filename={name!r})

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from django.db.models import Count
 
 from experiments import design_registry as registry
-from experiments.designs import sources
+from experiments.items import sources
 from experiments.models import Item, Study
 
 from .rulebreakers_full import full_size_csv
@@ -73,7 +73,7 @@ def test_the_full_size_published_file_imports_in_one_command_and_in_one_admin_up
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    from experiments.designs import published
+    from designs.paired import published, rulebreakers_source
 
     monkeypatch.setattr(published, "PAIRS_PER_BATCH", 20)  # 400 items a batch (200 pairs, 4,000, in use)
 
@@ -193,12 +193,13 @@ def test_the_batched_rows_are_the_rows_django_writes(small_batches):
     """The batched import writes its rows without model instances (storage.ItemRows, from paired.py's
     member_values and variant_values); the same members stored through Item instances and bulk_create
     (paired.paired_items_store) give the same rows, every column but the id, study and time."""
-    from experiments.designs import paired, published
+    from designs.paired import published, rulebreakers_source
+    from experiments.items import pairs as paired
 
     data = full_size_csv(30)
     batched = Study.objects.create(slug="rb-rows-a", title="a", design="rulebreakers")
     registry.get("rulebreakers").importer(study=batched, data=io.BytesIO(data))
-    members = [published._imported_member(row) for row in sources.read_rulebreakers(data.decode("utf-8")).rows]
+    members = [published._imported_member(row) for row in rulebreakers_source.read_rulebreakers(data.decode("utf-8")).rows]
     django = Study.objects.create(slug="rb-rows-b", title="b", design="rulebreakers")
     paired.paired_items_store(study=django, items=members)
     columns = [f.attname for f in Item._meta.concrete_fields if f.attname not in ("id", "study_id", "created_at")]

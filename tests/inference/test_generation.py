@@ -8,6 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
+from designs.paired import dual_sided as ds_rules
+from designs.paired import prompting as ds_prompting
 from logic import prompting
 from experiments.models import Study
 from inference import services
@@ -154,8 +156,8 @@ def test_smollm2_writes_and_stores_an_answer_for_every_item(dual_sided, modal, s
             assert answer.finish_reason in ("stop", "length")
             assert score.decision == answer.parsed and score.generation["n"] == 1
     ds = ModelScore.objects.filter(run__study=dual_sided).first()
-    assert ds.generation["prompt"].startswith(prompting.with_cot_request(prompting._without_cue(
-        prompting.dual_sided._variant(1, *prompting.DEMONSTRATIONS[0][:2]).text), 1)) or \
+    assert ds.generation["prompt"].startswith(ds_prompting.with_cot_request(ds_prompting._without_cue(
+        ds_rules._variant(1, *ds_prompting.DEMONSTRATIONS[0][:2]).text), 1)) or \
         ds.generation["prompt"].startswith("Premise: Person X is allergic")
 
 
@@ -183,7 +185,7 @@ def test_smollm2_greedy_answers_are_the_same_batched_and_alone(modal, smollm2_ge
 
 
 def test_a_generated_multiple_choice_run_reads_letters_and_shares_them():
-    from experiments.designs import multiple_choice as mc_items
+    from designs.multiple_choice import items as mc_items
 
     study = StudyFactory(design="multiple-choice")
     bank = "id,context,question,option_a,option_b,option_c,option_d,answer,type\n" + "\n".join(
@@ -225,9 +227,9 @@ def test_smollm2_in_chat_format_reads_the_demonstrations_as_turns_of_its_chat_te
 
     scorer = build("hf", LoadConfig(source=services.EMBEDDED_SOURCE, gguf_file=services.EMBEDDED_GGUF, device="cpu"),
                    answers=None, prompt_format="chat", batch_size=2, cache_dir=VAR_DIR / "models")
-    item = prompting.ItemText(prompt=prompting.dual_sided._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
+    item = prompting.ItemText(prompt=ds_rules._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
                                                                    "Y").text, variant="template-1")
-    turns = tuple((t.role, t.text) for t in prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
+    turns = tuple((t.role, t.text) for t in ds_prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
     ((prompt, (answer,)),) = scorer.generate([GenerationRequest(key=0, turns=turns,
                                                                 sampling=SamplingSpec(max_new_tokens=6))])
     assert prompt.count("<|im_start|>user\n") == 3 and prompt.count("<|im_start|>assistant\n") == 3

@@ -9,8 +9,8 @@ import math
 import pytest
 from django.urls import reverse
 
-from experiments.designs import multiple_choice as mc_items
-from logic import multiple_choice as mc
+from designs.multiple_choice import items as mc_items
+from designs.multiple_choice import questions as mc
 from inference import services
 from inference.models import ModelScore, RunStatus
 from inference.scorers.base import AnswerSet, Request, Result, plan_variants, summarise_options

@@ -1,6 +1,6 @@
 """Each design's paper decides how a model's answer to its items is read (issue 25 item 5, issue 29):
 the answer forms summed and the decision rule are declared by the design's registry entry
-(experiments/designs/catalog.py), a run records what it used, and a configuration that sets its own
+(designs/<family>/design.py), a run records what it used, and a configuration that sets its own
 says so in the report's configurations table. Scores come from the fake scorer through the one run
 loop (services.model_run_execute), so every probability checked here was really computed."""
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from experiments import designs
 from experiments import design_registry as registry
 from experiments.models import ItemKind
 from inference import services, strategies
@@ -60,9 +59,9 @@ def _run(study, model, kind=None):
 
 
 def test_every_design_declares_its_papers_forms_and_rule():
-    declared = {d.name: (d.scoring.answer_forms, d.scoring.decision_rule) for d in designs.all_designs()}
+    declared = {d.name: (d.scoring.answer_forms, d.scoring.decision_rule) for d in registry.all_designs()}
     assert declared == PAPER
-    for design in designs.all_designs():  # each says where its paper says so
+    for design in registry.all_designs():  # each says where its paper says so
         assert design.scoring.forms_source and design.scoring.decision_source
     assert registry.scoring("modal-syllogisms").forms_source.startswith("003 §4.1")
     assert registry.scoring("rulebreakers").forms_source.startswith("000 Eq. 4")
@@ -146,8 +145,8 @@ def test_a_configurations_own_forms_and_rule_override_every_design_and_the_repor
 def test_the_decision_rule_and_forms_labels_name_exactly_the_designs_of_each():
     from inference.models import answer_forms_choices, decision_rule_choices
 
-    top = sorted(d.name for d in designs.all_designs() if d.scoring.decision_rule == "top_token")
-    relative = sorted(d.name for d in designs.all_designs() if d.scoring.decision_rule == "relative")
+    top = sorted(d.name for d in registry.all_designs() if d.scoring.decision_rule == "top_token")
+    relative = sorted(d.name for d in registry.all_designs() if d.scoring.decision_rule == "relative")
     assert top == ["dual-sided", "rulebreakers"]
     label = dict(decision_rule_choices())[DecisionRule.PAPER]
     assert label == (f"the rule of the item's design's paper: relative for {', '.join(relative)}; "
@@ -213,7 +212,7 @@ def _code_strings(path: Path) -> set[str]:
 
 def test_no_code_in_inference_names_a_design():
     """Issue 29: what a design's items need from the model arm comes from its registry entry."""
-    names = {d.name for d in designs.all_designs()} | {registry.CATCH_ITEMS}
+    names = {d.name for d in registry.all_designs()} | {registry.CATCH_ITEMS}
     found = []
     for path in sorted((ROOT / "inference").rglob("*.py")):
         if "migrations" in path.parts:

@@ -18,12 +18,13 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from experiments import designs, services as study_services
+from designs.modal.items import items_generate
+from experiments import services as study_services
 from inference import services
 from logic.modal_forms import SYLLOGISMS
 
 study = study_services.study_create(slug="killed", title="Killed", design=SYLLOGISMS)
-designs.items_generate(study=study, design=SYLLOGISMS, interpretations=10, seed=0)
+items_generate(study=study, design=SYLLOGISMS, interpretations=10, seed=0)
 fake = services.language_model_create(name="fake", source="fake", backend="fake", device="cpu")
 run = services.model_run_create(study=study, language_model=fake, batch_size=8)  # chunks of 16
 print("RUN", run.pk, flush=True)

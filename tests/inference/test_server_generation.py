@@ -145,13 +145,15 @@ def test_a_chat_configuration_generates_through_the_chat_endpoint(llama_server):
 
     from inference.scorers import build
     from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
+    from designs.paired import dual_sided
+    from designs.paired import prompting as ds_prompting
     from logic import prompting
 
     scorer = build("chat", LoadConfig(source="chat"), answers=None, prompt_format="chat", batch_size=4,
                    chat={"url": llama_server, "model": "smollm2"})
-    item = prompting.ItemText(prompt=prompting.dual_sided._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
+    item = prompting.ItemText(prompt=dual_sided._variant(1, "Tool Y is sharp", "Person X can cut with Tool "
                                                                    "Y").text, variant="template-1")
-    turns = tuple((t.role, t.text) for t in prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
+    turns = tuple((t.role, t.text) for t in ds_prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item))
     ((prompt, (answer,)),) = scorer.generate([GenerationRequest(key=0, turns=turns,
                                                                 sampling=SamplingSpec(max_new_tokens=8))])
     messages = json.loads(prompt)

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core import serializers
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments import services as study_services
 from inference import llama_serve, services
 from inference.models import Backend, ModelRun, ModelScore, RunStatus
@@ -28,7 +28,7 @@ TOLERANCE = 1e-3  # log p per variant, server vs hf (docs/models.md)
 def demo_study(slug="server-demo"):
     """The demo's study (paper 003's design, one interpretation, seed 0, with its nonsense mirror)."""
     study = study_services.study_create(slug=slug, title="demo", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0, nonsense=True)
+    items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0, nonsense=True)
     return study
 
 

@@ -99,14 +99,15 @@ class Stack:
 
 
 SEED = f"""
-from experiments import designs, services
+from designs.modal.items import items_generate
+from experiments import services
 from experiments.models import Study, StudyStatus
 from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure
 from inference.services import language_model_create
 import sys
 study = Study.objects.create(slug={SLUG!r}, title="Integration", design="modal-syllogisms")
-designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
 arm = human_arm_ensure(study=study)
 for name, value in {{"items_per_participant": {ITEMS_PER_PARTICIPANT}, "completion_code": "C0MPLETE",
         "no_consent_code": "NOCONSENT", "failed_attention_code": "FAILEDAC", "incompatible_device_code": "NODEVICE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.item_csv import CsvImportError
-from logic.dual_sided import dual_sided_items, parse_rule_bank
+from designs.paired.dual_sided import dual_sided_items, parse_rule_bank
 from logic.pairs import link_pairs
 
 BANK = (

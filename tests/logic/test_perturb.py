@@ -8,17 +8,12 @@ import pytest
 
 from experiments.item_csv import CsvImportError
 from logic import generate
-from logic import rulebreakers as rb
-from logic.dual_sided import dual_sided_items, parse_rule_bank
+from designs.paired import rulebreakers as rb
+from designs.paired.dual_sided import dual_sided_items, parse_rule_bank
 from logic.pairs import PairingError, link_pairs, perturbation_links
-from logic.perturb import (
-    TokenMapping,
-    parse_mapping_csv,
-    perturb_interpretations,
-    perturb_rulebreakers,
-    perturb_rules,
-)
-from logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
+from designs.paired.perturb_specs import perturb_rulebreakers, perturb_rules
+from logic.perturb import TokenMapping, parse_mapping_csv, perturb_interpretations
+from designs.paired.rulebreakers_data import alternative_cities, capitals, categories, given_names
 
 DESIGN = "modal-syllogisms"
 
@@ -218,7 +213,7 @@ def test_perturbation_links_refuse_orphans_and_doubles(specs):
 
 
 def test_a_supplied_place_list_cannot_contradict_known_facts(specs):
-    from logic.rulebreakers_data import Place
+    from designs.paired.rulebreakers_data import Place
 
     geo = next(s for s in specs if s.entity_kind == "geographical" and s.whole != "Norway")
     with pytest.raises(ValueError, match="'Stockholm' belongs to 'Sweden', not 'Norway'"):

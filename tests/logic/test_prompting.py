@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from experiments import design_registry as registry
-from logic import dual_sided, prompting
+from designs.paired import dual_sided
+from designs.paired import prompting as ds_prompting
+from logic import prompting
 from logic.pairs import PromptVariant
 
 # 004 Table 11, the Answer-Explain prompt, as printed:
@@ -28,11 +30,11 @@ def _item(number: int) -> prompting.ItemText:
 def test_the_dual_sided_designs_paper_setting_is_004s_two_shot_cot():
     generation = registry.get("dual-sided").generation
     assert generation.paper_prompt == "two-shot-cot"
-    assert generation.prompt("paper") is prompting.DUAL_SIDED_TWO_SHOT_COT
+    assert generation.prompt("paper") is ds_prompting.DUAL_SIDED_TWO_SHOT_COT
 
 
 def test_template_1_asks_with_table_11s_answer_explain_wording_and_two_demonstrations_of_table_10():
-    turns = prompting.DUAL_SIDED_TWO_SHOT_COT.turns(_item(1))
+    turns = ds_prompting.DUAL_SIDED_TWO_SHOT_COT.turns(_item(1))
     assert [t.role for t in turns] == ["user", "assistant", "user", "assistant", "user"]
     questions = [t.text for t in turns if t.role == "user"]
     assert all(q.startswith(TABLE_11 + "\n") for q in questions)
@@ -46,7 +48,7 @@ def test_template_1_asks_with_table_11s_answer_explain_wording_and_two_demonstra
 @pytest.mark.parametrize("number", [1, 2, 3, 4, 5])
 def test_every_template_gets_the_request_once_and_its_own_answer_words(number):
     item = _item(number)
-    turns = prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item)
+    turns = ds_prompting.DUAL_SIDED_TWO_SHOT_COT.turns(item)
     for turn in turns:
         if turn.role == "user":
             assert turn.text.count(", and also explain why.") == 1
@@ -60,7 +62,7 @@ def test_every_template_gets_the_request_once_and_its_own_answer_words(number):
 
 
 def test_the_raw_prompt_puts_each_answer_after_its_question_and_ends_ready_for_the_answer():
-    raw = prompting.render_raw(prompting.DUAL_SIDED_TWO_SHOT_COT.turns(_item(3)))
+    raw = prompting.render_raw(ds_prompting.DUAL_SIDED_TWO_SHOT_COT.turns(_item(3)))
     assert raw.count("Yes or No? Please predict whether the premise entails the conclusion, and also explain why.") == 3
     assert "\nYes. Food Y contains" in raw and "\nNo. Food Y contains" in raw
     assert raw.endswith("then Person X can cut with Tool Y.\n")
@@ -68,4 +70,4 @@ def test_the_raw_prompt_puts_each_answer_after_its_question_and_ends_ready_for_t
 
 def test_a_prompt_without_the_templates_instruction_is_refused():
     with pytest.raises(ValueError, match="instruction"):
-        prompting.with_cot_request("Is this rule right?", 1)
+        ds_prompting.with_cot_request("Is this rule right?", 1)

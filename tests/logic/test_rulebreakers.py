@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import pytest
 
-from logic import rulebreakers as rb
+from designs.paired import rulebreakers as rb
 from logic.pairs import PairingError, link_pairs
-from logic.rulebreakers import RulebreakerSpec, render
-from logic.rulebreakers_data import alternative_cities, capitals, categories, given_names
+from designs.paired.rulebreakers import RulebreakerSpec, render
+from designs.paired.rulebreakers_data import alternative_cities, capitals, categories, given_names
 
 
 def spec(rule, kind, verb, whole, part, swapped, article="", name="Anne", pronoun="she"):

@@ -50,18 +50,18 @@ def test_the_admin_trial_export_quotes_a_participants_user_agent(client):
 
 
 def test_an_exported_item_bank_with_a_formula_like_text_imports_back_unchanged(tmp_path):
-    from experiments import designs
+    from designs.csv_bank.items import items_import_csv
     from experiments.item_csv import write_items_csv
     from tests.factories import StudyFactory
 
     study = StudyFactory()
     bank = ("item_id,premise_1,question,gold_answer\n"
             '"i1","=Anna reads.","+Can we infer that Anna reads?","yes"\n')
-    designs.items_import_csv(study=study, data=bank)
+    items_import_csv(study=study, data=bank)
     out = io.StringIO()
     write_items_csv(out, study.items.select_related("interpretation", "original"))
     assert "'=Anna reads." in out.getvalue() and "'+Can we infer" in out.getvalue()
     again = StudyFactory()
-    designs.items_import_csv(study=again, data=out.getvalue())
+    items_import_csv(study=again, data=out.getvalue())
     item = again.items.get()
     assert item.premises == ["=Anna reads."] and item.question == "+Can we infer that Anna reads?"

@@ -2,7 +2,7 @@
 
 The shared CSV reader (logic/csv_table.py), the yes/no item bank (experiments/item_csv.py,
 through the import_items command and the items_import_csv service), the dual-sided rule bank
-(logic/dual_sided.py) and, where present, the services that save paired and
+(designs/paired/dual_sided.py) and, where present, the services that save paired and
 multiple-choice banks. Every file either imports completely or is refused with an error message
 that names its row; no other exception escapes, and a refused file leaves every row count as it was.
 """
@@ -15,12 +15,12 @@ from django.core.management.base import CommandError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments import designs
-from experiments.designs import multiple_choice as mc_items
-from experiments.designs import paired as paired_items
+from designs.csv_bank.items import items_import_csv
+from designs.multiple_choice import items as mc_items
+from designs.paired import items as paired_designs
 from experiments.item_csv import parse_item_csv
 from logic.csv_table import CsvImportError, open_csv
-from logic.dual_sided import parse_rule_bank
+from designs.paired.dual_sided import parse_rule_bank
 from experiments.models import Interpretation, Item, Study
 from tests.factories import StudyFactory
 
@@ -146,7 +146,7 @@ def test_the_item_bank_service_saves_all_rows_or_none(data):
     study = StudyFactory(design="csv-import")
     before = _counts()
     try:
-        report = designs.items_import_csv(study=study, data=data)
+        report = items_import_csv(study=study, data=data)
     except CsvImportError as error:
         _refusal_names_a_row(error)
         assert _counts() == before
@@ -192,7 +192,7 @@ def _saves_all_or_none(service, study, data) -> None:
 @DB
 @given(data=files_or_bytes(RULE_COLUMNS))
 def test_the_rule_bank_service_saves_all_rules_or_none(data):
-    _saves_all_or_none(paired_items.dual_sided_import, StudyFactory(design="dual-sided"), data)
+    _saves_all_or_none(paired_designs.dual_sided_import, StudyFactory(design="dual-sided"), data)
 
 
 @pytest.mark.django_db
@@ -219,7 +219,7 @@ def test_values_that_do_not_fit_a_column_are_refused_by_name(changes):
     study = StudyFactory(design="csv-import")
     before = _counts()
     try:
-        designs.items_import_csv(study=study, data=_bank(**changes))
+        items_import_csv(study=study, data=_bank(**changes))
     except CsvImportError as error:
         _refusal_names_a_row(error)
         assert _counts() == before
@@ -241,7 +241,7 @@ json_values = st.recursive(
 def test_a_json_bank_is_read_or_refused_with_its_reason(value, depth, lines):
     import json
 
-    from experiments.designs import bank_files
+    from experiments.items import bank_files
 
     for _ in range(depth):
         value = [value] if depth % 2 else {"k": value}
@@ -258,7 +258,7 @@ def test_a_json_bank_is_read_or_refused_with_its_reason(value, depth, lines):
 @PURE
 @given(data=st.binary(max_size=300), name=st.sampled_from(["bank.json", "bank.jsonl", "bank.parquet", "bank.csv"]))
 def test_any_bytes_are_read_or_refused_in_every_format(data, name):
-    from experiments.designs import bank_files
+    from experiments.items import bank_files
 
     try:
         bank_files.read_table(data, name=name)

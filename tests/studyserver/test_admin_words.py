@@ -178,14 +178,15 @@ def test_no_change_page_shows_raw_json(admin_client, settings):
     from analysis.power_plan import PowerPlan
     from analysis.power_services import power_request
     from analysis.services import report_request
-    from experiments import designs, services
+    from designs.modal.items import items_generate
+    from experiments import services
     from experiments.models import Item, Participant
     from experiments.participation.pilot import Pilot, PilotStatus, pilot_create
     from inference import services as inference
 
     settings.DUET_TASK_MODE = "embedded"
     study = services.study_create(slug="json-free", title="JSON free", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
     item = Item.objects.filter(study=study).order_by("pk").first()  # before any response: items are then fixed
     item.attributes, item.answer_words = {"source": "Table A1", "row": 3}, {"yes": "True", "no": "False"}
     item.save()
@@ -225,11 +226,12 @@ def test_no_change_page_shows_raw_json(admin_client, settings):
 
 @pytest.mark.django_db
 def test_lists_show_rounded_numbers(admin_client):
-    from experiments import designs, services
+    from designs.modal.items import items_generate
+    from experiments import services
     from inference import services as inference
 
     study = services.study_create(slug="rounded", title="Rounded", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
     model = inference.language_model_create(name="fake-rounded", source="test/fake-rounded", backend="fake")
     run = inference.model_run_execute(run_id=inference.model_run_create(study=study, language_model=model,
                                                                          item_limit=4).pk)
@@ -290,7 +292,7 @@ def visible(html: str) -> str:
 def test_every_help_text_reads_as_written_when_rendered_as_html():
     """A help text is shown as HTML: '(/s/<short name>/)' read '(/s//)', its placeholder taken for a tag. Every
     field the admin shows, and every option of every design's generate and upload forms, reads as written."""
-    from experiments.designs.admin_views import options_form
+    from experiments.items.admin_views import options_form
     from experiments.design_registry import all_designs
 
     texts = {(model._meta.label, name): help_text for _, model, name, _, help_text, _ in _walk()}

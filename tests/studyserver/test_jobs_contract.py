@@ -175,7 +175,8 @@ from django.db import transaction
 from analysis.power_plan import PowerPlan
 from analysis.power_services import power_request
 from analysis.services import report_request
-from experiments import designs, services
+from designs.modal.items import items_generate
+from experiments import services
 from experiments.participation.pilot import pilot_create
 from inference.services import language_model_create, model_run_launch
 from studyserver import jobs
@@ -188,7 +189,7 @@ def record(kind, make):
     out[kind] = {"status": job.status, "error": job.error, "pk": job.pk, "model": type(job).__name__}
 
 study = services.study_create(slug="down", title="Down", design="modal-syllogisms")
-designs.items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
+items_generate(study=study, design="modal-syllogisms", interpretations=1, seed=0)
 fake = language_model_create(name="fake", source="fake", backend="fake", device="cpu")
 record("model run", lambda: model_run_launch(study=study, language_model=fake))
 record("report", lambda: report_request(study=study))

@@ -27,13 +27,14 @@ def test_the_landing_page_links_the_admin_and_the_docs_and_no_demo_before_there_
 
 @pytest.mark.django_db
 def test_the_landing_page_links_the_open_demo_study_with_a_fresh_participant_each_time(client):
-    from experiments import designs, services
+    from designs.modal.items import items_generate
+    from experiments import services
     from experiments.models import Participant, StudyStatus
     from experiments.participation.services import human_arm_ensure
     from tests.factories import review_consent
 
     study = services.study_create(slug=DEMO_SLUG, title="Modal syllogisms (paper 003 demo)", design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     html = client.get("/").content.decode()
     assert "Modal syllogisms (paper 003 demo) (draft)" in html and 'id="demo-preview"' in html
     assert 'id="demo-participant"' not in html  # a draft takes no participants

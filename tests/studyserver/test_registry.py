@@ -12,7 +12,7 @@ from studyserver.registry import Registry
 def _registries():
     from designs.modal import mixed
     from experiments import design_registry as designs
-    from experiments.designs import sources
+    from experiments.items import sources
     from inference import scorers, strategies
 
     return {"design": designs._designs, "scorer": scorers.REGISTRY, "run kind": strategies.REGISTRY,

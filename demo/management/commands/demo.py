@@ -17,7 +17,9 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments import designs, services
+from experiments import design_registry as registry
+
+from experiments import services
 from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
 from studyserver.env import BASE_DIR
@@ -61,8 +63,8 @@ class Command(BaseCommand):
                 design=SYLLOGISMS,
                 description="24 logical forms × interpretations, gold answers from the S5 checker, nonsense mirror.",
             )
-            report = designs.items_generate(
-                study=study, design=SYLLOGISMS, interpretations=interpretations, seed=0, nonsense=True
+            report = registry.get(SYLLOGISMS).make(
+                study=study, interpretations=interpretations, seed=0, nonsense=True
             )
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")
             for line in report.disagreement_lines():

@@ -1,6 +1,6 @@
 """python manage.py generate_items DESIGN [STUDY | --study SLUG] [options]
 
-DESIGN is any generated design of the registry (experiments/designs/catalog.py); its options are
+DESIGN is any generated design of the registry (designs/<family>/design.py); its options are
 the registry's, as flags:
 003's designs:   [--interpretations N] [--seed S] [--nonsense] [--system S5] [--consequence paper|local|global]
                  [--paper-lexicon] [--replace]
@@ -18,8 +18,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import designs, selectors, services
-from experiments.designs import perturbations
+from experiments import design_registry as registry
+from experiments import selectors, services
+from experiments.items import perturbing
 from experiments.item_csv import write_items_csv
 from experiments.management.team_option import add_team_argument, check_team, team_named
 from logic import perturb
@@ -77,13 +78,13 @@ class Command(BaseCommand):
             "the model checker) or RULEBREAKERS (seed 000); optionally add a perturbation (seed 002).")
 
     def add_arguments(self, parser):
-        parser.add_argument("design", choices=[d.name for d in designs.generated()])
+        parser.add_argument("design", choices=[d.name for d in registry.generated()])
         parser.add_argument("study_slug", nargs="?", metavar="STUDY", help="study slug (or --study)")
         parser.add_argument("--study", help="study slug (a new study is created if none has it)")
         parser.add_argument("--title", help="title for a new study")
         add_team_argument(parser)
         parser.add_argument("--export", metavar="CSV", help="also write the study's items of this design to a CSV file")
-        add_design_options(parser, designs.generated())
+        add_design_options(parser, registry.generated())
         group = parser.add_argument_group("perturbation (seed 002), any design")
         group.add_argument("--perturb", metavar="KIND", help="names, entities, nonsense or mapping:FILE.csv")
         group.add_argument("--perturb-seed", type=int, default=0)
@@ -92,14 +93,14 @@ class Command(BaseCommand):
                            help="only add the perturbation to the study's existing items (no generation)")
 
     def handle(self, *args, design, study_slug, study, title, export, team=None, **options):
-        design = designs.get(design)
+        design = registry.get(design)
         team = team_named(team)
         slug = study_slug or study
         if not slug or (study_slug and study and study_slug != study):
             raise CommandError("Name one study: generate_items DESIGN STUDY (or --study SLUG).")
         given = {name: value for name, value in options.items() if value is not None}
         foreign = sorted(name for name, value in given.items() if value not in (False, [])
-                         and name in {o.name for d in designs.generated() for o in d.options}
+                         and name in {o.name for d in registry.generated() for o in d.options}
                          and name not in {o.name for o in design.options})
         if foreign:
             raise CommandError(f"{design.name} takes no {', '.join('--' + n.replace('_', '-') for n in foreign)}.")
@@ -123,7 +124,7 @@ class Command(BaseCommand):
                     report = design.make(study=target, **design.option_values(given))
                 perturbed = None
                 if kind:
-                    perturbed = perturbations.items_perturb(
+                    perturbed = perturbing.items_perturb(
                         study=target, kind=kind, seed=options["perturb_seed"], mapping=mapping,
                         label=options["perturb_label"], designs=(design.name,),
                     )

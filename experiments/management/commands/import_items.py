@@ -4,14 +4,14 @@ python manage.py import_items multiple-choice FILE.csv [STUDY | --study SLUG]
 python manage.py import_items KIND FILE STUDY --format NAME [--skip-problems]
 python manage.py import_items rulebreakers RULEBREAKERS_finegrained_format.csv STUDY
 
-KIND is any design of the registry that takes a file (experiments/designs/catalog.py); "yes-no" names
+KIND is any design of the registry that takes a file (designs/<family>/design.py); "yes-no" names
 the yes/no bank (design csv-import).
 
 yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
 dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
-length and descriptive columns; see logic/dual_sided.py); each rule gives an original
+length and descriptive columns; see designs/paired/dual_sided.py); each rule gives an original
 (gold yes) and a flipped (gold no) item under each chosen template of Table 9.
---format names a published format the design reads (experiments/designs/sources/: ulogic-json
+--format names a published format the design reads (experiments/items/sources/: ulogic-json
 for dual-sided, logiqa-text for multiple-choice, rulebreakers-finegrained for rulebreakers, which
 reads no bank and takes it by default); "bank" names the design's own CSV columns (the default where
 it has them). Rows of a published format that cannot be read or transformed are listed by id and
@@ -31,28 +31,29 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from experiments import designs, selectors, services
-from experiments.designs import sources
+from experiments import design_registry as registry
+from experiments import selectors, services
+from experiments.items import sources
 from experiments.factors import SETTING, validate
 from experiments.item_csv import CsvImportError
 from experiments.management.team_option import add_team_argument, check_team, team_named
 from experiments.models import LogicSystem
 
 YES_NO = "yes-no"  # the yes/no bank's name on the command line
-KINDS = (YES_NO, *(d.name for d in designs.importable() if not d.generic))
+KINDS = (YES_NO, *(d.name for d in registry.importable() if not d.generic))
 
 
-def _design(kind: str) -> designs.Design:
+def _design(kind: str) -> registry.Design:
     if kind == YES_NO:  # the generic yes/no bank (the registry's one generic design)
-        return next(d for d in designs.imported() if d.generic)
-    return designs.get(kind)
+        return registry.generic_bank()
+    return registry.get(kind)
 
 
 def _known_kinds() -> str:
     return ", ".join(KINDS)
 
 
-def _format(kind: str, design: designs.Design, named: str | None) -> str:
+def _format(kind: str, design: registry.Design, named: str | None) -> str:
     """The format to read: the one named (checked against the design's), else the design's default."""
     if named is None:
         return design.default_format
@@ -82,7 +83,7 @@ class Command(BaseCommand):
         """on_progress for a streamed import: a line at most every `every` seconds and after the last batch
         (rows read, items written, rate, time left); the import is one transaction, so a refusal or an
         interruption rolls it back whole."""
-        from experiments.designs.paired_batches import Progress
+        from experiments.items.paired_batches import Progress
 
         progress, last = Progress(), [None]
 

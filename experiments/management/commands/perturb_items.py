@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments import selectors
-from experiments.designs import perturbations
+from experiments.items import perturbing
 
 from .generate_items import parse_perturbation
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
             raise CommandError(f"No study with slug '{study}'.")
         kind, mapping = parse_perturbation(perturbation)
         try:
-            report = perturbations.items_perturb(
+            report = perturbing.items_perturb(
                 study=target, kind=kind, seed=seed, mapping=mapping, label=label,
                 designs=tuple(design) if design else None,
             )

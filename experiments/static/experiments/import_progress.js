@@ -1,4 +1,4 @@
-// While an upload's "Write" request runs, show the import's progress (experiments/designs/import_progress.py):
+// While an upload's "Write" request runs, show the import's progress (experiments/items/import_progress.py):
 // rows read, items written, the rate and the time left, asked for every second until the page is replaced.
 const form = document.getElementById("items-form");
 const shown = document.getElementById("import-progress");

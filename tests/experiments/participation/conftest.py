@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments import designs, services
+from designs.modal.items import items_generate
+
+from experiments import services
 from experiments.models import StudyStatus
 from experiments.participation.services import human_arm_ensure
 from tests.factories import StudyFactory, review_consent
@@ -11,7 +13,7 @@ from tests.factories import StudyFactory, review_consent
 
 def make_open_study(*, interpretations: int = 24, **arm_settings):
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=interpretations, seed=0)
     arm = human_arm_ensure(study=study)
     defaults = {"items_per_participant": 24, "completion_code": "C0MPLETE", "no_consent_code": "NOCONSENT",
                 "failed_attention_code": "FAILEDAC", "incompatible_device_code": "NODEVICE"}

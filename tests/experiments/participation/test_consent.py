@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments import services as study_services
 from experiments.models import Participant, StudyStatus, Trial
 from experiments.participation import consent
@@ -90,7 +90,7 @@ def test_the_text_stays_editable_per_study(open_study):
 
 def test_a_study_does_not_open_before_its_consent_is_reviewed():
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     with pytest.raises(ValidationError, match="cannot open. Its consent page names no contact"):
         study_services.study_transition(study=study, to=StudyStatus.OPEN)
     arm = flow.human_arm_ensure(study=study)
@@ -169,7 +169,7 @@ def change_form_data(response) -> dict:
 def test_the_researcher_marks_the_consent_reviewed_on_the_study_page_and_the_admin_says_why_it_cannot_open(staff):
     client, user = staff
     study = StudyFactory()
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     changelist = reverse("admin:experiments_study_changelist")
     response = client.post(changelist, {"action": "open_studies", "_selected_action": [study.pk]}, follow=True)
     assert "cannot open. Its consent page names no contact" in response.content.decode()

@@ -106,7 +106,7 @@ def test_a_study_whose_places_cannot_cover_its_lists_says_so_on_the_launch_panel
 
 def test_the_panel_counts_the_orders_of_questions_fewer_places_leave_out():
     from .test_multiple_choice_trials import mc_bank
-    from experiments.designs import multiple_choice as mc_items
+    from designs.multiple_choice import items as mc_items
     from tests.factories import StudyFactory
 
     study = StudyFactory(design="multiple-choice")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments import services as study_services
 from experiments.models import StudyStatus
 from experiments.participation.overview import statements_phrase
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def open_design(design: str, **arm_settings):
     study = StudyFactory(design=design)
-    designs.items_generate(study=study, design=design, interpretations=4, seed=0)
+    items_generate(study=study, design=design, interpretations=4, seed=0)
     arm = human_arm_ensure(study=study)
     for name, value in {"items_per_participant": 3, **arm_settings}.items():
         setattr(arm, name, value)

@@ -90,7 +90,7 @@ def test_opening_reads_the_items_not_a_stale_summary():
 def test_the_batched_imports_raw_inserts_rebuild_the_summary_once_it_commits():
     """A whole dataset is written by storage.ItemRows (COPY / executemany, no bulk_create): it tells the
     summary too, so the first page after a 256,000-item import does not rebuild it (3.4 s)."""
-    from experiments.designs.storage import insert_items_at_once
+    from experiments.items.storage import insert_items_at_once
 
     study = pairs(random.Random(5))
     kept(study)

@@ -60,7 +60,8 @@ def test_the_study_page_draws_completions_over_time_for_real_participants_only(c
 
 
 def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
-    from experiments import designs
+    from experiments import design_registry as registry
+    from designs.modal.items import items_generate
     from experiments.design_registry import CATCH_ITEMS
     from tests.experiments.test_csv_import import GOOD, HEADER
 
@@ -71,7 +72,7 @@ def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
         f"Latin square over {interpretations} interpretations × 24 forms: every form equally often in a list, "
         "no interpretation twice")
     # a CSV bank added to generated items: the grid is gone, and the panel says so
-    designs.get("csv-import").make(study=study, data=(HEADER + GOOD).encode("utf-8"))
+    registry.get("csv-import").make(study=study, data=(HEADER + GOOD).encode("utf-8"))
     scheme = services.lists_scheme(study=study, arm=arm)
     assert scheme.startswith(f"one column of {study.items.exclude(design=CATCH_ITEMS).count()} items")
     assert "no Latin square" in scheme and "designs: csv-import, modal-syllogisms" in scheme
@@ -81,11 +82,11 @@ def test_the_panel_says_how_lists_are_drawn_and_when_there_is_no_latin_square():
 
 def test_every_cross_gives_its_reason_and_where_to_fix_it():
     """Issue 27: the reason of a ✗ is on the panel, not only on the refused opening."""
-    from experiments import designs
+    from designs.modal.items import items_generate
     from tests.factories import StudyFactory
 
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=8, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=8, seed=0)
     arm = services.human_arm_ensure(study=study)
     arm.practice = [*arm.practice, {"premises": ["If Mia isn't painting a fence, then Leo is washing a car.",
                                                  "Mia isn't painting a fence."],

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments.models import Item
 from experiments.participation import services
 from experiments.participation.shapes import study_shape
@@ -28,7 +28,7 @@ def _item(study, code, **fields):
 
 def generated(rng):
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=3, seed=rng.randrange(9),
+    items_generate(study=study, design="modal-syllogisms", interpretations=3, seed=rng.randrange(9),
                            nonsense=True)
     mirrors = list(study.items.filter(original__isnull=False).values_list("pk", flat=True))
     Item.objects.filter(pk__in=rng.sample(mirrors, rng.randrange(len(mirrors) // 3))).delete()

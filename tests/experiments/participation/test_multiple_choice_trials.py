@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from experiments.designs import multiple_choice as mc_items
+from designs.multiple_choice import items as mc_items
 from experiments.models import Item, Participant, StudyStatus, Trial
 from experiments.participation import trials
 from experiments.participation import services

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from experiments import services
-from experiments.designs import paired as paired_items
+from experiments.items import pairs as paired_items
 from experiments.models import Item, Study, StudyStatus
 from experiments.models.human_arm import default_attention_checks
 from experiments.participation.services import human_arm_ensure, participant_start

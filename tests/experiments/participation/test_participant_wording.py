@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from experiments import designs, services
+from experiments import services
 from experiments import design_registry as registry
 from experiments.models import Study, StudyStatus
 from tests.factories import review_consent
@@ -36,7 +36,7 @@ def _study(design: str) -> Study:
         study = services.study_create(slug=f"w-{design}", title="Wording", design=design)
         make = registry.get(design)
         if make.source == registry.GENERATE:
-            designs.get(design).make(study=study, interpretations=24, seed=0)
+            registry.get(design).make(study=study, interpretations=24, seed=0)
         elif design == "dual-sided":
             make.make(study=study, data=RULE_BANK.encode())
         elif design == "multiple-choice":

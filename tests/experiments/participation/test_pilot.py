@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from django.core.management import CommandError, call_command
 
-from experiments import designs
+from designs.modal.items import items_generate
 from experiments import services as study_services
 from experiments.models import Participant, ParticipantStatus, StudyStatus, Trial
 from experiments.participation import selectors, services
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 def draft_study(**arm_settings):
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = services.human_arm_ensure(study=study)
     for name, value in {"items_per_participant": 24, "completion_code": "C0MPLETE", **arm_settings}.items():
         setattr(arm, name, value)

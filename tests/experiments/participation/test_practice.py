@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from experiments import designs, services
+from designs.modal.items import items_generate
+
+from experiments import services
 from experiments import design_registry as registry
-from logic import dual_sided, rulebreakers
+from designs.paired import dual_sided, rulebreakers
 from logic.checker import entails
 from logic.modal_forms import DESIGNS, templates_for
 from logic.parser import parse_sequent
-from experiments.designs.multiple_choice import DESIGN as MULTIPLE_CHOICE
+from designs.multiple_choice.items import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus
 from experiments.participation import practice
 from experiments.models.human_arm import validate_practice
@@ -99,7 +101,7 @@ def test_a_new_human_arm_practises_on_its_designs_set(design, statements):
 @pytest.mark.django_db
 def test_a_study_whose_practice_shares_a_tested_form_does_not_open():
     study = StudyFactory(design="modal-syllogisms")
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
+    items_generate(study=study, design="modal-syllogisms", interpretations=24, seed=0)
     arm = review_consent(study)
     arm.practice = [practice.default_for("modal-syllogisms")[0], MODUS_PONENS]
     arm.save()

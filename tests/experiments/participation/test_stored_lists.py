@@ -14,9 +14,11 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments import designs
+from designs.modal.items import items_generate
+
+from designs.csv_bank.items import items_import_csv
 from experiments import services as study_services
-from experiments.designs.perturbations import items_perturb
+from experiments.items.perturbing import items_perturb
 from experiments.models import Item, Study, StudyStatus
 from experiments.participation import choice, lists, services
 from experiments.models import PairedPresentation
@@ -148,7 +150,7 @@ def test_a_yes_no_study_gets_the_rules_lists_and_a_new_generation_rebuilds_them(
     arrive(study, people, 5)
     header = StoredLists.objects.get(study=study)
     assert header.total == 24 * 2 and StoredList.objects.filter(owner=header).count() == 48
-    designs.items_generate(study=study, design="modal-syllogisms", interpretations=48, seed=0, replace=True)
+    items_generate(study=study, design="modal-syllogisms", interpretations=48, seed=0, replace=True)
     arrive(study, people, 3)
     assert StoredLists.objects.get(study=study).total == 24 * 4  # 48 interpretations: 4 windows of 12
     configure(study, items_per_participant=24)  # a setting the lists depend on
@@ -184,13 +186,13 @@ def test_an_imported_bank_and_an_edited_item_rebuild_the_lists():
     study = StudyFactory(design="csv-bank")
     bank = "item_id,premise_1,question,gold_answer\n" + "".join(
         f"i{n},Ann is reading {n}.,Can we infer that Ann is reading?,yes\n" for n in range(10))
-    designs.items_import_csv(study=study, data=bank.encode())
+    items_import_csv(study=study, data=bank.encode())
     study = configure(study, items_per_participant=4)
     people: list = []
     arrive(study, people, 3)
     more = "item_id,premise_1,question,gold_answer\n" + "".join(
         f"j{n},Bo is singing {n}.,Can we infer that Bo is singing?,no\n" for n in range(6))
-    designs.items_import_csv(study=study, data=more.encode())
+    items_import_csv(study=study, data=more.encode())
     arrive(study, people, 3)
     assert StoredLists.objects.get(study=study).total == 4  # 16 items, lists of 4
     item = Item.objects.filter(study=study, code="j0").get()

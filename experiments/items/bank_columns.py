@@ -3,7 +3,7 @@ what the admin maps a file's columns onto, the downloadable template (header plu
 docs/designs.md's table of every design's columns (`columns_markdown`, checked by a test).
 
 The parsers that read the columns live beside their designs (experiments/item_csv.py,
-logic/dual_sided.py, logic/multiple_choice.py); these declarations name the same columns.
+designs/paired/dual_sided.py, designs/multiple_choice/questions.py); these declarations name the same columns.
 """
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def docs_section() -> str:
 
 def write_docs(path: str = "docs/designs.md") -> None:
     """Rewrite docs/designs.md's table of bank columns from the registry:
-    `.venv/bin/python manage.py shell -c "from experiments.designs.bank_columns import write_docs; write_docs()"`."""
+    `.venv/bin/python manage.py shell -c "from experiments.items.bank_columns import write_docs; write_docs()"`."""
     from pathlib import Path
 
     text = Path(path).read_text(encoding="utf-8")

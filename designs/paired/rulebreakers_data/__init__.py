@@ -14,8 +14,9 @@ Written from facts for this project (not copied from the paper's sources):
   perturbations (002) that keeps the logic (the city still lies in its country).
 * categories.csv — the 91 (type, instance) pairs of 000's Appendix B (set ``appendix_b``) and
   further instances of the same eight types (set ``alternate``), each with its indefinite article.
-* given_names.csv / given_names_alt.csv — common first names from many regions with a pronoun;
-  the second list is disjoint from the first and serves name perturbations.
+
+The given names with their pronouns (given_names.csv, given_names_alt.csv) are shared wording, in logic/lexicon/
+(logic/lexicon/given_names.py), re-exported here.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-PRONOUNS = ("she", "he")
+from logic.lexicon.given_names import PRONOUNS, GivenName, given_names  # noqa: F401  (the design's names)
+
 CATEGORY_SETS = ("appendix_b", "alternate")
 
 
@@ -52,13 +54,6 @@ class Category:
     instance: str
     article: str  # "a", "an", or "" for activities (karate, tennis)
     set: str = "appendix_b"
-
-
-@dataclass(frozen=True)
-class GivenName:
-    name: str
-    pronoun: str  # "she" / "he"
-    region: str = ""
 
 
 def _rows(filename: str) -> list[dict[str, str]]:
@@ -122,14 +117,3 @@ def categories(which: str = "appendix_b") -> tuple[Category, ...]:
         if r["set"] == which:
             out.append(Category(r["type"], r["instance"], r["article"], r["set"]))
     return tuple(out)
-
-
-@lru_cache(maxsize=None)
-def given_names(alternate: bool = False) -> tuple[GivenName, ...]:
-    rows = _rows("given_names_alt.csv" if alternate else "given_names.csv")
-    names = tuple(GivenName(r["name"], r["pronoun"], r["region"]) for r in rows)
-    _no_duplicates([n.name for n in names], "given names")
-    bad = [n.name for n in names if n.pronoun not in PRONOUNS]
-    if bad:
-        raise ValueError(f"given names without she/he: {bad}")
-    return names

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ..bounded_reading import BankError, json_document
-from .base import Problem, Reader, ReaderError, Reading, Row, register
+from experiments.items.bounded_reading import BankError, json_document
+from experiments.items.sources.base import Problem, Reader, ReaderError, Reading, Row, register
 
 # The declared transformation (004 §3.1: "we flip each rule by negating its conclusion"): the one
 # modal verb or copula of the conclusion is negated, or its negation removed. A conclusion with none

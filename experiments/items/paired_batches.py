@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from ..item_limits import char_limits, value_errors
 from ..models import Item, Study
 from .. import design_registry as registry
-from .paired import (
+from .pairs import (
     HUMAN_VARIANT, MAX_PROBLEMS, PairedReport, _originals, _problems, answer_words, choose_variants, item_code,
     member_values, paired_variants, variant_values,
 )

@@ -18,7 +18,7 @@ import random
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from .pairs import PairedItem, PromptVariant, register_kind
+from logic.pairs import PairedItem, PromptVariant, register_kind
 from .rulebreakers_data import Category, GivenName, Place, alternative_cities, capitals, categories, given_names
 
 DESIGN = "rulebreakers"

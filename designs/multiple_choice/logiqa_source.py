@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import chain
 
-from .base import Problem, Reader, ReaderError, Reading, Row, max_records, register, text_lines, too_many_records
+from experiments.items.sources.base import Problem, Reader, ReaderError, Reading, Row, max_records, register, text_lines, too_many_records
 
 LOGIQA_COLUMNS = {
     "line 1": "blank (separates questions)",

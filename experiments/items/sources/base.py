@@ -306,3 +306,13 @@ def refuse_or_keep(problems: Sequence[Problem], *, importable: int, skip_problem
 
 
 # The readers register themselves (one module each); their names are re-exported for callers and tests.
+
+
+def left_out_lines(report) -> list[str]:
+    """A published format's rows left out of an import (skip_problems), one line each by row id: the warnings of
+    every design that reads published files (its `Design.warnings`)."""
+    problems = getattr(report, "left_out", ())
+    if not problems:
+        return []
+    rows = len({p.row for p in problems})
+    return [f"{rows} row(s) of the file were left out:", *(f"  {p}" for p in problems)]

@@ -1,7 +1,7 @@
 """RULEBREAKERS as its authors published it (issue 27), into the rulebreakers design: the reader's rows
-(sources/rulebreakers.py) become pair members under the design's ten phrasings (000 §4.2), exactly as
-generated pairs do, and are stored by paired.paired_items_store (every check of paired.py). Generation
-stays in paired.rulebreakers_generate; the registry's entry (catalog.py) declares both."""
+(rulebreakers_source.py) become pair members under the design's ten phrasings (000 §4.2), exactly as
+generated pairs do, and are stored by experiments/items/pairs.py's paired_items_store (every check there).
+Generation stays in items.rulebreakers_generate; the registry's entry (design.py) declares both."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -9,14 +9,15 @@ from collections.abc import Callable, Sequence
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from logic import rulebreakers
 from logic.pairs import PairedItem
-from ..models import Study
-from . import sources
-from .paired import PairedReport
-from .paired_batches import finish_store, paired_batches_store
-from ..design_registry import Preview
-from .storage import large_write
+from experiments.models import Study
+from experiments.items import sources
+from experiments.items.pairs import PairedReport
+from experiments.items.paired_batches import finish_store, paired_batches_store
+from experiments.design_registry import Preview
+from experiments.items.storage import large_write
+
+from . import rulebreakers
 
 
 def _imported_member(row: sources.Row) -> PairedItem:

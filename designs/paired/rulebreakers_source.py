@@ -6,7 +6,7 @@ import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from .base import Meter, Problem, Reader, ReaderError, Reading, Row, max_records, register, too_many_records
+from experiments.items.sources.base import Meter, Problem, Reader, ReaderError, Reading, Row, max_records, register, too_many_records
 
 RULEBREAKERS_ID = re.compile(r"^(?P<pair>\S+)_(?P<suffix>rb|nonrb)$")
 RULEBREAKERS_ROLES = {"rb": "rulebreaker", "nonrb": "non-rulebreaker"}

@@ -9,9 +9,9 @@ and the row is left out of ``Reading.rows``. The design then builds its items fr
 as it builds generated or banked ones (its templates and phrasings, its pairs), and adds the rows its
 own checks refuse to the problems.
 
-    from experiments.designs import sources
+    from experiments.items import sources
     reader = sources.get("ulogic-json")               # ValueError naming the known formats
-    sources.for_design("dual-sided")                  # [Reader(name="ulogic-json", …)], in the design's order
+    sources.for_design(design)                        # [Reader(name="ulogic-json", …)], in the design's order
     reading = reader.read(data, filename="probing_subset.json")   # data: bytes, str or a binary file
     reading.rows        # (Row(id="ulogic-0001", fields={"premise": …, "conclusion": …, "flipped_conclusion": …}), …)
     reading.problems    # (Problem(row="ulogic-0147", column="v_rule", reason="…"), …)
@@ -29,21 +29,19 @@ returns ``registry.Preview`` with ``problems`` (Problem, …). With problems, th
 other rows are written and the report's ``left_out`` lists the problems (the admin shows the
 preview's problems and passes skip_problems=True when the researcher confirms).
 
-The readers are one module each (rulebreakers.py, ulogic.py, logiqa.py), plain Python over text (no
-models, no database; only RowProblems and read_for speak Django's ValidationError); their formats,
-sources and transformations are listed in docs/designs.md ("Published formats").
+The readers live with their designs, one module each (designs/paired/rulebreakers_source.py and
+ulogic_source.py, designs/multiple_choice/logiqa_source.py), registered when the design's family is declared at
+start-up (designs/apps.py); plain Python over text (no models, no database; only RowProblems and read_for speak
+Django's ValidationError). Their formats, sources and transformations are listed in docs/designs.md ("Published
+formats").
 """
 from __future__ import annotations
 
 from .base import (  # noqa: F401  (the package's API)
     BANK, Meter, Problem, Reader, ReaderError, Reading, Row, RowProblems, _readers, all_readers, check_utf8,
-    for_design, get, max_bytes, max_records, read_for, reader_for, refuse_or_keep, register,
+    for_design, get, left_out_lines, max_bytes, max_records, read_for, reader_for, refuse_or_keep, register,
 )
-from .logiqa import read_logiqa  # noqa: E402,F401  (registers the reader)
-from .rulebreakers import read_rulebreakers, stream_rulebreakers  # noqa: E402,F401  (registers the reader)
-from .ulogic import NEGATIONS, negate, read_ulogic  # noqa: E402,F401  (registers the reader)
 
-__all__ = ["BANK", "Meter", "NEGATIONS", "Problem", "Reader", "ReaderError", "Reading", "Row", "RowProblems",
-           "all_readers", "check_utf8", "for_design", "get", "max_bytes", "max_records", "negate", "read_for",
-           "read_logiqa", "read_rulebreakers", "read_ulogic", "reader_for", "refuse_or_keep", "register",
-           "stream_rulebreakers"]
+__all__ = ["BANK", "Meter", "Problem", "Reader", "ReaderError", "Reading", "Row", "RowProblems", "all_readers",
+           "check_utf8", "for_design", "get", "left_out_lines", "max_bytes", "max_records", "read_for", "reader_for",
+           "refuse_or_keep", "register"]

@@ -25,8 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from .csv_table import CsvImportError, RowError, open_csv
-from .pairs import PairedItem, PromptVariant, register_kind
+from logic.csv_table import CsvImportError, RowError, open_csv
+from logic.pairs import PairedItem, PromptVariant, register_kind
 
 DESIGN = "dual-sided"
 ROLES = ("original", "flipped")  # the rule as stated, and with its conclusion negated
@@ -189,7 +189,7 @@ def with_condition(rule: DualSidedRule, condition: str, **changes) -> DualSidedR
 
 def parse_rule_record(record: dict[str, str], *, number: int) -> tuple[DualSidedRule | None, list[tuple[str, str]]]:
     """One rule from a record keyed by the bank's columns (a published format's row mapped onto them,
-    experiments/designs/sources/), checked as a bank row is: (the rule, []) or (None, [(column,
+    experiments/items/sources/), checked as a bank row is: (the rule, []) or (None, [(column,
     reason), …]). `number` gives the default rule id."""
     errors: list[RowError] = []
     record = {**{column: "" for column in REQUIRED}, **{k: ("" if v is None else str(v)) for k, v in record.items()}}

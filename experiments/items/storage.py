@@ -48,6 +48,24 @@ def refuse_if_locked(study: Study) -> None:
         )
 
 
+def design_items_replace(*, study: Study, design: str, replace: bool) -> int:
+    """The one rule for making a design's items again in a study (issue 46 item 6): a study that already has
+    items of `design` keeps them unless `replace`, which deletes them (their perturbed copies first); returns how
+    many were deleted. Every generated design calls it before writing."""
+    existing = study.items.filter(design=design)
+    if not existing.exists():
+        return 0
+    if not replace:
+        raise ValidationError(
+            f"Study '{study.slug}' already has {existing.count()} items of design '{design}'; "
+            "pass replace=True (--replace) to generate them anew."
+        )
+    count = existing.count()
+    existing.filter(original__isnull=False).delete()
+    existing.delete()
+    return count
+
+
 def refuse_if_answered(study: Study) -> None:
     """Adding items beside a study's own (a perturbed copy, seed 002) is refused only once real
     participants have answered (issue 37): a simulated pilot is never data, so a researcher may pilot,

@@ -1,6 +1,6 @@
 """Writes of the multiple-choice design (issue 7, seed 001): a bank's questions into Item rows.
 
-Each question becomes four items, its circular mutants (logic/multiple_choice.py):
+Each question becomes four items, its circular mutants (questions.py):
 kind multiple_choice, pair_id = the question's id, pair_role rot0..rot3, rot0 being the original
 order and the other three naming it as their `original`. The gold answer is the letter of the
 correct option in that mutant's order. Every row is validated before anything is written.
@@ -11,14 +11,15 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from logic import multiple_choice as mc
-from ..models import Condition, HumanArm, Item, ItemKind, Study
-from ..item_limits import check_lengths
-from .. import design_registry as registry
-from . import sources
-from .arm_defaults import human_arm_ensure
-from ..design_registry import Preview
-from .storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
+from experiments.models import Condition, HumanArm, Item, ItemKind, Study
+from experiments.item_limits import check_lengths
+from experiments import design_registry as registry
+from experiments.items import sources
+from experiments.items.arm_defaults import human_arm_ensure
+from experiments.design_registry import Preview
+from experiments.items.storage import BULK_BATCH, refuse_if_locked, refuse_if_too_many
+
+from . import questions as mc
 
 DESIGN = "multiple-choice"
 
@@ -64,7 +65,7 @@ _COLUMNS = {"form_id": "type", "argument_form": "type", "code": "id", "pair_id":
 def _published(study: Study, data, format: str, taken: frozenset[str], filename: str):
     """The questions of a published format (sources/), each checked as a bank row is, and every
     problem (by the file's row id)."""
-    from ..item_limits import length_errors
+    from experiments.item_limits import length_errors
 
     rows, problems = sources.read_for(DESIGN, format, data, filename=filename)
     problems, questions, seen = list(problems), [], set()

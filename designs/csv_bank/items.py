@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..item_csv import CsvImportError, ImportedRow, RowError, parse_item_csv
-from ..item_limits import check_lengths
-from ..models import Item, Study
-from ..design_registry import Preview
-from .storage import BULK_BATCH, refuse_if_locked
+from experiments.item_csv import CsvImportError, ImportedRow, RowError, parse_item_csv
+from experiments.item_limits import check_lengths
+from experiments.models import Item, Study
+from experiments.design_registry import Preview
+from experiments.items.storage import BULK_BATCH, refuse_if_locked
 
 DESIGN = "csv-import"
 
@@ -94,7 +94,7 @@ def items_preview_csv(*, study: Study, data, rows: int = 10, factors: list[str] 
     _check_factors(items, factors)
     paired = _paired(parsed)
     if paired is not None:
-        from .paired import paired_items_preview
+        from experiments.items.pairs import paired_items_preview
 
         return paired_items_preview(study=study, items=paired, rows=rows)
     return Preview(count=len(items), items=items[:rows])
@@ -137,13 +137,13 @@ def items_import_csv(*, study: Study, data, factors: list[str] | None = None) ->
 
 
 def _import_pairs(study: Study, paired: list, factors: list[str], rows: list[ImportedRow]) -> ImportReport:
-    from .paired import paired_items_store
+    from experiments.items.pairs import paired_items_store
 
     with transaction.atomic():
         report = paired_items_store(study=study, items=paired, variants=[BANK_VARIANT])
         study = report.study
         if factors:
-            from ..factors import SETTING, validate
+            from experiments.factors import SETTING, validate
 
             try:
                 study.settings = {**(study.settings or {}), SETTING: validate(study, factors)}

@@ -10,8 +10,10 @@ from django.db import transaction
 from logic import generate as gen
 from logic.modal_forms import DESIGNS
 from logic.lexicon import LEXICON_SIZES
-from ..models import Item, Study
-from .storage import BULK_BATCH, insert_items, item_from_generated, refuse_if_locked, save_interpretations
+from experiments.models import Item, Study
+from experiments.items.storage import (
+    BULK_BATCH, design_items_replace, insert_items, item_from_generated, refuse_if_locked, save_interpretations,
+)
 
 
 @dataclass(frozen=True)
@@ -69,17 +71,8 @@ def items_generate(
         raise ValidationError(f"Unknown lexicon size '{lexicon}'; choose one of: {', '.join(LEXICON_SIZES)}.")
     study = Study.objects.select_for_update().get(pk=study.pk)
     refuse_if_locked(study)
-    existing = study.items.filter(design=design)
-    replaced = 0
-    if existing.exists():
-        if not replace:
-            raise ValidationError(
-                f"Study '{study.slug}' already has {existing.count()} items of design '{design}'; "
-                "pass replace=True (--replace) to generate them anew."
-            )
-        replaced = existing.count()
-        existing.filter(original__isnull=False).delete()
-        existing.delete()
+    replaced = design_items_replace(study=study, design=design, replace=replace)
+    if replaced:
         study.interpretations.filter(items__isnull=True).delete()
 
     specs = gen.sample_interpretations(interpretations, seed, lexicon)

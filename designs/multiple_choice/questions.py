@@ -26,7 +26,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (CsvImportError re-exported)
+from logic.csv_table import CsvImportError, RowError, open_csv  # noqa: F401 (CsvImportError re-exported)
 
 LETTERS = ("A", "B", "C", "D")
 ROLES = tuple(f"rot{k}" for k in range(4))
@@ -223,7 +223,7 @@ def _parse_row(line, record, id_column, context_column, has_option_columns, erro
 
 def parse_question_record(record: dict[str, str]) -> tuple[Question | None, list[tuple[str, str]]]:
     """One question from a record keyed by the bank's columns id, context, question, option_a …
-    option_d, answer (a published format's row mapped onto them, experiments/designs/sources/),
+    option_d, answer (a published format's row mapped onto them, experiments/items/sources/),
     checked as a bank row is: (the question, []) or (None, [(column, reason), …])."""
     errors: list[RowError] = []
     wanted = ("id", "context", "question", *OPTION_COLUMNS, "answer")

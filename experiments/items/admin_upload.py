@@ -160,7 +160,8 @@ def upload_view(model_admin, request, pk):
         return _upload(model_admin, request, study)
     except (RecursionError, MemoryError) as exc:
         what = "it nests too deep" if isinstance(exc, RecursionError) else "it needs too much memory"
-        design = _chosen(request, registry.uploadable(), study.design or "csv-import") or registry.get("csv-import")
+        design = _chosen(request, registry.uploadable(), study.design or registry.generic_bank().name) \
+            or registry.generic_bank()
         token = request.POST.get("upload", "")
         if token:
             uploads.upload_discard(user=request.user, study=study, token=token)
@@ -170,9 +171,9 @@ def upload_view(model_admin, request, pk):
 
 
 def _upload(model_admin, request, study):
-    design = _chosen(request, registry.uploadable(), study.design if study.design else "csv-import")
+    design = _chosen(request, registry.uploadable(), study.design or registry.generic_bank().name)
     if design is None:
-        design = registry.get("csv-import")
+        design = registry.generic_bank()
     posted = request.method == "POST"
     form = options_form(design, request.POST if posted else None, request.FILES if posted else None, upload=True)
     page = dict(title=f"Upload {design.title} items into {study.slug}", design=design, form=form, kind="upload")
