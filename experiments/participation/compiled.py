@@ -14,6 +14,7 @@ tests/experiments/participation/test_compiled_reads.py checks that each read giv
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -64,9 +65,14 @@ class CompiledRead:
                 raise TypeError(f"{name} must be {self.kinds[name].__name__}, not {type(value).__name__}")
             params[position] = value if type(value) is kind else kind(value)
         connection = connections[using]
-        with connection.cursor() as cursor:
+        start = time.monotonic()
+        cursor, logged_here = self._cursor(connection)
+        with cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
+        if logged_here and connection.queries_logged:  # logged as Django logs its own (DEBUG, CaptureQueriesContext)
+            connection.queries_log.append({"sql": connection.ops.compose_sql(sql, params),
+                                           "time": f"{time.monotonic() - start:.3f}"})
         if not converters:
             return [tuple(row) for row in rows]
         out = []
@@ -79,6 +85,25 @@ class CompiledRead:
                 row[position] = value
             out.append(tuple(row))
         return out
+
+
+    @staticmethod
+    def _cursor(connection):
+        """Django's cursor; on PostgreSQL with prepared statements (DUET_PREPARED_STATEMENTS, studyserver/env.py:
+        psycopg's prepare_threshold set) one that binds on the server, as fastsave.py's, so that the connection
+        prepares each read once and PostgreSQL plans it once (parsing and planning were most of its CPU per
+        read), wrapped as Django wraps its own (health check, error translation, execute wrappers, the query
+        log of DEBUG and CaptureQueriesContext, which rows() writes); (cursor, whether rows() logs it)."""
+        if connection.vendor != "postgresql" or connection.settings_dict.get("OPTIONS", {}).get(
+                "prepare_threshold") is None:
+            return connection.cursor(), False
+        import psycopg
+
+        connection.close_if_health_check_failed()  # what Django's cursor() does first
+        connection.ensure_connection()
+        connection.validate_thread_sharing()
+        with connection.wrap_database_errors:
+            return connection.make_cursor(psycopg.Cursor(connection.connection)), True
 
 
 def field_names(model: type[Model]) -> tuple[str, ...]:
