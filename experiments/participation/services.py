@@ -297,11 +297,12 @@ def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], rea
         if real and status != StudyStatus.OPEN:
             raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
     # (list number, key mapping, how many) of the participants who count for the balance, in one query
-    if simulated:
-        holders = Participant.objects.filter(study=study).simulated().holding()
+    if real:  # _holding(study)'s rows, read by its compiled read
+        held = _HELD_REAL.rows(study=study.pk)
+    elif simulated:
+        held = _held(Participant.objects.filter(study=study).simulated().holding())
     else:
-        holders = _holding(study) if not preview else Participant.objects.none()
-    held = _HELD_REAL.rows(study=study.pk) if real else _held(holders) if not preview else []
+        held = []
     if real and sum(n for *_, n in held) >= arm.target_sample_size:  # silent sessions may free places
         _expire(study, arm)  # (a concurrent entry's expiry: this one waits for its rows, then counts anew)
         held = _HELD_REAL.rows(study=study.pk)
