@@ -22,12 +22,19 @@ from django.db.models import Model, QuerySet
 
 
 class CompiledRead:
-    """`build(**values)` gives the queryset (a values_list); `kinds` names each value and its type (int or str)."""
+    """`build(**values)` gives the queryset (a values_list); `kinds` names each value and its type (int or str).
 
-    def __init__(self, build: Callable[..., QuerySet], **kinds: type):
+    `prepared`: on PostgreSQL, prepare the read and let the server plan it once for any values (_cursor). Only
+    for reads whose every value is matched by a unique index (a slug, a primary or one-to-one key, a unique
+    pair), so that no plan can be better for one value than another. Any other read is planned for its values
+    at each run: a plan made for no value in particular is one made without knowing how many of a table's rows
+    a study holds, and where one study holds most of the items table it reads every item (issue 43 item 8;
+    a generic plan of the catch items' read cost 38 ms of PostgreSQL's CPU per entry in one run of the bench)."""
+
+    def __init__(self, build: Callable[..., QuerySet], *, prepared: bool = False, **kinds: type):
         if not kinds or any(kind not in (int, str) for kind in kinds.values()):
             raise TypeError("every value of a compiled read is an int or a str")
-        self.build, self.kinds = build, kinds
+        self.build, self.kinds, self.prepared = build, kinds, prepared
         self._compiled: dict[str, tuple] = {}
 
     def _markers(self) -> dict[str, int | str]:
@@ -66,7 +73,7 @@ class CompiledRead:
             params[position] = value if type(value) is kind else kind(value)
         connection = connections[using]
         start = time.monotonic()
-        cursor, logged_here = self._cursor(connection)
+        cursor, logged_here = self._cursor(connection, self.prepared)
         with cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
@@ -88,13 +95,13 @@ class CompiledRead:
 
 
     @staticmethod
-    def _cursor(connection):
-        """Django's cursor; on PostgreSQL with prepared statements (DUET_PREPARED_STATEMENTS, studyserver/env.py:
-        psycopg's prepare_threshold set) one that binds on the server, as fastsave.py's, so that the connection
-        prepares each read once and PostgreSQL plans it once (parsing and planning were most of its CPU per
-        read), wrapped as Django wraps its own (health check, error translation, execute wrappers, the query
+    def _cursor(connection, prepared: bool):
+        """Django's cursor; for a `prepared` read on PostgreSQL with prepared statements (DUET_PREPARED_STATEMENTS,
+        studyserver/env.py: psycopg's prepare_threshold set, plans generic) one that binds on the server, as
+        fastsave.py's, so that the connection prepares the read once and PostgreSQL plans it once (parsing and
+        planning were most of its CPU per read), wrapped as Django wraps its own (health check, error translation, execute wrappers, the query
         log of DEBUG and CaptureQueriesContext, which rows() writes); (cursor, whether rows() logs it)."""
-        if connection.vendor != "postgresql" or connection.settings_dict.get("OPTIONS", {}).get(
+        if not prepared or connection.vendor != "postgresql" or connection.settings_dict.get("OPTIONS", {}).get(
                 "prepare_threshold") is None:
             return connection.cursor(), False
         import psycopg

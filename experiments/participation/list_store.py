@@ -54,9 +54,9 @@ def _header_rows(study):
     return rows.order_by("pk").values_list(*field_names(StoredLists), "version")[:1]
 
 
-_HEADER = CompiledRead(_header_rows, study=int)
+_HEADER = CompiledRead(_header_rows, prepared=True, study=int)  # one-to-one with the study; the versions' key
 _LIST = CompiledRead(lambda owner, number: StoredList.objects.filter(owner=owner, number=number).values_list(
-    "items")[:2], owner=int, number=int)
+    "items")[:2], prepared=True, owner=int, number=int)  # stored_list_unique_number
 
 
 def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> StoredLists:

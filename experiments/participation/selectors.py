@@ -29,7 +29,7 @@ def _study_and_arm_rows(slug):
     return HumanArm.objects.filter(study__slug=slug).values_list(*names)
 
 
-_STUDY_AND_ARM = CompiledRead(_study_and_arm_rows, slug=str)  # the entry link's first read (compiled.py)
+_STUDY_AND_ARM = CompiledRead(_study_and_arm_rows, prepared=True, slug=str)  # the entry link's first read (compiled.py)
 
 
 def study_and_arm(*, slug: str) -> tuple[Study, HumanArm] | None:
