@@ -236,6 +236,26 @@ def _count_redis(cache: RedisCache, key: str, ttl: int) -> int:
         pool.release(connection)
 
 
+def first_in_period(key: str, seconds: int) -> bool:
+    """The default cache's `add(key, 1, seconds)`: True for the one caller that added the key, until it expires
+    (e.g. work that runs once per period whichever process asks first). On Redis one SET NX EX straight on a
+    pooled connection, as _count_redis, where Django's add builds a client object first; errors go to the
+    caller, as the cache's own."""
+    cache = caches["default"]
+    if not isinstance(cache, RedisCache):
+        return cache.add(key, 1, timeout=seconds)
+    pool = cache._cache._get_connection_pool(True)
+    connection = pool.get_connection()
+    try:
+        connection.send_command("SET", cache.make_key(key), 1, "EX", seconds, "NX")
+        return connection.read_response() is not None  # OK, or nil when the key is there
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
+
+
 def rate_for(scope: str) -> Rate | None:
     return parse_rate(getattr(settings, "DUET_RATELIMITS", {}).get(scope))
 

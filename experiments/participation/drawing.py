@@ -11,13 +11,19 @@ from logic import human_defaults
 
 from ..models import HumanArm, Item, ItemKind, PairedPresentation, Study
 from . import choice, list_store, lists, paired
+from .compiled import CompiledRead
 from .fastsave import ATTENTION_DESIGN
 from .item_summary import item_summary
 
 
+_CATCH_ITEMS = CompiledRead(  # read at every entry: compiled once (compiled.py)
+    lambda study: Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"),
+    study=int)
+
+
 def _attention_items(study: Study, arm: HumanArm) -> list[int]:
     """The study's catch items, created from the arm's settings the first time they are needed."""
-    existing = dict(Item.objects.filter(study=study, design=ATTENTION_DESIGN).order_by().values_list("code", "pk"))
+    existing = dict(_CATCH_ITEMS.rows(study=study.pk))
     ids = []
     for n, check in enumerate(arm.attention_checks, 1):
         code = f"attention-check.{n}"

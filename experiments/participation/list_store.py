@@ -33,6 +33,7 @@ from django.dispatch import receiver
 
 from ..models import HumanArm, Item, StoredList, StoredLists, Study
 from ..models.items_version import items_version, items_version_query
+from .compiled import CompiledRead, field_names, instance
 from .fastsave import ATTENTION_DESIGN
 
 
@@ -46,15 +47,28 @@ def settings_key(*, study: Study, arm: HumanArm) -> str:
 Builder = Callable[[], tuple[bool, list[list]]]
 
 
+def _header_rows(study):
+    """The study's header (every field) and the study's items version, in one query (compiled.py: once)."""
+    version = items_version_query(OuterRef("study"))
+    rows = StoredLists.objects.filter(study=study).annotate(version=Subquery(version))
+    return rows.order_by("pk").values_list(*field_names(StoredLists), "version")[:1]
+
+
+_HEADER = CompiledRead(_header_rows, prepared=True, study=int)  # one-to-one with the study; the versions' key
+_LIST = CompiledRead(lambda owner, number: StoredList.objects.filter(owner=owner, number=number).values_list(
+    "items")[:2], prepared=True, owner=int, number=int)  # stored_list_unique_number
+
+
 def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> StoredLists:
     """The study's stored lists, rebuilt first when anything they were drawn from changed. `build`
     gives (within, every list by number) from the items, raising ListError or ValidationError when the
     settings draw none (then nothing is stored). A rebuild locks the study's row first."""
     key = settings_key(study=study, arm=arm)
-    version = items_version_query(OuterRef("study"))  # the header and the items version in one query
-    header = StoredLists.objects.filter(study=study).annotate(version=Subquery(version)).first()
-    if header is not None and (header.key, header.items_version) == (key, header.version or 0):
-        return header
+    found = _HEADER.rows(study=study.pk)  # the header and the items version in one query
+    if found:
+        header, version = instance(StoredLists, found[0][:-1]), found[0][-1]
+        if (header.key, header.items_version) == (key, version or 0):
+            return header
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
         version = items_version(study)  # first: items written meanwhile raise it past this, so the lists are stale
@@ -71,7 +85,12 @@ def stored_lists_current(*, study: Study, arm: HumanArm, build: Builder) -> Stor
 
 
 def stored_list(*, header: StoredLists, number: int) -> list:
-    return StoredList.objects.filter(owner=header, number=number).values_list("items", flat=True).get()
+    """The list's item ids (StoredList.DoesNotExist when the header was rebuilt meanwhile)."""
+    rows = _LIST.rows(owner=header.pk, number=number)
+    if len(rows) != 1:
+        raise (StoredList.DoesNotExist if not rows else StoredList.MultipleObjectsReturned)(
+            f"stored list {number} of header {header.pk}: {len(rows)} rows")
+    return rows[0][0]
 
 
 def stored_lists_forget(*, study_id: int) -> int:

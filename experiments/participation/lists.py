@@ -173,7 +173,12 @@ def least_used(counts: Mapping[int, int], total: int, then: Mapping[int, int] | 
     """The list number held by fewest participants; on ties, the one fewest `then` were given (entries
     not counted yet: a launch's burst arrives before anyone consents), then the lowest number."""
     then = then or {}
-    return min(range(total), key=lambda m: (counts.get(m, 0), then.get(m, 0), m))
+    # Every list named in neither mapping has the key (0, 0, m): of those only the lowest can win, so the
+    # minimum is taken over the named lists and that one (a launch names a few lists of thousands).
+    named = {m for m in (*counts, *then) if 0 <= m < total}
+    unnamed = next((m for m in range(total) if m not in named), None)
+    candidates = named if unnamed is None else named | {unnamed}
+    return min(candidates, key=lambda m: (counts.get(m, 0), then.get(m, 0), m))
 
 
 def balanced_choice(counts: Mapping[str, int], options: Sequence[str], seed: int) -> str:

@@ -13,14 +13,35 @@ from logic.shown_items import ItemsShown
 
 from ..models import attention
 from .. import schema
-from ..models import Participant, ParticipantStatus, StoredList, Study, StudyStatus, Trial
+from ..models import HumanArm, Participant, ParticipantStatus, StoredList, Study, StudyStatus, Trial
 from ..report_rules import Excluded, Exclusions, exclusion_settings
 from . import lists, paired
+from .compiled import CompiledRead, instance
 from .fastsave import ATTENTION_DESIGN
 from .services import human_arm_ensure, lists_prepare
 
 
 pseudonym = schema.pseudonym  # the participant's pseudonymous label, as the analysis names it (P<id>)
+
+
+def _study_and_arm_rows(slug):
+    names = [f"study__{f.name}" for f in Study._meta.concrete_fields] + [f.name for f in HumanArm._meta.concrete_fields]
+    return HumanArm.objects.filter(study__slug=slug).values_list(*names)
+
+
+_STUDY_AND_ARM = CompiledRead(_study_and_arm_rows, prepared=True, slug=str)  # the entry link's first read (compiled.py)
+
+
+def study_and_arm(*, slug: str) -> tuple[Study, HumanArm] | None:
+    """The study `slug` and its human arm in one query; None when there is no such study or its arm is not
+    made yet (human_arm_ensure makes it)."""
+    rows = _STUDY_AND_ARM.rows(slug=slug)
+    if not rows:
+        return None
+    n = len(Study._meta.concrete_fields)
+    study, arm = instance(Study, rows[0][:n]), instance(HumanArm, rows[0][n:])
+    arm.study = study
+    return study, arm
 
 
 def participant_by_token(*, slug: str, token: str) -> Participant | None:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ..models import HumanArm, KeyMapping, Participant, ParticipantStatus, Study, StudyStatus
 from . import choice, consent, flow, list_store, lists, practice  # noqa: F401  (choice, practice: read as services.X)
+from .compiled import CompiledRead, field_names, instance
 from ..items.arm_defaults import human_arm_ensure  # noqa: F401  (the arm's maker, below the flow)
 from .fastsave import ATTENTION_DESIGN  # noqa: F401  (read as services.ATTENTION_DESIGN)
 from .drawing import (  # noqa: F401  (how lists are drawn: re-exported for the launch panel, readiness, tests)
@@ -118,9 +119,9 @@ def _expire_due(study: Study, arm: HumanArm) -> None:
     UNCONSENTED_MINUTES) from started to returned, a conditional UPDATE that PostgreSQL re-checks on
     each row it changes, so a heartbeat or a consent that lands meanwhile keeps its session; running it
     a few seconds late only leaves a place held that long, and the full check expires again first."""
-    from django.core.cache import cache
+    from studyserver.ratelimit import first_in_period
 
-    if cache.add(f"duet:participants-expired:{study.pk}", 1, timeout=EXPIRE_EVERY_SECONDS):
+    if first_in_period(f"duet:participants-expired:{study.pk}", EXPIRE_EVERY_SECONDS):
         with transaction.atomic():
             _expire(study, arm)
 
@@ -134,12 +135,26 @@ def participant_resume(*, study: Study, prolific_pid: str, prolific_session_id: 
     return _resumed(study, prolific_pid, prolific_session_id)
 
 
+def _resumable(study, pid: str, session: str | None = None):
+    """The rows with this Prolific id or this Prolific session id (at most one each), every field."""
+    either = Q(prolific_pid=pid) | Q(prolific_session_id=session) if session is not None else Q(prolific_pid=pid)
+    rows = Participant.objects.filter(either, study=study).real(include_simulated=True)
+    return rows.order_by().values_list(*field_names(Participant))[:2]
+
+
+# the entry's reads, compiled once (compiled.py)
+_RESUMABLE_BY_PID = CompiledRead(_resumable, study=int, pid=str)
+_RESUMABLE = CompiledRead(_resumable, study=int, pid=str, session=str)
+
+
 def _resumed(study: Study, prolific_pid: str, prolific_session_id: str) -> Participant | None:
     """A real participant's own earlier session (FlowError when the ids belong to someone else's), in one
     query: the rows with this Prolific id or this Prolific session id (at most one each)."""
-    either = Q(prolific_pid=prolific_pid) | Q(prolific_session_id=prolific_session_id) if prolific_session_id else Q(
-        prolific_pid=prolific_pid)
-    rows = list(Participant.objects.filter(either, study=study).real(include_simulated=True)[:2])
+    if prolific_session_id:
+        found = _RESUMABLE.rows(study=study.pk, pid=prolific_pid, session=prolific_session_id)
+    else:
+        found = _RESUMABLE_BY_PID.rows(study=study.pk, pid=prolific_pid)
+    rows = [instance(Participant, row) for row in found]
     by_pid = next((row for row in rows if row.prolific_pid == prolific_pid), None)
     if by_pid is not None:
         if by_pid.is_simulated:  # a bot's row (ids from before the namespace): never a person's session
@@ -222,19 +237,33 @@ def participant_start(
         raise FlowError("duplicate", "This participation has just been started; reload the page.", 409) from exc
 
 
+def _pending_rows(study):
+    rows = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED,
+                                      consented_at__isnull=True).real()
+    return rows.order_by().values_list("list_number").annotate(n=Count("pk")).values_list("list_number", "n")
+
+
+_PENDING = CompiledRead(_pending_rows, study=int)
+
+
 def _pending(study: Study) -> dict[int, int]:
     """{list number: how many} of the real entries that hold no place yet (started, not consented): a
     launch's burst arrives before anyone consents, so the balance alone would give every arrival the same
     list; they spread over the lists the balance ties (lists.least_used). Read before the entry's
     transaction: a concurrent entry missed here costs a tie-break, never a rule."""
-    rows = Participant.objects.filter(study=study, status=ParticipantStatus.STARTED,
-                                      consented_at__isnull=True).real()
-    return dict(rows.order_by().values_list("list_number").annotate(n=Count("pk")).values_list("list_number", "n"))
+    return dict(_PENDING.rows(study=study.pk))
+
+
+def _held_rows(holders):
+    return holders.order_by().values_list("list_number", "key_mapping").annotate(n=Count("pk"))
 
 
 def _held(holders) -> list[tuple[int | None, str, int]]:
     """(list number, key mapping, how many) over `holders`: a row per pair, however many hold a place."""
-    return list(holders.order_by().values_list("list_number", "key_mapping").annotate(n=Count("pk")))
+    return list(_held_rows(holders))
+
+
+_HELD_REAL = CompiledRead(lambda study: _held_rows(_holding(study)), study=int)  # a real entry's holders
 
 
 def _study_status(study: Study, *, exclusive: bool) -> str:
@@ -268,14 +297,15 @@ def _start_locked(*, study: Study, arm: HumanArm, stored, checks: list[int], rea
         if real and status != StudyStatus.OPEN:
             raise FlowError("not_open", "This study is not accepting participants at the moment.", 403)
     # (list number, key mapping, how many) of the participants who count for the balance, in one query
-    if simulated:
-        holders = Participant.objects.filter(study=study).simulated().holding()
+    if real:  # _holding(study)'s rows, read by its compiled read
+        held = _HELD_REAL.rows(study=study.pk)
+    elif simulated:
+        held = _held(Participant.objects.filter(study=study).simulated().holding())
     else:
-        holders = _holding(study) if not preview else Participant.objects.none()
-    held = _held(holders) if not preview else []
+        held = []
     if real and sum(n for *_, n in held) >= arm.target_sample_size:  # silent sessions may free places
         _expire(study, arm)  # (a concurrent entry's expiry: this one waits for its rows, then counts anew)
-        held = _held(holders)
+        held = _HELD_REAL.rows(study=study.pk)
     if real and sum(n for *_, n in held) >= arm.target_sample_size:
         raise FlowError("full", "This study is full: it has all the participants it needs. Thank you!", 403)
     if isinstance(stored, FlowError):

@@ -28,7 +28,7 @@ from ..team_scope import study_or_404
 from . import choice, flow, overview, prolific_redirect, services, texts, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
-from .selectors import answered_indices, participant_by_token, token_known
+from .selectors import answered_indices, participant_by_token, study_and_arm, token_known
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 NO_KEYBOARD = re.compile(r"Mobi|Android|iPhone|iPad|iPod|Tablet|Silk|Kindle|PlayBook", re.I)
@@ -46,6 +46,11 @@ def _study_or_404(slug):
     return study
 
 
+def _study_and_new_arm(slug):
+    study = _study_or_404(slug)
+    return study, services.human_arm_ensure(study=study)
+
+
 def _entry_ident(request: HttpRequest, kwargs: dict) -> str:
     """The entry link counts per client address and Prolific id (participants behind one NAT address
     each have their own count); `entry_ip` caps the address as a whole."""
@@ -56,8 +61,7 @@ def _entry_ident(request: HttpRequest, kwargs: dict) -> str:
 @ratelimit.limit("entry", key=_entry_ident)
 @require_GET
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _study_or_404(slug)
-    arm = services.human_arm_ensure(study=study)
+    study, arm = study_and_arm(slug=slug) or _study_and_new_arm(slug)
     names = (arm.pid_param, arm.study_param, arm.session_param)
     values = {name: request.GET.get(name, "").strip() for name in names}
     problems = [name for name, value in values.items() if not PROLIFIC_ID.match(value)]

@@ -397,3 +397,32 @@ def test_one_address_cannot_fill_a_study_with_made_up_ids(settings, monkeypatch)
     bigger = make_open_study(interpretations=24, items_per_participant=3, attention_checks=[], practice=[],
                              target_sample_size=200)
     assert [_entry(filler, bigger, 100 + n).status_code for n in range(11)] == [302] * 10 + [429]  # 5 % of 200
+
+
+def test_first_in_period_is_the_caches_add_on_redis_and_elsewhere(tmp_path, settings):
+    """The entry's once-per-period gate (services._expire_due): one caller per period gets True, on Redis (one SET
+    NX EX on a pooled connection) as on any other cache (cache.add), and the key is the cache API's own."""
+    from django.core.cache import caches
+
+    key = "duet:participants-expired:7"
+    assert ratelimit.first_in_period(key, 10) and not ratelimit.first_in_period(key, 10)
+    assert caches["default"].get(key) == 1
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is required under CI (Debian package redis-server)")
+        pytest.skip("redis-server is not installed")
+    from tests.integration.servers import Redis
+
+    server = Redis(tmp_path / "redis")
+    server.start()
+    try:
+        settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                         "LOCATION": server.url}}
+        assert [ratelimit.first_in_period(key, 10) for _ in range(3)] == [True, False, False]
+        other = RedisCache(server.url, {})  # another process's client
+        assert other.get(key) == 1 and 8 <= other._cache.get_client().ttl(other.make_key(key)) <= 10
+        other.delete(key)  # the period is over
+        assert ratelimit.first_in_period(key, 10)
+    finally:
+        caches["default"].close()
+        server.stop()

@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from experiments.participation import lists
 
@@ -73,6 +75,18 @@ def test_least_used_list_fills_gaps_first():
     assert lists.least_used({}, 5) == 0
     assert lists.least_used({0: 1, 1: 1}, 5) == 2
     assert lists.least_used({0: 2, 1: 1, 2: 2, 3: 2, 4: 2}, 5) == 1
+
+
+counts_of_lists = st.dictionaries(st.integers(-2, 40), st.integers(0, 3), max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(counts=counts_of_lists, then=st.one_of(st.none(), counts_of_lists), total=st.integers(1, 40))
+def test_least_used_is_the_minimum_over_every_list(counts, then, total):
+    """least_used looks only at the lists the mappings name and the lowest one they do not (a launch names
+    a few lists of thousands); the rule is the minimum over every list number."""
+    rule = min(range(total), key=lambda m: (counts.get(m, 0), (then or {}).get(m, 0), m))
+    assert lists.least_used(counts, total, then=then) == rule
 
 
 def test_balanced_choice_takes_the_smaller_group_and_breaks_ties_by_seed():
