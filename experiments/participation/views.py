@@ -24,7 +24,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from ..team_scope import study_or_404
-from . import choice, flow, overview, prolific_redirect, services, trials
+from . import choice, flow, overview, prolific_redirect, questionnaire_views, services, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token, token_known
@@ -178,6 +178,8 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         context["overview"] = overview.session_overview(participant=participant, arm=arm)
     elif step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
+    elif step.questionnaire is not None:  # a questionnaire page (questionnaire_views.py)
+        context.update(questionnaire_views.page_context(participant, arm, step.questionnaire))
     return _page(request, step.template, context)
 
 
