@@ -26,6 +26,7 @@ from .participation.item_summary import item_summary, with_catch_items
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
+from . import questionnaire_admin  # (QuestionnaireAdmin: registered there)
 from .team_scope import teams_of
 from . import design_registry, designs
 from .designs import admin_upload
@@ -94,7 +95,7 @@ class HumanArmInline(admin.StackedInline):
     can_delete = False
     extra = 1
     max_num = 1
-    readonly_fields = ("consent_review_state", "consent_preview")
+    readonly_fields = ("consent_review_state", "consent_preview", "questionnaires_panel")
     fieldsets = (
         ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense", "paired_presentation",
                               "paired_min_gap")}),
@@ -104,7 +105,12 @@ class HumanArmInline(admin.StackedInline):
         ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
                                  "failed_attention_code", "incompatible_device_code", "completion_url")}),
         ("Pay and housekeeping", {"fields": ("prolific_min_hourly", "pay_multiplier", "currency", "abandon_after_minutes")}),
+        ("Questionnaires", {"fields": ("questionnaires_panel",)}),
     )
+
+    @admin.display(description="questionnaires (before and after the items)")
+    def questionnaires_panel(self, obj):
+        return questionnaire_admin.questionnaires_html(obj) if obj is not None and obj.pk else "—"
 
     @admin.display(description="review")
     def consent_review_state(self, obj):

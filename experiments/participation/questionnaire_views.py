@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -93,9 +93,9 @@ def answer(request: HttpRequest, slug: str, token: str) -> JsonResponse:
 def submit(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """The page's Continue: saved and on to the next step, or the page again with a message at each question
     refused (400, nothing saved)."""
-    from .views import _participant  # the session's lookup (404 for an unknown one)
-
-    participant = _participant(slug, token)
+    participant = participant_by_token(slug=slug, token=token)
+    if participant is None:
+        raise Http404("No such session.")
     try:
         questionnaire_id = int(request.POST.get("questionnaire", ""))
     except ValueError:
@@ -126,10 +126,11 @@ def _placement(participant) -> str:
 
 def _render_refused(request, participant, page) -> HttpResponse:
     from . import flow
-    from .views import _urls
 
     arm = participant.study.human_arm
     step = flow.current_step(participant, arm)
+    urls = {"session": reverse("participant:session", kwargs={"slug": participant.study.slug,
+                                                              "token": participant.token})}
     context = {"participant": participant, "study": participant.study, "arm": arm, "step": step.name,
-               "urls": _urls(participant), **page_context(participant, arm, page.questionnaire.placement, page)}
+               "urls": urls, **page_context(participant, arm, page.questionnaire.placement, page)}
     return render(request, step.template, context, status=400)

@@ -230,3 +230,118 @@ def test_the_pages_over_http_resume_with_answers_kept_and_refuse_with_messages(o
     assert done.status_code == 302
     assert 'data-step="instructions"' in client.get(session).content.decode()
     assert QuestionnaireAnswer.objects.get().value == "35–44"
+
+
+def test_a_pilot_walks_its_bots_through_the_questionnaires(capsys):
+    from django.core.management import call_command
+
+    from tests.experiments.participation.test_pilot import draft_study
+
+    study = draft_study()
+    switch_on(study)
+    call_command("simulate_participants", study.slug, "--n", "2", "--accuracy", "1", "--seed", "3")
+    assert "2 simulated participants, 2 completed" in capsys.readouterr().out
+    answers = QuestionnaireAnswer.objects.filter(participant__study=study)
+    # the required questions answered (a valid answer each), the optional ones left blank
+    assert sorted(answers.values_list("question__key", "value")) == [
+        (AID_USE_KEY, "Yes"), (AID_USE_KEY, "Yes"), ("confidence", "3"), ("confidence", "3")]
+    assert all(p.questions_before_done_at and p.questions_after_done_at
+               for p in study.participants.all())
+
+
+# --- the data files, the codebook and the report's frames ----------------------------------------------------
+
+def completed_with_answers(study, n, aid, confidence):
+    participant = start(study, n)
+    services.participant_consent(participant=participant, agree=True)
+    arm = type(study.human_arm).objects.get(pk=study.human_arm.pk)
+    before = arm.questionnaires.get(placement="before")
+    questionnaires.questionnaire_submit(participant=fresh(participant), questionnaire_id=before.pk,
+                                        answers={question(study, "age_band").pk: "25–34"})
+    services.participant_instructions_done(participant=participant)
+    services.participant_practice_done(participant=participant)
+    answer_trials(participant)
+    services.participant_finish(participant=fresh(participant))
+    after = arm.questionnaires.get(placement="after")
+    questionnaires.questionnaire_submit(participant=fresh(participant), questionnaire_id=after.pk, answers={
+        question(study, AID_USE_KEY).pk: aid, question(study, "confidence").pk: confidence})
+    return fresh(participant)
+
+
+def test_the_answers_file_has_a_row_per_participant_and_the_codebook_says_each_question(open_study, tmp_path):
+    from analysis import codebook
+    from experiments.participation import questionnaire_export
+    from experiments.schema import pseudonym
+
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    a = completed_with_answers(study, 1, "No", "4")
+    b = completed_with_answers(study, 2, PREFER_NOT, "2")
+    header, rows = questionnaire_export.rows(study)
+    assert header == ["participant", "age_band", "first_language", AID_USE_KEY, "confidence", "hours_sleep",
+                      "comments"]
+    assert rows == [[pseudonym(a.pk), "25–34", "", "No", "4", "", ""],
+                    [pseudonym(b.pk), "25–34", "", PREFER_NOT, "2", "", ""]]
+    frame, described = questionnaire_export.frame(study)
+    assert str(frame["confidence"].dtype) == "Int64" and list(frame["confidence"]) == [4, 2]
+    assert described[AID_USE_KEY][3] == f"Yes | No | {PREFER_NOT}"
+    assert described["confidence"][0] == "integer" and described["confidence"][3] == "1 | 2 | 3 | 4 | 5"
+    assert "1 = Not at all, 5 = Completely" in described["confidence"][2]
+    assert "ChatGPT" in described[AID_USE_KEY][2] and "required" in described[AID_USE_KEY][2]
+    (tmp_path / "data").mkdir()
+    frame.to_csv(tmp_path / "data" / "questionnaire.csv", index=False)
+    book = codebook.write_codebook(tmp_path, factors=(AID_USE_KEY,), described={"data/questionnaire.csv": described})
+    rows = book[book["file"] == "data/questionnaire.csv"].set_index("column")
+    assert list(rows.index) == header
+    assert rows.loc["age_band", "allowed_values"].endswith(PREFER_NOT)
+    assert "What is your age?" in rows.loc["age_band", "description"]
+    assert "ChatGPT" in rows.loc[AID_USE_KEY, "description"]  # its own words, though it is a declared factor
+
+
+def test_the_admin_exports_the_answers_and_lists_the_questionnaires(open_study, admin_client):
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    completed_with_answers(study, 1, "Yes", "5")
+    from django.urls import reverse
+
+    csv_text = b"".join(admin_client.get(reverse("admin:experiments_questionnaire_answers_csv",
+                                                 args=[study.pk])).streaming_content).decode()
+    assert csv_text.splitlines()[0].startswith("participant,age_band,first_language,aid_use,confidence")
+    assert ",Yes,5," in csv_text.splitlines()[1]
+    page = admin_client.get(reverse("admin:experiments_study_change", args=[study.pk])).content.decode()
+    assert "id='questionnaires'" in page and "About you" in page and "Add a questionnaire" in page
+    edit = admin_client.get(reverse("admin:experiments_questionnaire_change",
+                                    args=[study.human_arm.questionnaires.get(placement="after").pk]))
+    assert edit.status_code == 200 and b"confidence" in edit.content
+
+
+def test_a_participant_factor_is_declared_by_question_key_and_joined_into_the_peoples_frames(open_study):
+    import pandas as pd
+
+    from analysis import participant_factors
+    from analysis.frames import trials_frame
+    from analysis.sections import StudyFrames
+    from experiments.factors import check_participant, participant_factors as declared
+    from experiments.participation import questionnaire_export
+
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    completed_with_answers(study, 1, "Yes", "4")
+    completed_with_answers(study, 2, "No", "2")
+    study.settings = {"participant_factors": [AID_USE_KEY]}
+    assert declared(study) == [AID_USE_KEY]
+    with pytest.raises(ValueError, match="'comments' is not a multiple-choice or Likert question"):
+        check_participant(["comments"], {"comments": "long_text", AID_USE_KEY: "choice"})
+    trials = trials_frame(study)
+    answers, _ = questionnaire_export.frame(study)
+    kept = participant_factors.join(trials, answers, [AID_USE_KEY])
+    assert len(kept) == len(trials) and set(kept[AID_USE_KEY]) == {"Yes", "No"}
+    per_person = kept.groupby("participant")[AID_USE_KEY].nunique()
+    assert (per_person == 1).all()
+    frames = StudyFrames(scores=pd.DataFrame(), kept=kept)
+    spec = participant_factors.spec(frames, AID_USE_KEY)
+    data = spec.frame(frames)
+    assert list(data.columns) == ["correct", AID_USE_KEY, "participant", "item"] and len(data) == len(trials)
+    assert spec.formula == "correct ~ aid_use + (1 | participant) + (1 | item)"
+    table = participant_factors.by_level(frames, AID_USE_KEY)
+    assert dict(zip(table["level"], table["participants"])) == {"No": 1, "Yes": 1}
