@@ -19,7 +19,7 @@ from .designs.presets import preset_check
 from .participation import admin_views as participation_admin
 from .models import attention
 from .participation import consent, launch
-from .participation import erasure
+from .participation import erasure, questionnaire_export
 from .participation import services as participation
 from .item_list import StudyValuesFilter
 from .participation.item_summary import item_summary, with_catch_items
@@ -253,6 +253,8 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
     def get_urls(self):
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
+                 path("<int:pk>/questionnaire.csv", self.admin_site.admin_view(self.questionnaire_csv),
+                      name="experiments_study_questionnaire_csv"),
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
@@ -273,6 +275,13 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
             raise PermissionDenied("Seeing Prolific ids needs the permission 'Can see participants' Prolific ids'.")
         study = self.scoped_object_or_404(request, pk)  # another team's study: 404
         return participation_admin.trials_csv_response(study=study, prolific_ids=prolific_ids)
+
+    def questionnaire_csv(self, request, pk):
+        """The study's questionnaire answers, a row per participant as P<id> (participation/questionnaire_export.py)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        study = self.scoped_object_or_404(request, pk)  # another team's study: 404
+        return questionnaire_export.questionnaire_csv_response(study=study)
 
     def has_change_status_permission(self, request):
         return request.user.has_perm("experiments.change_study_status")

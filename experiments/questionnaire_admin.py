@@ -4,19 +4,21 @@ A study's questionnaires are locked once it has responses: its data files and co
 from __future__ import annotations
 
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from . import team_scope
-from .models import HumanArm, Question, Questionnaire, Study
-from .participation.questionnaire_export import questionnaire_csv_response
+from .models import HumanArm, Question, Questionnaire, Study, responses_exist
 from .team_admin import TeamScopedAdmin
+
+team_scope.register(HumanArm, "study")  # the questionnaire's arm is chosen among the user's teams' studies' arms
 
 
 def _locked(questionnaire) -> bool:
-    return questionnaire is not None and questionnaire.pk is not None and questionnaire.arm.study.has_responses()
+    """Whether the questionnaire's study has responses (its questionnaires are then fixed)."""
+    if questionnaire is None or questionnaire.pk is None or questionnaire.arm_id is None:
+        return False
+    return responses_exist(Study.objects.filter(human_arm__id=questionnaire.arm_id).values("pk"))
 
 
 class QuestionInline(admin.StackedInline):
@@ -64,19 +66,6 @@ class QuestionnaireAdmin(TeamScopedAdmin, admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return not _locked(obj) and super().has_delete_permission(request, obj)
 
-    def get_urls(self):
-        return [path("answers/<int:study_pk>.csv", self.admin_site.admin_view(self.answers_csv),
-                     name="experiments_questionnaire_answers_csv"), *super().get_urls()]
-
-    def answers_csv(self, request, study_pk):
-        """The study's questionnaire answers (questionnaire_export.py): one row per participant, P<id>."""
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        study = team_scope.scope(Study.objects.all(), user=request.user, path="").filter(pk=study_pk).first()
-        if study is None:  # another team's study, or none
-            raise Http404("No such study.")
-        return questionnaire_csv_response(study=study)
-
     @admin.display(description="study")
     def study(self, obj):
         return obj.arm.study.slug
@@ -95,7 +84,7 @@ def questionnaires_html(arm: HumanArm) -> str:
           "shown" if q.enabled else "off (not shown)", ", ".join(q.questions.values_list("key", flat=True)) or "no questions")
          for q in arm.questionnaires.all()))
     add = reverse("admin:experiments_questionnaire_add") + f"?study={arm.study_id}"
-    answers = reverse("admin:experiments_questionnaire_answers_csv", args=[arm.study_id])
+    answers = reverse("admin:experiments_study_questionnaire_csv", args=[arm.study_id])
     return format_html("<ul id='questionnaires'>{}</ul><p><a href='{}'>Add a questionnaire…</a> · "
                        "<a href='{}' id='questionnaire-csv'>Export the answers (CSV)</a> (one row per participant, as "
                        "P&lt;id&gt;). Each questionnaire is a page of its own before or after the items; switch one on "

@@ -78,7 +78,8 @@ class Question(models.Model):
         help_text="The column name in the data files (letters, digits, _ and -), unique within the study, "
         "e.g. age_band. A participant factor of the report is named by it.")
     text = models.TextField(verbose_name="wording", help_text="The question as participants read it.")
-    kind = models.CharField(max_length=12, choices=QuestionKind.choices, default=QuestionKind.CHOICE)
+    kind = models.CharField(max_length=12, choices=QuestionKind.choices, default=QuestionKind.CHOICE,
+                            help_text="What kind of answer it takes; fill in that kind's fields below.")
     required = models.BooleanField(default=False, help_text="Participants cannot go on without answering it.")
     choices = models.TextField(blank=True, help_text="Multiple choice: one choice per line (the data hold its text).")
     scale_points = models.PositiveSmallIntegerField(
@@ -88,8 +89,10 @@ class Question(models.Model):
                                        "e.g. Strongly disagree.")
     scale_high_label = models.CharField(max_length=80, blank=True, help_text="Likert: the label of the highest point, "
                                         "e.g. Strongly agree.")
-    number_min = models.FloatField(null=True, blank=True, help_text="Number: the smallest allowed (empty: none).")
-    number_max = models.FloatField(null=True, blank=True, help_text="Number: the largest allowed (empty: none).")
+    number_min = models.FloatField(null=True, blank=True, verbose_name="smallest number",
+                                   help_text="Number: the smallest allowed (empty: none).")
+    number_max = models.FloatField(null=True, blank=True, verbose_name="largest number",
+                                   help_text="Number: the largest allowed (empty: none).")
     whole_number = models.BooleanField(default=True, help_text="Number: whole numbers only.")
     max_length = models.PositiveIntegerField(
         null=True, blank=True, verbose_name="length cap (characters)",

@@ -304,7 +304,7 @@ def test_the_admin_exports_the_answers_and_lists_the_questionnaires(open_study, 
     completed_with_answers(study, 1, "Yes", "5")
     from django.urls import reverse
 
-    csv_text = b"".join(admin_client.get(reverse("admin:experiments_questionnaire_answers_csv",
+    csv_text = b"".join(admin_client.get(reverse("admin:experiments_study_questionnaire_csv",
                                                  args=[study.pk])).streaming_content).decode()
     assert csv_text.splitlines()[0].startswith("participant,age_band,first_language,aid_use,confidence")
     assert ",Yes,5," in csv_text.splitlines()[1]
