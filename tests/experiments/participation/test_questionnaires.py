@@ -345,3 +345,20 @@ def test_a_participant_factor_is_declared_by_question_key_and_joined_into_the_pe
     assert spec.formula == "correct ~ aid_use + (1 | participant) + (1 | item)"
     table = participant_factors.by_level(frames, AID_USE_KEY)
     assert dict(zip(table["level"], table["participants"])) == {"No": 1, "Yes": 1}
+
+
+def test_the_trials_wait_for_the_questionnaire_before_them_on_either_save_path(open_study):
+    """trial_submit: PostgreSQL's one-statement save (flow.trials_open_sql) and the locked path alike."""
+    study = open_study(attention_checks=[], practice=[])
+    switch_on(study)
+    participant = start(study)
+    services.participant_consent(participant=participant, agree=True)
+    participant = fresh(participant)
+    participant.instructions_done_at = participant.consented_at  # as if the pages were out of order
+    participant.save(update_fields=["instructions_done_at"])
+    payload = parse_trial(trial_data(participant, 0))
+    with pytest.raises(FlowError, match="Trials start after"):
+        trials.trial_submit(slug=study.slug, token=participant.token, payload=payload)
+    before = study.human_arm.questionnaires.get(placement="before")
+    questionnaires.questionnaire_submit(participant=fresh(participant), questionnaire_id=before.pk, answers={})
+    assert trials.trial_submit(slug=study.slug, token=participant.token, payload=payload).created
