@@ -362,3 +362,23 @@ def test_the_trials_wait_for_the_questionnaire_before_them_on_either_save_path(o
     before = study.human_arm.questionnaires.get(placement="before")
     questionnaires.questionnaire_submit(participant=fresh(participant), questionnaire_id=before.pk, answers={})
     assert trials.trial_submit(slug=study.slug, token=participant.token, payload=payload).created
+
+
+def test_the_settings_editor_stores_participant_factors_by_question_key_and_refuses_others(open_study, admin_client):
+    from django.urls import reverse
+
+    from tests.admin_form import change_form
+
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    url, _, data = change_form(admin_client, reverse("admin:experiments_study_change", args=[study.pk]))
+    assert data["participant_factors"] == ""
+    data["participant_factors"] = "comments"  # a long-text question cannot be a factor
+    response = admin_client.post(url, data)
+    assert response.status_code == 200 and "not a multiple-choice or Likert question" in response.content.decode()
+    study.refresh_from_db()
+    assert "participant_factors" not in (study.settings or {})
+    data["participant_factors"] = "aid_use confidence"
+    assert admin_client.post(url, data).status_code == 302
+    study.refresh_from_db()
+    assert study.settings["participant_factors"] == [AID_USE_KEY, "confidence"]
