@@ -382,3 +382,18 @@ def test_the_settings_editor_stores_participant_factors_by_question_key_and_refu
     assert admin_client.post(url, data).status_code == 302
     study.refresh_from_db()
     assert study.settings["participant_factors"] == [AID_USE_KEY, "confidence"]
+
+
+def test_a_question_is_checked_when_saved_in_the_admin(open_study):
+    from django.core.exceptions import ValidationError
+
+    study = open_study(attention_checks=[])
+    after = study.human_arm.questionnaires.get(placement="after")
+    duplicate = Question(questionnaire=after, key="age_band", kind="short_text", text="Again?")
+    with pytest.raises(ValidationError, match="Another questionnaire of this study has a question 'age_band'"):
+        duplicate.full_clean()
+    with pytest.raises(ValidationError, match="number of scale points from 2 to 11"):
+        Question(questionnaire=after, key="scale", kind="likert", scale_points=12, text="How?").full_clean()
+    with pytest.raises(ValidationError, match="at least two choices"):
+        Question(questionnaire=after, key="pick", kind="choice", choices="Only one", text="Which?").full_clean()
+    Question(questionnaire=after, key="fine", kind="likert", scale_points=7, text="How much?").full_clean()
