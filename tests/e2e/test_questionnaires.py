@@ -10,6 +10,7 @@ import pytest
 
 from experiments.models import Participant, Question, QuestionnaireAnswer, Trial
 from logic.questions import AID_USE_KEY
+from tests.factories import review_consent
 from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_start
 from tests.experiments.participation.conftest import make_open_study
 
@@ -30,6 +31,7 @@ def test_a_participant_answers_the_questionnaires_before_and_after_the_items(liv
                             text="How confident are you in your answers?")
     Question.objects.create(questionnaire=after, position=2, key="hours_sleep", kind="number", number_min=0,
                             number_max=24, text="How many hours did you sleep last night?")
+    review_consent(study)  # the consent now lists the questionnaires' answers: reviewed again
     server = urlsplit(live_server.url).netloc
     external: list[str] = []
     answers_sent: list[str] = []

@@ -16,6 +16,8 @@ from experiments.participation.payload import parse_trial
 from experiments.participation.services import FlowError
 from logic.questions import AID_USE_KEY, AnswerError, PREFER_NOT
 
+from tests.factories import review_consent
+
 from .conftest import trial_data
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +37,7 @@ def switch_on(study, *, likert: bool = True):
                                 number_max=24, text="How many hours did you sleep last night?")
         Question.objects.create(questionnaire=after, position=3, key="comments", kind="long_text", max_length=50,
                                 text="Any comments?")
+    review_consent(study)  # switching a questionnaire on adds its answers to the consent's list: reviewed again
     return arm
 
 
@@ -397,3 +400,21 @@ def test_a_question_is_checked_when_saved_in_the_admin(open_study):
     with pytest.raises(ValidationError, match="at least two choices"):
         Question(questionnaire=after, key="pick", kind="choice", choices="Only one", text="Which?").full_clean()
     Question(questionnaire=after, key="fine", kind="likert", scale_points=7, text="How much?").full_clean()
+
+
+def test_switching_a_questionnaire_on_adds_its_answers_to_the_consent_and_needs_a_new_review(open_study):
+    from experiments.models import HumanArm
+    from experiments.participation import consent
+
+    study = open_study(attention_checks=[])
+    arm = HumanArm.objects.get(study=study)
+    assert consent.consent_problem(arm) is None
+    assert consent.QUESTIONNAIRES not in {k.key for k in consent.consent_page(arm).data}
+    arm.questionnaires.filter(placement="after").update(enabled=True)
+    arm = HumanArm.objects.get(study=study)
+    assert consent.QUESTIONNAIRES in {k.key for k in consent.consent_page(arm).data}
+    assert "has changed since" in consent.consent_problem(arm)
+    with pytest.raises(FlowError, match="not accepting participants"):
+        start(study, n=5)
+    review_consent(study)
+    assert start(study, n=5).pk
