@@ -47,6 +47,17 @@ class QuestionnaireQuerySet(models.QuerySet):
         return made
 
 
+SHOWS = "shows_questionnaires_{}"  # an arm's annotation: whether it shows a questionnaire of that placement
+
+
+def shows_annotations() -> dict:
+    """Annotations for a HumanArm query saying, per placement, whether the arm shows a questionnaire there
+    (QuestionnaireQuerySet.shown's rule, in the same SELECT): flow.shown_placements reads them when present, so
+    the entry reads its arm and this in one query."""
+    shown = Questionnaire.objects.filter(arm=models.OuterRef("pk"), enabled=True, questions__isnull=False)
+    return {SHOWS.format(p): models.Exists(shown.filter(placement=p)) for p in Placement.values}
+
+
 class Questionnaire(models.Model):
     objects = QuestionnaireQuerySet.as_manager()
 

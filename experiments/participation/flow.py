@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..models import HumanArm, Participant, ParticipantStatus, Question, Questionnaire
+from ..models import HumanArm, Participant, ParticipantStatus, Placement, Question, Questionnaire
+from ..models.questionnaires import SHOWS
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,11 @@ def shown_placements(arm: HumanArm) -> frozenset[str]:
     """The placements ("before", "after") of the questionnaires the arm shows, read once per arm instance."""
     found = getattr(arm, "_questionnaire_placements", None)
     if found is None:
-        found = frozenset(Questionnaire.objects.filter(arm=arm).shown().values_list("placement", flat=True))
+        annotated = {p: getattr(arm, SHOWS.format(p), None) for p in Placement.values}
+        if None not in annotated.values():  # read with the arm (human_arm_ensure: shows_annotations)
+            found = frozenset(p for p, shows in annotated.items() if shows)
+        else:
+            found = frozenset(Questionnaire.objects.filter(arm=arm).shown().values_list("placement", flat=True))
         arm._questionnaire_placements = found
     return found
 
