@@ -418,3 +418,17 @@ def test_switching_a_questionnaire_on_adds_its_answers_to_the_consent_and_needs_
         start(study, n=5)
     review_consent(study)
     assert start(study, n=5).pk
+
+
+def test_a_participants_answers_are_erased_with_the_participant(open_study):
+    from django.contrib.auth import get_user_model
+
+    from experiments.participation.erasure import participant_erase
+
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    person = completed_with_answers(study, 1, "No", "3")
+    assert QuestionnaireAnswer.objects.filter(participant=person).count() == 3
+    staff = get_user_model().objects.create_user("eraser", password="x-" * 8, is_staff=True)
+    participant_erase(participant=person, by=staff)
+    assert not QuestionnaireAnswer.objects.exists() and not QuestionnaireCompletion.objects.exists()
