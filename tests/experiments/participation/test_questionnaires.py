@@ -432,3 +432,19 @@ def test_a_participants_answers_are_erased_with_the_participant(open_study):
     staff = get_user_model().objects.create_user("eraser", password="x-" * 8, is_staff=True)
     participant_erase(participant=person, by=staff)
     assert not QuestionnaireAnswer.objects.exists() and not QuestionnaireCompletion.objects.exists()
+
+
+def test_the_questionnaires_are_locked_in_the_admin_once_the_study_has_responses(open_study, admin_client):
+    from django.urls import reverse
+
+    study = open_study(attention_checks=[])
+    switch_on(study)
+    after = study.human_arm.questionnaires.get(placement="after")
+    url = reverse("admin:experiments_questionnaire_change", args=[after.pk])
+    assert b'name="title"' in admin_client.get(url).content  # editable before any response
+    completed_with_answers(study, 1, "No", "3")
+    page = admin_client.get(url).content.decode()
+    assert 'name="title"' not in page and 'name="questions-0-text"' not in page  # read-only now
+    assert admin_client.post(reverse("admin:experiments_questionnaire_delete", args=[after.pk]),
+                             {"post": "yes"}).status_code == 403
+    assert Questionnaire.objects.filter(pk=after.pk).exists()
