@@ -15,8 +15,14 @@ from tests.e2e.chromium import COMPLETION, chromium, offline_guard, press_to_sta
 from tests.experiments.participation.conftest import make_open_study
 
 
+RESPONSES: list[str] = []  # the answer endpoint's replies, for a failure's message
+
+
 def saved(page, key: str) -> None:
-    page.wait_for_selector(f"#question-{key}[data-saved=yes]")
+    try:
+        page.wait_for_selector(f"#question-{key}[data-saved=yes]")
+    except Exception as error:  # say what the server answered
+        raise AssertionError(f"answer {key} not saved; the answer endpoint replied: {RESPONSES}") from error
 
 
 @pytest.mark.django_db(transaction=True)
@@ -42,13 +48,16 @@ def test_a_participant_answers_the_questionnaires_before_and_after_the_items(liv
         return offline_guard(server, external)(request_route)
 
     with chromium(route, width=1280, height=800) as (_, _, page):
+        page.on("response", lambda r: RESPONSES.append(f"{r.status} {r.text()[:200]}") if r.url.endswith("/answer")
+                else None)
         page.goto(f"{live_server.url}/s/{study.slug}/?STUDY_ID=st&PROLIFIC_PID=quest00000000000000000a1&SESSION_ID=q1")
         page.click("#agree")
-        page.wait_for_selector("body[data-step=questions_before]")
+        page.wait_for_selector("body[data-step=questions_before] #questionnaire[data-ready=yes]")
         assert "Prefer not to say" in page.inner_text("#question-age_band")
         page.check("#question-age_band input[value='25–34']")
         saved(page, "age_band")
         page.reload()  # resumed: the answer given is kept
+        page.wait_for_selector("#questionnaire[data-ready=yes]")
         assert page.is_checked("#question-age_band input[value='25–34']")
         page.check("#question-first_language input[value='No']")
         saved(page, "first_language")
@@ -59,7 +68,7 @@ def test_a_participant_answers_the_questionnaires_before_and_after_the_items(liv
         for _ in range(3):
             page.wait_for_selector("#stage[data-state=armed]")
             page.keyboard.press("KeyF")
-        page.wait_for_selector("body[data-step=questions_after]")  # the items done: the page after them
+        page.wait_for_selector("body[data-step=questions_after] #questionnaire[data-ready=yes]")  # after the items
         assert "ChatGPT" in page.inner_text("#question-aid_use")
         page.fill("#question-hours_sleep input", "25")
         page.keyboard.press("Tab")  # the answer is sent when given: refused, with the reason at the question
@@ -67,6 +76,7 @@ def test_a_participant_answers_the_questionnaires_before_and_after_the_items(liv
         assert "from 0 to 24" in page.inner_text("#question-hours_sleep .answer-error")
         page.click("#continue")  # the required questions unanswered: the page again, nothing saved
         page.wait_for_selector("#problem")
+        page.wait_for_selector("#questionnaire[data-ready=yes]")
         assert "needs an answer" in page.inner_text("#question-aid_use .answer-error")
         assert "needs an answer" in page.inner_text("#question-confidence .answer-error")
         page.check("#question-aid_use input[value='No']")

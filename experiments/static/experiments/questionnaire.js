@@ -74,6 +74,7 @@ function wire(document) {
   for (const fieldset of form.querySelectorAll("fieldset[data-question]")) {
     fieldset.addEventListener("change", () => queue.send(Number(fieldset.dataset.question), fieldValue(fieldset)));
   }
+  form.dataset.ready = "yes";  // answers are sent as given from now on (before: with the Continue only)
 }
 
 if (typeof document !== "undefined") wire(document);
