@@ -217,24 +217,24 @@ def _inferred(path: Path, name: str) -> str:
 
 def entry(relative: str, name: str, path: Path, factors=(), described=None) -> dict:
     """The codebook row of one column of one file (`factors`: the study's declared factors, as named in the
-    data files and as the model frames name them; `described`: file → column → (type, unit, description)
-    for files the report writes from other apps, e.g. Prolific's demographics)."""
+    data files and as the model frames name them; `described`: file → column → (type, unit, description[,
+    allowed values]) for files the report writes from other apps, e.g. Prolific's demographics, the questionnaires)."""
     stem = Path(relative).stem
     declared = schema.TABLES.get(stem) if relative.startswith("data/") and "/" not in relative[5:] else None
     if declared is not None:
         by_name = {c.name: c for c in declared}
         if name in by_name:
             return _schema_entry(by_name[name])
-    if name in factors:
+    if name in factors and name not in (described or {}).get(relative, {}):  # a file's own words come first
         meaning = (FACTOR if relative.startswith("data/")
                    else f"the level of the study's declared factor {name} this row is about")
         return {"type": "string", "unit": "", "allowed_values": "", "description": meaning}
     if relative == CODEBOOK:
         return {"type": "string", "unit": "", "allowed_values": "", "description": CODEBOOK_COLUMNS[name]}
     own = {**_files(), **(described or {})}.get(relative, {})
-    if name in own:
-        kind, unit, description = own[name]
-        return {"type": kind, "unit": unit, "allowed_values": "", "description": description}
+    if name in own:  # (type, unit, description), or with its allowed values (a questionnaire's choices, a scale)
+        kind, unit, description, *allowed = own[name]
+        return {"type": kind, "unit": unit, "allowed_values": allowed[0] if allowed else "", "description": description}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
     glossary = {**_runs_glossary(), **GLOSSARY} if relative == "tables/runs.csv" else {**GLOSSARY, **_runs_glossary()}
     if relative.startswith("data/model_frames/") and name in items and name not in ("modality", "argform"):

@@ -19,8 +19,8 @@ import re
 import pandas as pd
 
 from experiments.factors import (  # noqa: F401  (re-exported: the one reader and its checks)
-    FIELD_SOURCES, FIELDS, RESERVED, SETTING, attribute_keys, check, declared_factors, for_designs, normalise,
-    study_designs, validate,
+    FIELD_SOURCES, FIELDS, PARTICIPANT_SETTING, RESERVED, SETTING, attribute_keys, check, check_participant,
+    declared_factors, for_designs, normalise, participant_factors, study_designs, validate,
 )
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from studyserver import csvsafe
 
-from . import codebook, plots, prep, reproduce, summary, versus
+from . import codebook, participant_factors, plots, prep, reproduce, summary, versus
 from . import answering
 from . import factors as declared
 from .rprocess import RProcess, run_section
@@ -33,6 +33,7 @@ from .sections import ModelSpec
 from .html import Page, figures_of, render
 
 DEMOGRAPHICS = "demographics"  # data/demographics.csv: Prolific's demographics, the consented columns
+QUESTIONNAIRE = "questionnaire"  # data/questionnaire.csv: the questionnaires' answers, a row per participant
 PY_PACKAGES = ("Django", "rpy2", "pymer4", "pandas", "numpy", "scipy", "statsmodels", "matplotlib", "pyarrow")
 
 
@@ -151,6 +152,12 @@ class ReportInputs:
     # demographics_frame): written as data/demographics.csv, described in the codebook by `demographics_codebook`.
     demographics: pd.DataFrame | None = None
     demographics_codebook: dict = field(default_factory=dict)
+    # The questionnaires' answers (experiments/participation/questionnaire_export.py frame): written as
+    # data/questionnaire.csv, described by `questionnaire_codebook`; the study's participant factors (question keys,
+    # experiments/factors.py participant_factors) are joined into the people's frames and get a section each.
+    questionnaire: pd.DataFrame | None = None
+    questionnaire_codebook: dict = field(default_factory=dict)
+    participant_factors: tuple[str, ...] = ()
 
     def study_designs(self) -> set[str]:
         if self.designs is not None:
@@ -205,8 +212,10 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     tables_dir, data_dir = out_dir / "tables", out_dir / "data"
     designs, factors = inputs.study_designs(), inputs.declared_factors()
     analysed = registry.analysed_alone()
+    kept_joined = participant_factors.join(declared.join(kept, inputs.factor_values), inputs.questionnaire,
+                                           inputs.participant_factors)
     frames = StudyFrames(scores=declared.join(scores, inputs.factor_values),
-                         kept=declared.join(kept, inputs.factor_values), shown=inputs.shown, analysed=analysed)
+                         kept=kept_joined, shown=inputs.shown, analysed=analysed)
     raw = StudyFrames(scores=scores, kept=kept, shown=inputs.shown, analysed=analysed)
     parts = registry.report_parts(designs)  # the study's designs' parts, in the report's order
     # the titles of the analyses of designs this study does not have, in the report's order
@@ -218,12 +227,15 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
             generic.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
         parts = parts[:after] + generic + parts[after:]
+    parts = parts + [participant_factors.spec(frames, name) for name in inputs.participant_factors]
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
     accuracy = _timed(timings, "table 1 (bootstrap)", partial(accuracy_tables, factors=factors), frames)
     table1 = accuracy.table1  # models on the items people could be shown; every item: accuracy.every
     columns = _timed(timings, "data files", _write_tidy, trials, scores, data_dir, inputs.factor_values)
     if inputs.demographics is not None and len(inputs.demographics):
         _write_data(inputs.demographics, data_dir, DEMOGRAPHICS)
+    if inputs.questionnaire is not None and len(inputs.questionnaire):
+        _write_data(inputs.questionnaire, data_dir, QUESTIONNAIRE)
     sections = []
     for part in parts:
         if part is both:
@@ -274,8 +286,10 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
     path = out_dir / "report.html"
     path.write_text(render(page), encoding="utf-8")
     described = {f"data/{DEMOGRAPHICS}.csv": inputs.demographics_codebook} if inputs.demographics_codebook else {}
+    if inputs.questionnaire_codebook:
+        described[f"data/{QUESTIONNAIRE}.csv"] = inputs.questionnaire_codebook
     # every column of every CSV, then the hashes of every file
-    book = codebook.write_codebook(out_dir, factors=factors, described=described)
+    book = codebook.write_codebook(out_dir, factors=(*factors, *inputs.participant_factors), described=described)
     codebook.write_description(out_dir, codebook=book, page=page)
     timings["tables and html"] = time.perf_counter() - start
     warnings = inputs.warnings() + [w for s in sections for w in s.warnings]

@@ -42,6 +42,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
 
     rules = rules or exclusions_for(study=study)
     declared = factors.declared_factors(study)  # stored names no longer among the items raise ValueError here
+    people_by = factors.participant_factors(study)  # questionnaire questions (experiments/factors.py)
     chosen = runs.select_runs(study, run_ids or None)
     used = runs.used_ids(chosen)
     designs = tuple(factors.study_designs(study))
@@ -69,7 +70,7 @@ def report_build(*, study, out_dir: Path, rules: Exclusions | None = None, run_i
             provenance=report_provenance(study=study, run_ids=used),
             factors=tuple(declared), factor_values=factors.values_frame(study, declared, analysed),
             designs=designs, shown=items_people_can_be_shown(study, include_simulated=pilot),
-            **_demographics(study, trials),
+            **_demographics(study, trials), **_questionnaire(study, trials, pilot), participant_factors=tuple(people_by),
         ), out_dir=Path(out_dir), helper=helper)
 
 
@@ -83,6 +84,19 @@ def _demographics(study, trials) -> dict:
     ids = [pk for pk in Participant.objects.filter(study=study).values_list("pk", flat=True) if pseudonym(pk) in labels]
     found = demographics_frame(study=study, participant_ids=ids) if ids else None
     return {} if found is None else {"demographics": found[0], "demographics_codebook": found[1]}
+
+
+def _questionnaire(study, trials, pilot: bool) -> dict:
+    """ReportInputs' questionnaire answers: of the participants in the trials (experiments/participation/
+    questionnaire_export.py), one row each, with their codebook entries."""
+    from experiments.models import Participant
+    from experiments.participation.questionnaire_export import frame
+    from experiments.schema import pseudonym
+
+    labels = set(trials["participant"]) if len(trials) and "participant" in trials else set()
+    ids = [pk for pk in Participant.objects.filter(study=study).values_list("pk", flat=True) if pseudonym(pk) in labels]
+    found = frame(study, participant_ids=ids, include_simulated=pilot) if ids else None
+    return {} if found is None else {"questionnaire": found[0], "questionnaire_codebook": found[1]}
 
 
 def report_provenance(*, study, run_ids: list[int]) -> dict:
@@ -127,6 +141,9 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
     from .factors import declared_factors
 
     declared_factors(study)  # and factors the items do not have (ValueError naming the columns there are)
+    from .factors import participant_factors
+
+    participant_factors(study)  # and participant factors no longer among the questions
     requested = sorted(set(run_ids or []))
     runs.select_runs(study, requested or None)  # and a bad selection
     with transaction.atomic():

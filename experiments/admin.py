@@ -19,13 +19,14 @@ from .items.presets import preset_check
 from .participation import admin_views as participation_admin
 from .models import attention
 from .participation import consent, launch, texts
-from .participation import erasure
+from .participation import erasure, questionnaire_export
 from .participation import services as participation
 from .item_list import StudyValuesFilter
 from .participation.item_summary import item_summary, with_catch_items
 from .participation.question_editor import QuestionListField
 from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
+from . import questionnaire_admin  # (QuestionnaireAdmin: registered there)
 from .team_scope import teams_of
 from . import design_registry
 from .items import admin_upload
@@ -97,7 +98,7 @@ class HumanArmInline(admin.StackedInline):
     can_delete = False
     extra = 1
     max_num = 1
-    readonly_fields = ("consent_review_state", "consent_preview", "texts_preview")
+    readonly_fields = ("consent_review_state", "consent_preview", "texts_preview", "questionnaires_panel")
     fieldsets = (
         ("Lists", {"fields": ("items_per_participant", "target_sample_size", "include_nonsense", "paired_presentation",
                               "paired_min_gap")}),
@@ -110,7 +111,12 @@ class HumanArmInline(admin.StackedInline):
         ("Prolific", {"fields": ("pid_param", "study_param", "session_param", "completion_code", "no_consent_code",
                                  "failed_attention_code", "incompatible_device_code", "completion_url")}),
         ("Pay and housekeeping", {"fields": ("prolific_min_hourly", "pay_multiplier", "currency", "abandon_after_minutes")}),
+        ("Questionnaires", {"fields": ("questionnaires_panel",)}),
     )
+
+    @admin.display(description="questionnaires (before and after the items)")
+    def questionnaires_panel(self, obj):
+        return questionnaire_admin.questionnaires_html(obj) if obj is not None and obj.pk else "—"
 
     @admin.display(description="review")
     def consent_review_state(self, obj):
@@ -259,6 +265,8 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
     def get_urls(self):
         extra = [path("<int:pk>/trials.csv", self.admin_site.admin_view(self.trials_csv),
                       name="experiments_study_trials_csv"),
+                 path("<int:pk>/questionnaire.csv", self.admin_site.admin_view(self.questionnaire_csv),
+                      name="experiments_study_questionnaire_csv"),
                  path("<int:pk>/items/generate/", self.admin_site.admin_view(
                      lambda request, pk: items_views.generate_view(self, request, pk)), name="experiments_study_generate"),
                  path("<int:pk>/items/upload/", self.admin_site.admin_view(
@@ -279,6 +287,13 @@ class StudyAdmin(TeamScopedAdmin, admin.ModelAdmin):
             raise PermissionDenied("Seeing Prolific ids needs the permission 'Can see participants' Prolific ids'.")
         study = self.scoped_object_or_404(request, pk)  # another team's study: 404
         return participation_admin.trials_csv_response(study=study, prolific_ids=prolific_ids)
+
+    def questionnaire_csv(self, request, pk):
+        """The study's questionnaire answers, a row per participant as P<id> (participation/questionnaire_export.py)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        study = self.scoped_object_or_404(request, pk)  # another team's study: 404
+        return questionnaire_export.questionnaire_csv_response(study=study)
 
     def has_change_status_permission(self, request):
         return request.user.has_perm("experiments.change_study_status")

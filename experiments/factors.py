@@ -115,3 +115,36 @@ def declared_factors(study, *, designs=None) -> list[str]:
     if given:
         return check(given, attribute_keys(study) if any(n not in FIELDS for n in given) else set())
     return for_designs(study_designs(study) if designs is None else designs)
+
+
+# Participant factors (issue 47 item 2): questionnaire questions whose answers the report splits people by
+# (analysis/participant_factors.py), named by their keys in study.settings["participant_factors"]. A
+# multiple-choice or Likert question of the study's questionnaires; its key must not be a column the frames use.
+PARTICIPANT_SETTING = "participant_factors"
+PARTICIPANT_KINDS = ("choice", "likert")
+
+
+def check_participant(names, questions: dict[str, str]) -> list[str]:
+    """`names` checked against `questions` (key → kind, the study's questions): the keys in order, or ValueError
+    naming each unknown or unusable one and listing the questions that can be factors. Pure."""
+    names = normalise(names)
+    usable = sorted(k for k, kind in questions.items() if kind in PARTICIPANT_KINDS and k not in RESERVED
+                    and k not in FIELDS)
+    wrong = [n for n in names if n not in usable]
+    if wrong:
+        raise ValueError(f"Participant factors: {', '.join(repr(n) for n in wrong)} "
+                         f"{'is' if len(wrong) == 1 else 'are'} not a multiple-choice or Likert question of the "
+                         f"study's questionnaires (by its key). The questions that can be: {', '.join(usable) or 'none'}.")
+    return names
+
+
+def question_kinds(study) -> dict[str, str]:
+    from .models import Question
+
+    return dict(Question.objects.filter(questionnaire__arm__study=study).values_list("key", "kind"))
+
+
+def participant_factors(study) -> list[str]:
+    """The study's participant factors as stored, checked against its questions (ValueError when one is gone)."""
+    given = normalise((study.settings or {}).get(PARTICIPANT_SETTING))
+    return check_participant(given, question_kinds(study)) if given else []

@@ -7,6 +7,7 @@
 - "human_variant": the prompt variant participants see in a paired design;
 - "factors": the columns the study's items vary by, for Table 1 and the humans-vs-models model
   (experiments/factors.py; empty: the designs' own);
+- "participant_factors": questionnaire questions (by key) the report splits people by (experiments/factors.py);
 and what generation records ("lexicon", "paired_designs"), shown read-only and kept as it is.
 
 Each field is checked by the same code that reads the setting later (Exclusions, mc_settings,
@@ -26,7 +27,7 @@ from django.core.exceptions import ValidationError
 from studyserver.structured import structured_html
 
 from .items.pairs import human_variant_problem
-from .factors import declared_factors, validate
+from .factors import PARTICIPANT_SETTING, check_participant, declared_factors, question_kinds, validate
 from .participation.arm import mc_settings
 from .participation.item_summary import item_summary
 from .report_rules import ALTERNATIVES, RT_LOG_SD_MIN, Exclusions, exclusion_settings, paired_report_options
@@ -36,7 +37,7 @@ MULTIPLE_CHOICE = "multiple_choice"
 PAIRED_REPORT = "paired_report"
 HUMAN_VARIANT = "human_variant"
 FACTORS = "factors"
-EDITED = (EXCLUSIONS, MULTIPLE_CHOICE, PAIRED_REPORT, HUMAN_VARIANT, FACTORS)
+EDITED = (EXCLUSIONS, MULTIPLE_CHOICE, PAIRED_REPORT, HUMAN_VARIANT, FACTORS, PARTICIPANT_SETTING)
 
 # form field → (settings group, key in the group)
 _EXCLUSION_FIELDS = {
@@ -52,7 +53,7 @@ _PAIRED_FIELDS = {"paired_alternative": "alternative", "paired_alpha": "alpha", 
 FIXED_ONCE_ANSWERED = ("mc_keys", "mc_all_mutants", "human_variant")
 
 FIELDSETS = (
-    ("Analysis: the factors the items vary by", {"fields": ("factors",)}),
+    ("Analysis: the factors the items vary by", {"fields": ("factors", "participant_factors")}),
     ("Analysis: which human data the report leaves out", {"fields": tuple(_EXCLUSION_FIELDS)}),
     ("Four-option trials (multiple-choice design, seed 001)", {"classes": ("collapse",), "fields": tuple(_MC_FIELDS)}),
     ("Paired designs (seeds 000 and 002)", {"classes": ("collapse",),
@@ -95,6 +96,8 @@ def _stored(settings: dict) -> tuple[dict, list[str]]:
     values["human_variant"] = settings.get(HUMAN_VARIANT) or ""
     stored = settings.get(FACTORS)
     values["factors"] = " ".join(stored) if isinstance(stored, list) else str(stored or "")
+    people = settings.get(PARTICIPANT_SETTING)
+    values["participant_factors"] = " ".join(people) if isinstance(people, list) else str(people or "")
     return values, problems
 
 
@@ -107,6 +110,11 @@ class StudySettingsFields(forms.Form):
         help_text="Column names separated by spaces: item fields (modality, argument_form, condition, form_id, "
                   "pair_role, variant) or a CSV bank's descriptive columns. Table 1 and the humans-vs-models model "
                   "are by these. Empty: the designs' own (003: modality and argument form).")
+    participant_factors = forms.CharField(
+        required=False, label="Participant factors (questionnaire)",
+        help_text="Keys of multiple-choice or Likert questions of the study's questionnaires, separated by spaces "
+                  "(e.g. aid_use age_band): the report shows people's accuracy by each answer and fits a model by it. "
+                  "Empty: none.")
     exclude_preview = forms.BooleanField(required=False, label="Leave out preview sessions",
                                          help_text="Researchers' previews of the participant pages are never data.")
     exclude_failed_attention = forms.BooleanField(
@@ -198,6 +206,13 @@ class StudySettingsFields(forms.Form):
                 return None
             if new[FACTORS] is None:
                 self.add_error("factors", "Save the study (and give it items) before naming its factors.")
+                return None
+        if (cleaned.get("participant_factors") or "").strip():
+            try:
+                new[PARTICIPANT_SETTING] = check_participant(cleaned["participant_factors"],
+                                                             question_kinds(study) if study.pk else {})
+            except ValueError as error:
+                self.add_error("participant_factors", str(error))
                 return None
         # the readers themselves, once more: nothing is stored that a report or a page would refuse
         try:

@@ -11,6 +11,8 @@
     presets.py       MappingPreset: a named mapping of a bank file's columns
     stored_lists.py  StoredLists and StoredList: the lists a study's settings draw, built once
     item_summary.py  StudyItemSummary: a study's items in figures (count, designs, list shape), built once
+    questionnaires.py Questionnaire, Question and a participant's QuestionnaireAnswer / QuestionnaireCompletion:
+                     the questionnaires before and after the items
     items_version.py StudyItemsVersion: a number raised by every write to a study's items (what is built once
                      from them records it)
 
@@ -29,6 +31,9 @@ from .items_version import StudyItemsVersion
 from .participants import KeyMapping, Participant, ParticipantStatus, Trial, audience_q
 from .pilots import Pilot, PilotStatus
 from .presets import MappingPreset
+from .questionnaires import (
+    Placement, Question, QuestionKind, Questionnaire, QuestionnaireAnswer, QuestionnaireCompletion,
+)
 from .stored_lists import StoredList, StoredLists
 from .studies import ItemsLocked, Study, StudyStatus, responses_exist
 from .teams import DEFAULT_TEAM, Team, default_team_id
@@ -38,6 +43,7 @@ __all__ = [
     "DEFAULT_TEAM", "Device", "HumanArm",
     "Interpretation", "Item", "ItemKind", "ItemQuerySet", "ItemsLocked", "KeyMapping", "LinkKind", "LogicSystem",
     "MappingPreset", "Modality", "OptionLetter", "PairedPresentation", "Participant", "ParticipantStatus", "Pilot",
-    "PilotStatus", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",
+    "PilotStatus", "Placement", "Question", "QuestionKind", "Questionnaire", "QuestionnaireAnswer",
+    "QuestionnaireCompletion", "StoredList", "StoredLists", "Study", "StudyItemSummary", "StudyItemsVersion", "StudyStatus",
     "Team", "Trial", "audience_q", "default_team_id", "responses_exist",
 ]

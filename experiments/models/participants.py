@@ -163,6 +163,19 @@ class Participant(models.Model):
         verbose_name="practice done",
         help_text="When the participant finished the practice questions (UTC).",
     )
+    # The questionnaires' steps (experiments/models/questionnaires.py; participation/questionnaires.py)
+    questions_before_done_at = models.DateTimeField(
+        null=True, blank=True, verbose_name="questionnaires before the items done",
+        help_text="When the participant completed the questionnaires shown before the items (UTC).",
+    )
+    trials_done_at = models.DateTimeField(
+        null=True, blank=True, verbose_name="items answered",
+        help_text="When every item was answered, where questionnaires follow the items (UTC).",
+    )
+    questions_after_done_at = models.DateTimeField(
+        null=True, blank=True, verbose_name="questionnaires after the items done",
+        help_text="When the participant completed the questionnaires shown after the items (UTC).",
+    )
     last_seen_at = models.DateTimeField(
         null=True, blank=True, help_text="The last heartbeat from the trial page (UTC).", verbose_name="last seen",
     )

@@ -33,6 +33,7 @@ from django.utils import timezone
 from ..models.human_arm import DEFAULT_CONSENT, PAPER_CONSENT  # noqa: F401  (models/human_arm.py)
 from ..models import AnswerInput
 from ..models.human_arm import TEXT_PLACEHOLDERS
+from .flow import shown_placements
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,27 @@ STORED_DATA: tuple[DataKind, ...] = (
              ("Trial.focus_lost", "Trial.visibility_lost")),
     DataKind("status", "whether you completed the study, stopped or declined, and how many check questions "
              "you answered wrongly", ("Participant.status", "Participant.attention_failures")),
+    # Only where the study shows questionnaires (stored_data): their answers, and when their pages were done.
+    DataKind("questionnaires", "your answers to this study's questionnaires (the questions on their own pages before "
+             "or after the main questions), and when you finished those pages",
+             ("Participant.questions_before_done_at", "Participant.trials_done_at",
+              "Participant.questions_after_done_at")),
     # Outside the database: the web server's access log (studyserver/gunicorn_conf.py, logredact.py;
     # docs/production.md, "What the logs hold").
     DataKind("server_log", "the web server's log of each page your browser requested: the time, the page (with "
              "your session's key replaced by a code, and without your Prolific ID) and the server's reply; it holds "
              "no IP address and is kept only until newer entries replace it", ()),
 )
+
+QUESTIONNAIRES = "questionnaires"  # the kind listed only where the arm shows questionnaires
+
+
+def stored_data(arm) -> tuple[DataKind, ...]:
+    """The kinds of data the consent page lists for `arm`: every kind, the questionnaires' only where the arm
+    shows a questionnaire (flow.shown_placements: switched on, holding a question)."""
+    shown = bool(shown_placements(arm)) if arm.pk else False
+    return tuple(kind for kind in STORED_DATA if kind.key != QUESTIONNAIRES or shown)
+
 
 # Columns that say nothing about the participant, and why.
 NOT_ABOUT_THE_PARTICIPANT = {
@@ -138,7 +154,7 @@ def consent_page(arm, *, questions: int | None = None) -> ConsentPage:
     questions = planned_questions(arm) if questions is None else questions
     practice = len(arm.practice or [])
     return ConsentPage(
-        text=arm.consent(), data=STORED_DATA, questions=questions, practice=practice,
+        text=arm.consent(), data=stored_data(arm), questions=questions, practice=practice,
         minutes=expected_minutes(questions=questions, practice=practice, seconds_per_question=arm.seconds_per_question),
         contact=arm.contact.strip(), institution=arm.institution, attention=attention_told(arm),
     )
@@ -148,8 +164,9 @@ def consent_digest(arm) -> str:
     """The fingerprint of the consent as participants read it (text, institution, contact, the stored
     data list, the attention rule's sentence), and of the researcher's other texts and the answer input
     (texts_digest_part: the instructions, debrief and end page as written); the duration is left out: it follows
-    the list length, which is not consent wording."""
-    body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in STORED_DATA],
+    the list length, which is not consent wording. Switching a questionnaire on adds its kind to the list: the
+    consent is reviewed again."""
+    body = json.dumps([arm.consent(), arm.institution, arm.contact.strip(), [k.label for k in stored_data(arm)],
                        attention_told(arm), *texts_digest_part(arm)])
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 

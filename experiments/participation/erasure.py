@@ -1,6 +1,6 @@
 """Erasing one participant's data on request (data protection, issue 8).
 
-`participant_erase` deletes the participant's trials and the participant row (whose Prolific ids
+`participant_erase` deletes the participant's trials, questionnaire answers and the participant row (whose Prolific ids
 are the only link to a person) in one transaction, rewrites earlier admin log entries about the
 participant so they no longer name the Prolific id, records the erasure in the admin log without
 it, and tells the rest of the project (participant_erased) so that copies elsewhere go too: the
@@ -17,7 +17,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.dispatch import Signal
 
-from ..models import Participant, Trial
+from ..models import Participant, QuestionnaireAnswer, QuestionnaireCompletion, Trial
 from .selectors import pseudonym
 
 
@@ -47,12 +47,15 @@ def participant_erase(*, participant: Participant, by) -> Erasure:
     pk, study = participant.pk, participant.study
     label = f"participant {pseudonym(pk)} of {study.slug}"
     trials, _ = Trial.objects.filter(participant=participant).delete()
+    answers, _ = QuestionnaireAnswer.objects.filter(participant=participant).delete()  # the questionnaires' too
+    QuestionnaireCompletion.objects.filter(participant=participant).delete()
     content_type = ContentType.objects.get_for_model(Participant)
     LogEntry.objects.filter(content_type=content_type, object_id=str(pk)).update(object_repr=label)
     participant.delete()
     LogEntry.objects.create(
         user_id=by.pk, content_type=content_type, object_id=str(pk), object_repr=label, action_flag=DELETION,
-        change_message=f"Erased on the participant's request: the participant and {trials} trial(s).",
+        change_message=f"Erased on the participant's request: the participant, {trials} trial(s) and {answers} "
+                       "questionnaire answer(s).",
     )
     copies = participant_erased.send(sender=Participant, study=study, label=pseudonym(pk))
     return Erasure(participant_id=pk, study_slug=study.slug, trials=trials,

@@ -32,7 +32,7 @@ from ..design_registry import is_catch_item
 from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
 from ..models import Pilot, PilotStatus  # noqa: F401  (the row: experiments/models/pilots.py)
 from ..study_jobs import study_job_claim
-from . import choice, flow, pilot_effects, trials
+from . import choice, flow, pilot_effects, questionnaires, trials
 from .services import participant_start, simulated_ids
 
 
@@ -263,12 +263,46 @@ def _trials(bot: _Bot) -> None:
     bot.completed = response.json().get("status") == ParticipantStatus.COMPLETED
 
 
+def _bot_answer(rule) -> str:
+    """An answer a simulated participant gives to a required question (any valid one: a pilot tests the flow,
+    not the questionnaire): the first choice, the scale's middle, the smallest number allowed, a word."""
+    if rule.kind == "choice":
+        return rule.choices[0]
+    if rule.kind == "likert":
+        scale = rule.scale()
+        return str(scale[len(scale) // 2])
+    if rule.kind == "number":
+        return str(int(rule.minimum) if rule.minimum is not None and float(rule.minimum).is_integer() else
+                   rule.minimum if rule.minimum is not None else 0)
+    return "simulated"
+
+
+def _questionnaires(placement: str) -> Callable[["_Bot"], None]:
+    """The questionnaire pages of `placement`, each sent as its form sends it (required questions answered)."""
+    def take(bot: _Bot) -> None:
+        participant = bot.participant
+        for _ in range(100):
+            participant.refresh_from_db()
+            page = questionnaires.current_page(participant=participant, arm=participant.study.human_arm,
+                                               placement=placement)
+            if page is None or participant.status != ParticipantStatus.STARTED:
+                break
+            data = {"questionnaire": page.questionnaire.pk}
+            data |= {f"q{q.pk}": _bot_answer(q.rule()) for q in page.questions if q.required}
+            bot.post_form("questionnaire", data)
+        participant.refresh_from_db()
+        if placement == "after":
+            bot.completed = participant.status == ParticipantStatus.COMPLETED
+    return take
+
+
 # What a bot does on each step of the participant flow (experiments/participation/flow.py STEPS, by
 # name); None: a last page, where the walk ends. The bot walks the flow's declared steps in order and
 # on each checks the session page shows it: a step added to the flow is walked once it is named here,
 # and until then every pilot fails with a message naming it.
 BOT_STEPS: dict[str, Callable[[_Bot], None] | None] = {
     "ended": None, "consent": _consent, "instructions": _instructions, "practice": _practice, "trials": _trials,
+    "questions_before": _questionnaires("before"), "questions_after": _questionnaires("after"),
 }
 
 

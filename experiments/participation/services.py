@@ -367,12 +367,12 @@ def participant_consent(*, participant: Participant, agree: bool) -> Participant
 
 def participant_step_done(*, participant: Participant, step: str) -> Participant:
     """Mark a page before the trials done (flow.BEFORE_TRIALS: instructions, practice), once the
-    step before it is done."""
-    field, after = flow.step_named(step).done_at, flow.step_done_after(step)
+    steps before it that apply are done."""
+    field = flow.step_named(step).done_at
     with transaction.atomic():
         participant = locked(participant)
         require_in_progress(participant)
-        if after and getattr(participant, after) is None:
+        if not flow.steps_behind(participant, participant.study.human_arm, step):
             raise FlowError("out_of_order", "Please complete the previous page first.", 409)
         if getattr(participant, field) is None:
             setattr(participant, field, timezone.now())
@@ -395,7 +395,10 @@ def participant_heartbeat(*, participant: Participant) -> Participant:
 
 @transaction.atomic
 def participant_finish(*, participant: Participant) -> Participant:
-    """Completion: only once the server holds an answer for every trial of the list."""
+    """Completion: only once the server holds an answer for every trial of the list. Where questionnaires
+    follow the items (flow's "questions_after"), the end of the trials is recorded instead (trials_done_at; the
+    participation stays in progress) and the questionnaires' last page completes it
+    (participation/questionnaires.py)."""
     participant = locked(participant)
     if participant.status == ParticipantStatus.COMPLETED:
         return participant
@@ -406,6 +409,12 @@ def participant_finish(*, participant: Participant) -> Participant:
         raise FlowError(
             "incomplete", f"{len(missing)} answer(s) not saved yet (trials {missing[:10]}).", 409
         )
+    after = flow.step_named("questions_after")
+    if participant.questions_after_done_at is None and after.applies(participant, participant.study.human_arm):
+        if participant.trials_done_at is None:
+            participant.trials_done_at = timezone.now()
+            participant.save(update_fields=["trials_done_at"])
+        return participant
     return participant_transition(participant=participant, to=ParticipantStatus.COMPLETED)
 
 

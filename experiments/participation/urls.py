@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import questionnaire_views, views
 
 app_name = "participant"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     path("<slug:slug>/p/<str:token>/trial", views.trial, name="trial"),
     path("<slug:slug>/p/<str:token>/heartbeat", views.heartbeat, name="heartbeat"),
     path("<slug:slug>/p/<str:token>/finish", views.finish, name="finish"),
+    path("<slug:slug>/p/<str:token>/answer", questionnaire_views.answer, name="answer"),
+    path("<slug:slug>/p/<str:token>/questionnaire", questionnaire_views.submit, name="questionnaire"),
 ]

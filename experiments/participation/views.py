@@ -25,7 +25,7 @@ from studyserver import ratelimit
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug
 from ..team_scope import study_or_404
-from . import choice, flow, overview, prolific_redirect, services, texts, trials
+from . import choice, flow, overview, prolific_redirect, questionnaire_views, services, texts, trials
 from .consent import consent_page
 from .payload import PayloadError, parse_trial
 from .selectors import answered_indices, participant_by_token, study_and_arm, token_known
@@ -187,6 +187,8 @@ def session(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         context["texts"] = {"end": texts.end_text(arm), "debrief": texts.debrief(arm)}
     elif step.name in ("practice", "trials"):
         context["runner"] = _runner_config(participant, arm, step.name, context["urls"])
+    elif step.questionnaire is not None:  # a questionnaire page (questionnaire_views.py)
+        context.update(questionnaire_views.page_context(participant, arm, step.questionnaire))
     return _page(request, step.template, context)
 
 

@@ -191,6 +191,8 @@ async function complete(sender) {
     let response;
     try { response = await post(config.urls.finish); } catch { await wait(2000); continue; }
     const body = await response.json().catch(() => ({}));
+    // still in progress: questionnaires follow the items (the session page shows them)
+    if (response.ok && body.status === "started") return window.location.assign(config.urls.session);
     if (response.ok) return end(body);
     if (response.status >= 500 || response.status === 429) { await wait(2000); continue; }  // 429: rate limited
     if (body.reason === "ended") return window.location.assign(config.urls.session);
