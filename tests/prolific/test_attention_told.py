@@ -83,7 +83,7 @@ def test_changing_the_rule_changes_the_consent_page_and_needs_a_new_review_befor
     assert attention_rule_shown(arm, person)
     arm.attention_fail_after = 3
     arm.save()
-    assert "attention rule has changed" in consent_problem(arm)
+    assert "attention rule" in consent_problem(arm) and "has changed since" in consent_problem(arm)
     assert not attention_rule_shown(arm, person)  # the page no longer says what this participant read
     review_consent(study)
     arm.refresh_from_db()
