@@ -7,6 +7,7 @@ scripts that refit them from the report's model frames.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -56,6 +57,21 @@ def table_file(key: str, name: str) -> str:
     """The CSV of a section's table under tables/: <key>_<name>.csv, or <key>.csv for the table named as
     its section (tables/human_likeness.csv)."""
     return f"{key}.csv" if name == key else f"{key}_{name}.csv"
+
+
+def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
+    """One table per respondent (`name`_<respondent>, the frame's `respondent` column), so that the page's row
+    cap never hides a model."""
+    if frame.empty:
+        return
+    taken: set[str] = set()
+    for respondent, part in frame.groupby("respondent", sort=False):
+        base = re.sub(r"[^a-z0-9]+", "-", str(respondent).lower()).strip("-") or "model"
+        key, k = f"{name}_{base}", 2
+        while key in taken:
+            key, k = f"{name}_{base}-{k}", k + 1
+        taken.add(key)
+        section.tables[key] = part.reset_index(drop=True)
 
 
 @dataclass(frozen=True)
