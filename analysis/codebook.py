@@ -176,8 +176,8 @@ def by_design(name: str) -> str:
 
 
 def _schema_entry(column: schema.Column) -> dict:
-    return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(column.allowed),
-            "description": column.description + by_design(column.name)}
+    return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(schema.allowed(column)),
+            "description": schema.meaning(column) + by_design(column.name)}
 
 
 def _inferred(path: Path, name: str) -> str:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.prep import VALID_FORMS, code_factors, zscore
-from logic.modal_forms import SYLLOGISMS
+from analysis.prep import code_factors, zscore
+from experiments.schema import argform_code
+from logic.modal_forms import SYLLOGISMS, modal_syllogism_templates
+
+
+def valid_forms() -> tuple[str, ...]:
+    """The codes of 003's valid syllogism forms (DS, MP, MT: Eq. 5–6 read only these), from its templates."""
+    return tuple(dict.fromkeys(argform_code(t.argument_form) for t in modal_syllogism_templates() if t.template_valid))
 
 
 def real_syllogisms(frame: pd.DataFrame) -> pd.DataFrame:
@@ -20,7 +26,7 @@ def syllogism_scores(scores: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
     frame = frame.dropna(subset=["soft_acc", "rel_p_yes", "perplexity"])
     frame = code_factors(frame)
     if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
+        frame = frame[frame["argform"].isin(valid_forms())]
         frame["argform"] = frame["argform"].cat.remove_unused_categories()
     frame["perplexity_z"] = zscore(frame["perplexity"].astype(float))
     return frame.reset_index(drop=True)
@@ -30,7 +36,7 @@ def syllogism_trials(trials: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
     """Kept human trials on the modal syllogisms, factors coded, log RT z-scored."""
     frame = code_factors(real_syllogisms(trials))
     if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
+        frame = frame[frame["argform"].isin(valid_forms())]
         frame["argform"] = frame["argform"].cat.remove_unused_categories()
     frame["rt_z"] = zscore(np.log(frame["rt_ms"].astype(float)))
     return frame.reset_index(drop=True)

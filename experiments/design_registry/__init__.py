@@ -158,6 +158,33 @@ class Family:
 
 
 @dataclass(frozen=True)
+class Level:
+    """One level of a factor: the value its items carry (the frames' column, "∨⊢"), its R-safe ASCII code (the
+    models' level name and the data files' <factor>_code, "DS"; blank: the value is its own code) and how the
+    report shows it ("∨⊢ disjunctive syllogism"; blank: as the code)."""
+
+    value: str
+    code: str = ""
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.code:
+            object.__setattr__(self, "code", self.value)
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A factor's levels as a design declares them, in the report's order (the first is the models' reference
+    level), with where they come from. Table 1, the models' level order and codes, the data files' codes and the
+    report's legend read them (levels(), level_code(), level_labels() below); a factor no design declares levels
+    for is read in the order of its values."""
+
+    name: str  # an item field, a column of the report's frames ("modality", "argform")
+    levels: tuple[Level, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Option:
     """One option of a generated design: the command's --flag and the admin form's field."""
 
@@ -221,6 +248,8 @@ class Design:
     # The factors its items vary by, as columns of the report's frames (analysis/factors.py reads them):
     # Table 1 and the humans-vs-models model are by these. A bank without any names its own at import.
     factors: tuple[str, ...] = ()
+    # The levels of its factors (and of any other item field it codes), each as its paper names them: Factor.
+    factor_levels: tuple[Factor, ...] = ()
     scoring: Scoring = Scoring()
     validity: str = VALID_IS_GOLD  # what its items' `valid` says (VALIDITY)
     gold: str = "the model checker's verdict on the item's logical form under the study's system and the item's " \
@@ -329,6 +358,7 @@ def register(design: Design) -> Design:
         raise ValueError(f"design {design.name!r} declares published formats but no importer")
     if design.wording is None:
         raise ValueError(f"design {design.name!r} declares no wording (participants' question, the model's prompt)")
+    _levels_found.clear()
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 
@@ -418,6 +448,7 @@ def analysed_alone_add(name: str) -> None:
 def unregister(name: str) -> None:
     """Take design `name` and what it registered out of the registry (a test's toy design cleans up)."""
     _designs.entries.pop(name, None)
+    _levels_found.clear()
     report_parts_module.design_forget(name)
 
 
@@ -451,6 +482,42 @@ def by_answer_forms() -> dict[str, list[str]]:
     for design in all_designs():
         out[design.scoring.answer_forms].append(design.name)
     return out
+
+
+def levels(factor: str) -> tuple[Level, ...]:
+    """The declared levels of `factor`, every design's that declares them (by design name; a level once, in the
+    first declaration's order); () where no design declares levels for it. A value declared twice with another
+    code or label raises."""
+    if factor in _levels_found:
+        return _levels_found[factor]
+    found: dict[str, Level] = {}
+    for design in all_designs():
+        for declared in design.factor_levels:
+            if declared.name != factor:
+                continue
+            for level in declared.levels:
+                if found.setdefault(level.value, level) != level:
+                    raise ValueError(f"{factor} level {level.value!r} is declared twice with another code or label "
+                                     f"({design.name}: {level!r}, before: {found[level.value]!r})")
+    return _levels_found.setdefault(factor, tuple(found.values()))
+
+
+_levels_found: dict[str, tuple[Level, ...]] = {}  # levels() per factor; emptied when a design comes or goes
+
+
+def level_code(factor: str, value: str) -> str:
+    """`value`'s R-safe code as declared for `factor` (a value without one is its own code)."""
+    for level in levels(factor):
+        if level.value == value:
+            return level.code
+    return value
+
+
+def level_labels() -> dict[str, str]:
+    """Level code → how the report shows it, for every declared level with a label (factors in the order the
+    designs declare them)."""
+    names = dict.fromkeys(f.name for d in all_designs() for f in d.factor_levels)
+    return {level.code: level.label for name in names for level in levels(name) if level.label}
 
 
 def with_probes() -> list[Design]:
