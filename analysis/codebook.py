@@ -207,11 +207,14 @@ def entry(relative: str, name: str, path: Path, factors=(), described=None) -> d
         return {"type": kind, "unit": unit, "allowed_values": "", "description": description}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
     glossary = {**_runs_glossary(), **GLOSSARY} if relative == "tables/runs.csv" else {**GLOSSARY, **_runs_glossary()}
-    if relative.startswith("data/model_frames/") and name in items and name not in ("modality", "argform"):
+    from experiments import design_registry as registry
+
+    coded = {f.name for d in registry.all_designs() for f in d.factor_levels}  # the model frames hold their codes
+    if relative.startswith("data/model_frames/") and name in items and name not in coded:
         return _schema_entry(items[name])
-    if name in ("modality", "argform"):
+    if name in coded:
         return {"type": "string", "unit": "", "allowed_values": "", "description": f"{name}, as its ASCII code "
-                "(the model's level names; see modality_code / argform_code in the data files)"}
+                f"(the model's level names; see {name}_code in the data files)"}
     if name in glossary:
         kind, unit, description = glossary[name]
         return {"type": kind, "unit": unit, "allowed_values": "", "description": description}

@@ -114,7 +114,7 @@ class ModelSpec:
     columns: tuple[str, ...]  # the model frame's columns
     group: str  # the grouping factor (random effects) ...
     needs: str  # ... and what it must have answered: "valid modal-syllogism scores"
-    factors: tuple[str, ...] = ("modality", "argform")  # each needs at least two levels
+    factors: tuple[str, ...] = ()  # the factors of its frame that each need at least two levels
     min_groups: int = 2
     family: str = "gaussian"
     fast: bool = False  # binomial only: nAGQ = 0
@@ -132,7 +132,7 @@ class ModelSpec:
     # The study's humans-vs-models model: the report fits it first, in a second process where one is worth it,
     # and fits the generic one (analysis/versus.py) only where the study's designs register none.
     humans_vs_models: bool = False
-    means_label: str = ""  # its marginal means by modality/argform are plotted on this axis ("": not)
+    means_label: str = ""  # its marginal means (emmeans_<factor> tables) are plotted on this axis ("": not)
 
     @property
     def elsewhere(self) -> str:

@@ -158,6 +158,19 @@ class Family:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A knowledge probe (000 §4.1): does a model know a fact a design's items rest on? What a design's
+    `knowledge_probe` hook makes from an item's attributes, and all a probe run reads (inference/probes.py):
+    `key` names the fact (one probe per key in a study, ProbeScore.probe_key), `prompt` is sent as it is, and the
+    model knows the fact when its likeliest next token begins one of the `accepted` answers."""
+
+    key: str
+    prompt: str
+    target: str  # the answer as the items write it
+    accepted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Level:
     """One level of a factor: the value its items carry (the frames' column, "∨⊢"), its R-safe ASCII code (the
     models' level name and the data files' <factor>_code, "DS"; blank: the value is its own code) and how the
@@ -254,8 +267,8 @@ class Design:
     validity: str = VALID_IS_GOLD  # what its items' `valid` says (VALIDITY)
     gold: str = "the model checker's verdict on the item's logical form under the study's system and the item's " \
                 "consequence relation"  # what its items' gold answer is
-    # (item attributes, aliases) -> a knowledge probe (000 §4.1) for the item, or None; None: the design has none
-    knowledge_probe: Callable | None = None
+    # (item attributes) -> the knowledge probe (000 §4.1) its item rests on (a Probe), or None; None: it has none
+    knowledge_probe: Callable[[dict], Probe | None] | None = None
     # IMPORT: the bank's columns (the mapping's fields) and two valid example rows ({column: value};
     # a `many` column's value is a list): the downloadable template is the header and these rows.
     columns: tuple[BankColumn, ...] = ()
@@ -523,6 +536,11 @@ def level_labels() -> dict[str, str]:
 def with_probes() -> list[Design]:
     """The designs whose items a knowledge probe (000 §4.1) asks about."""
     return [d for d in all_designs() if d.knowledge_probe is not None]
+
+
+def probed_designs() -> str:
+    """The titles of the designs a knowledge probe asks about, for messages ('Rulebreakers'; 'none')."""
+    return ", ".join(d.title for d in with_probes()) or "none"
 
 
 def all_designs() -> list[Design]:

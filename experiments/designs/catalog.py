@@ -17,7 +17,7 @@ from logic import human_defaults
 from . import bank_columns, csv_bank, modal, multiple_choice, paired, perturbations, published
 from ..design_registry import (
     CASES, CONSEQUENCE, FORM_VALID, GENERATE, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, TOP_TOKEN,
-    VALID_IS_GOLD, Design, Factor, Family, Generation, Level, Option, Scoring,
+    VALID_IS_GOLD, Design, Factor, Family, Generation, Level, Option, Probe, Scoring,
     Wording,
     register,
 )
@@ -126,6 +126,15 @@ def _left_out(report) -> list[str]:
     return [f"{rows} row(s) of the file were left out:", *(f"  {p}" for p in problems)]
 
 
+def _rulebreakers_probe(attributes: dict) -> Probe | None:
+    """000 §4.1's probe of the city or instance a rulebreakers item rests on: one per entity kind and subject."""
+    found = paired.rulebreakers_probe(attributes)
+    if found is None:
+        return None
+    return Probe(key=f"{found.entity_kind}:{found.subject}", prompt=found.prompt, target=found.expected,
+                 accepted=found.accepted)
+
+
 _VARIANTS = Option("variants", list, ["all"], "prompt variants to store: all (default) or ids such as follow/yes-no "
                    "entail/true-false")
 
@@ -162,7 +171,7 @@ register(Design(
     gold="by the item's role (000 §3.2): no for a rulebreaker (its conclusion contradicts a fact the premises "
          "assume), yes for its non-rulebreaker; both share a valid form (MT or DS), so a rulebreaker is valid with "
          "gold answer no",
-    knowledge_probe=paired.rulebreakers_probe,
+    knowledge_probe=_rulebreakers_probe,
     wording=Wording(
         participant=rulebreakers.participant_question("Liv did not catch any kind of bird.", rulebreakers.QUESTIONS[0][1]),
         model=rulebreakers.prompt_text(
