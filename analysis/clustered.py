@@ -1,7 +1,7 @@
 """Intervals and tests that respect the sampling unit (issue 25). Pure functions.
 
-Several answers can share one independent unit: the ten phrasings of one RULEBREAKERS pair, the five
-templates of one dual-sided rule, a person's pairs. Treating them as independent gives intervals and
+Several answers can share one independent unit: the phrasings of one linked pair or of one rule (a design's
+prompt variants), a person's pairs. Treating them as independent gives intervals and
 p-values that are far too small. The functions here take each answer's cluster and:
 
 * `proportion`: when every cluster holds one answer, the Wilson interval on them (the papers'

@@ -83,7 +83,7 @@ class Resamples:
 
 
 # What Table 1 resamples: people by participant; a model's answers by item, the phrasings of one
-# linked pair (rulebreakers, dual-sided rules) together, by pair.
+# linked pair (a design's pair_id) together, by pair.
 PARTICIPANT, ITEM, PAIR = "participant", "item", "pair"
 
 

@@ -94,14 +94,11 @@ def zscore(values: pd.Series) -> pd.Series:
     return (values - values.mean()) / spread
 
 
-def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """modality and argform as ordered categoricals with R-safe level codes, in the order their designs declare
-    (a modality no design declares is left out; an argument form without a declared code keeps its own, after
-    the declared ones)."""
-    out = frame.copy()
-    declared = [level.value for level in registry.levels("modality")]
-    out["modality"] = pd.Categorical(out["modality"], categories=[m for m in declared if m in set(out["modality"])])
-    coded = codes("argform", out["argform"])
-    order = argforms or tuple(dict.fromkeys([*(level.code for level in registry.levels("argform")), *sorted(set(coded))]))
-    out["argform"] = pd.Categorical(coded, categories=[a for a in order if a in set(coded)])
-    return out
+def coded(frame: pd.DataFrame, factor: str, *, order: tuple[str, ...] | None = None) -> pd.Categorical:
+    """`factor`'s values as the R-safe codes their designs declare, an ordered categorical (the first level the
+    models' reference): the declared codes first, in their order (or `order`), then any others sorted; only the
+    levels present."""
+    values = codes(factor, frame[factor])
+    present = set(values.dropna())
+    order = order or tuple(dict.fromkeys([*(level.code for level in registry.levels(factor)), *sorted(present)]))
+    return pd.Categorical(values, categories=[v for v in order if v in present])

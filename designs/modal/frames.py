@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.prep import code_factors, zscore
+from analysis.prep import coded, zscore
 from experiments.schema import argform_code
 from logic.modal_forms import SYLLOGISMS, modal_syllogism_templates
 
@@ -13,6 +13,15 @@ from logic.modal_forms import SYLLOGISMS, modal_syllogism_templates
 def valid_forms() -> tuple[str, ...]:
     """The codes of 003's valid syllogism forms (DS, MP, MT: Eq. 5–6 read only these), from its templates."""
     return tuple(dict.fromkeys(argform_code(t.argument_form) for t in modal_syllogism_templates() if t.template_valid))
+
+
+def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """003's factors, modality and argument form, as ordered categoricals with R-safe level codes in the order the
+    designs declare them (Design.factor_levels: ∅ □ ◇; DS MP MT AD AC DA, …)."""
+    out = frame.copy()
+    out["modality"] = coded(out, "modality")
+    out["argform"] = coded(out, "argform", order=argforms)
+    return out
 
 
 def real_syllogisms(frame: pd.DataFrame) -> pd.DataFrame:

@@ -93,7 +93,7 @@ def _design_scores(scores: pd.DataFrame, design: str) -> pd.DataFrame:
     frame = scores[(scores["design"] == design) & (scores["condition"] == "real")] if len(scores) else scores
     if not len(frame):
         return frame
-    frame = prep.code_factors(frame.dropna(subset=["soft_acc", "perplexity"]))
+    frame = modal.code_factors(frame.dropna(subset=["soft_acc", "perplexity"]))
     frame["perplexity_z"] = prep.zscore(frame["perplexity"].astype(float))
     return frame
 
