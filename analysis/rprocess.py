@@ -36,7 +36,7 @@ def child_ready() -> None:
     here breaks the pool, and the section runs in the caller (Pending.result)."""
     from django.apps import apps
 
-    if not apps.ready and os.environ.get("DJANGO_SETTINGS_MODULE"):
+    if not apps.ready:  # the caller's settings module: the spawned process inherits its environment
         import django
 
         django.setup()
