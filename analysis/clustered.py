@@ -1,7 +1,7 @@
 """Intervals and tests that respect the sampling unit (issue 25). Pure functions.
 
-Several answers can share one independent unit: the ten phrasings of one RULEBREAKERS pair, the five
-templates of one dual-sided rule, a person's pairs. Treating them as independent gives intervals and
+Several answers can share one independent unit: the phrasings of one linked pair or of one rule (a design's
+prompt variants), a person's pairs. Treating them as independent gives intervals and
 p-values that are far too small. The functions here take each answer's cluster and:
 
 * `proportion`: when every cluster holds one answer, the Wilson interval on them (the papers'
@@ -37,7 +37,7 @@ import pandas as pd
 from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
-from . import paired
+from . import proportions
 from .rules import ALTERNATIVES
 
 WILSON = "Wilson (one answer per unit)"
@@ -74,10 +74,10 @@ def proportion(values: Sequence[bool], clusters: Sequence, alpha: float = 0.05, 
         return ClusteredProportion(0, 0, 0, math.nan, math.nan, math.nan, "", "no answers")
     estimate = k / answers
     if n == answers:  # one answer per unit: independent observations
-        p = paired.wilson(k, n, alpha)
+        p = proportions.wilson(k, n, alpha)
         return ClusteredProportion(k, answers, n, estimate, p.low, p.high, WILSON)
     if k in (0, answers):
-        p = paired.wilson(0 if k == 0 else n, n, alpha)
+        p = proportions.wilson(0 if k == 0 else n, n, alpha)
         side = "right" if k else "wrong"
         return ClusteredProportion(k, answers, n, estimate, p.low, p.high, WILSON_UNITS,
                                    f"every answer {side}: Wilson interval over the {n} {unit}s, each counted once")
@@ -194,7 +194,7 @@ def gee_difference_statsmodels(v: np.ndarray, a: np.ndarray, groups: np.ndarray)
 
 @dataclass(frozen=True)
 class ClusteredMatchedPairTest:
-    table: paired.Contingency  # over every matched pair
+    table: proportions.Contingency  # over every matched pair
     clusters: int  # units holding matched pairs
     n: int  # units the test rests on: discordant pairs (one pair per unit) or units with c_k ≠ b_k
     alternative: str
@@ -214,11 +214,11 @@ def matched_pair_test(pairs: Sequence[tuple[bool, bool]], clusters: Sequence, *,
     pairs = [(bool(o), bool(p)) for o, p in pairs]
     if len(pairs) != len(clusters):
         raise ValueError("need one cluster per matched pair")
-    table = paired.contingency(pairs)
+    table = proportions.contingency(pairs)
     groups = _groups(clusters)
     count = int(groups.max() + 1) if pairs else 0
     if count == len(pairs):  # one pair per unit: exactly the paper's test
-        test = paired.matched_pair_test(table, alternative=alternative, exact_max=exact_max)
+        test = proportions.matched_pair_test(table, alternative=alternative, exact_max=exact_max)
         return ClusteredMatchedPairTest(table, count, table.discordant, alternative, f"{test.method}, {PAPER}",
                                         test.statistic, test.p_value)
     # d_k = c_k − b_k: the cluster's wrong→right minus right→wrong pairs (n21 − n12 within the cluster)

@@ -139,6 +139,8 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "power_at_max": ("number", _P, "power at the largest number of participants tried"),
     # tables/summary.csv (analysis/summary.py)
     "sentence": ("string", "", "one sentence of the report's opening summary, written from the report's numbers"),
+    "about": ("string", "", "whom the summary's sentence is about: human (people) or a model configuration; the "
+              "numbers it quotes, and their sides, are in the tables it names"),
 }
 # figures/figures.csv (analysis/report.py write_figures): every figure's files and words.
 FIGURES_GLOSSARY = {
@@ -206,8 +208,8 @@ def by_design(name: str) -> str:
 
 
 def _schema_entry(column: schema.Column) -> dict:
-    return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(column.allowed),
-            "description": column.description + by_design(column.name)}
+    return {"type": column.type, "unit": column.unit, "allowed_values": " | ".join(schema.allowed(column)),
+            "description": schema.meaning(column) + by_design(column.name)}
 
 
 def _inferred(path: Path, name: str) -> str:
@@ -237,11 +239,14 @@ def entry(relative: str, name: str, path: Path, factors=(), described=None) -> d
         return {"type": kind, "unit": unit, "allowed_values": allowed[0] if allowed else "", "description": description}
     items = {c.name: c for c in (*schema.TRIAL, *schema.SCORE)}
     glossary = {**_runs_glossary(), **GLOSSARY} if relative == "tables/runs.csv" else {**GLOSSARY, **_runs_glossary()}
-    if relative.startswith("data/model_frames/") and name in items and name not in ("modality", "argform"):
+    from experiments import design_registry as registry
+
+    coded = {f.name for d in registry.all_designs() for f in d.factor_levels}  # the model frames hold their codes
+    if relative.startswith("data/model_frames/") and name in items and name not in coded:
         return _schema_entry(items[name])
-    if name in ("modality", "argform"):
+    if name in coded:
         return {"type": "string", "unit": "", "allowed_values": "", "description": f"{name}, as its ASCII code "
-                "(the model's level names; see modality_code / argform_code in the data files)"}
+                f"(the model's level names; see {name}_code in the data files)"}
     if name in glossary:
         kind, unit, description = glossary[name]
         return {"type": kind, "unit": unit, "allowed_values": "", "description": description}

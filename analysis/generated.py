@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .paired import wilson
+from .proportions import wilson
 
 UNIT = ("one generated sample: an unparseable share is a share of all samples of the run (Wilson interval over "
         "samples; the samples of one item are not independent when n > 1, so read it as descriptive); an item's "

@@ -10,7 +10,9 @@ from scipy import stats
 
 from logic.human_defaults import CATCH_ITEMS  # the arm's checks, stored under this design name, scored by models too
 
-from .prep import ARGFORM_CODES, MODALITIES
+from experiments import design_registry as registry
+
+from . import factors as declared
 
 BOOTSTRAP_SAMPLES = 2000
 
@@ -80,23 +82,23 @@ class Resamples:
         return out
 
 
-ARGFORM_LABELS = ("∨⊢", "→ᴸ⊢", "→ᴿ⊢", "∨⊬", "→ᴸ⊬", "→ᴿ⊬")
-PAPER_003 = ("modality", "argform")
 # What Table 1 resamples: people by participant; a model's answers by item, the phrasings of one
-# linked pair (rulebreakers, dual-sided rules) together, by pair.
+# linked pair (a design's pair_id) together, by pair.
 PARTICIPANT, ITEM, PAIR = "participant", "item", "pair"
 
 
 def _levels(frame: pd.DataFrame, factor: str) -> list[str]:
-    if factor == "modality":
-        return [m for m in MODALITIES if m in set(frame[factor])]
-    if factor == "argform":
-        return [a for a in ARGFORM_CODES if a in ARGFORM_LABELS and a in set(frame[factor])]
+    """The factor's levels Table 1 reports: those its designs declare (registry.levels), in their order, where a
+    design declares them; else every value present, sorted."""
     values = frame[factor].dropna().astype(str)
-    return sorted(set(values[values != ""]))
+    present = set(values[values != ""])
+    found = registry.levels(factor)
+    if found:
+        return [level.value for level in found if level.value in present]
+    return sorted(present)
 
 
-def _groupings(frame: pd.DataFrame, factors=PAPER_003) -> list[tuple[str, str, pd.DataFrame]]:
+def _groupings(frame: pd.DataFrame, factors: tuple[str, ...]) -> list[tuple[str, str, pd.DataFrame]]:
     groups = [("overall", "all", frame)]
     for factor in factors:
         if factor not in frame or not len(frame):
@@ -156,15 +158,17 @@ def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:
     return [(*head, int(clusters[i].nunique()), *found[i]) for i, head in enumerate(heads)]
 
 
-def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, seed: int = 0,
+def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=None, seed: int = 0,
            level: float = 0.95, analysed=frozenset()) -> pd.DataFrame:
-    """Accuracy overall and by each of the study's factors (analysis/factors.py; paper 003's: modality and
-    argument form), on analysed_rows (`analysed`: the designs whose real items alone it reads where present):
+    """Accuracy overall and by each of the study's factors (analysis/factors.py; None: the factors the registry
+    declares for the designs of the rows read, e.g. paper 003's modality and argument form), on analysed_rows (`analysed`: the designs whose real items alone it reads where present):
     each model's mean soft accuracy and the accuracy of
     its decisions, its items resampled (pairs where items are linked in pairs), and people's proportion
     correct, participants resampled, with 95% percentile-bootstrap CIs. `cluster` names what was
     resampled and `n_clusters` how many there were."""
     scores, trials = families(analysed_rows(scores, analysed)), analysed_rows(trials, analysed)
+    if factors is None:
+        factors = tuple(declared.for_designs({*_designs(scores), *_designs(trials)}))
     draws = Resamples(seed=seed)
     heads, columns, clusters = [], [], []
     measures = [("soft accuracy", "soft_acc"), ("decision accuracy", "correct")]
@@ -192,6 +196,10 @@ def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=PAPER_003, see
                          int(group["participant"].nunique()), stats_[0], *found[:2], found[2]))
     return pd.DataFrame(rows, columns=["respondent", "measure", "factor", "level", "n", "cluster", "n_clusters",
                                        "accuracy", "ci_low", "ci_high", "interval"])
+
+
+def _designs(frame: pd.DataFrame) -> set[str]:
+    return set(frame["design"].dropna().astype(str)) if len(frame) and "design" in frame else set()
 
 
 PERCENTILE = "percentile bootstrap"

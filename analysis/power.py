@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import rbridge as rb
-from .paired import wilson
+from .proportions import wilson
 from . import versus
 from .versus import human_model_spec  # noqa: F401 the report's one rule (power_services reads it here)
 from .power_plan import PowerPlan

@@ -1,34 +1,42 @@
 """Exclusions, factor coding and predictor scaling: the steps between tidy frames and model fits.
 
-Pure functions of DataFrames. Factors get ASCII level codes for R (the report shows the paper's
-symbols through LABELS); continuous predictors are centred and scaled: perplexity is z-scored,
-response time is log-transformed and then z-scored.
+Pure functions of DataFrames. Factors get ASCII level codes for R and the levels' order their designs declare
+(the design registry's Factor levels; the report shows each code's label through LABELS); continuous
+predictors are centred and scaled: perplexity is z-scored, response time is log-transformed and then z-scored.
 """
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pandas as pd
 
-from experiments.schema import ARGFORM_CODES  # argument forms → R-safe codes, declared once (exported as argform_code)
+from experiments import design_registry as registry
 
 from .rules import Exclusions
 
-MODALITIES = ("none", "box", "dia")
-VALID_FORMS = ("DS", "MP", "MT")
-LABELS = {
-    "none": "∅ (propositional)", "box": "□ (must)", "dia": "◇ (may)",
-    "DS": "∨⊢ disjunctive syllogism", "MP": "→ᴸ⊢ modus ponens", "MT": "→ᴿ⊢ modus tollens",
-    "AD": "∨⊬ affirming the disjunct", "AC": "→ᴸ⊬ affirming the consequent",
-    "DA": "→ᴿ⊬ denying the antecedent",
-}
+
+class _Labels(Mapping):
+    """Level code → how the report shows it, as the designs declare (registry.level_labels), read when asked:
+    the designs register after this module is imported."""
+
+    def __getitem__(self, code: str) -> str:
+        return registry.level_labels()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.level_labels())
+
+    def __len__(self) -> int:
+        return len(registry.level_labels())
 
 
-def labels_add(labels: dict[str, str]) -> None:
-    """Add a design's own factor levels' labels (a design package at start-up: 003's necessitation form)."""
-    clash = {code for code, label in labels.items() if LABELS.get(code, label) != label}
-    if clash:
-        raise ValueError(f"level label(s) {', '.join(sorted(clash))} are declared already with another text")
-    LABELS.update(labels)
+LABELS = _Labels()
+
+
+def codes(factor: str, values: pd.Series) -> pd.Series:
+    """A factor's values as the R-safe codes their designs declare (a value without one is its own code)."""
+    found = {level.value: level.code for level in registry.levels(factor)}
+    return values.map(lambda value: found.get(value, value))
 
 
 def apply_exclusions(trials: pd.DataFrame, rules: Exclusions = Exclusions()) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -86,11 +94,11 @@ def zscore(values: pd.Series) -> pd.Series:
     return (values - values.mean()) / spread
 
 
-def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """modality and argform as ordered categoricals with R-safe level codes."""
-    out = frame.copy()
-    out["modality"] = pd.Categorical(out["modality"], categories=[m for m in MODALITIES if m in set(out["modality"])])
-    codes = out["argform"].map(lambda label: ARGFORM_CODES.get(label, label))
-    order = argforms or tuple(dict.fromkeys([*ARGFORM_CODES.values(), *sorted(set(codes))]))
-    out["argform"] = pd.Categorical(codes, categories=[a for a in order if a in set(codes)])
-    return out
+def coded(frame: pd.DataFrame, factor: str, *, order: tuple[str, ...] | None = None) -> pd.Categorical:
+    """`factor`'s values as the R-safe codes their designs declare, an ordered categorical (the first level the
+    models' reference): the declared codes first, in their order (or `order`), then any others sorted; only the
+    levels present."""
+    values = codes(factor, frame[factor])
+    present = set(values.dropna())
+    order = order or tuple(dict.fromkeys([*(level.code for level in registry.levels(factor)), *sorted(present)]))
+    return pd.Categorical(values, categories=[v for v in order if v in present])

@@ -364,7 +364,7 @@ def _write_tidy(trials: pd.DataFrame, scores: pd.DataFrame, data_dir: Path,
     _write_data(trials, data_dir, "trials")
     _write_data(scores, data_dir, "scores")
     _write_data(items_frame(trials, scores, extra=extra), data_dir, "items")
-    rows = [(f"data/{file}.csv", c.name, c.type, c.unit, c.description) for file in schema.REPORT_FILES
+    rows = [(f"data/{file}.csv", c.name, c.type, c.unit, schema.meaning(c)) for file in schema.REPORT_FILES
             for c in schema.TABLES[file]]
     rows += [(f"data/{file}.csv", name, "string", "", codebook.FACTOR) for file in schema.REPORT_FILES for name in extra]
     return pd.DataFrame(rows, columns=["file", "column", "type", "unit", "meaning"])

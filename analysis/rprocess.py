@@ -29,6 +29,19 @@ def run_section(function, *args) -> Section:
                        absent=f"R stopped with an error: {str(error).strip()}")
 
 
+def child_ready() -> None:
+    """The second process's start: Django's apps made ready as in the caller, so that the design registry holds
+    every design there too (the designs register when the apps are ready) and a section's frame reads the same
+    declared factor levels (registry.levels: the models' level order and codes) in either process. A failure
+    here breaks the pool, and the section runs in the caller (Pending.result)."""
+    from django.apps import apps
+
+    if not apps.ready:  # the caller's settings module: the spawned process inherits its environment
+        import django
+
+        django.setup()
+
+
 def _name(function, args) -> str:
     spec = args[0] if args and hasattr(args[0], "key") else None
     return spec.key if spec is not None else function.__name__
@@ -70,7 +83,8 @@ class RProcess:
         from concurrent.futures import ProcessPoolExecutor
 
         try:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=child_ready)
             self._pool.submit(rb.available)  # loads R there now; a failure shows in the analysis later
         except (AssertionError, OSError, RuntimeError):  # no child processes here
             self.close()

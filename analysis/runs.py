@@ -5,7 +5,8 @@
 * Default rule (no run ids): per configuration (language model) and run kind, the latest run (by
   finished_at, then id) that is done and not partial. A partial run (--limit) is a check run: it is
   never picked by the default rule, so an 8-item run cannot hide a 96-item one; pass it with --runs.
-  Knowledge-probe runs follow the same rule and are read by the rulebreakers section (000 §4.1).
+  Knowledge-probe runs follow the same rule and are read by the sections of the designs that declare a probe
+  (the design registry's Design.knowledge_probe).
 * Explicit run ids: exactly those runs go into the analysis. Each must be a run of the study, done,
   and of a scoring kind (items, multiple_choice); two runs of one configuration whose items overlap
   are refused (two runs of one configuration over the same items are never mixed). Probe runs still
@@ -35,7 +36,7 @@ class RunSelectionError(ValueError):
 RULE = ("Default rule: per configuration and run kind, the latest run (by finish time, then id) that is done and "
         "not partial; a partial run (one cut short by an item limit) is used only when asked for by its id. "
         "Knowledge-probe runs follow "
-        "the same rule (the rulebreakers section reads them). The multiple-choice run-variation table (001 Table 2) "
+        "the same rule (the sections of the designs a probe asks about read them). The multiple-choice run-variation table (001 Table 2) "
         "reads every done, complete run of each configuration in use.")
 EXPLICIT = ("Asked for by id ({ids}): exactly these runs are analysed (knowledge probes and the run-variation "
             "table follow the default rule).")
@@ -180,8 +181,10 @@ def _why(f: RunFacts, used: set[int], latest: dict, explicit: list[int] | None, 
     probe = f.kind == PROBE
     if f.run_id in used:
         if probe:
-            return ("knowledge probe: read by the rulebreakers section (000 §4.1); the latest complete probe run "
-                    "of this configuration")
+            from experiments import design_registry as registry
+
+            return (f"knowledge probe: read by the sections of the designs it asks about ({registry.probed_designs()}); "
+                    "the latest complete probe run of this configuration")
         if explicit is not None:
             return "asked for by id" + (" (a partial run)" if f.partial else "")
         return "the latest complete run of this configuration and kind"

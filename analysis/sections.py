@@ -67,6 +67,21 @@ def figure_file(key: str, name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "figure"
 
 
+def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
+    """One table per respondent (`name`_<respondent>, the frame's `respondent` column), so that the page's row
+    cap never hides a model."""
+    if frame.empty:
+        return
+    taken: set[str] = set()
+    for respondent, part in frame.groupby("respondent", sort=False):
+        base = re.sub(r"[^a-z0-9]+", "-", str(respondent).lower()).strip("-") or "model"
+        key, k = f"{name}_{base}", 2
+        while key in taken:
+            key, k = f"{name}_{base}-{k}", k + 1
+        taken.add(key)
+        section.tables[key] = part.reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class FittedModel:
     """What a script needs to refit a section's main model exactly as the report did."""
@@ -107,7 +122,7 @@ class ModelSpec:
     columns: tuple[str, ...]  # the model frame's columns
     group: str  # the grouping factor (random effects) ...
     needs: str  # ... and what it must have answered: "valid modal-syllogism scores"
-    factors: tuple[str, ...] = ("modality", "argform")  # each needs at least two levels
+    factors: tuple[str, ...] = ()  # the factors of its frame that each need at least two levels
     min_groups: int = 2
     family: str = "gaussian"
     fast: bool = False  # binomial only: nAGQ = 0
@@ -125,7 +140,7 @@ class ModelSpec:
     # The study's humans-vs-models model: the report fits it first, in a second process where one is worth it,
     # and fits the generic one (analysis/versus.py) only where the study's designs register none.
     humans_vs_models: bool = False
-    means_label: str = ""  # its marginal means by modality/argform are plotted on this axis ("": not)
+    means_label: str = ""  # its marginal means (emmeans_<factor> tables) are plotted on this axis ("": not)
 
     @property
     def elsewhere(self) -> str:

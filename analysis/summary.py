@@ -29,9 +29,10 @@ class Summary:
     basis: str = BASIS
 
     def frame(self) -> pd.DataFrame:
-        """tables/summary.csv: one row per sentence (respondent: human or the model configuration)."""
+        """tables/summary.csv: one row per sentence (about: human or the model configuration). Its rows are sentences,
+        not measures: each quotes a table that states both sides (Table 1's, the humans-vs-models model's)."""
         rows = [("human", s) for s in self.people] + [(m, s) for m, said in self.models for s in said]
-        return pd.DataFrame(rows, columns=["respondent", "sentence"])
+        return pd.DataFrame(rows, columns=["about", "sentence"])
 
 
 def _num(value: float, digits: int = 2, sign: bool = False) -> str:

@@ -23,9 +23,11 @@ from functools import partial
 
 import pandas as pd
 
+from experiments import design_registry as registry
+
 from . import factors as declared
 from . import like_for_like, metrics
-from .prep import ARGFORM_CODES, MODALITIES
+from .prep import codes
 from .sections import ModelSpec, StudyFrames
 
 KEY = "humans_vs_models"
@@ -87,10 +89,9 @@ def rows(frames: StudyFrames, *, factors: tuple[str, ...] = (), all_items: bool 
     frame["agent"] = pd.Categorical(frame["agent"], categories=agents)
     for group in ("participant", "item", "family"):  # levels recorded, so a refit from the CSV orders them alike
         frame[group] = pd.Categorical(frame[group], categories=sorted(set(frame[group])))
-    for factor, name in zip(factors, names):
+    for factor, name in zip(factors, names):  # levels in their designs' declared order (as codes), then the rest
         present = set(frame[name])
-        order = [ARGFORM_CODES.get(a, a) for a in ARGFORM_CODES] if factor == "argform" else (
-            list(MODALITIES) if factor == "modality" else sorted(present))
+        order = [level.code for level in registry.levels(factor)]
         frame[name] = pd.Categorical(frame[name], categories=[v for v in dict.fromkeys([*order, *sorted(present)])
                                                               if v in present])
     return frame.reset_index(drop=True)
@@ -139,9 +140,9 @@ def family_note(frame: pd.DataFrame) -> str:
 
 
 def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
-    """A factor's values as text (argument forms as their ASCII codes, R-safe); blank where missing."""
-    values = frame[factor].astype(object).where(frame[factor].notna(), "").astype(str)
-    return values.map(lambda v: ARGFORM_CODES.get(v, v)) if factor == "argform" else values
+    """A factor's values as text, as the R-safe codes their designs declare (003's argument forms: DS, MP, …);
+    blank where missing."""
+    return codes(factor, frame[factor].astype(object).where(frame[factor].notna(), "").astype(str))
 
 
 def both_arms(frames: StudyFrames) -> str:

@@ -30,7 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MODALITY = {"none": 0.0, "box": -0.15, "dia": 0.05}
-ARGFORM = {"∨⊢": 0.0, "→ᴸ⊢": 0.1, "→ᴿ⊢": -0.1, "∨⊬": -0.05, "→ᴸ⊬": -0.1, "→ᴿ⊬": 0.0}
+from logic.modal_forms import ARGUMENT_FORMS  # noqa: E402  (003's argument forms, valid first)
+
+ARGFORM = dict(zip((label for label, _, _ in ARGUMENT_FORMS), (0.0, 0.1, -0.1, -0.05, -0.1, 0.0), strict=True))
 
 
 def populate(study, *, models: int, participants: int, trials_each: int) -> None:

@@ -22,9 +22,7 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
 
-from logic.modal_forms import NECESSITATION_FORM
-
-from .design_registry import item_family, item_valid
+from .design_registry import item_family, item_valid, level_code, levels
 
 TYPES = ("string", "integer", "number", "boolean", "datetime")
 
@@ -44,6 +42,10 @@ class Column:
     convert: Callable[[Any], Any] | None = None
     derive: Callable[..., Any] | None = None
     uses: tuple[str, ...] = ()
+    # A factor whose levels its designs declare (design_registry.levels): the column holds their values, or with
+    # `codes` their codes, and its meaning lists them (read when a codebook is written: meaning(), allowed()).
+    levels: str = ""
+    codes: bool = False
 
     def __post_init__(self):
         if self.type not in TYPES:
@@ -63,18 +65,14 @@ class Column:
         return self
 
 
-# Paper 003's argument forms → ASCII codes (valid forms first, then the fallacies); other designs' labels.
-ARGFORM_CODES = {
-    "∨⊢": "DS", "→ᴸ⊢": "MP", "→ᴿ⊢": "MT", "∨⊬": "AD", "→ᴸ⊬": "AC", "→ᴿ⊬": "DA",
-    NECESSITATION_FORM: "NEC", "base": "base", "theorem": "theorem", "spurious": "spurious",
-}
 MODALITY_CODES = {"∅": "none", "□": "box", "◇": "dia", "none": "none", "box": "box", "dia": "dia"}
 MODALITY_LABELS = {"none": "∅", "box": "□", "dia": "◇"}
 
 
 def argform_code(label: str | None) -> str:
-    """The ASCII code of an argument-form label (a label without a code is kept as it is)."""
-    return ARGFORM_CODES.get(label, label) if label else ""
+    """The ASCII code of an argument-form label, as its design declares it (design_registry.level_code; a label
+    without a code is kept as it is)."""
+    return level_code("argform", label) if label else ""
 
 
 def modality_code(label: str | None) -> str:
@@ -133,11 +131,9 @@ ITEM = (  # sources from an Item
     Column("modality_code", "string", "ASCII code of the modality (none = ∅ propositional, box = □ must, "
            "dia = ◇ may): the level names of the model tables", allowed=("none", "box", "dia"),
            derive=modality_code, uses=("modality",)),
-    Column("argform", "string", "argument form, display label (∨⊢, →ᴸ⊢, →ᴿ⊢, ∨⊬, →ᴸ⊬, →ᴿ⊬; necessitation; "
-           "base/theorem/spurious)", source="argument_form"),
-    Column("argform_code", "string", "ASCII code of the argument form, the level names of the model tables: "
-           + ", ".join(f"{code} = {label}" for label, code in ARGFORM_CODES.items() if code != label),
-           allowed=tuple(dict.fromkeys(ARGFORM_CODES.values())), derive=argform_code, uses=("argform",)),
+    Column("argform", "string", "argument form, display label", source="argument_form", levels="argform"),
+    Column("argform_code", "string", "ASCII code of the argument form, the level names of the model tables",
+           derive=argform_code, uses=("argform",), levels="argform", codes=True),
     Column("condition", "string", "real or nonsense (the nonsense mirror)", allowed=("real", "nonsense"),
            source="condition"),
     Column("interpretation_id", "integer", "database id of the interpretation (what p and q mean); blank if none",
@@ -316,6 +312,25 @@ def names(columns: tuple[Column, ...]) -> tuple[str, ...]:
 
 def descriptions(columns: tuple[Column, ...]) -> dict[str, str]:
     return {c.name: c.description for c in columns}
+
+
+def meaning(column: Column) -> str:
+    """The column's description, with the levels its designs declare where it holds a factor's (the labels, or
+    each code with its label): read from the design registry, so call it once every design has registered."""
+    if not column.levels:
+        return column.description
+    found = levels(column.levels)
+    if column.codes:
+        listed = ", ".join(f"{level.code} = {level.value}" for level in found if level.code != level.value)
+        return f"{column.description}: {listed}" if listed else column.description
+    return f"{column.description} ({', '.join(level.value for level in found)})" if found else column.description
+
+
+def allowed(column: Column) -> tuple[str, ...]:
+    """The values the column may hold: its own list, or for a factor's codes the codes its designs declare."""
+    if column.codes and not column.allowed:
+        return tuple(dict.fromkeys(level.code for level in levels(column.levels)))
+    return column.allowed
 
 
 def of_type(columns: tuple[Column, ...], kind: str) -> tuple[str, ...]:

@@ -19,13 +19,22 @@ NECESSITATION_FORM = "necessitation"
 MODALITIES = ("none", "box", "dia")
 MODALITY_SYMBOLS = {"none": "∅", "box": "□", "dia": "◇"}
 
+# 003 §3.3's argument forms, written once (the design's declaration, its templates and the report read them):
+# (the label its templates carry, the ASCII code the models and data files use, its name), valid forms first.
+ARGUMENT_FORMS = (
+    ("∨⊢", "DS", "disjunctive syllogism"), ("→ᴸ⊢", "MP", "modus ponens"), ("→ᴿ⊢", "MT", "modus tollens"),
+    ("∨⊬", "AD", "affirming the disjunct"), ("→ᴸ⊬", "AC", "affirming the consequent"),
+    ("→ᴿ⊬", "DA", "denying the antecedent"),
+)
+_DS, _MP, _MT, _AD, _AC, _DA = (label for label, _, _ in ARGUMENT_FORMS)
+
 
 @dataclass(frozen=True)
 class Template:
     design: str
     form_id: str
     modality: str  # none / box / dia
-    argument_form: str  # the grouping the analyses use, e.g. "∨⊢", "→ᴸ⊬", "theorem"
+    argument_form: str  # the grouping the analyses use: a label of ARGUMENT_FORMS, NECESSITATION_FORM, "theorem", …
     rule: str  # the individual rule, e.g. "∨ᴸ", "→ᴿ"
     premises: tuple[Formula, ...]
     conclusion: Formula
@@ -67,14 +76,14 @@ def modalise(modality: str, formula: Formula) -> Formula:
 # (rule, argument-form group, valid, premises, conclusion)
 def _syllogism_rules(phi: Formula, psi: Formula):
     return [
-        ("∨ᴸ", "∨⊢", True, (Or(phi, psi), Not(phi)), psi),
-        ("∨ᴿ", "∨⊢", True, (Or(phi, psi), Not(psi)), phi),
-        ("→ᴸ", "→ᴸ⊢", True, (Implies(Not(phi), psi), Not(phi)), psi),  # modus ponens
-        ("→ᴿ", "→ᴿ⊢", True, (Implies(Not(phi), psi), Not(psi)), phi),  # modus tollens
-        ("∨ᴸ", "∨⊬", False, (Or(phi, psi), psi), Not(phi)),  # affirming the disjunct
-        ("∨ᴿ", "∨⊬", False, (Or(phi, psi), phi), Not(psi)),  # affirming the disjunct
-        ("→ᴸ", "→ᴸ⊬", False, (Implies(Not(phi), psi), psi), Not(phi)),  # affirming the consequent
-        ("→ᴿ", "→ᴿ⊬", False, (Implies(Not(phi), psi), phi), Not(psi)),  # denying the antecedent
+        ("∨ᴸ", _DS, True, (Or(phi, psi), Not(phi)), psi),
+        ("∨ᴿ", _DS, True, (Or(phi, psi), Not(psi)), phi),
+        ("→ᴸ", _MP, True, (Implies(Not(phi), psi), Not(phi)), psi),
+        ("→ᴿ", _MT, True, (Implies(Not(phi), psi), Not(psi)), phi),
+        ("∨ᴸ", _AD, False, (Or(phi, psi), psi), Not(phi)),
+        ("∨ᴿ", _AD, False, (Or(phi, psi), phi), Not(psi)),
+        ("→ᴸ", _AC, False, (Implies(Not(phi), psi), psi), Not(phi)),
+        ("→ᴿ", _DA, False, (Implies(Not(phi), psi), phi), Not(psi)),
     ]
 
 

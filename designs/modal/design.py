@@ -8,14 +8,16 @@ from functools import partial
 
 from experiments import design_registry as registry
 from experiments.design_registry import (
-    CONSEQUENCE, GENERATE, LOGIC_SYSTEM, MODAL_FIELDS, VALID_IS_GOLD, Design, Option, Scoring, Wording,
+    CONSEQUENCE, GENERATE, LOGIC_SYSTEM, MODAL_FIELDS, VALID_IS_GOLD, Design, Factor, Level, Option, Scoring, Wording,
 )
 from experiments.models import LogicSystem
 from logic import generate as gen
 from logic import human_defaults, wording
 from logic.formula import Atom, Not, Or
+from logic.modal_forms import (
+    ARGUMENT_FORMS, MODALITIES, MODALITY_SYMBOLS, NECESSITATION_FORM, distribution_templates, templates_for,
+)
 from logic.modal_forms import DESIGNS as MODAL_DESIGNS
-from logic.modal_forms import templates_for
 from logic.parser import Sequent
 
 from . import items, perturbing
@@ -39,6 +41,17 @@ _MODAL_FACTORS = {"modal-syllogisms": ("modality", "argform"), "necessitation": 
                   "modal-distribution": ("modality", "argform")}
 _MODAL_TITLES = {"modal-syllogisms": "Modal syllogisms", "necessitation": "Necessitation (Appendix C.1)",
                  "modal-distribution": "Modal distribution (Appendix C.2)"}
+# Their factors' levels, in the report's order, one declaration for the three (003 §3.2–3.3, Appendix C): the
+# modalities; the argument forms of the syllogisms (valid first), of C.1's rules and of C.2's distribution forms.
+_MODAL_WORDS = {"none": "propositional", "box": "must", "dia": "may"}
+_MODAL_LEVELS = (
+    Factor("modality", tuple(Level(m, m, f"{MODALITY_SYMBOLS[m]} ({_MODAL_WORDS[m]})") for m in MODALITIES),
+           source="003 §3.2: ∅ (propositional), □ (must), ◇ (may)"),
+    Factor("argform", (*(Level(label, code, f"{label} {name}") for label, code, name in ARGUMENT_FORMS),
+                       Level(NECESSITATION_FORM, "NEC", NECESSITATION_FORM),
+                       *(Level(form) for form in dict.fromkeys(t.argument_form for t in distribution_templates()))),
+           source="003 §3.3 (Table A1's forms), Appendix C.1 (necessitation) and Table A3 (base, theorem, spurious)"),
+)
 _ONE_STATEMENT = {"necessitation"}  # Appendix C.1's items have one statement ({φ} ⊢ □φ, ◇φ, φ)
 
 
@@ -84,7 +97,7 @@ DESIGNS = tuple(
         name=_name, title=_MODAL_TITLES.get(_name, _name), paper="003", source=GENERATE,
         make=partial(_generate_modal, _name), options=_MODAL_OPTIONS, describe=_describe_modal,
         warnings=_modal_warnings, perturb=partial(perturbing.perturb_interpretations, design=_name),
-        factors=_MODAL_FACTORS.get(_name, ("modality", "argform")),
+        factors=_MODAL_FACTORS.get(_name, ("modality", "argform")), factor_levels=_MODAL_LEVELS,
         scoring=_MODAL_SCORING, validity=VALID_IS_GOLD, wording=_MODAL_WORDING,
         practice=(human_defaults.one_statement_practice if _name in _ONE_STATEMENT
                   else human_defaults.two_statement_practice),

@@ -5,8 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.prep import VALID_FORMS, code_factors, zscore
-from logic.modal_forms import SYLLOGISMS
+from analysis.prep import coded, zscore
+from experiments.schema import argform_code
+from logic.modal_forms import SYLLOGISMS, modal_syllogism_templates
+
+
+def valid_forms() -> tuple[str, ...]:
+    """The codes of 003's valid syllogism forms (DS, MP, MT: Eq. 5–6 read only these), from its templates."""
+    return tuple(dict.fromkeys(argform_code(t.argument_form) for t in modal_syllogism_templates() if t.template_valid))
+
+
+def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """003's factors, modality and argument form, as ordered categoricals with R-safe level codes in the order the
+    designs declare them (Design.factor_levels: ∅ □ ◇; DS MP MT AD AC DA, …)."""
+    out = frame.copy()
+    out["modality"] = coded(out, "modality")
+    out["argform"] = coded(out, "argform", order=argforms)
+    return out
 
 
 def real_syllogisms(frame: pd.DataFrame) -> pd.DataFrame:
@@ -20,7 +35,7 @@ def syllogism_scores(scores: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
     frame = frame.dropna(subset=["soft_acc", "rel_p_yes", "perplexity"])
     frame = code_factors(frame)
     if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
+        frame = frame[frame["argform"].isin(valid_forms())]
         frame["argform"] = frame["argform"].cat.remove_unused_categories()
     frame["perplexity_z"] = zscore(frame["perplexity"].astype(float))
     return frame.reset_index(drop=True)
@@ -30,7 +45,7 @@ def syllogism_trials(trials: pd.DataFrame, *, valid_only: bool) -> pd.DataFrame:
     """Kept human trials on the modal syllogisms, factors coded, log RT z-scored."""
     frame = code_factors(real_syllogisms(trials))
     if valid_only:
-        frame = frame[frame["argform"].isin(VALID_FORMS)]
+        frame = frame[frame["argform"].isin(valid_forms())]
         frame["argform"] = frame["argform"].cat.remove_unused_categories()
     frame["rt_z"] = zscore(np.log(frame["rt_ms"].astype(float)))
     return frame.reset_index(drop=True)

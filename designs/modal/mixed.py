@@ -93,7 +93,7 @@ def _design_scores(scores: pd.DataFrame, design: str) -> pd.DataFrame:
     frame = scores[(scores["design"] == design) & (scores["condition"] == "real")] if len(scores) else scores
     if not len(frame):
         return frame
-    frame = prep.code_factors(frame.dropna(subset=["soft_acc", "perplexity"]))
+    frame = modal.code_factors(frame.dropna(subset=["soft_acc", "perplexity"]))
     frame["perplexity_z"] = prep.zscore(frame["perplexity"].astype(float))
     return frame
 
@@ -185,11 +185,14 @@ def affirmation_refit(section: Section, fit: rb.Fit, frame: pd.DataFrame) -> Non
 
 # ------------------------------------------------------------------------------------- the specs
 
+FACTORS = ("modality", "argform")  # 003's (§3.2): each needs at least two levels in a fit's data
+
 EQ4 = ModelSpec(
     key="eq4", means_label="soft accuracy", title="Eq. (4): soft accuracy of the models on valid items",
     formula="soft_acc ~ modality + argform + perplexity_z + (1 + perplexity_z | model)",
     frame=valid_syllogism_scores, columns=("soft_acc", "modality", "argform", "perplexity_z", "model"),
     group="model", needs="valid modal-syllogism scores",
+    factors=FACTORS,
     lrt=("modality", "argform", "perplexity_z"), emmeans=BY_FACTOR, hypotheses=TABLE2, random_effects=True,
     notes=("Perplexity enters as perplexity_z (z-scored over all scores in the fit). Table 2 hypotheses are "
            "one-sided tests of the marginal means, Holm-adjusted within each factor; random effects carry 99.9% "
@@ -202,6 +205,7 @@ EQ5 = ModelSpec(
     formula="rel_p_yes ~ modality + argform + perplexity_z + (1 + perplexity_z | model)",
     frame=syllogism_scores, columns=("rel_p_yes", "modality", "argform", "perplexity_z", "model"),
     group="model", needs="modal-syllogism scores", emmeans=BY_FACTOR,
+    factors=FACTORS,
     notes=("Fitted on valid and invalid items alike (on valid items alone relative p(Yes) equals soft accuracy); "
            "0.5 marks no bias.",),
     unit=MODEL_SCORES,
@@ -211,6 +215,7 @@ EQ6 = ModelSpec(
     formula="correct ~ modality + argform + rt_z + (1 + rt_z | participant)",
     frame=valid_syllogism_trials, columns=("correct", "modality", "argform", "rt_z", "participant"),
     group="participant", needs="kept valid modal-syllogism trials", family="binomial",
+    factors=FACTORS,
     lrt=("modality", "argform", "rt_z"), emmeans=BY_FACTOR, hypotheses=TABLE2, paper="003",
     notes=("RT enters as rt_z: log(RT in ms), z-scored over the kept trials. Marginal means are on the "
            "probability scale; hypotheses on the logit scale.",),
@@ -232,6 +237,7 @@ DISTRIBUTION = ModelSpec(
     formula="soft_acc ~ modality * argform + perplexity_z + (1 + perplexity_z | model)",
     frame=distribution_scores, columns=("soft_acc", "rel_p_yes", "modality", "argform", "perplexity_z", "model"),
     group="model", needs="modal-distribution scores", precheck=partial(has_design, DISTRIBUTION_DESIGN, "Appendix C.2"),
+    factors=FACTORS,
     emmeans=(("emmeans", "~ argform | modality"),),
     pairs=(("pairs_argform_by_modality", "~ argform | modality"), ("pairs_modality_by_argform", "~ modality | argform")),
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "
@@ -244,6 +250,7 @@ AGENTS = ModelSpec(
     formula="correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation)",
     frame=agent_rows, columns=("agent", "respondent", "interpretation", "modality", "argform", "correct"),
     group="interpretation", needs="answers", family="binomial", fast=True, precheck=humans_and_models,
+    factors=FACTORS,
     emmeans=(("emmeans_agent", "~ agent"), ("emmeans_agent_by_modality", "~ agent | modality"),
              ("emmeans_agent_by_argform", "~ agent | argform")),
     versus=(("model_vs_human_by_modality", "agent", "modality"), ("model_vs_human_by_argform", "agent", "argform")),

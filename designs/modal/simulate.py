@@ -12,24 +12,27 @@ import numpy as np
 import pandas as pd
 
 from experiments import schema
-from logic.modal_forms import SYLLOGISMS
+from logic.modal_forms import ARGUMENT_FORMS, MODALITIES, SYLLOGISMS, modal_syllogism_templates
 
 from analysis.frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 
 FORMS = [  # (rule, argform label, gold): paper 003's 8 forms per modality (∨ᴸ and ∨ᴿ share a label)
-    ("orL", "∨⊢", "yes"), ("orR", "∨⊢", "yes"), ("toL", "→ᴸ⊢", "yes"), ("toR", "→ᴿ⊢", "yes"),
-    ("orL", "∨⊬", "no"), ("orR", "∨⊬", "no"), ("toL", "→ᴸ⊬", "no"), ("toR", "→ᴿ⊬", "no"),
+    (t.form_id.split(".")[1], t.argument_form, "yes" if t.template_valid else "no")
+    for t in modal_syllogism_templates() if t.modality == MODALITIES[0]
 ]
-MODALITIES = ("none", "box", "dia")
 _ITEM_ROWS = schema.Rows(schema.ITEM)
+
+
+def _by_form(*effects: float) -> dict[str, float]:
+    """An effect per argument form, in ARGUMENT_FORMS' order (the valid forms first)."""
+    return dict(zip((label for label, _, _ in ARGUMENT_FORMS), effects, strict=True))
 
 
 @dataclass(frozen=True)
 class Effects:
     intercept: float = 0.60
     modality: dict = field(default_factory=lambda: {"none": 0.0, "box": -0.15, "dia": 0.05})
-    argform: dict = field(default_factory=lambda: {"∨⊢": 0.0, "→ᴸ⊢": 0.10, "→ᴿ⊢": -0.10,
-                                                   "∨⊬": -0.05, "→ᴸ⊬": -0.10, "→ᴿ⊬": 0.0})
+    argform: dict = field(default_factory=lambda: _by_form(0.0, 0.10, -0.10, -0.05, -0.10, 0.0))
     perplexity_slope: float = -0.03  # per SD of perplexity
     model_sd: float = 0.05
     noise_sd: float = 0.12
@@ -99,7 +102,7 @@ def trials(n_participants: int = 30, n_trials: int = 24, *, logit_effects: Effec
     """Human trials: correct ~ Bernoulli(logistic(intercept + modality + argform + rt slope + u_p))."""
     effects = logit_effects or Effects(
         intercept=1.0, modality={"none": 0.0, "box": -0.8, "dia": 0.3},
-        argform={"∨⊢": 0.0, "→ᴸ⊢": 0.7, "→ᴿ⊢": -0.5, "∨⊬": -0.6, "→ᴸ⊬": -0.9, "→ᴿ⊬": -0.3},
+        argform=_by_form(0.0, 0.7, -0.5, -0.6, -0.9, -0.3),
         perplexity_slope=-0.2, model_sd=0.6,
     )
     rng = np.random.default_rng(seed)

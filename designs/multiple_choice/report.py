@@ -11,8 +11,7 @@ import pandas as pd
 
 from analysis import like_for_like
 from analysis.metrics import bootstrap_mean
-from analysis.sections import Section
-from designs.paired.report import per_respondent
+from analysis.sections import Section, per_respondent
 
 from . import metrics as mc
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from experiments import design_registry as registry
 from experiments.design_registry import (
-    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, Design, Family, Generation, Option, Scoring,
-    Wording,
+    CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, Design, Family, Generation, Option, Probe,
+    Scoring, Wording,
 )
 from experiments.items import bank_columns, sources
 from experiments.items.pairs import HUMAN_VARIANT
@@ -20,6 +20,15 @@ def _describe_rulebreakers(report) -> str:
     return (f"{made} of '{report.design}' into '{report.study.slug}': {report.items} items "
             f"({len(report.variants)} prompt variant(s) each; participants see "
             f"'{report.study.settings.get(HUMAN_VARIANT)}').")
+
+
+def _rulebreakers_probe(attributes: dict) -> Probe | None:
+    """000 §4.1's probe of the city or instance a rulebreakers item rests on: one per entity kind and subject."""
+    found = items.rulebreakers_probe(attributes)
+    if found is None:
+        return None
+    return Probe(key=f"{found.entity_kind}:{found.subject}", prompt=found.prompt, target=found.expected,
+                 accepted=found.accepted)
 
 
 _VARIANTS = Option("variants", list, ["all"], "prompt variants to store: all (default) or ids such as follow/yes-no "
@@ -58,7 +67,7 @@ RULEBREAKERS = Design(
     gold="by the item's role (000 §3.2): no for a rulebreaker (its conclusion contradicts a fact the premises "
          "assume), yes for its non-rulebreaker; both share a valid form (MT or DS), so a rulebreaker is valid with "
          "gold answer no",
-    knowledge_probe=items.rulebreakers_probe,
+    knowledge_probe=_rulebreakers_probe,
     wording=Wording(
         participant=rulebreakers.participant_question("Liv did not catch any kind of bird.", rulebreakers.QUESTIONS[0][1]),
         model=rulebreakers.prompt_text(

@@ -23,14 +23,13 @@ says which was done. Each respondent gets its own table, so the page's row cap n
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
-from analysis import clustered, like_for_like, paired
-from analysis.sections import Section
+from analysis import clustered, like_for_like, proportions
+from analysis.sections import Section, per_respondent
 
-from . import dual_sided, rulebreakers
+from . import dual_sided, metrics, rulebreakers
 from . import people as paired_people
 from .frames import PERTURBED_LINKS, PairedInputs, perturbed, with_link_kinds
 
@@ -74,20 +73,6 @@ def unit_of(respondent: str, model_unit: str) -> tuple[str, str]:
     """(the unit's name, the column that holds it): a person's answers are one cluster; for a model,
     `model_unit` (its phrasings of one pair, or of one rule, are one cluster)."""
     return ("participant", "order") if respondent == HUMAN else (model_unit, "pair_id")
-
-
-def per_respondent(section: Section, name: str, frame: pd.DataFrame) -> None:
-    """One table per respondent (`name`_<respondent>), so that the page's row cap never hides a model."""
-    if frame.empty:
-        return
-    taken: set[str] = set()
-    for respondent, part in frame.groupby("respondent", sort=False):
-        base = re.sub(r"[^a-z0-9]+", "-", str(respondent).lower()).strip("-") or "model"
-        key, k = f"{name}_{base}", 2
-        while key in taken:
-            key, k = f"{name}_{base}-{k}", k + 1
-        taken.add(key)
-        section.tables[key] = part.reset_index(drop=True)
 
 
 def _order(frame: pd.DataFrame) -> pd.DataFrame:
@@ -203,7 +188,7 @@ def _confidence(part: pd.DataFrame) -> dict:
                          f"{'non-rulebreaker' if label == 'N' else 'rulebreaker'} side, and Π⁺ averages over those")
     row = {"pairs": int(part["pair_id"].nunique())}
     if part["pair_id"].is_unique:
-        c = paired.positive_confidence(rulebreakers=list(zip(part["rb_p"], part["rb_yes"])),
+        c = metrics.positive_confidence(rulebreakers=list(zip(part["rb_p"], part["rb_yes"])),
                                        non_rulebreakers=list(zip(part["nrb_p"], part["nrb_yes"])))
         row.update(pi_N=c.pi_non_rulebreakers, n_N=c.n_non_rulebreakers, pi_R=c.pi_rulebreakers, n_R=c.n_rulebreakers,
                    test="Welch t (000 Eq. 5–6)", statistic=c.welch_t, df=c.welch_df, p_value=c.p_value)
@@ -388,9 +373,9 @@ def perturbation_section(answers: pd.DataFrame, options: dict) -> Section:
                                                alternative=alternative, exact_max=exact_max)
             tests[respondent] = (unit, int(part["item_pair"].nunique()), len(part), test)
         models = [r for r in tests if r != HUMAN]
-        adjusted = dict(zip(models, paired.benjamini_hochberg([tests[m][3].p_value for m in models], alpha)))
+        adjusted = dict(zip(models, proportions.benjamini_hochberg([tests[m][3].p_value for m in models], alpha)))
         if HUMAN in tests:
-            adjusted[HUMAN] = paired.benjamini_hochberg([tests[HUMAN][3].p_value], alpha)[0]
+            adjusted[HUMAN] = proportions.benjamini_hochberg([tests[HUMAN][3].p_value], alpha)[0]
         for respondent, (unit, item_pairs, observations, test) in tests.items():
             t = test.table
             rows.append({"respondent": respondent, "perturbation": label, "unit": unit, "clusters": test.clusters,

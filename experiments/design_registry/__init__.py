@@ -23,13 +23,15 @@ from __future__ import annotations
 from .declarations import (  # noqa: F401  (the registry's API)
     ALL_FORMS, ANSWER_FORMS, ANSWERS_ONLY, BANK, CASES, CONSEQUENCE, DECISION_RULES, EVERY_PHRASING, FORM_VALID,
     GENERIC_INSTRUCTION, GENERATE, GENERATED, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, PEOPLE_PHRASINGS, RELATIVE,
-    TOP_TOKEN, VALID_IS_GOLD, VALIDITY, BankColumn, Design, Family, Generation, ListPool, Option, Preview, Scoring,
+    TOP_TOKEN, VALID_IS_GOLD, VALIDITY, BankColumn, Design, Factor, Family, Generation, Level, ListPool, Option, Preview,
+    Probe, Scoring,
     Wording, by_pair,
 )
 from .designs import (  # noqa: F401  (the registry's API)
     CATCH_ITEMS, UNREGISTERED_SCORING, UNSET, _designs, all_designs, analysed_alone_add, by_answer_forms,
     by_decision_rule, catch_items_for, choices, families, generated, generation, generic_bank, get, importable,
-    imported, is_catch_item, is_generic, item_family, item_valid, list_pool, modal_fields_for, model_instruction_in,
+    imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, levels, list_pool,
+    modal_fields_for, model_instruction_in, probed_designs,
     pair_roles,
     perturbable, practice_for, register, report_part_add, scoring, tested_forms, unregister, uploadable,
     with_probes,

@@ -161,6 +161,46 @@ class Family:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A knowledge probe (000 §4.1): does a model know a fact a design's items rest on? What a design's
+    `knowledge_probe` hook makes from an item's attributes, and all a probe run reads (inference/probes.py):
+    `key` names the fact (one probe per key in a study, ProbeScore.probe_key), `prompt` is sent as it is, and the
+    model knows the fact when its likeliest next token begins one of the `accepted` answers."""
+
+    key: str
+    prompt: str
+    target: str  # the answer as the items write it
+    accepted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of a factor: the value its items carry (the frames' column, "∨⊢"), its R-safe ASCII code (the
+    models' level name and the data files' <factor>_code, "DS"; blank: the value is its own code) and how the
+    report shows it ("∨⊢ disjunctive syllogism"; blank: as the code)."""
+
+    value: str
+    code: str = ""
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.code:
+            object.__setattr__(self, "code", self.value)
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A factor's levels as a design declares them, in the report's order (the first is the models' reference
+    level), with where they come from. Table 1, the models' level order and codes, the data files' codes and the
+    report's legend read them (designs.levels(), level_code(), level_labels()); a factor no design declares levels
+    for is read in the order of its values."""
+
+    name: str  # an item field, a column of the report's frames ("modality", "argform")
+    levels: tuple[Level, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Option:
     """One option of a generated design: the command's --flag and the admin form's field."""
 
@@ -224,12 +264,14 @@ class Design:
     # The factors its items vary by, as columns of the report's frames (analysis/factors.py reads them):
     # Table 1 and the humans-vs-models model are by these. A bank without any names its own at import.
     factors: tuple[str, ...] = ()
+    # The levels of its factors (and of any other item field it codes), each as its paper names them: Factor.
+    factor_levels: tuple[Factor, ...] = ()
     scoring: Scoring = Scoring()
     validity: str = VALID_IS_GOLD  # what its items' `valid` says (VALIDITY)
     gold: str = "the model checker's verdict on the item's logical form under the study's system and the item's " \
                 "consequence relation"  # what its items' gold answer is
-    # (item attributes, aliases) -> a knowledge probe (000 §4.1) for the item, or None; None: the design has none
-    knowledge_probe: Callable | None = None
+    # (item attributes) -> the knowledge probe (000 §4.1) its item rests on (a Probe), or None; None: it has none
+    knowledge_probe: Callable[[dict], Probe | None] | None = None
     # IMPORT: the bank's columns (the mapping's fields) and two valid example rows ({column: value};
     # a `many` column's value is a list): the downloadable template is the header and these rows.
     columns: tuple[BankColumn, ...] = ()

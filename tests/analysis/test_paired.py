@@ -5,10 +5,8 @@ import math
 
 import pytest
 
-from analysis.paired import (
-    Contingency, benjamini_hochberg, contingency, dual_sided_accuracy, matched_pair_test,
-    positive_confidence, rulebreaker_accuracy, wilson,
-)
+from analysis.proportions import Contingency, benjamini_hochberg, contingency, matched_pair_test, wilson
+from designs.paired.metrics import dual_sided_accuracy, positive_confidence, rulebreaker_accuracy
 
 # (n12, n21, z) rows of 002's Hypothesis-6 table (gpt-3.5-turbo weak/zs, control/zs, weak/os;
 # llama-3-70b control/os; mistral-large weak/zs, control/zs).

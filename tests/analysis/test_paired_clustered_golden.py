@@ -245,7 +245,7 @@ def test_the_exact_sign_flip_test_equals_r(alternative):
 
 
 def test_one_pair_per_unit_is_exactly_the_papers_test():
-    from analysis.paired import Contingency, matched_pair_test
+    from analysis.proportions import Contingency, matched_pair_test
 
     pairs = [(True, False)] * 20 + [(False, True)] * 31 + [(True, True)] * 40 + [(False, False)] * 9
     test = clustered.matched_pair_test(pairs, list(range(len(pairs))), alternative="two-sided")

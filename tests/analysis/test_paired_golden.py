@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.paired import (
-    Contingency, benjamini_hochberg, matched_pair_test, positive_confidence, proportion, wilson,
-)
+from analysis.proportions import Contingency, benjamini_hochberg, matched_pair_test, proportion, wilson
+from designs.paired.metrics import positive_confidence
 
 # ----------------------------------------------------------------------------------------- Wilson
 # R: prop.test(x, n, correct = FALSE)$conf.int (the score interval without continuity correction)

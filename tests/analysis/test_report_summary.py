@@ -154,7 +154,7 @@ def test_the_page_opens_with_the_summary(computed):
     assert page.startswith("<section id='summary'><h2>Summary</h2><h3>People</h3>")
     assert "<strong>always-no</strong>: Answers No to every item" in page
     frame = found.frame()
-    assert list(frame.columns) == ["respondent", "sentence"] and set(frame["respondent"]) == {"human", "always-no",
+    assert list(frame.columns) == ["about", "sentence"] and set(frame["about"]) == {"human", "always-no",
                                                                                              "sharp"}
 
 

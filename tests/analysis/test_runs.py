@@ -39,7 +39,7 @@ def test_default_rule_the_latest_complete_run_per_configuration_and_kind():
     assert by_id[1].why == "an earlier complete run of the same configuration (run 2 is used)"
     assert by_id[3].why == "partial: an item limit of 8 of 96 items; ask for it by id to use it"
     assert by_id[4].why == "status failed"
-    assert by_id[7].why.startswith("knowledge probe: read by the rulebreakers section (000 §4.1)")
+    assert by_id[7].why.startswith("knowledge probe: read by the sections of the designs it asks about (Rulebreakers)")
     assert by_id[8].why == "knowledge probe, partial: an item limit of 8 of 40 items; ask for it by id to use it"
     assert [r.run_id for r in chosen] == list(range(1, 9)) and not any(r.run_variation for r in chosen)
 

@@ -154,7 +154,7 @@ def test_import_items_rulebreakers_gives_every_pair_with_both_members_golds_and_
         == ("MT.categorical", rulebreakers.LOGICAL_FORMS["MT"], "brass instrument", "RULEBREAKER_0006016_rb")
     # the knowledge probe (000 §4.1) reads the imported attributes as it reads generated ones
     probe = registry.get("rulebreakers").knowledge_probe(one.attributes)
-    assert (probe.subject, probe.expected) == ("flugelhorn", "brass instrument")
+    assert (probe.key, probe.target) == ("categorical:flugelhorn", "brass instrument")
     assert one.attributes["entity_b"] == "a flugelhorn"  # as the file writes it
     assert study.settings["human_variant"] in TEN
 

@@ -31,7 +31,7 @@ NEEDS_GROUP = {
         "analysis.accuracy_tables", "analysis.clustered", "analysis.codebook", "analysis.factors", "analysis.frames",
         "analysis.generated",
         "analysis.html", "analysis.like_for_like", "analysis.likeness", "analysis.likeness_report",
-        "analysis.metrics", "analysis.paired", "analysis.plots", "analysis.power", "analysis.prep",
+        "analysis.metrics", "analysis.plots", "analysis.power", "analysis.prep", "analysis.proportions",
         "analysis.rbridge", "analysis.report", "analysis.reproduce", "analysis.rprocess", "analysis.rsession",
         "analysis.sections", "analysis.separation", "analysis.versus",
         # each design package's report part (designs/apps.py registers them lazily, for reports only)

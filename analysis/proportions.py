@@ -1,15 +1,15 @@
-"""Metrics for designs whose items come in linked pairs (seeds 000, 002 and 004). Pure functions.
+"""Proportions, matched pairs and multiple testing: the statistics every design's report shares. Pure functions.
 
-* Matched-pair perturbations (002): the 2×2 table of (original, perturbed) correctness, the exact
-  binomial test on discordant pairs when they are few and McNemar's z otherwise, a one-sided
-  alternative named by the researcher, and Benjamini–Hochberg across respondent groups.
-* RULEBREAKERS (000): paired accuracy τ (Eq. 1), τ on rulebreakers and on non-rulebreakers
-  (Eq. 2–3), and mean confidence in a positive answer on each side (Π⁺, Eq. 5–6) with Welch's t-test.
-* Dual-sided rules (004): a rule counts as correct only when the original is affirmed and the
-  flipped conclusion denied.
+* A proportion with its interval (`proportion`; `wilson`, the score interval R's prop.test(correct = FALSE)
+  gives), the independent case of analysis/clustered.py's unit-clustered intervals.
+* Matched pairs: the 2×2 table of (first, second) correctness (`contingency`), and the test of marginal
+  homogeneity seed 002 names (`matched_pair_test`): the exact binomial test on the discordant pairs when they
+  are few, McNemar's z otherwise, with a one-sided alternative named by the researcher.
+* Multiple testing: `adjust_p_values` (statsmodels' multipletests), `benjamini_hochberg` its FDR step-up.
 
-Every statistic comes from a maintained library (statsmodels, scipy); the functions here only pick
-the method the papers name and return the project's dataclasses.
+Every statistic comes from a maintained library (statsmodels, scipy); the functions here only pick the
+method and return the project's dataclasses. A design's own metrics (τ and Π⁺ of RULEBREAKERS, the
+dual-sided rule's both-sides-right) live in its package (designs/paired/metrics.py) and build on these.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from scipy.stats import binomtest, ttest_ind
+from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
@@ -55,7 +55,7 @@ def proportion(successes: int, n: int, alpha: float = 0.05, *, method: str = "wi
 wilson = partial(proportion, method="wilson")
 
 
-# --------------------------------------------------------------------------- 002: token bias
+# --------------------------------------------------------------------------- matched pairs (002's test)
 
 
 @dataclass(frozen=True)
@@ -146,68 +146,3 @@ def adjust_p_values(p_values: Sequence[float], alpha: float = 0.05, *, method: s
 # Benjamini–Hochberg step-up FDR control: reject the k smallest p-values, k = max{i : p_(i) ≤ iα/m};
 # adjusted p-values as R's p.adjust(p, method = "BH").
 benjamini_hochberg = partial(adjust_p_values, method="fdr_bh")
-
-
-# --------------------------------------------------------------------------- 000: rulebreakers
-
-
-@dataclass(frozen=True)
-class RulebreakerAccuracy:
-    paired: Proportion  # τ, Eq. (1)
-    rulebreakers: Proportion  # τ_{D^R}, Eq. (2)
-    non_rulebreakers: Proportion  # τ_{D^N}, Eq. (3)
-
-
-def rulebreaker_accuracy(pairs: Iterable[tuple[bool, bool]]) -> RulebreakerAccuracy:
-    """pairs: (rulebreaker answered correctly, its non-rulebreaker answered correctly)."""
-    pairs = [(bool(r), bool(n)) for r, n in pairs]
-    total = len(pairs)
-    return RulebreakerAccuracy(
-        paired=wilson(sum(r and n for r, n in pairs), total),
-        rulebreakers=wilson(sum(r for r, _ in pairs), total),
-        non_rulebreakers=wilson(sum(n for _, n in pairs), total),
-    )
-
-
-@dataclass(frozen=True)
-class ConfidenceComparison:
-    pi_non_rulebreakers: float  # Π⁺_{D^N}, Eq. (5)
-    pi_rulebreakers: float  # Π⁺_{D^R}, Eq. (6)
-    n_non_rulebreakers: int
-    n_rulebreakers: int
-    welch_t: float
-    welch_df: float
-    p_value: float
-
-
-def positive_confidence(
-    *, rulebreakers: Sequence[tuple[float, bool]], non_rulebreakers: Sequence[tuple[float, bool]]
-) -> ConfidenceComparison:
-    """Each entry: (p⁺(x), the respondent answered yes/true). Only positive answers count (D^yes).
-
-    Welch's t-test (unequal variances, Welch–Satterthwaite df) compares the two means, two-sided:
-    scipy.stats.ttest_ind(equal_var=False), as R's t.test(var.equal = FALSE). NaN when a side has
-    fewer than two positive answers.
-    """
-    n_side = [p for p, said_yes in non_rulebreakers if said_yes]
-    r_side = [p for p, said_yes in rulebreakers if said_yes]
-    mean_n = sum(n_side) / len(n_side) if n_side else math.nan
-    mean_r = sum(r_side) / len(r_side) if r_side else math.nan
-    if len(n_side) < 2 or len(r_side) < 2:
-        t = df = p = math.nan
-    else:
-        welch = ttest_ind(n_side, r_side, equal_var=False)
-        # Both sides constant: scipy gives t = ±inf, p = 0 (different constants) or NaN (equal ones);
-        # R's t.test stops with "data are essentially constant". Reported as NaN, as before.
-        finite = math.isfinite(welch.statistic)
-        t, df, p = (float(welch.statistic), float(welch.df), float(welch.pvalue)) if finite else (math.nan,) * 3
-    return ConfidenceComparison(mean_n, mean_r, len(n_side), len(r_side), t, df, p)
-
-
-# --------------------------------------------------------------------------- 004: dual-sided rules
-
-
-def dual_sided_accuracy(rules: Iterable[tuple[bool, bool]]) -> Proportion:
-    """rules: (original affirmed, flipped conclusion denied); correct only when both hold."""
-    rules = list(rules)
-    return wilson(sum(bool(a) and bool(d) for a, d in rules), len(rules))
