@@ -58,11 +58,7 @@ LAYERS = (
 # (importer, imported) → why the import is where it is. Keep it short; every entry is a debt.
 ALLOWED: dict[tuple[str, str], str] = {}
 # (importer, imported) across two design packages → why. Every entry is a debt, and a stale one fails.
-SIBLINGS_ALLOWED: dict[tuple[str, str], str] = {
-    ("designs.multiple_choice.report", "designs.paired.report"):
-        "per_respondent, a shared statistic, moves to analysis/ (issue 46 item 4, helper 'split')",
-    ("designs.multiple_choice.report", "designs.paired"): "the same import runs designs/paired/__init__.py",
-}
+SIBLINGS_ALLOWED: dict[tuple[str, str], str] = {}
 DESIGNS = "designs"
 LOADER = ("designs", "designs.apps")  # the registry's loader: the one place that imports the families
 
