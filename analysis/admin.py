@@ -15,9 +15,9 @@ from django.utils.html import format_html
 
 from experiments.models import Study
 from experiments.team_admin import TeamScopedAdmin
-from studyserver import dispatch
-from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
-from studyserver.job_admin import JobAdminMixin
+from common import dispatch
+from common.admin_display import ReadOnlyAdmin, add_action, structured
+from common.job_admin import JobAdminMixin
 
 from . import runs, services
 from .models import Report, ReportStatus

@@ -279,7 +279,7 @@ def write_codebook(folder: Path, *, factors=(), described=None) -> pd.DataFrame:
         rows += [{"file": relative, "column": name, **entry(relative, name, folder / relative, factors, described)}
                  for name in names]
     table = pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
-    from studyserver import csvsafe
+    from common import csvsafe
 
     csvsafe.frame(table).to_csv(folder / CODEBOOK, index=False)
     return table

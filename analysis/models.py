@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.jobs import ORDINARY, Job, JobKind, JobStatus, counter, record
+from common.jobs import ORDINARY, Job, JobKind, JobStatus, counter, record
 
 
-# A report's status: the one status machine of every background job (studyserver/jobs.py).
+# A report's status: the one status machine of every background job (common/jobs.py).
 ReportStatus = JobStatus
 
 
 class Report(Job):
-    """A background job (studyserver/jobs.py) whose progress counts the report's steps; withdrawn
+    """A background job (common/jobs.py) whose progress counts the report's steps; withdrawn
     when a participant's data is erased."""
 
     KIND = JobKind("analysis.build_report", log_name="report", noun="report", unit="steps",
@@ -56,7 +56,7 @@ class Report(Job):
 
 class PowerAnalysis(Job):
     """One sample-size estimate by simulation (analysis/power.py) for a study: a background job
-    (studyserver/jobs.py) whose progress counts simulated studies."""
+    (common/jobs.py) whose progress counts simulated studies."""
 
     KIND = JobKind("analysis.estimate_power", log_name="power", noun="power analysis", unit="simulated studies",
                    one_per_study=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 
 from experiments.models import Study
-from studyserver import dispatch
-from studyserver.admin_display import add_action
+from common import dispatch
+from common.admin_display import add_action
 
 from . import services
 

@@ -11,10 +11,10 @@ from django.utils.html import format_html, format_html_join
 
 from experiments.models import Study
 from experiments.team_admin import TeamScopedAdmin
-from studyserver import dispatch
-from studyserver.admin_display import ReadOnlyAdmin, add_action, structured
-from studyserver.admin_forms import form_or_page
-from studyserver.job_admin import JobAdminMixin
+from common import dispatch
+from common.admin_display import ReadOnlyAdmin, add_action, structured
+from common.admin_forms import form_or_page
+from common.job_admin import JobAdminMixin
 
 from .models import PowerAnalysis, ReportStatus
 

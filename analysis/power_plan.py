@@ -52,7 +52,7 @@ def check_budget(plan: PowerPlan, limit: int | None = None) -> None:
     """Refuse a plan asking for more simulated participants than the limit (DUET_POWER_MAX_SIMULATED):
     issue 26, a request of sizes 1000000 2000000 × nsim 10000, or 5,000 sizes, was queued."""
     if limit is None:
-        from studyserver import env
+        from common import env
 
         limit = env.power_max_simulated()
     if plan.simulated > limit:

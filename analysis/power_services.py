@@ -6,7 +6,7 @@ from dataclasses import asdict, replace
 
 from django.db import transaction
 
-from studyserver import jobs
+from common import jobs
 
 from .models import PowerAnalysis
 from .power_plan import PowerPlan, check_budget
@@ -60,7 +60,7 @@ def power_problem(*, study, pilot: bool = True) -> str:
 
 
 def power_execute(*, analysis_id: int) -> PowerAnalysis:
-    """Run a queued power analysis through the one job loop (studyserver.jobs.job_execute);
+    """Run a queued power analysis through the one job loop (common.jobs.job_execute);
     idempotent (anything not queued is returned as it is). A cancelled analysis stops at its next
     progress write, keeping nothing."""
     return jobs.job_execute(PowerAnalysis, analysis_id, PowerSteps())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from studyserver import csvsafe
+from common import csvsafe
 
 from . import codebook, participant_factors, plots, prep, reproduce, summary, versus
 from . import answering

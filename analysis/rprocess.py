@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from studyserver import env
+from common import env
 
 from . import rbridge as rb
 from .sections import Section
@@ -53,7 +53,7 @@ def _title(function, args) -> str:
 
 
 def processes_default() -> int:
-    """DUET_ANALYSIS_PROCESSES (studyserver/env.py), else 2 on a machine with two or more CPUs."""
+    """DUET_ANALYSIS_PROCESSES (common/env.py), else 2 on a machine with two or more CPUs."""
     chosen = env.analysis_processes()
     if chosen is not None:
         return chosen

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.db import transaction
 
-from studyserver import jobs
-from studyserver.env import VAR_DIR
+from common import jobs
+from common.env import VAR_DIR
 
 from .models import Report, ReportStatus
 from .rules import Exclusions, exclusion_settings
@@ -157,7 +157,7 @@ def report_request(*, study, run_ids: list[int] | None = None, pilot: bool = Fal
 
 
 def report_execute(*, report_id: int) -> Report:
-    """Build a queued report through the one job loop (studyserver.jobs.job_execute). Idempotent: a
+    """Build a queued report through the one job loop (common.jobs.job_execute). Idempotent: a
     report already done (or taken by a worker) is returned. A report withdrawn or cancelled while it
     was being built keeps no files."""
     return jobs.job_execute(Report, report_id, ReportSteps())

@@ -73,7 +73,7 @@ import torch  # noqa: E402
 from logic import generate as gen  # noqa: E402
 from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise  # noqa: E402
-from studyserver.env import VAR_DIR  # noqa: E402
+from common.env import VAR_DIR  # noqa: E402
 
 # Answer words the tokenizer is trained on besides the items (those of tests/inference/tiny_models.py);
 # upper-case YES/NO are left out, so they stay in pieces as Llama-2's tokenizer leaves them.

@@ -1,5 +1,5 @@
 """`/`: where someone who just started Duet lands — links to the admin, the documentation
-(studyserver/documents.py serves it as pages under /docs/) and, when the demo has been set up, the demo study (a
+(common/documents.py serves it as pages under /docs/) and, when the demo has been set up, the demo study (a
 fresh participant link and the staff preview)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from experiments.models import Study, StudyStatus
-from studyserver.documents import GUIDE, documents
+from common.documents import GUIDE, documents
 
 from . import DEMO_SLUG
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from studyserver.env import BASE_DIR
+from common.env import BASE_DIR
 
 from inference import selectors, services
 

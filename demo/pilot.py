@@ -17,7 +17,7 @@ import sys
 from django.core.management import CommandError, call_command
 
 from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
-from studyserver.env import BASE_DIR
+from common.env import BASE_DIR
 
 PILOT_SLUG = "modal-syllogisms-pilot"
 INTERPRETATIONS = 8  # × 24 forms × (real + nonsense mirror) = 384 items (manage.py demo --pilot-interpretations)
@@ -77,7 +77,7 @@ def pilot_demo(*, stdout, style, interpretations: int = INTERPRETATIONS, partici
     from experiments.participation.pilot import Pilot
     from inference.models import ModelRun, RunStatus
     from inference.services import language_model_embedded_default
-    from studyserver import jobs
+    from common import jobs
 
     study, report = pilot_setup(interpretations=interpretations)
     model = language_model_embedded_default()

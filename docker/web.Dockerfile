@@ -8,6 +8,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends libpq5 curl \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY studyserver studyserver
+COPY common common
 COPY logic logic
 COPY experiments experiments
 COPY inference inference

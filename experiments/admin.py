@@ -24,7 +24,7 @@ from .participation import services as participation
 from .item_list import StudyValuesFilter
 from .participation.item_summary import item_summary, with_catch_items
 from .participation.question_editor import QuestionListField
-from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
+from common.admin_display import ReadOnlyAdmin, rounded, structured
 from .team_admin import TeamAdmin, TeamScopedAdmin  # noqa: F401  (TeamAdmin: registered there)
 from . import questionnaire_admin  # (QuestionnaireAdmin: registered there)
 from .team_scope import teams_of

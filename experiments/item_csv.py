@@ -25,7 +25,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from studyserver import csvsafe
+from common import csvsafe
 
 from . import design_registry as registry
 from . import schema

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from django import forms
 from django.core.exceptions import ValidationError
 
-from studyserver.structured import structured_html
+from common.structured import structured_html
 
 from .items.pairs import human_variant_problem
 from .factors import PARTICIPANT_SETTING, check_participant, declared_factors, question_kinds, validate

@@ -1,6 +1,6 @@
 """One heavy background job per study at a time (issue 26 item 6: three clicks queued 12 pilots of
 500 bots). The kinds that count say so where they are declared (`JobKind(..., one_per_study=True)`,
-studyserver/jobs.py: simulated pilots and power analyses). `study_job_claim` is called inside the
+common/jobs.py: simulated pilots and power analyses). `study_job_claim` is called inside the
 transaction that records a new job: it locks the study's row (two requests for one study queue on the
 lock) and refuses, with a message saying which job is still going, while another job of any such kind
 is queued or running. A job silent for longer than STALE_AFTER — nothing written since (Job.last_heard):
@@ -15,7 +15,7 @@ from django.apps import apps
 from django.db.models import Q
 from django.utils import timezone
 
-from studyserver.jobs import ACTIVE, Job
+from common.jobs import ACTIVE, Job
 
 from .models import Study
 

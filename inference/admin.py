@@ -17,10 +17,10 @@ from django.utils.html import format_html, format_html_join
 from experiments import team_scope
 from experiments.team_admin import TeamOwnedAdmin, TeamScopedAdmin
 from experiments.team_scope import visible_studies
-from studyserver import workers
-from studyserver.admin_display import ReadOnlyAdmin, rounded, structured
-from studyserver.admin_forms import RefusedActionsMixin, form_or_page
-from studyserver.job_admin import JobAdminMixin
+from common import workers
+from common.admin_display import ReadOnlyAdmin, rounded, structured
+from common.admin_forms import RefusedActionsMixin, form_or_page
+from common.job_admin import JobAdminMixin
 
 from . import checks, scopes, selectors, services, strategies
 from .config_forms import FORM_FIELDS, KEEP_SPACES, SHOWN_VISIBLY, CheckForm, SweepForm, shown, visible
@@ -534,7 +534,7 @@ class ModelRunAdmin(TeamScopedAdmin, RefusedActionsMixin, JobAdminMixin, admin.M
         )
         obj.pk = run.pk
         obj.__dict__.update({k: v for k, v in run.__dict__.items() if not k.startswith("_")})
-        from studyserver import dispatch
+        from common import dispatch
 
         partial = " — partial: reports leave it out unless asked" if run.partial else ""
         self.message_user(request, f"Run {run.pk} queued ({dispatch.mode()}): {run.items_total} items, "

@@ -13,7 +13,7 @@ not on this machine fails at once with what to do, not 27 s into its first run w
   installed and ship the GGUF file.
 * server, chat: every URL must be a valid base URL; the API key's variable (when named) must be on
   the deployment's list (DUET_MODEL_API_KEYS), bound to every server's origin, and set — all before
-  anything is sent. Every request goes through studyserver/outbound.py (allowed destinations, a
+  anything is sent. Every request goes through common/outbound.py (allowed destinations, a
   total deadline, a byte cap, failures said by class, never with the server's own text). Every
   server must answer /v1/models and serve the configured model, all of them the same one (a run
   spreads its items over them); unless the decision rule is 'generated', every server must return
@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from studyserver.registry import Registry
+from common.registry import Registry
 
 Check = Callable[[object, str], list[tuple[str | None, str]]]  # (configuration, again) → [(field or None, what is wrong …)]
 CHECKS: Registry[Check] = Registry("configuration check")
@@ -163,7 +163,7 @@ def _slots() -> threading.BoundedSemaphore:
     global _RUNNING
     with _RUNNING_LOCK:
         if _RUNNING is None:
-            from studyserver.env import checks_at_once
+            from common.env import checks_at_once
 
             _RUNNING = threading.BoundedSemaphore(checks_at_once())
         return _RUNNING
@@ -178,7 +178,7 @@ class _Check:
 
     def ask(self, url: str, path: str, body: dict | None, *, within: float):
         """The server's answer, or OutboundError; never past the whole check's deadline."""
-        from studyserver import outbound
+        from common import outbound
 
         left = self.deadline - time.monotonic()
         if left <= 0.05:
@@ -193,7 +193,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def _start_hint(url: str, backend: str) -> str:
     """How to start a server where `url` points: on its port, unless that is Duet's own on this machine
     (DUET_PORT on loopback), where another is suggested with the URL to give then."""
-    from studyserver import outbound
+    from common import outbound
 
     scheme, host, port, prefix = outbound.url_parts(url)
     local = host in LOOPBACK
@@ -214,7 +214,7 @@ def _start_hint(url: str, backend: str) -> str:
 
 def _unanswered(url: str, exc, path: str, check: _Check) -> tuple[str, str]:
     """A request that got no answer, as (field, message): what class of failure, what to do."""
-    from studyserver import outbound
+    from common import outbound
 
     said = f"The server at {url} {exc}"
     if exc.kind == outbound.URL:
@@ -232,7 +232,7 @@ def _unanswered(url: str, exc, path: str, check: _Check) -> tuple[str, str]:
 def _served(check: _Check, url: str) -> tuple[str | None, list[tuple[str, str]]]:
     """The model id the server at `url` serves for this configuration, or the problem (unreachable,
     refused, the configured model not served)."""
-    from studyserver import outbound
+    from common import outbound
 
     try:
         answer = check.ask(url, "/v1/models", None, within=PROBE_TIMEOUT)
@@ -257,7 +257,7 @@ def _served(check: _Check, url: str) -> tuple[str | None, list[tuple[str, str]]]
 def _logprob_problem(check: _Check, url: str, served: str) -> list[tuple[str, str]]:
     """Does the server give the log-probabilities this configuration's decision rule reads? A server
     that does not answer the probe in time is said to be slow, not to lack them."""
-    from studyserver import outbound
+    from common import outbound
 
     model = check.model
     chat = model.backend == "chat"
@@ -303,8 +303,8 @@ def _remote(model, again: str) -> list[tuple[str, str]]:
     reachable, serving the model, and (unless the model generates its answers) giving the
     log-probabilities; several servers must serve the same model (a run spreads its items over them).
     The whole check ends within DUET_CHECK_SECONDS; at most DUET_CHECKS_AT_ONCE run in one process."""
-    from studyserver import outbound
-    from studyserver.env import check_seconds
+    from common import outbound
+    from common.env import check_seconds
 
     urls = model.urls()
     for url in urls:  # what the URLs are, before anything is sent

@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from studyserver import outbound
-from studyserver.env import VAR_DIR
+from common import outbound
+from common.env import VAR_DIR
 
 F32_NAME = "SmolLM2-135M-Instruct.F32.gguf"
 START_TOKEN = "<|im_start|>"  # SmolLM2's BOS: what the hf scorer puts before every prompt

@@ -1,6 +1,6 @@
 """Language models, model runs and their per-item scores (paper 003 §4.1, 000 Eq. 4).
 
-Writes go through inference/services.py. A run's status is the jobs' status machine (studyserver/jobs.py).
+Writes go through inference/services.py. A run's status is the jobs' status machine (common/jobs.py).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
-from studyserver.jobs import Job, JobKind, JobStatus, Part, counter, record
-from studyserver.registry import Registry
+from common.jobs import Job, JobKind, JobStatus, Part, counter, record
+from common.registry import Registry
 
 
 class Dtype(models.TextChoices):
@@ -183,7 +183,7 @@ env_name_validator = RegexValidator(r"^[A-Z_][A-Z0-9_]*$", "The name of an envir
                                     "never the key itself.")
 
 
-# A run's status: the one status machine of every background job (studyserver/jobs.py).
+# A run's status: the one status machine of every background job (common/jobs.py).
 RunStatus = JobStatus
 
 
@@ -429,7 +429,7 @@ RUN_KINDS: Registry = Registry("run kind")
 
 
 class ModelRun(Job):
-    """A model configuration scoring a study's items: a background job (studyserver/jobs.py) whose
+    """A model configuration scoring a study's items: a background job (common/jobs.py) whose
     progress counts items and which resumes where its killed worker stopped."""
 
     KIND = JobKind("inference.run_model", log_name="model-run", noun="model run", unit="items",
@@ -524,7 +524,7 @@ class ModelRun(Job):
 
     def unfinished(self) -> str:
         """The items (or probes) the run owns that are not stored, in words; "" when none (then, and only
-        then, may it be done: studyserver.jobs.job_finish)."""
+        then, may it be done: common.jobs.job_finish)."""
         strategy = RUN_KINDS[self.kind]
         if not strategy.missing_keys(self):  # (the keys only: a large run's items are not loaded)
             return ""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from experiments.models import Study
-from studyserver.progress import duration
+from common.progress import duration
 
 from .models import LanguageModel, ModelRun, ModelScore, RunKind, RunStatus
 

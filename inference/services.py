@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from experiments.models import Study
-from studyserver import jobs
-from studyserver.env import VAR_DIR
+from common import jobs
+from common.env import VAR_DIR
 
 from . import checks, scopes, selectors, strategies
 from .models import (
@@ -329,17 +329,17 @@ def model_run_launch(**kwargs) -> ModelRun:
 
 
 def model_run_enqueue(*, run: ModelRun) -> None:
-    """Queue the run's task (studyserver.dispatch decides where it runs) once the transaction commits;
-    an unreachable broker fails the run, saying so (studyserver/jobs.py). A server configuration with
+    """Queue the run's task (common.dispatch decides where it runs) once the transaction commits;
+    an unreachable broker fails the run, saying so (common/jobs.py). A server configuration with
     several servers fans out, one task per server (ModelRun.parts), and so does its retry."""
     jobs.job_dispatch(run)
 
 
 def api_key(name: str, *, urls: list[str]) -> str:
     """The API key in the environment variable `name`, for requests to `urls`: only a name on the deployment's
-    list (DUET_MODEL_API_KEYS) and only to the origins it binds the key to (studyserver/outbound.py); never a
+    list (DUET_MODEL_API_KEYS) and only to the origins it binds the key to (common/outbound.py); never a
     Django setting, never stored anywhere. ValidationError saying why not."""
-    from studyserver import outbound
+    from common import outbound
 
     try:
         return outbound.api_key(name, urls=urls)
@@ -453,7 +453,7 @@ def _write_versions(run: ModelRun, info: dict, shard: int | None, *, starts: boo
 
 def model_run_execute(*, run_id: int, on_progress: strategies.ProgressCallback | None = None, scorer=None,
                       shard: int | None = None, shards: int | None = None) -> ModelRun:
-    """Run a model run of any kind through the one job loop (studyserver.jobs.job_execute: claim,
+    """Run a model run of any kind through the one job loop (common.jobs.job_execute: claim,
     cancel, failure, the final check), its steps in `RunSteps`. Idempotent: a finished run is left
     alone, a run whose worker died resumes, finished chunks are never recomputed or duplicated.
     `shard` (server backend with several servers): this task scores the units k, k + n, … (n:
@@ -573,7 +573,7 @@ def check_study_default(*, studies=None) -> Study | None:
 def language_model_check(*, model: LanguageModel, study: Study | None = None, studies=None) -> ModelRun:
     """The admin's "Check": a one-item run (partial, so no report reads it) of `model` on `study`'s first
     item (default: the newest study with items of `studies`, the user's teams' studies), scored where runs
-    are (studyserver.dispatch); ValidationError saying why not (worded for the Check: nothing is saved)."""
+    are (common.dispatch); ValidationError saying why not (worded for the Check: nothing is saved)."""
     checks.refuse(model, action="check")
     if study is not None and studies is not None and not studies.filter(pk=study.pk).exists():
         study = None  # not one of the user's teams' studies: never told apart from one that does not exist

@@ -23,7 +23,7 @@ from django.db.models.functions import Length
 from experiments import design_registry as registry
 from logic import answer_parsing, prompting
 from experiments.models import Item, ItemKind, Study
-from studyserver.registry import Registry
+from common.registry import Registry
 
 from . import probes
 from .scopes import EVERY, Scope

@@ -1,4 +1,4 @@
-"""Celery tasks: thin, take ids, idempotent. Queued through studyserver.dispatch by services."""
+"""Celery tasks: thin, take ids, idempotent. Queued through common.dispatch by services."""
 from __future__ import annotations
 
 from celery import shared_task

@@ -31,7 +31,7 @@ MAX_COLUMNS = 500
 
 def _unquote(value: str) -> str:
     """A cell Duet exported with a quote in front of = + - @ (so that spreadsheets show it as text:
-    studyserver/csvsafe.py) reads back as the text it stood for."""
+    common/csvsafe.py) reads back as the text it stood for."""
     if len(value) > 1 and value[0] == "'" and value[1] in "=+-@":
         return value[1:]
     return value

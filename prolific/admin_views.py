@@ -22,7 +22,7 @@ from django.template.response import TemplateResponse
 
 from experiments.participation.launch import study_link, suggestion
 from experiments.team_scope import study_or_404, visible_studies
-from studyserver.public_origin import origin_problem, public_origin
+from common.public_origin import origin_problem, public_origin
 
 from . import bonuses, rules, services
 from .sync import prolific_sync, prolific_sync_whole

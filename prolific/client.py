@@ -1,6 +1,6 @@
-"""Prolific's API, through Duet's one outbound client (studyserver/outbound.py; DESIGN.md habit 18).
+"""Prolific's API, through Duet's one outbound client (common/outbound.py; DESIGN.md habit 18).
 
-* The origin is PROLIFIC_API_URL and the token PROLIFIC_API_TOKEN (studyserver/env.py), read when a
+* The origin is PROLIFIC_API_URL and the token PROLIFIC_API_TOKEN (common/env.py), read when a
   client is made; the token goes in `Authorization: Token <token>` to that origin only — never to a
   `_links.next.href` on another origin (refused) — and is kept in no row, log line or page.
 * Every request has a total deadline and a byte cap; a failure is said by class ("answered HTTP 400",
@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
-from studyserver import env, outbound
-from studyserver.outbound import OutboundError
+from common import env, outbound
+from common.outbound import OutboundError
 
 SECONDS = 20.0  # total deadline of one request
 MAX_BYTES = 4 * 1024 * 1024  # one page of submissions is far smaller

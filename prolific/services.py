@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from experiments.models import Participant, ParticipantStatus, Study, Trial
 from experiments.participation.consent import attention_rule_shown, attention_told
-from studyserver.public_origin import origin_problem
+from common.public_origin import origin_problem
 
 from . import rules
 from .client import Client, ProlificError
@@ -96,7 +96,7 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     """Create the Prolific study (once) and publish it; the Prolific id is stored on the study.
 
     Refused before anything is written or sent: an `origin` participants on the internet cannot open
-    (studyserver/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
+    (common/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
     not green, a reward under Prolific's minimum, no API token. Refused before anything is written or created
     (only Prolific's list of filters is read): `filters` Prolific's list does not allow (prolific/eligibility.py;
     `visible`: the studies a Duet slug may name). Until the create call is sent, a publish that was refused or

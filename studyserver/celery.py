@@ -1,12 +1,4 @@
-"""The Celery app. Settings come from Django's settings under the CELERY_ namespace."""
-from __future__ import annotations
+"""The Celery app, where `celery -A studyserver` looks for it (common/celery_app.py makes it)."""
+from common.celery_app import app
 
-import os
-
-from celery import Celery
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyserver.settings")
-
-app = Celery("studyserver")
-app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+__all__ = ["app"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gunicorn.glogging import Logger
 
-from studyserver.logredact import RedactFilter, redact
+from common.logredact import RedactFilter, redact
 
 accesslog = "-"
 access_log_format = '%(t)s "%(r)s" %(s)s %(b)s %(M)sms'

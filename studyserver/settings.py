@@ -1,4 +1,4 @@
-"""Django settings. Every value that differs between machines comes from studyserver/env.py."""
+"""Django settings. Every value that differs between machines comes from common/env.py."""
 from __future__ import annotations
 
 from . import env as duet_env
@@ -31,7 +31,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "studyserver.security.ContentSecurityPolicyMiddleware",
+    "common.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -46,12 +46,12 @@ MIDDLEWARE = [
 # address, or for one user name from anywhere, that address or name is locked out for
 # DUET_LOGIN_COOLOFF_MINUTES; a successful login clears the count. Attempts are kept in the database
 # (works whatever the cache: Redis in production, local memory embedded); the client address is the
-# one the rate limits use (studyserver/ratelimit.py: client_ip, behind DUET_TRUSTED_PROXIES proxies).
+# one the rate limits use (common/ratelimit.py: client_ip, behind DUET_TRUSTED_PROXIES proxies).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT, AXES_COOLOFF_TIME = duet_env.login_throttle()
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "studyserver.ratelimit.login_client_ip"
+AXES_CLIENT_IP_CALLABLE = "common.ratelimit.login_client_ip"
 AXES_DISABLE_ACCESS_LOG = True  # failures are what throttling needs; successful logins are not recorded
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
@@ -99,7 +99,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# Security headers (studyserver/security.py adds the Content-Security-Policy) and HTTPS.
+# Security headers (common/security.py adds the Content-Security-Policy) and HTTPS.
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the trial script reads it to send answers
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -121,9 +121,9 @@ if HTTPS:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 DUET_CSP = duet_env.csp()
 # Uploads (CSV banks): streamed to disk and refused past DUET_MAX_UPLOAD_MB while they are read
-# (studyserver/uploads.py); a file kept between an import's preview and its write lives under
+# (common/uploads.py); a file kept between an import's preview and its write lives under
 # var/uploads/ for DUET_UPLOAD_TTL_MINUTES (experiments/items/uploads.py).
-FILE_UPLOAD_HANDLERS = ["studyserver.uploads.BoundedUploadHandler"]
+FILE_UPLOAD_HANDLERS = ["common.uploads.BoundedUploadHandler"]
 DUET_MAX_UPLOAD_BYTES = duet_env.max_upload_mb() * 1024 * 1024
 DUET_UPLOAD_DIR = VAR_DIR / "uploads"
 DUET_UPLOAD_TTL_MINUTES = duet_env.upload_ttl_minutes()
@@ -137,7 +137,7 @@ for _scope, _rate in DUET_RATELIMITS.items():
     except _RateError as _error:
         raise duet_env.SettingsError(f"DUET_RATELIMIT_{_scope.upper()}: {_error}") from None
 # New participations per client address and study: a share of the study's target per period, at least
-# a minimum (studyserver/ratelimit.py: share_rate); e.g. 5 % of a target of 200 is 10 an hour.
+# a minimum (common/ratelimit.py: share_rate); e.g. 5 % of a target of 200 is 10 an hour.
 DUET_NEW_PARTICIPANT_SHARE, DUET_NEW_PARTICIPANT_MIN = duet_env.new_participant_share()
 try:
     _parse_share(DUET_NEW_PARTICIPANT_SHARE)
@@ -145,7 +145,7 @@ except _RateError as _error:
     raise duet_env.SettingsError(f"DUET_RATELIMIT_NEW_PARTICIPANT_SHARE: {_error}") from None
 # Proxies in front of the web process that append to X-Forwarded-For (0: use the socket's address).
 DUET_TRUSTED_PROXIES = duet_env.trusted_proxies()
-# Requests to model servers (studyserver/outbound.py reads these when it sends one): checked here, so a
+# Requests to model servers (common/outbound.py reads these when it sends one): checked here, so a
 # malformed key list or limit stops the process at start-up rather than at the first save.
 duet_env.model_api_keys(), duet_env.check_seconds(), duet_env.checks_at_once(), duet_env.outbound_max_bytes()
 # The origin participants reach this server at (the launch panel's study link, the link published on
@@ -161,7 +161,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # A task whose worker died unacknowledged (kill -9, lost machine) goes back to the queue after this.
     CELERY_BROKER_TRANSPORT_OPTIONS = duet_env.celery_redis_options()
-# Where background work runs (studyserver/dispatch.py, the one way into the workers): eager, embedded
+# Where background work runs (common/dispatch.py, the one way into the workers): eager, embedded
 # (the default: a `manage.py run_task` process on this machine) or celery (queues on the broker above).
 DUET_TASK_MODE = duet_env.task_mode(broker_url=CELERY_BROKER_URL)
 CELERY_TASK_ACKS_LATE = True
@@ -176,8 +176,8 @@ CELERY_TIMEZONE = "UTC"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # no session token or query string (Prolific ids) in any line: studyserver/logredact.py
-    "filters": {"redact": {"()": "studyserver.logredact.RedactFilter"}},
+    # no session token or query string (Prolific ids) in any line: common/logredact.py
+    "filters": {"redact": {"()": "common.logredact.RedactFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": duet_env.log_level()},
 }

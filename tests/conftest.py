@@ -70,7 +70,7 @@ def pytest_xdist_setupnodes(config, specs):
     worker imports the settings (execnet applies a spec's env first). The embedded model, unpacked
     once for the suite, stays shared: each worker's models/ is a link to <var>/models. Test
     databases are per worker already (pytest-django suffixes their names with _gw0, …)."""
-    from studyserver.env import VAR_DIR
+    from common.env import VAR_DIR
 
     models = VAR_DIR / "models"
     models.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def _empty_cache():
     remembers) never carry over between tests."""
     from django.core.cache import caches
 
-    from studyserver import ratelimit
+    from common import ratelimit
 
     for cache in caches.all():
         cache.clear()
@@ -183,7 +183,7 @@ def pytest_collection_modifyitems(items):
 
 def _refuse_prolific() -> None:
     """No test reaches Prolific's real API (issue 38): in every test process its host names do not resolve
-    (every outbound request resolves its host through socket.getaddrinfo first: studyserver/destinations.py).
+    (every outbound request resolves its host through socket.getaddrinfo first: common/destinations.py).
     The Prolific tests use the stand-in on loopback, tests/prolific/standin.py."""
     import socket
 

@@ -2,17 +2,17 @@
 own: every import of the project's packages is read with `ast` — at the top of a module or inside a
 function, for a lazy import runs all the same — and
 
-* no import runs upward: the pure logic engine (logic) at the bottom, then studyserver's
-  helpers, then the experiments app in four layers of its own (its tables, experiments/models/; its
+* no import runs upward: the pure logic engine (logic) at the bottom, then the ground helpers every app
+  uses (common/), then the experiments app in four layers of its own (its tables, experiments/models/; its
   items and designs; the participant flow, experiments/participation/; the app's top: admin,
-  services, background jobs, commands), then inference and analysis, then the project's wiring
-  (studyserver's settings and urls) and the demo on top;
+  services, background jobs, commands), then inference, analysis and prolific, then the design packages,
+  the demo, and the project's wiring (studyserver/: settings, urls, wsgi, celery) on top;
 * importing `a.b.c` runs `a/__init__.py` and `a/b/__init__.py` first, so it is read as importing
   those packages too (an edge to each package's `__init__`), except from a module inside that
   package, which its package's `__init__` is already loading;
 * no import runs in a circle among the modules;
 * the logic engine imports nothing from Django (nor from any other part of the project);
-* every environment read lives in studyserver/env.py;
+* every environment read lives in common/env.py;
 * a design is one folder (issue 46; DESIGN.md habit 20): nothing outside designs/ imports a design package
   (designs/<family>/) — the core reaches a design through the registry's fields and hooks, and the one place
   that imports the families is the registry's loader, designs/apps.py — and no design package imports a sibling.
@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("logic", "experiments", "studyserver", "inference", "analysis", "prolific", "designs", "demo", "bench",
+PACKAGES = ("logic", "common", "experiments", "studyserver", "inference", "analysis", "prolific", "designs", "demo", "bench",
             "scripts")
 LOGIC = "logic"
 
@@ -40,7 +40,7 @@ LOGIC = "logic"
 # `designs` package of design families, say) goes in as a new entry between two others.
 LAYERS = (
     ("logic engine", (LOGIC,)),
-    ("studyserver's helpers", ("studyserver",)),
+    ("the ground helpers", ("common",)),
     ("experiments' tables", ("experiments.models",)),
     ("experiments' items and designs", (
         "experiments.design_registry", "experiments.items", "experiments.schema", "experiments.factors", "experiments.item_csv",
@@ -50,8 +50,8 @@ LAYERS = (
     ("experiments' top (admin, services, jobs, commands)", ("experiments", "experiments.participation.pilot_admin")),
     ("apps above experiments", ("inference", "analysis", "prolific")),
     ("the design packages", ("designs",)),
-    ("the project's wiring and the demo", ("studyserver.settings", "studyserver.urls", "studyserver.wsgi",
-                                           "studyserver.asgi", "demo")),
+    ("the demo", ("demo",)),
+    ("the project's wiring (settings, urls, wsgi, asgi, celery, gunicorn)", ("studyserver",)),
     ("the benchmarks and scripts", ("bench", "scripts")),
 )
 
@@ -320,10 +320,10 @@ def test_the_checks_see_an_upward_import_and_a_circle():
         "(experiments' participant flow)",
         "logic.formula (logic engine) imports analysis.frames (apps above experiments)"]
     assert circles(graph) == ["experiments.a ↔ experiments.b ↔ experiments.c"]
-    assert layer("studyserver.env") < layer("experiments.models") < layer("experiments.schema")
+    assert layer("common.env") < layer("experiments.models") < layer("experiments.schema")
     assert layer("experiments.items.storage") < layer("experiments.participation.flow") < layer("experiments.admin")
     assert layer("experiments.tasks") < layer("inference.models")
-    assert layer("studyserver.urls") > layer("analysis.report") and layer("demo.pilot") > layer("analysis.report")
+    assert layer("studyserver.urls") > layer("demo.landing") > layer("analysis.report") > layer("common.jobs")
     with pytest.raises(AssertionError, match="nowhere.x belongs to no layer"):
         layer("nowhere.x")
 
@@ -361,7 +361,7 @@ def test_the_layout_page_names_only_paths_that_exist():
     assert len(re.findall(r"^\d\. \*\*", text, flags=re.M)) == 8
 
 
-ENV_MODULE = "studyserver/env.py"
+ENV_MODULE = "common/env.py"
 # Files that touch os.environ without reading a setting, and why.
 ENV_ALLOWED = {
     "analysis/rsession.py": "sets TZ and saves and restores LD_LIBRARY_PATH around loading R into this process: "
@@ -408,7 +408,7 @@ def test_every_environment_read_lives_in_env_py():
                                    for p in sorted((ROOT / package).rglob("*.py")))]
     reads = [read for path in paths if str(path.relative_to(ROOT)) not in (ENV_MODULE, *ENV_ALLOWED)
              for read in _environment_reads(path)]
-    assert not reads, "read these through studyserver/env.py:\n" + "\n".join(reads)
+    assert not reads, "read these through common/env.py:\n" + "\n".join(reads)
 
 
 def test_settings_read_no_variable_themselves():

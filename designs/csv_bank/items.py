@@ -7,7 +7,7 @@ design (each pair has both roles once, gold answers agree with the roles): each 
 member with one prompt, stored as the prompt variant "bank", which participants then see.
 
 The file is parsed and checked (the model checker included) before the write's transaction begins:
-on SQLite a transaction takes the write lock when it starts (studyserver/env.py), so only the
+on SQLite a transaction takes the write lock when it starts (common/env.py), so only the
 inserts, in batches of BULK_BATCH, hold it (issue 26 item 5). The transaction checks again that the
 study is not locked and that no item id was taken meanwhile.
 """

@@ -12,7 +12,7 @@ from functools import partial
 
 import pandas as pd
 
-from studyserver.registry import Registry
+from common.registry import Registry
 from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
 from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
 from logic.modal_forms import SYLLOGISMS
@@ -264,7 +264,7 @@ AGENTS = ModelSpec(
     extra=partial(versus.state_sides, who="respondent"), humans_vs_models=True,
     paper="003",  # an agent always right or always wrong: fit_spec says so and fits it with blme (issue 25)
 )
-# The report's model sections by key (studyserver.registry: a key declared twice raises), in the
+# The report's model sections by key (common.registry: a key declared twice raises), in the
 # report's order; AGENTS, the longest fit, runs in a second process where one is worth it.
 SECTIONS: Registry[ModelSpec] = Registry("report section")
 for _spec in (EQ4, EQ5, EQ6, NECESSITATION, DISTRIBUTION, AGENTS):

@@ -4,7 +4,7 @@ design's hooks read by name with a default for items of no design (scoring, prac
 modal fields, generation, validity, family), the list pool, and the report parts' registration."""
 from __future__ import annotations
 
-from studyserver.registry import Registry
+from common.registry import Registry
 
 from logic import human_defaults
 

@@ -25,7 +25,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from studyserver.uploads import describe_size, max_upload_bytes, too_large
+from common.uploads import describe_size, max_upload_bytes, too_large
 
 from ..item_csv import CsvImportError
 from ..models import ItemsLocked, Study

@@ -8,7 +8,7 @@ a transaction takes it when it starts); the researcher sees exactly the items th
 (or exactly its errors), never a second validator's opinion of them. Between the preview and the
 write the file stays on the server (designs/uploads.py, for its uploader and study only); the form
 carries its random token, not the file. An upload is refused while it is read once it passes the
-size limit (studyserver/uploads.py). A refused file gives a 400 page listing each error with its row.
+size limit (common/uploads.py). A refused file gives a 400 page listing each error with its row.
 """
 from __future__ import annotations
 

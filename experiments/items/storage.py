@@ -19,10 +19,10 @@ BULK_BATCH = 2000
 
 
 def max_import_items() -> int:
-    """The most items one import writes: the deployment's DUET_IMPORT_MAX_ITEMS (studyserver/env.py,
+    """The most items one import writes: the deployment's DUET_IMPORT_MAX_ITEMS (common/env.py,
     default 300,000). An import's write is one transaction (all rows or none), and on SQLite a
     transaction holds the write lock from its start: the setting bounds that time."""
-    from studyserver import env
+    from common import env
 
     return env.import_max_items()
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from studyserver.uploads import describe_size
+from common.uploads import describe_size
 
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 

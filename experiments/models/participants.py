@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studyserver.choices import StateChoices
+from common.choices import StateChoices
 
 from .choices import ANSWERS, AnswerChannel, Device
 from .items import Item

@@ -1,18 +1,18 @@
 """A simulated pilot's row (experiments/participation/pilot.py walks it): what was asked for — how many
-bots, their profile, the seed — and what came of it. A background job of studyserver/jobs.py."""
+bots, their profile, the seed — and what came of it. A background job of common/jobs.py."""
 from __future__ import annotations
 
 from django.db import models
 
-from studyserver.jobs import Job, JobKind, JobStatus, counter
+from common.jobs import Job, JobKind, JobStatus, counter
 
-# A pilot's status: the one status machine of every background job (studyserver/jobs.py).
+# A pilot's status: the one status machine of every background job (common/jobs.py).
 PilotStatus = JobStatus
 
 
 class Pilot(Job):
     """One simulated pilot of a study: what was asked for and what came of it. A background job
-    (studyserver/jobs.py) whose progress counts the bots walked through the flow."""
+    (common/jobs.py) whose progress counts the bots walked through the flow."""
 
     KIND = JobKind("experiments.run_pilot", log_name="pilot", noun="simulated pilot", unit="simulated participants",
                    one_per_study=True)

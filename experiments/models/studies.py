@@ -6,7 +6,7 @@ from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from studyserver.choices import StateChoices
+from common.choices import StateChoices
 
 from .choices import ConsequenceKey, LogicSystem
 from .teams import Team, default_team_id

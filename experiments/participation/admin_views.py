@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from ..models import Study
-from studyserver import csvsafe
+from common import csvsafe
 
 from . import dashboard
 from .selectors import EXPORT_COLUMNS, study_progress, trial_records, trials_for_export

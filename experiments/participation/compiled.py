@@ -97,7 +97,7 @@ class CompiledRead:
     @staticmethod
     def _cursor(connection, prepared: bool):
         """Django's cursor; for a `prepared` read on PostgreSQL with prepared statements (DUET_PREPARED_STATEMENTS,
-        studyserver/env.py: psycopg's prepare_threshold set, plans generic) one that binds on the server, as
+        common/env.py: psycopg's prepare_threshold set, plans generic) one that binds on the server, as
         fastsave.py's, so that the connection prepares the read once and PostgreSQL plans it once (parsing and
         planning were most of its CPU per read), wrapped as Django wraps its own (health check, error translation, execute wrappers, the query
         log of DEBUG and CaptureQueriesContext, which rows() writes); (cursor, whether rows() logs it)."""

@@ -37,7 +37,7 @@ attention check or when the last-seen time is SEEN_REFRESH old, so an answer doe
 version of the row (plan included) every time.
 
 Prepared statements: with DUET_PREPARED_STATEMENTS (the default) the PostgreSQL connection is opened
-with psycopg's prepare_threshold 0 and plan_cache_mode force_generic_plan (studyserver/env.py). Only
+with psycopg's prepare_threshold 0 and plan_cache_mode force_generic_plan (common/env.py). Only
 server-binding cursors prepare, and Django's own cursors bind on the client, so this statement is
 the only one prepared, and planned once per connection: planning its joins cost about 0.5 ms of the
 server's CPU per save, more than executing it.

@@ -3,7 +3,7 @@ hold before the study opens.
 
 * the study link with Prolific's placeholders ({{%PROLIFIC_PID%}}, {{%STUDY_ID%}}, {{%SESSION_ID%}})
   under the arm's parameter names, on the public origin (DUET_PUBLIC_ORIGIN: the address participants
-  open; said when it is unset or not one participants on the internet can open, studyserver/public_origin.py),
+  open; said when it is unset or not one participants on the internet can open, common/public_origin.py),
   and a copy button; without the setting static/experiments/launch.js prefixes the page's own origin. The
   link is shown whatever the study's state: before, while open and after;
 * the completion, no-consent, failed-attention and incompatible-device codes;
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from studyserver.public_origin import origin_problem, public_origin
+from common.public_origin import origin_problem, public_origin
 
 from ..models import Participant, Study, StudyStatus
 from . import consent, readiness

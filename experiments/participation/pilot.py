@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from django.conf import settings
 from django.db import models, transaction
 
-from studyserver import jobs
+from common import jobs
 
 from ..design_registry import is_catch_item
 from ..models import Item, ItemKind, KeyMapping, ParticipantStatus
@@ -103,7 +103,7 @@ MAX_PARTICIPANTS = 500
 
 def pilot_create(*, study, participants: int, profile: BotProfile | None = None, seed: int | None = None,
                  run: bool = True) -> Pilot:
-    """Record a pilot and send it to the workers (studyserver.jobs); run=False only records it.
+    """Record a pilot and send it to the workers (common.jobs); run=False only records it.
     Refused (experiments.study_jobs.StudyBusy) while the study has another pilot or power analysis
     queued or running."""
     if not 1 <= participants <= MAX_PARTICIPANTS:
@@ -117,7 +117,7 @@ def pilot_create(*, study, participants: int, profile: BotProfile | None = None,
 
 
 def pilot_execute(*, pilot_id: int, on_progress=None) -> Pilot:
-    """Run a queued pilot through the one job loop (studyserver.jobs.job_execute): each bot through
+    """Run a queued pilot through the one job loop (common.jobs.job_execute): each bot through
     the participant flow over HTTP. Idempotent: a pilot that is not queued is returned as it is. A
     cancelled pilot stops before its next bot; a retried one walks the bots it has not walked yet
     (drawn from its seed and how many were walked). `on_progress(done, total)` is told each bot

@@ -7,11 +7,11 @@ from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
-from studyserver import dispatch
-from studyserver.admin_display import ReadOnlyAdmin, add_action, seconds, structured
-from studyserver.structured import number
-from studyserver.admin_forms import form_or_page
-from studyserver.job_admin import JobAdminMixin
+from common import dispatch
+from common.admin_display import ReadOnlyAdmin, add_action, seconds, structured
+from common.structured import number
+from common.admin_forms import form_or_page
+from common.job_admin import JobAdminMixin
 
 from ..models import Study
 from ..team_admin import TeamScopedAdmin

@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import StreamingHttpResponse
 
 from logic import questions as rules
-from studyserver import csvsafe
+from common import csvsafe
 
 from ..models import Participant, Question, QuestionnaireAnswer, Study, audience_q
 from ..schema import pseudonym

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from logic.questions import LIKERT, AnswerError
 
-from studyserver import ratelimit
+from common import ratelimit
 
 from . import questionnaires, services
 from .selectors import participant_by_token

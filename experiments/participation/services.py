@@ -119,7 +119,7 @@ def _expire_due(study: Study, arm: HumanArm) -> None:
     UNCONSENTED_MINUTES) from started to returned, a conditional UPDATE that PostgreSQL re-checks on
     each row it changes, so a heartbeat or a consent that lands meanwhile keeps its session; running it
     a few seconds late only leaves a place held that long, and the full check expires again first."""
-    from studyserver.ratelimit import first_in_period
+    from common.ratelimit import first_in_period
 
     if first_in_period(f"duet:participants-expired:{study.pk}", EXPIRE_EVERY_SECONDS):
         with transaction.atomic():

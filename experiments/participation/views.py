@@ -2,7 +2,7 @@
 
 Pages: /s/<slug>/ (entry with Prolific's parameters), /s/<slug>/p/<token>/ (the current step).
 JSON: /s/<slug>/p/<token>/trial, /heartbeat, /finish (CSRF-protected like every POST).
-Rate limits (studyserver/ratelimit.py): the entry link per client IP, and new participations per
+Rate limits (common/ratelimit.py): the entry link per client IP, and new participations per
 client IP and study (a share of the study's target); per token the JSON endpoints, and the session
 page with its step POSTs; per client IP the requests naming unknown tokens (a known token is never
 refused by that).
@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from studyserver import ratelimit
+from common import ratelimit
 
 from ..models import KeyMapping, Participant, ParticipantStatus
 from ..selectors import study_by_slug

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from studyserver.registry import Registry
+from common.registry import Registry
 
 from .base import (
     AnswerSet, LoadConfig, OptionSummary, Request, Result, Scorer, Summary, Variants, perplexity, summarise,

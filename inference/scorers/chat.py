@@ -46,7 +46,7 @@ class ChatScorer:
         self.url, self.model, self.default_answers = url.rstrip("/"), model, answers
         self.prompt_format, self.concurrency, self.top_k = prompt_format, concurrency, top_k
         self.retries, self.timeout, self.system = retries, timeout, system
-        self._api_key = http.outbound.credential(api_key)  # held masked (studyserver/outbound.py)
+        self._api_key = http.outbound.credential(api_key)  # held masked (common/outbound.py)
         self.usage = http.Usage()
         self.reported_models: set[str] = set()
         self.fingerprints: set[str] = set()

@@ -3,7 +3,7 @@ bounded number of requests in flight per server, retries with backoff (Retry-Aft
 
 Scoring (server.py, chat.py) and generation call the same client: `post(path, body)` returns the
 decoded JSON, `gather(...)` runs many coroutines at once. The requests themselves go through
-studyserver/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in
+common/outbound.py (allowed destinations, a total deadline, a byte cap, no peer text in
 errors). Nothing here knows about scores; API keys are read where the client is built
 (services.api_key: listed and bound to the server's origin), held masked (outbound.Credential) and
 written in clear only into its request headers (never in `describe()`, an error message, a log line or
@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-from studyserver import outbound
+from common import outbound
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def retry_after(response) -> float | None:
 @dataclass
 class ServerClient:
     """One server: its base URL, how many requests may be in flight, how errors are retried. Every request
-    goes through studyserver.outbound (destination checked once, a total deadline of `timeout` seconds per
+    goes through common.outbound (destination checked once, a total deadline of `timeout` seconds per
     request, a byte cap per answer, failures in words without the server's text).
 
     Use inside one event loop (`async with ServerClient(...) as client`)."""

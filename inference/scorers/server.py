@@ -77,7 +77,7 @@ class ServerScorer:
         self.model, self.default_answers, self.prompt_format = model, answers, prompt_format
         self.start_token, self.concurrency, self.tokenizer = start_token, concurrency, tokenizer
         self.retries, self.timeout = retries, timeout
-        self._api_key = http.outbound.credential(api_key)  # held masked (studyserver/outbound.py)
+        self._api_key = http.outbound.credential(api_key)  # held masked (common/outbound.py)
         self.bias_ok: bool | None = None  # None: not checked yet
         self.first_token_cache: dict[tuple[str, int], float] = {}
         self.server_info: list[dict] = []

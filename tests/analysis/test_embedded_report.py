@@ -19,7 +19,7 @@ from designs.modal.items import items_generate
 from experiments import services
 from analysis import services as analysis
 from analysis.models import Report
-from studyserver import dispatch
+from common import dispatch
 from tests.analysis.conftest import _populate
 study = services.study_create(slug="embedded", title="Embedded", design="modal-syllogisms")
 items_generate(study=study, design="modal-syllogisms", interpretations=4, seed=0, nonsense=True)

@@ -5,7 +5,7 @@ import pytest
 
 from analysis import prep, rprocess
 from designs.modal import mixed, simulate
-from studyserver.env import SettingsError
+from common.env import SettingsError
 
 
 @pytest.fixture(scope="module")

@@ -260,7 +260,7 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
     from analysis.models import PowerAnalysis
     from analysis.power_plan import PowerPlan, check_budget
     from analysis.power_services import power_request
-    from studyserver.env import SettingsError, power_max_simulated
+    from common.env import SettingsError, power_max_simulated
 
     study = make_study(models=1, participants=2)
     assert power_max_simulated() == 200_000

@@ -281,7 +281,7 @@ def test_two_configurations_of_one_model_both_appear_with_their_answers_and_mass
 
 def test_admin_chooser_checks_the_default_rule_and_records_a_choice(
         study_with_check_run, admin_client, monkeypatch):
-    monkeypatch.setattr("studyserver.jobs.job_dispatch", lambda job: None)  # queued, not built
+    monkeypatch.setattr("common.jobs.job_dispatch", lambda job: None)  # queued, not built
     study, full, check, failed = study_with_check_run
     page = admin_client.post("/admin/experiments/study/",
                              {"action": "run_analysis", "_selected_action": [study.pk]}).content.decode()

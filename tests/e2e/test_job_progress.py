@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from inference.models import LanguageModel, ModelRun
-from studyserver import jobs
+from common import jobs
 from tests.e2e.admin_walk import WIDTH, admin_walk
 from tests.factories import StudyFactory
 

@@ -23,7 +23,7 @@ study = Study.objects.create(slug="s", title="s", design="csv-import")
 for i, prompt in enumerate(PROMPTS[:3]):
     Item.objects.create(study=study, code=f"i{i}", design="csv-import", gold_answer="yes", question="q", prompt=prompt)
 model = services.language_model_create(name="tiny", source=MODEL, device="cpu")
-from studyserver import dispatch
+from common import dispatch
 assert dispatch.mode() == "embedded"
 run = services.model_run_launch(study=study, language_model=model, batch_size=2)
 deadline = time.monotonic() + 600  # wide: a loaded machine is slow, not broken

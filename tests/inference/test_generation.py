@@ -164,7 +164,7 @@ def test_smollm2_writes_and_stores_an_answer_for_every_item(dual_sided, modal, s
 def test_smollm2_greedy_answers_are_the_same_batched_and_alone(modal, smollm2_generating):
     from inference.scorers import build
     from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
-    from studyserver.env import VAR_DIR
+    from common.env import VAR_DIR
 
     scorer = build("hf", LoadConfig(source=services.EMBEDDED_SOURCE, gguf_file=services.EMBEDDED_GGUF, device="cpu"),
                    answers=None, prompt_format="raw", batch_size=4, cache_dir=VAR_DIR / "models")
@@ -223,7 +223,7 @@ def test_run_model_takes_the_generation_options_and_names_the_new_configuration(
 def test_smollm2_in_chat_format_reads_the_demonstrations_as_turns_of_its_chat_template():
     from inference.scorers import build
     from inference.scorers.base import GenerationRequest, LoadConfig, SamplingSpec
-    from studyserver.env import VAR_DIR
+    from common.env import VAR_DIR
 
     scorer = build("hf", LoadConfig(source=services.EMBEDDED_SOURCE, gguf_file=services.EMBEDDED_GGUF, device="cpu"),
                    answers=None, prompt_format="chat", batch_size=2, cache_dir=VAR_DIR / "models")

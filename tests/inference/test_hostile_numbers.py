@@ -17,7 +17,7 @@ from inference import services
 from inference.models import Backend, LanguageModel, ModelRun, ModelScore, PromptFormat, RunStatus
 from inference.scorers import AnswerSet, Request, summarise
 from inference.scorers.chat import ChatScorer
-from studyserver import jobs
+from common import jobs
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.hostile_servers import Lies, Stand_in
 

@@ -228,7 +228,7 @@ def test_no_code_in_inference_names_a_design():
 def test_registries_refuse_a_name_registered_twice():
     from experiments.participation import practice
     from inference import scorers
-    from studyserver.registry import Registry
+    from common.registry import Registry
 
     with pytest.raises(ValueError, match="run kind 'items' is registered twice"):
         strategies.register(strategies.for_kind("items"))

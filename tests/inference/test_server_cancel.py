@@ -60,7 +60,7 @@ WORKER = """
 import sys, time
 import django
 django.setup()
-from studyserver.dispatch import registered
+from common.dispatch import registered
 result = registered("inference.run_model_shard").apply(args=[int(a) for a in sys.argv[1:]])
 print("ENDED", time.time(), result.result, flush=True)
 sys.stdin.read()  # alive until the test closes stdin

@@ -13,7 +13,7 @@ import pytest
 
 from inference import llama_serve, scorers, services
 from inference.models import Backend, ModelRun, ModelScore, RunStatus
-from studyserver import dispatch
+from common import dispatch
 from tests.factories import ItemFactory, StudyFactory
 from tests.inference.conftest import start_llama
 

@@ -18,7 +18,7 @@ from inference.models import Backend, ModelRun, ModelScore, RunStatus
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise
 from inference.scorers.client import ServerClient, ServerError
 from inference.tasks import run_model_task
-from studyserver.env import VAR_DIR
+from common.env import VAR_DIR
 
 pytestmark = pytest.mark.usefixtures("patient_checks")  # tests/inference/conftest.py
 

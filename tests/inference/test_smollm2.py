@@ -12,7 +12,7 @@ import pytest
 
 from inference import services
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise
-from studyserver.env import VAR_DIR
+from common.env import VAR_DIR
 
 PROMPTS = [
     "Consider the following statements:\nLeo is sewing a button or Caleb is opening a package.\nLeo isn't sewing a "

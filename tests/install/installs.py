@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 
-# What a process reads from the project folder beside its packages (BASE_DIR in studyserver/env.py): the
-# templates (settings.TEMPLATES), the documentation served under /docs/ (studyserver/documents.py), manage.py,
+# What a process reads from the project folder beside its packages (BASE_DIR in common/env.py): the
+# templates (settings.TEMPLATES), the documentation served under /docs/ (common/documents.py), manage.py,
 # and the project file the package is installed from.
 READ_FROM_BASE_DIR = ("templates", "docs", "README.md", "manage.py", "pyproject.toml")
 

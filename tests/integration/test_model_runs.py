@@ -25,9 +25,9 @@ def test_a_queued_run_completes_on_the_worker_with_one_score_per_item(stack):
         assert 0 < p_yes < 1 and 0 < p_no < 1 and 0 < relative < 1
         assert perplexity > 1 and tokens > 10
     assert "inference.run_model" in stack.worker.log.read_text(errors="replace")
-    # a Celery worker answers, so the admin shows a run's queue (studyserver/workers.py; the embedded
+    # a Celery worker answers, so the admin shows a run's queue (common/workers.py; the embedded
     # mode, with no workers, never does: tests/studyserver/test_admin_words.py)
-    listening = script(stack.env, "from studyserver import workers\nprint(workers.queues_shown(), "
+    listening = script(stack.env, "from common import workers\nprint(workers.queues_shown(), "
                                   "','.join(workers.listening(timeout=5)))")
     assert re.fullmatch(r"True \S+@\S+", listening), listening  # True, and the worker's name
     # the worker's numbers equal an independent float64 forward pass of the same model (no product code)

@@ -13,7 +13,7 @@ from experiments.models import ParticipantStatus
 from prolific.models import Bonus
 from prolific.services import ProlificRefused, prolific_publish
 from prolific.sync import prolific_sync
-from studyserver import env
+from common import env
 from tests.factories import ParticipantFactory, join_default_team
 from tests.prolific.standin import pid as P
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from prolific.client import Client, ProlificError
-from studyserver import outbound
-from studyserver.outbound import OutboundError
+from common import outbound
+from common.outbound import OutboundError
 from tests import hostile
 
 pytestmark = pytest.mark.db_independent

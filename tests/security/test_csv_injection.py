@@ -15,7 +15,7 @@ from experiments.models import Item
 from experiments.participation import trials
 from experiments.participation import services
 from experiments.participation.payload import parse_trial
-from studyserver import csvsafe
+from common import csvsafe
 from tests.experiments.participation.conftest import code_for, make_open_study, trial_data
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """Security headers on participant pages and the admin: a Content-Security-Policy that allows only our
-own static scripts (studyserver/security.py), X-Frame-Options DENY, Referrer-Policy, nosniff, and
+own static scripts (common/security.py), X-Frame-Options DENY, Referrer-Policy, nosniff, and
 HSTS when served over HTTPS. Every participant page is rendered and checked for inline script or
 style, which the policy would block."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from experiments.models import HumanArm
 from experiments.participation.selectors import participant_by_token
-from studyserver.security import ADMIN_POLICY, PARTICIPANT_POLICY
+from common.security import ADMIN_POLICY, PARTICIPANT_POLICY
 from tests.experiments.participation.conftest import make_open_study, trial_data
 
 pytestmark = pytest.mark.django_db

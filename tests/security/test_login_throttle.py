@@ -66,7 +66,7 @@ def test_behind_the_trusted_proxy_the_forwarded_address_is_the_one_locked(resear
 
 
 def test_the_address_axes_stores_is_an_ip_or_nothing(rf, settings):
-    from studyserver.ratelimit import login_client_ip
+    from common.ratelimit import login_client_ip
 
     assert login_client_ip(rf.get("/", REMOTE_ADDR="203.0.113.5")) == "203.0.113.5"
     request = rf.get("/")

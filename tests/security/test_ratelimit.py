@@ -1,4 +1,4 @@
-"""Rate limits (studyserver/ratelimit.py): the entry link per client IP, trial saves per participant
+"""Rate limits (common/ratelimit.py): the entry link per client IP, trial saves per participant
 token, heartbeat and finish per token. Over the limit: 429, a Retry-After header, a clear message,
 nothing saved; a retried trial is answered idempotently once the window has passed."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.test import Client
 
 from experiments.models import Participant, Trial
 from experiments.participation import services
-from studyserver import ratelimit
-from studyserver.ratelimit import Rate, RateError, hit, parse_rate
+from common import ratelimit
+from common.ratelimit import Rate, RateError, hit, parse_rate
 from tests.experiments.participation.conftest import make_open_study, trial_data
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
@@ -355,7 +355,7 @@ def test_a_scanner_behind_a_nat_address_never_blocks_the_known_sessions_behind_i
 
 
 def test_shares_of_the_target_are_read_from_text(settings):
-    from studyserver.ratelimit import Share, parse_share, share_rate
+    from common.ratelimit import Share, parse_share, share_rate
 
     assert parse_share("5%/h") == Share(5.0, 3600) and parse_share(" 2.5 % / 30m ") == Share(2.5, 1800)
     for off in ("off", "0", "", None):

@@ -15,7 +15,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.test import RequestFactory
 from django.utils.text import capfirst
 
-from studyserver.structured import number, structured_html
+from common.structured import number, structured_html
 
 # Parts of a field name that are abbreviations or units: a label that is just such a name with its
 # underscores as spaces ("pid param", "blank ms", "rt ms") is not in the researcher's words.
@@ -145,7 +145,7 @@ def test_messages_name_the_menu_as_the_admin_shows_it():
 
 @pytest.mark.django_db
 def test_the_queue_is_shown_only_where_celery_workers_answer(settings, admin_client):
-    from studyserver import workers
+    from common import workers
 
     workers.forget()
     for mode in ("embedded", "eager"):

@@ -1,4 +1,4 @@
-"""How Duet's CSV files write values (experiments/schema.py's conventions, studyserver/csvsafe.py):
+"""How Duet's CSV files write values (experiments/schema.py's conventions, common/csvsafe.py):
 booleans TRUE/FALSE, blanks for missing values, ISO times, formula-like text quoted, numbers untouched."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 
 import pandas as pd
 
-from studyserver import csvsafe
+from common import csvsafe
 
 
 def test_values_write_booleans_as_true_false_and_leave_numbers_alone():

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from studyserver.env import BASE_DIR, VAR_DIR
+from common.env import BASE_DIR, VAR_DIR
 from tests.integration.servers import free_port
 
 SECTIONS = ("eq4", "eq5", "eq6", "sequents", "agents")

@@ -6,7 +6,7 @@ import stat
 import pytest
 from django.contrib.auth import get_user_model
 
-from studyserver import demo_login as login_module
+from demo import login as login_module
 
 
 def authenticate(*, username: str, password: str):

@@ -1,4 +1,4 @@
-"""The one way into the workers: studyserver.dispatch.send, the run_task command, and DUET_TASK_MODE."""
+"""The one way into the workers: common.dispatch.send, the run_task command, and DUET_TASK_MODE."""
 from __future__ import annotations
 
 import os
@@ -12,8 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from studyserver import dispatch
-from studyserver import env as duet_env
+from common import dispatch
+from common import env as duet_env
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "analysis.build_report"
@@ -110,7 +110,7 @@ call_command("migrate", verbosity=0)
 from django.db import transaction
 from analysis.services import report_request, reports_withdraw
 from experiments import services
-from studyserver import dispatch
+from common import dispatch
 study = services.study_create(slug="embedded", title="Embedded", design="modal-syllogisms")
 with transaction.atomic():
     report = report_request(study=study)
@@ -158,7 +158,7 @@ call_command("migrate", verbosity=0)
 from django.db import transaction
 from analysis.services import report_request
 from experiments import services
-from studyserver import dispatch
+from common import dispatch
 seen = []
 dispatch.send("analysis.build_report", args=[1], log_name="x", on_unreachable=seen.append)
 print("ON_UNREACHABLE", [type(e).__name__ for e in seen])

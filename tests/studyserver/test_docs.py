@@ -1,4 +1,4 @@
-"""`/docs/`: the documentation as pages in the site's style (studyserver/documents.py renders the Markdown with
+"""`/docs/`: the documentation as pages in the site's style (common/documents.py renders the Markdown with
 markdown-it-py): an index with the researcher's guide first, every document a page whose links to other
 documents, to anchors and from code spans naming a document work as page links, and whose raw HTML is
 shown as text, never passed through."""
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from studyserver import documents
+from common import documents
 
 
 def _html(client, path: str) -> str:
@@ -88,7 +88,7 @@ def test_raw_html_is_text_and_a_link_to_a_source_file_is_left_as_its_words(clien
 def test_markdown_it_is_a_core_dependency_of_the_web_process():
     import tomllib
 
-    from studyserver.env import BASE_DIR
+    from common.env import BASE_DIR
 
     core = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]["dependencies"]
     assert any(re.match(r"markdown-it-py\b", spec) for spec in core)

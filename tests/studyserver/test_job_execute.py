@@ -1,4 +1,4 @@
-"""The one job loop (issue 36 item 3, studyserver.jobs.job_execute), for each of the four job kinds:
+"""The one job loop (issue 36 item 3, common.jobs.job_execute), for each of the four job kinds:
 the claim (a job not claimable is returned as it is and its steps never run), the steps' progress,
 cancellation (at a checkpoint, or found when the steps end) with what the steps wrote discarded, the
 failure policy (the error in words on the row, raised again unless the kind ends normally) and the
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from inference.models import ModelRun
-from studyserver import jobs
-from studyserver.jobs import JobStatus
+from common import jobs
+from common.jobs import JobStatus
 from tests.factories import ItemFactory
 from tests.studyserver.test_jobs_contract import KINDS, at, make
 

@@ -1,4 +1,4 @@
-"""One contract for every background job (issue 29 item 1, studyserver/jobs.py): model runs,
+"""One contract for every background job (issue 29 item 1, common/jobs.py): model runs,
 reports, power analyses and simulated pilots each pass the same tests — every legal and illegal
 move of the status machine, cancel, retry, a broker that cannot be reached (Celery pointed at a
 closed port, in a fresh process as tests/studyserver/test_dispatch.py does), and the progress the
@@ -16,8 +16,8 @@ from django.utils import timezone
 from analysis.models import PowerAnalysis, Report
 from experiments.participation.pilot import Pilot
 from inference.models import LanguageModel, ModelRun
-from studyserver import dispatch, jobs
-from studyserver.jobs import JobRefused, JobStatus
+from common import dispatch, jobs
+from common.jobs import JobRefused, JobStatus
 from tests.factories import StudyFactory
 from tests.integration.servers import free_port
 from tests.studyserver.test_dispatch import _python
@@ -179,7 +179,7 @@ from designs.modal.items import items_generate
 from experiments import services
 from experiments.participation.pilot import pilot_create
 from inference.services import language_model_create, model_run_launch
-from studyserver import jobs
+from common import jobs
 
 out = {}
 def record(kind, make):

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from studyserver.logredact import RedactFilter, redact, token_pseudonym
+from common.logredact import RedactFilter, redact, token_pseudonym
 from tests.integration.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""One way out (issue 34 item 2): studyserver/outbound.py against hostile peers on loopback — URLs
+"""One way out (issue 34 item 2): common/outbound.py against hostile peers on loopback — URLs
 refused before any connection, the production policy refusing loopback, link-local and private
 addresses and the deployment's own services, a DNS answer used once, a dripping peer cut at the total
 deadline, a giant or compressed answer cut at the byte cap, failures said without the peer's words;
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from studyserver import outbound
-from studyserver.outbound import OutboundError
+from common import outbound
+from common.outbound import OutboundError
 from tests import hostile
 
 pytestmark = pytest.mark.db_independent

@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from studyserver import outbound
-from studyserver.outbound import OutboundError
+from common import outbound
+from common.outbound import OutboundError
 
 pytestmark = pytest.mark.db_independent
 

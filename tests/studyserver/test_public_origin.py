@@ -1,12 +1,12 @@
-"""DUET_PUBLIC_ORIGIN (issue 43 item 5): read and normalised by studyserver/env.py (a malformed value stops the
-process at start-up), and judged by studyserver/public_origin.py: https, and a host participants on the internet
+"""DUET_PUBLIC_ORIGIN (issue 43 item 5): read and normalised by common/env.py (a malformed value stops the
+process at start-up), and judged by common/public_origin.py: https, and a host participants on the internet
 can open (addresses judged as outbound requests judge them; local-only names refused by name)."""
 from __future__ import annotations
 
 import pytest
 
-from studyserver import env
-from studyserver.public_origin import origin_problem
+from common import env
+from common.public_origin import origin_problem
 
 pytestmark = pytest.mark.db_independent
 

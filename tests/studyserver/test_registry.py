@@ -1,4 +1,4 @@
-"""One registry helper (studyserver/registry.py) serves every registry by name — designs, scorers,
+"""One registry helper (common/registry.py) serves every registry by name — designs, scorers,
 run-kind strategies, published-format readers and report sections (issue 29 item 4; practice sets
 are part of each design's registry entry since issue 29 item 2) — and a name registered
 twice raises instead of silently replacing the first (lm-evaluation-harness's registry does)."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from studyserver.registry import Registry
+from common.registry import Registry
 
 
 def _registries():

@@ -32,7 +32,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         from analysis import plots
-        from studyserver import csvsafe
+        from common import csvsafe
         from analysis.power import PowerPlan
         from analysis.power_services import power_execute, power_request
         from experiments.models import Study

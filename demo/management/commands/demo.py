@@ -22,7 +22,7 @@ from experiments import design_registry as registry
 from experiments import services
 from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
-from studyserver.env import BASE_DIR
+from common.env import BASE_DIR
 
 from demo import DEMO_SLUG
 
@@ -71,7 +71,7 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.WARNING(f"checker disagrees with the template: {line}"))
         from analysis.models import ReportStatus
         from demo.pilot import pilot_setup  # the first report: a pilot showing every section
-        from studyserver.demo_login import demo_login
+        from demo.login import demo_login
 
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         steps = ["demo_steps", "--model-items", str(model_items), "--pilot-interpretations", str(pilot_interpretations),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 
 from logic.csv_table import EXCEL_MESSAGE, SAVE_AS_UTF8, is_workbook
-from studyserver.registry import Registry
+from common.registry import Registry
 
 from ... import design_registry as registry
 from ...design_registry import BANK  # noqa: F401  (a design's own CSV columns, read by the design, not by a reader here)
@@ -20,8 +20,8 @@ MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed file (a CSV cell is at mo
 
 
 def max_bytes() -> int:
-    """The largest published file read: the deployment's DUET_IMPORT_MAX_MB (studyserver/env.py, 64)."""
-    from studyserver import env
+    """The largest published file read: the deployment's DUET_IMPORT_MAX_MB (common/env.py, 64)."""
+    from common import env
 
     return env.import_max_bytes()
 
@@ -29,8 +29,8 @@ def max_bytes() -> int:
 def max_records() -> int:
     """Records one published file may hold (RULEBREAKERS' whole file has 25,600 rows; LogiQA's Train.txt
     7,376 questions; ULogic's are read within bounded_reading's 20,000): the deployment's
-    DUET_IMPORT_MAX_RECORDS (studyserver/env.py, 100,000); past it the reader stops."""
-    from studyserver import env
+    DUET_IMPORT_MAX_RECORDS (common/env.py, 100,000); past it the reader stops."""
+    from common import env
 
     return env.import_max_records()
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from experiments.models import Study
 from experiments.participation import pilot_effects
 from experiments.participation.pilot import BotError, BotProfile, pilot_create, pilot_execute
-from studyserver.jobs import ProgressPrinter
+from common.jobs import ProgressPrinter
 
 
 class Command(BaseCommand):

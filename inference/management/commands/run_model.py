@@ -9,7 +9,7 @@ one named after the base and what differs; the command says which) — never ign
 the items of its scope (inference/scopes.py): by default what people could be shown; the command says
 how many items each scope holds and about how long the run will take at the configuration's
 measured rate. By default the
-run executes in this process; --queue hands it to studyserver.dispatch (Celery workers in
+run executes in this process; --queue hands it to common.dispatch (Celery workers in
 production). --run ID resumes an existing run (e.g. after its worker was killed).
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from experiments.selectors import study_by_slug
 from inference import scopes, selectors, services, strategies
 from inference.probes import probed_designs
-from studyserver.jobs import ProgressPrinter
+from common.jobs import ProgressPrinter
 from inference.models import (
     AnswerForms, DecisionRule, Dtype, ModelRun, PromptFormat, RunKind, RunScope, RunStatus, paper_decision_label,
     paper_forms_label,
@@ -107,7 +107,7 @@ class Command(BaseCommand):
         )
         if not no_progress:
             self.stdout.write("Loading the model (a GGUF file is converted once, then read from var/models/)…")
-        # the progress the admin shows on the run's page: items done, items/s, time left (studyserver/jobs.py)
+        # the progress the admin shows on the run's page: items done, items/s, time left (common/jobs.py)
         printer = ProgressPrinter(self.stdout.write, label=f"Run {run_obj.pk}", every=progress_every,
                                   unit="probes" if run_obj.kind == RunKind.KNOWLEDGE_PROBE else run_obj.KIND.unit)
         result = services.model_run_execute(run_id=run_obj.pk, on_progress=None if no_progress else printer)

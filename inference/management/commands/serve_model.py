@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studyserver.env import VAR_DIR
+from common.env import VAR_DIR
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import BaseCommand, CommandError
 
 from experiments.models import Study
-from studyserver.public_origin import public_origin
+from common.public_origin import public_origin
 
 from ...client import ProlificError
 from ...filters import DEVICES, PREVIOUS_STUDIES, FilterSyntax, parse, values_of

@@ -1,4 +1,4 @@
-"""python manage.py run_task TASK_NAME [ARG ...]: the embedded worker that studyserver.dispatch starts."""
+"""python manage.py run_task TASK_NAME [ARG ...]: the embedded worker that common.dispatch starts."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -13,7 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("task_args", nargs="*", type=int, metavar="ARG", help="the task's integer arguments (ids)")
 
     def handle(self, *args, **options):
-        from studyserver.dispatch import registered
+        from common.dispatch import registered
 
         name, task_args = options["task_name"], options["task_args"]
         try:

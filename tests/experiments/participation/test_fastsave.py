@@ -238,7 +238,7 @@ def test_postgres_prepares_the_statement_once_per_connection_and_plans_it_generi
 
 @pytest.mark.db_independent
 def test_prepared_statements_are_connection_options_that_a_setting_turns_off(monkeypatch):
-    from studyserver import env
+    from common import env
 
     monkeypatch.setenv("DATABASE_URL", "postgres://duet@localhost:5432/duet?options=-c%20statement_timeout%3D5000")
     options = env.database()["OPTIONS"]

@@ -128,10 +128,10 @@ def test_a_pilot_runs_when_the_site_is_served_over_https(settings):
 
 def test_a_pilot_cancelled_half_way_stops_and_its_retry_walks_only_the_bots_left(monkeypatch, settings,
                                                                                 django_capture_on_commit_callbacks):
-    """Cancel and retry (studyserver/jobs.py): the worker stops before its next bot; a retry walks the
+    """Cancel and retry (common/jobs.py): the worker stops before its next bot; a retry walks the
     bots not walked yet, so the pilot ends with exactly the participants asked for."""
     from experiments.participation import pilot as pilots
-    from studyserver import jobs
+    from common import jobs
 
     study = draft_study()
     pilot = pilot_create(study=study, participants=4, seed=2, run=False)

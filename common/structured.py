@@ -5,7 +5,7 @@ profile, a power analysis's plan) as nested HTML tables in the researcher's word
 table with one row per dict and a column per key; a list of plain values one line, comma-separated;
 numbers are rounded (`number`); nested values nest. `labels` maps a key to the words shown for it;
 other keys are shown with their underscores as spaces. The admin's read-only fields call it through
-`admin_field` (studyserver/admin_display.py); templates through the `structured` filter
+`admin_field` (common/admin_display.py); templates through the `structured` filter
 (studyserver/templatetags/structured.py).
 """
 from __future__ import annotations

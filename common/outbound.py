@@ -5,7 +5,7 @@ One way out, for the save-time checks (sync: `request`) and the runs (async: `As
 1. The URL is validated first: http or https, a host, no user-info, query or fragment (a path
    prefix such as https://openrouter.ai/api is fine). Nothing is sent for a URL that fails.
 2. The host is resolved once and every address it resolves to must be allowed: a public address,
-   or one an administrator allowed in DUET_OUTBOUND_ALLOW (studyserver/env.py; the embedded default
+   or one an administrator allowed in DUET_OUTBOUND_ALLOW (common/env.py; the embedded default
    allows loopback, production nothing). Loopback, link-local (169.254.0.0/16, fe80::/10), site-local,
    private, unspecified, multicast and reserved addresses are refused, an IPv6 form that carries an
    IPv4 address (NAT64, 6to4, Teredo, IPv4-mapped, -compatible, SIIT) judged by what it carries; so are
@@ -28,7 +28,7 @@ One way out, for the save-time checks (sync: `request`) and the runs (async: `As
 
 Where a request may go and with which key (points 1 and 2, and `api_key(name, urls=…)`: a key read only
 from a name on DUET_MODEL_API_KEYS, for the origins that list binds it to) lives in
-studyserver/destinations.py; its names are re-exported here, the one module callers import.
+common/destinations.py; its names are re-exported here, the one module callers import.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ by the worker, progress, cancel and retry, and the last error in words.
   reports are withdrawn) and whether a running job may be claimed again (a model run whose worker
   died resumes where it stopped).
 - Services, named job_<action>: `job_create` records a job and sends it through
-  studyserver.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
+  common.dispatch.send (the one way into the workers); a broker that cannot be reached fails the
   job with that said in words, so that retry can send it again. `job_claim` is the worker's
   queued → running move, `job_progress` writes done/total (`job_advance` adds one step, counted in
   the database), `job_finish` (refused while the job lacks something: `Job.unfinished`, e.g. a model
@@ -211,7 +211,7 @@ def job_create(model: type[Job], *, send: bool = True, **fields) -> Job:
 
 
 def job_dispatch(job: Job) -> None:
-    """Send the job's parts (one task, or a model run's task per server) through studyserver.dispatch;
+    """Send the job's parts (one task, or a model run's task per server) through common.dispatch;
     a broker that cannot be reached fails the job (nothing was queued), saying so, so that retry sends
     it again."""
     model, pk = type(job), job.pk

@@ -1,6 +1,6 @@
 """How far a job is, in the researcher's words: `Progress` (done / total, the rate since the worker
 started, the time left at that rate, silence when nothing was written for QUIET_AFTER) for the
-admin's bar, and `ProgressPrinter` for the commands' lines. studyserver.jobs re-exports all of it."""
+admin's bar, and `ProgressPrinter` for the commands' lines. common.jobs re-exports all of it."""
 from __future__ import annotations
 
 import math

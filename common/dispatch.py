@@ -1,7 +1,7 @@
 """The one way into the workers (DESIGN.md rule 13).
 
 Services hand background work to `send` by the registered name of a thin Celery task and its
-integer ids; settings.DUET_TASK_MODE (studyserver/env.py) alone decides where it runs:
+integer ids; settings.DUET_TASK_MODE (common/env.py) alone decides where it runs:
 
 - "eager": in this process, `task.apply(args=...)`, once the transaction commits (tests, debugging);
 - "embedded" (the default): a detached `manage.py run_task TASK_NAME ARG...` process started on this
@@ -80,7 +80,7 @@ def send(task_name: str, *, args: Sequence[int], queue: str = "cpu", log_name: s
 def registered(task_name: str):
     """The Celery task registered under `task_name` (the installed apps' tasks modules are imported
     first); LookupError naming the known tasks when there is none."""
-    from .celery import app
+    from .celery_app import app
 
     if task_name not in app.tasks:
         app.loader.import_default_modules()  # autodiscovery: every installed app's tasks module

@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from .env import VAR_DIR
+from common.env import VAR_DIR
 
 USERNAME = "admin"
 

@@ -1,7 +1,7 @@
 """Rate limits on Django's cache: a fixed-window counter per (scope, client), limits from settings.
 
 A limit is written "N/period" with period s, m, h or d, optionally with a count ("600/5m");
-"off" (or 0) switches a scope off. Limits live in settings.DUET_RATELIMITS (studyserver/env.py
+"off" (or 0) switches a scope off. Limits live in settings.DUET_RATELIMITS (common/env.py
 reads them from DUET_RATELIMIT_<SCOPE>). Over the limit a view answers 429 with a Retry-After
 header and a message, and changes nothing. The counters live in the default cache: a local memory
 cache in the embedded single-process mode, Redis in production (shared by every web process).

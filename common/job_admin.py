@@ -1,4 +1,4 @@
-"""The admin side of background jobs (studyserver/jobs.py): one progress column and field, one
+"""The admin side of background jobs (common/jobs.py): one progress column and field, one
 cancel and one retry action, and a change page that refreshes itself while the job is queued or
 running. ModelRun, Report, PowerAnalysis and Pilot admins take `JobAdminMixin`."""
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The origin participants open Duet at (DUET_PUBLIC_ORIGIN, studyserver/env.py), and whether people on the
+"""The origin participants open Duet at (DUET_PUBLIC_ORIGIN, common/env.py), and whether people on the
 internet can open it (issue 43 item 5).
 
 The study link is built from it on the launch panel, and publishing on Prolific sends that link; a link on
 this machine's loopback reached Prolific once with no warning. So an origin is refused for publishing, with
 the reason, when it is not https, when its host is an address outbound requests would refuse as non-public
-(loopback, private, link-local, CGNAT, unspecified, multicast, reserved: studyserver/destinations.py's
+(loopback, private, link-local, CGNAT, unspecified, multicast, reserved: common/destinations.py's
 `refusal`, with nothing allowed), or when its host is a name that is never public (a single label such as
 `localhost` or `testserver`, or a name under a local-only suffix such as `.local`, `.internal`, `.lan`).
 A name is not resolved here: this machine's resolver is not the participants' (a lab's split DNS may give

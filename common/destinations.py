@@ -1,4 +1,4 @@
-"""Where Duet may send a request, and with which key (issue 34; studyserver/outbound.py sends it).
+"""Where Duet may send a request, and with which key (issue 34; common/outbound.py sends it).
 
 * `url_parts`: a server's base URL validated — http or https, a host, no user-info, query or
   fragment; a path prefix is fine.

@@ -1,5 +1,5 @@
 """Whether Celery workers are listening, for the admin: a run's queue ("cpu", "gpu") means something
-only where workers take work from queues. In the embedded and eager modes (studyserver/dispatch.py)
+only where workers take work from queues. In the embedded and eager modes (common/dispatch.py)
 there are none, so the admin does not show the queue at all; in the Celery mode it asks the workers
 (a ping with a short timeout) and shows the queue only when one answers. The answer is kept for a
 few seconds so a list page asks once."""
@@ -26,7 +26,7 @@ def listening(*, timeout: float = PING_TIMEOUT_S) -> tuple[str, ...]:
     kept = _last.get(key)
     if kept is not None and now - kept[0] < KEEP_S:
         return kept[1]
-    from .celery import app
+    from .celery_app import app
 
     try:
         with app.connection_for_write() as connection:

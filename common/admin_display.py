@@ -1,4 +1,4 @@
-"""Admin read-only fields in the researcher's words: a JSON field as tables (studyserver/structured.py)
+"""Admin read-only fields in the researcher's words: a JSON field as tables (common/structured.py)
 under its model field's label and help text, and seconds rounded to 0.1 s.
 
     configuration_table = structured(ModelRun, "configuration")   # in a ModelAdmin's body

@@ -197,7 +197,7 @@ TASK_MODES = ("eager", "embedded", "celery")
 
 
 def task_mode(*, broker_url: str) -> str:
-    """DUET_TASK_MODE: where background work (model runs, reports) runs — studyserver/dispatch.py.
+    """DUET_TASK_MODE: where background work (model runs, reports) runs — common/dispatch.py.
 
     eager: in the process that sends it, once its transaction commits (tests, debugging);
     embedded (default): a `manage.py run_task` process started on this machine, no broker server;
@@ -327,7 +327,7 @@ def secret_from_environment(name: str) -> str:
     return os.environ.get(name, "").strip()
 
 
-# ---------------------------------------------------------------- outbound requests (studyserver/outbound.py)
+# ---------------------------------------------------------------- outbound requests (common/outbound.py)
 # The names that hold the deployment's own secrets: never an API key, whatever DUET_MODEL_API_KEYS says.
 SERVICE_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
 NEVER_API_KEYS = frozenset({"SECRET_KEY", *SERVICE_VARIABLES})
@@ -449,7 +449,7 @@ def public_origin() -> str:
     """DUET_PUBLIC_ORIGIN: the origin participants reach this server at, e.g. https://duet.example.org (default
     unset: ''). The launch panel builds the study link from it and publishing on Prolific sends that link, so it
     must be the address people on the internet open; whether it is one is judged when it is used
-    (studyserver/public_origin.py). A value that is not scheme://host[:port] stops the process at start-up."""
+    (common/public_origin.py). A value that is not scheme://host[:port] stops the process at start-up."""
     from urllib.parse import urlsplit
 
     text = os.environ.get("DUET_PUBLIC_ORIGIN", "").strip().rstrip("/")
