@@ -1,11 +1,11 @@
 """Django settings. Every value that differs between machines comes from common/env.py."""
 from __future__ import annotations
 
-from . import env as duet_env
-from .env import BASE_DIR, VAR_DIR
-from .ratelimit import RateError as _RateError
-from .ratelimit import parse_rate as _parse_rate
-from .ratelimit import parse_share as _parse_share
+from common import env as duet_env
+from common.env import BASE_DIR, VAR_DIR
+from common.ratelimit import RateError as _RateError
+from common.ratelimit import parse_rate as _parse_rate
+from common.ratelimit import parse_share as _parse_share
 
 SECRET_KEY = duet_env.secret_key()
 DEBUG = duet_env.debug()

@@ -3,7 +3,7 @@ from django.urls import include, path
 
 from demo.landing import landing
 
-from . import documents
+from common import documents
 from .health import healthz
 
 admin.site.site_header = "Duet — studies, items and runs"
