@@ -14,6 +14,7 @@ from logic.shown_items import ItemsShown
 from ..models import attention
 from .. import schema
 from ..models import HumanArm, Participant, ParticipantStatus, StoredList, Study, StudyStatus, Trial
+from ..models.questionnaires import shows_annotations
 from ..report_rules import Excluded, Exclusions, exclusion_settings
 from . import lists, paired
 from .compiled import CompiledRead, instance
@@ -26,7 +27,8 @@ pseudonym = schema.pseudonym  # the participant's pseudonymous label, as the ana
 
 def _study_and_arm_rows(slug):
     names = [f"study__{f.name}" for f in Study._meta.concrete_fields] + [f.name for f in HumanArm._meta.concrete_fields]
-    return HumanArm.objects.filter(study__slug=slug).values_list(*names)
+    shows = shows_annotations()  # whether the arm shows a questionnaire before / after the items, in the same read
+    return HumanArm.objects.filter(study__slug=slug).annotate(**shows).values_list(*names, *shows)
 
 
 _STUDY_AND_ARM = CompiledRead(_study_and_arm_rows, prepared=True, slug=str)  # the entry link's first read (compiled.py)
@@ -38,8 +40,10 @@ def study_and_arm(*, slug: str) -> tuple[Study, HumanArm] | None:
     rows = _STUDY_AND_ARM.rows(slug=slug)
     if not rows:
         return None
-    n = len(Study._meta.concrete_fields)
-    study, arm = instance(Study, rows[0][:n]), instance(HumanArm, rows[0][n:])
+    n, m = len(Study._meta.concrete_fields), len(HumanArm._meta.concrete_fields)
+    study, arm = instance(Study, rows[0][:n]), instance(HumanArm, rows[0][n:n + m])
+    for name, shows in zip(shows_annotations(), rows[0][n + m:]):  # flow.shown_placements reads them
+        setattr(arm, name, shows)
     arm.study = study
     return study, arm
 
