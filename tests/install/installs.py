@@ -34,6 +34,9 @@ NEEDS_GROUP = {
         "analysis.metrics", "analysis.plots", "analysis.power", "analysis.prep", "analysis.proportions",
         "analysis.rbridge", "analysis.report", "analysis.reproduce", "analysis.rprocess", "analysis.rsession",
         "analysis.sections", "analysis.separation", "analysis.versus",
+        # issue 47's report parts: the summary, people by device and channel, participant factors, people's power
+        "analysis.answering", "analysis.participant_factors", "analysis.people_effects", "analysis.power_people",
+        "analysis.summary",
         # each design package's report part (designs/apps.py registers them lazily, for reports only)
         "designs.*.frames", "designs.*.mixed", "designs.*.register", "designs.*.report", "designs.*.metrics",
         "designs.*.people", "designs.*.sequents", "designs.*.simulate",
