@@ -71,7 +71,13 @@ def test_the_images_install_what_their_processes_run():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    build = subprocess.run([str(UV), "build", "--wheel", "--out-dir", str(out), str(ROOT)], capture_output=True,
+    # from the tree's own files only, as a clone holds them: built in the working tree, setuptools would reuse a
+    # build/ folder left by an earlier build, with the files of modules moved since (logic/rulebreakers_data/)
+    source = tmp_path_factory.mktemp("source")
+    for path in tree_files():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / path, source / path)
+    build = subprocess.run([str(UV), "build", "--wheel", "--out-dir", str(out), str(source)], capture_output=True,
                            text=True, timeout=900)
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-3000:]
     (found,) = out.glob("duet-*.whl")
