@@ -69,7 +69,7 @@ def test_a_csv_bank_gets_its_factor_analysis_through_the_admin(live_server, monk
         assert "Accuracy by difficulty." in text
         assert "correct ~ agent * difficulty + (1 | participant) + (1 | item)" in text
         assert "not shown" not in text.lower() and "No data" not in text
-        toc = page.inner_text("ul >> nth=0")
+        toc = page.inner_text("ul:has(> li > a[href^='#']) >> nth=0")  # the contents (the summary's lists come first)
         assert "Humans vs each model" in toc and "Eq. (4)" not in toc
         assert page.locator("#humans_vs_models ~ p.unit").count() >= 1
 
