@@ -50,3 +50,11 @@ def r_name(name: str) -> str:
     """A factor's name as a syntactic R name for a formula (letters, digits, _ and .; not a digit first)."""
     safe = re.sub(r"[^0-9A-Za-z_.]", "_", name)
     return safe if safe and not safe[0].isdigit() and not safe.startswith("_") else f"f_{safe}"
+
+
+_SPOKEN = {"argform": "argument form"}  # a factor whose column name is not how the report says it
+
+
+def spoken(name: str) -> str:
+    """How the report's text, legends and titles name factor `name` ("argform" → "argument form")."""
+    return _SPOKEN.get(name, name)

@@ -28,6 +28,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.ticker import NullFormatter, NullLocator  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .factors import spoken  # noqa: E402
 from .prep import LABELS  # noqa: E402
 
 _DPI = 100
@@ -169,11 +170,11 @@ def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform"), *, 
     axes = axes[0]
     for ax, factor in zip(axes, panels):
         _grouped(ax, table1[table1["factor"] == factor], "level", "respondent", "accuracy", bounded=True)
-        _title(ax, "overall" if factor == "overall" else f"by {_FACTOR_NAMES.get(factor, factor)}")
+        _title(ax, "overall" if factor == "overall" else f"by {spoken(factor)}")
     axes[0].set_ylabel("accuracy (models: soft)")
     axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     shown = table1[table1["factor"].isin(panels)]
-    named = " and by ".join(_FACTOR_NAMES.get(f, f) for f in panels) if panels != ["overall"] else "overall"
+    named = " and by ".join(spoken(f) for f in panels) if panels != ["overall"] else "overall"
     by = "" if panels == ["overall"] else "by "
     return _figure(fig, f"Table 1 as a picture: accuracy of each respondent (humans in black) {by}{named}, "
                         "with bootstrap 95% confidence intervals." + (f" {sides}" if sides else ""),
@@ -181,7 +182,6 @@ def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform"), *, 
                    + _grouped_alt(shown, "level", "respondent", "accuracy") + ".")
 
 
-_FACTOR_NAMES = {"modality": "modality", "argform": "argument form"}
 
 
 def random_effects(table: pd.DataFrame, ranks: dict[str, int], *, title: str = "") -> Figure:
@@ -244,7 +244,7 @@ def agents(table: pd.DataFrame, factor: str, *, title: str = "") -> Figure:
     _grouped(ax, table, factor, "agent", "estimate", bounded=True)
     ax.set_ylabel("P(correct)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    name = _FACTOR_NAMES.get(factor, factor)
+    name = spoken(factor)
     return _figure(fig, f"{title + ': ' if title else ''}Probability correct of each agent (humans in black) by "
                         f"{name}: marginal means of the humans-and-models binomial model on the probability scale, "
                         "with 95% confidence intervals.",
@@ -274,7 +274,7 @@ def power_curve(curve: pd.DataFrame, target: float) -> Figure:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylim(0, 1)
         ax.set_xlabel("participants")
-        _title(ax, "overall" if factor == "overall" else f"by {'argument form' if factor == 'argform' else factor}")
+        _title(ax, "overall" if factor == "overall" else f"by {spoken(factor)}")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, off the lines
     axes[0][0].set_ylabel("power")
     reached = curve[curve["low"] >= target]  # "needed": the Monte-Carlo lower bound reaches the target

@@ -53,7 +53,7 @@ def _label(level) -> str:
 
 
 def _factor(name: str) -> str:
-    return {"argform": "argument form"}.get(name, name)
+    return declared.spoken(name)
 
 
 def _answer(decision: str) -> str:
