@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs (PostgreSQL included), then runs pytest twice —
-# against the embedded SQLite default and against a real PostgreSQL server it starts itself.
+# against the embedded SQLite default and against a real PostgreSQL server it starts itself. Each test runs
+# once (a database test on PostgreSQL), except those tests/conftest.py's ENGINES runs on both engines.
 # Each pass runs its tests on every core (pytest-xdist: DUET_TEST_WORKERS, default one worker per
 # CPU, at most 4), after the tests marked `serial`, which run one at a time (a pass of their own only where a
 # test file names the marker).
@@ -39,9 +40,10 @@ pass() {  # pass NAME MARKERS [PYTEST ARGS...]: the tests marked serial one at a
 }
 
 echo "==> pytest on SQLite"
-# (the integration tests start real servers against PostgreSQL: they run in the second pass only)
+# The tests without a database, the embedded default's and R-bound ones (sqlite_only), and those that speak
+# to each engine in its own way (ENGINES "both").
 (unset DATABASE_URL; DUET_EXPECT_DB=sqlite pass SQLite "not postgres_only" "$@")
 echo "==> pytest on PostgreSQL"
-# Everything that touches the database runs again on PostgreSQL; pure-Python tests run once, and so do the
-# tests whose database use is incidental (sqlite_only: tests/conftest.py's ONE_PASS).
+# Every other database test (production's engine), the engine-specific ones again, the real-server
+# integration tests and the Chromium tests.
 DATABASE_URL="$PG_URL" DUET_EXPECT_DB=postgresql pass PostgreSQL "not db_independent and not sqlite_only" "$@"

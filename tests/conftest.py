@@ -126,17 +126,24 @@ def _slow_rank(item) -> int:
     return next((rank for rank, slow in enumerate(SLOW_FIRST) if path.endswith(slow)), len(SLOW_FIRST))
 
 
-# Tests whose database use is incidental to what they test run in one pass only (scripts/test.sh runs the
-# suite on SQLite, then every database test again on PostgreSQL). Path under tests/ → the pass, and why.
-ONE_PASS = {
-    # Chromium drives the page: the browser's view is what is tested, against the production database.
-    "e2e/": ("postgres", "Chromium"),
-    "security/test_csp_browser.py": ("postgres", "Chromium"),
-    "analysis/test_report_plots.py": ("postgres", "Chromium prints the report; R fits it"),
-    # A llama.cpp server and the run's claims: locking is the database's, so the production one.
-    "inference/test_server_fanout.py": ("postgres", "llama.cpp servers; concurrent claims"),
-    "inference/test_server_scorer.py::test_a_server_run_killed_half_way": ("postgres", "llama.cpp; a resumed run"),
-    "inference/test_resume_after_kill.py": ("postgres", "a worker killed mid-chunk (two processes migrate)"),
+# Which pass runs a database test (scripts/test.sh runs the suite in two passes: SQLite, the embedded default,
+# then PostgreSQL, production's engine). A database test runs once, on PostgreSQL, unless ENGINES names it
+# (path under tests/ → where, and why): "both" for code that speaks to each engine in its own way (raw SQL,
+# vendor branches, COPY against batched inserts, server-side prepared reads, how each stores a number it
+# cannot hold), "sqlite" for the embedded default's own tests and the R-bound ones whose database only holds
+# the answers read into a frame once. A test without the database runs once, in the SQLite pass.
+ENGINES = {
+    # The participant's saves and reads: raw SQL (FOR SHARE), the fast save's engine branches, compiled reads
+    # prepared on PostgreSQL only, list shapes read by a cursor; the entry's locking on each engine.
+    "experiments/participation/": ("both", "engine-specific SQL of the participant's saves and reads"),
+    "security/test_fuzz_trial.py": ("both", "the trial save (fast save) fuzzed on each engine"),
+    "experiments/test_items_version.py": ("both", "INSERT … ON CONFLICT DO NOTHING on each engine"),
+    "experiments/test_bank_upload.py": ("both", "item storage: COPY on PostgreSQL, batched inserts on SQLite"),
+    "experiments/test_csv_import.py": ("both", "item storage: COPY on PostgreSQL, batched inserts on SQLite"),
+    "experiments/test_page_cost.py": ("both", "statements per page on each engine"),
+    "inference/test_hostile_numbers.py": ("both", "what each engine does with a number it cannot hold"),
+    "studyserver/test_health.py": ("both", "/healthz names the engine"),
+    "studyserver/test_settings.py::test_running_on_the_database": ("both", "each pass runs on its engine"),
     # R fits the report's models: the database only holds the answers read into the frame once.
     "analysis/test_reproduce.py": ("sqlite", "R and the reproduce scripts"),
     "analysis/test_separation.py": ("sqlite", "R (brglm2, blme)"),
@@ -156,20 +163,18 @@ TESTS = Path(__file__).resolve().parent
 
 def pass_marks(test: str, *, uses_db: bool) -> set[str]:
     """The markers that choose the passes of `test` ("path under tests/::name"): a test without the database
-    runs once already (db_independent), so ONE_PASS applies to database tests only."""
+    runs once (db_independent: the SQLite pass); a database test on PostgreSQL only, unless ENGINES says
+    "both" (no marker) or "sqlite"; the real-server integration tests need PostgreSQL whatever they touch."""
     if test.startswith("integration/"):  # real servers against PostgreSQL
         return {"postgres_only"}
     if not uses_db:
         return {"db_independent"}
-    where = next((where for prefix, (where, _why) in ONE_PASS.items() if test.startswith(prefix)), None)
-    if where == "postgres":
-        return {"postgres_only"}
-    return {"sqlite_only"} if where == "sqlite" else set()
+    where = next((where for prefix, (where, _why) in ENGINES.items() if test.startswith(prefix)), "postgres")
+    return {"postgres": {"postgres_only"}, "sqlite": {"sqlite_only"}, "both": set()}[where]
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that touch no database run once; scripts/test.sh re-runs the rest on PostgreSQL, except
-    those ONE_PASS names."""
+    """Each test's pass (pass_marks): once, unless ENGINES says "both"."""
     items.sort(key=_slow_rank)  # stable: collection order otherwise
     for item in items:
         uses_db = item.get_closest_marker("django_db") is not None or bool(
