@@ -68,8 +68,9 @@ def check_budget(plan: PowerPlan, limit: int | None = None, *, people_factors: i
         limit = env.power_max_simulated()
     asked = plan.participants(people_factors)
     if asked > limit:
+        plural = "s" if people_factors != 1 else ""
         sets = (f" × {1 + people_factors} sets of studies: model − human, and the people's effects by each of the "
-                f"study's {people_factors} declared factor{'s' if people_factors != 1 else ''}" if people_factors else "")
+                f"study's {people_factors} declared factor{plural}" if people_factors else "")
         raise ValueError(
             f"This power analysis asks for {asked:,} simulated participants (nsim {plan.nsim} × the sizes' "
             f"sum {sum(plan.sizes):,}{sets}); one request may ask for at most {limit:,} (DUET_POWER_MAX_SIMULATED). "

@@ -114,8 +114,9 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     not green, a reward under Prolific's minimum, no API token. Refused before anything is written or created
     (only Prolific's list of filters is read): `filters` Prolific's list does not allow (prolific/eligibility.py;
     `visible`: the studies a Duet slug may name). Refused before anything is written or asked of Prolific: `devices`
-    beyond desktop for a study answered by keys only (devices_problem). Until the create call is sent, a publish that was refused or
-    failed takes the reward, places, time, filters and devices typed this time, never those of the earlier try."""
+    beyond desktop for a study answered by keys only (devices_problem). Until the create call is sent, a publish that
+    was refused or failed takes the reward, places, time, filters and devices typed this time, never those of the
+    earlier try."""
     link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link

@@ -248,7 +248,8 @@ def test_a_researchers_own_study_from_the_admin_through_keys_and_touch_to_the_re
 
     # the data files, the codebook and the report
     folder = Path(report.out_dir)
-    answers = pd.read_csv(folder / "data" / "questionnaire.csv", keep_default_na=False, dtype=str).set_index("participant")
+    answers = pd.read_csv(folder / "data" / "questionnaire.csv", keep_default_na=False, dtype=str)
+    answers = answers.set_index("participant")
     for pid, label in people.items():
         assert answers.loc[label, list(ANSWERS[pid])].to_dict() == ANSWERS[pid]
     trials = pd.read_csv(folder / "data" / "trials.csv", keep_default_na=False)

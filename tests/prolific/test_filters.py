@@ -216,10 +216,10 @@ def test_a_study_answered_by_keys_is_not_offered_on_phones_or_tablets(standin, r
     arm.save(update_fields=["answer_input"])
     review_consent(ready_study)  # the answer input is part of what the consent review covers
     label = arm.input_mode().label
-    said = (f"Prolific would offer this study on tablet and mobile devices, but its participants answer by “{label}” (the "
-            "human arm's answer input), and the participant page turns phones and tablets away. Publish it for "
-            "desktop only, or first let the human arm take taps (answer input “keys, clicks or taps on the buttons "
-            "(phones and tablets welcome)”). Nothing was sent to Prolific.")
+    said = ("Prolific would offer this study on tablet and mobile devices, but its participants answer by "
+            f"“{label}” (the human arm's answer input), and the participant page turns phones and tablets away. "
+            "Publish it for desktop only, or first let the human arm take taps (answer input “keys, clicks or taps on "
+            "the buttons (phones and tablets welcome)”). Nothing was sent to Prolific.")
     with pytest.raises(services.ProlificRefused) as refused:
         services.prolific_publish(study=ready_study, origin=ORIGIN, reward_cents=150, places=4, minutes=8,
                                   devices=["mobile", "desktop", "tablet"], filters=[filters.parse("handedness=0")])
