@@ -38,6 +38,8 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "agent": ("string", "", "human, or the model configuration's name"),
     "respondent": ("string", "", "who answered: a participant label, a model's name, or human (all participants)"),
     "interpretation": ("string", "", "the interpretation (I + database id): what p and q mean"),
+    "item": ("string", "", "the item, labelled by its item_id in the data files (after an i in the humans-vs-models "
+                           "and people's model frames): a random intercept per item in the model"),
     "perplexity_z": ("number", "", "perplexity of the prompt, z-scored over the model frame"),
     "rt_z": ("number", "", "log response time, z-scored over the model frame"),
     "term": ("string", "", "the model term (fixed effect, likelihood-ratio test term)"),

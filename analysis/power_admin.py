@@ -22,7 +22,8 @@ from .models import PowerAnalysis, ReportStatus
 class PowerForm(forms.Form):
     sizes = forms.CharField(initial="10 20 40 80 160", max_length=500,
                             help_text="Numbers of participants to try, e.g. 10 20 40 80. Simulated studies per size × the "
-                                      "sizes' sum may be at most DUET_POWER_MAX_SIMULATED (default 200,000).")
+                                      "sizes' sum × (1 + the study's declared factors, each a set of people's "
+                                      "studies) may be at most DUET_POWER_MAX_SIMULATED (default 200,000).")
     nsim = forms.IntegerField(min_value=10, max_value=10_000, initial=100, label="Simulated studies per size",
                               help_text="More gives a narrower Monte-Carlo interval and takes longer.")
     alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="Significance level (α)",
@@ -45,6 +46,7 @@ class PowerForm(forms.Form):
         self.studies = list(studies or ())
 
     def clean(self):
+        from experiments.factors import declared_factors
         from experiments.participation import pilot_effects
 
         from .power_plan import PowerPlan, check_budget, sizes_from_text
@@ -61,6 +63,14 @@ class PowerForm(forms.Form):
             check_budget(data["plan"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+        over = []  # with the people's studies of each study's declared factors (the service's check)
+        for study in self.studies:
+            try:
+                check_budget(data["plan"], people_factors=len(declared_factors(study)))
+            except ValueError as error:
+                over.append(f"{study.slug}: {error}")
+        if over:
+            raise forms.ValidationError(over)
         stated = []  # the command's check: each factor declared, each level one of the study's items have
         for study in self.studies:
             try:

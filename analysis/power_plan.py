@@ -19,8 +19,18 @@ class PowerPlan:
 
     @property
     def simulated(self) -> int:
-        """Simulated participants the plan asks for: nsim studies at each size (what its run time grows with)."""
+        """Simulated participants of one set of studies: nsim studies at each size."""
         return self.nsim * sum(self.sizes)
+
+    def studies(self, people_factors: int = 0) -> int:
+        """Simulated studies one request runs: nsim at each size for the model − human contrasts, and as many again
+        for the people's contrasts of each of `people_factors` declared factors (analysis/power_people.py)."""
+        return self.nsim * len(self.sizes) * (1 + people_factors)
+
+    def participants(self, people_factors: int = 0) -> int:
+        """Simulated participants one request asks for (what its run time grows with), the people's studies counted
+        like the model − human ones (see `studies`)."""
+        return self.simulated * (1 + people_factors)
 
     def __post_init__(self) -> None:
         problems = []
@@ -48,15 +58,20 @@ def sizes_from_text(text: str) -> Sequence[int]:
     return tuple(sorted(set(values)))
 
 
-def check_budget(plan: PowerPlan, limit: int | None = None) -> None:
+def check_budget(plan: PowerPlan, limit: int | None = None, *, people_factors: int = 0) -> None:
     """Refuse a plan asking for more simulated participants than the limit (DUET_POWER_MAX_SIMULATED):
-    issue 26, a request of sizes 1000000 2000000 × nsim 10000, or 5,000 sizes, was queued."""
+    issue 26, a request of sizes 1000000 2000000 × nsim 10000, or 5,000 sizes, was queued. The people's
+    studies of each of `people_factors` declared factors count like the model − human ones (issue 47)."""
     if limit is None:
         from common import env
 
         limit = env.power_max_simulated()
-    if plan.simulated > limit:
+    asked = plan.participants(people_factors)
+    if asked > limit:
+        plural = "s" if people_factors != 1 else ""
+        sets = (f" × {1 + people_factors} sets of studies: model − human, and the people's effects by each of the "
+                f"study's {people_factors} declared factor{plural}" if people_factors else "")
         raise ValueError(
-            f"This power analysis asks for {plan.simulated:,} simulated participants (nsim {plan.nsim} × the sizes' "
-            f"sum {sum(plan.sizes):,}); one request may ask for at most {limit:,} (DUET_POWER_MAX_SIMULATED). Use fewer "
-            "or smaller sizes, or fewer simulated studies per size.")
+            f"This power analysis asks for {asked:,} simulated participants (nsim {plan.nsim} × the sizes' "
+            f"sum {sum(plan.sizes):,}{sets}); one request may ask for at most {limit:,} (DUET_POWER_MAX_SIMULATED). "
+            "Use fewer or smaller sizes, or fewer simulated studies per size.")

@@ -15,20 +15,21 @@ PROGRESS_EVERY = 5  # simulated studies between progress writes
 
 
 def power_request(*, study, plan: PowerPlan, pilot: bool = True, run: bool = True) -> PowerAnalysis:
-    """Record a power analysis and send it to the workers. A plan over the size limit
-    (power_plan.check_budget) is refused with a ValueError and nothing is written; so is a request while
+    """Record a power analysis and send it to the workers. A plan over the size limit (power_plan.check_budget,
+    the people's studies of each declared factor counted) is refused with a ValueError and nothing is written; so is a request while
     the study has another power analysis or pilot queued or running (experiments.study_jobs.StudyBusy,
     a ValueError)."""
     from experiments import factors
     from experiments.participation import pilot_effects
     from experiments.study_jobs import study_job_claim
 
-    check_budget(plan)
+    declared = factors.declared_factors(study)  # a people's set of studies each (analysis/power_people.py)
+    check_budget(plan, people_factors=len(declared))
     if plan.stated:  # a stated people's effect names the study's declared factors and its items' levels
         plan = replace(plan, stated=pilot_effects.for_study(study, plan.stated, pilot_effects.ACCURACY,
                                                             flag=pilot_effects.STATED, every_level=True))
-    # the model − human studies, then as many for each declared factor's people's contrasts (analysis/power_people.py)
-    studies = len(plan.sizes) * plan.nsim * (1 + len(factors.declared_factors(study)))
+    # the model − human studies, then as many for each declared factor's people's contrasts
+    studies = plan.studies(len(declared))
     with transaction.atomic():
         study_job_claim(study=study)
         analysis = jobs.job_create(PowerAnalysis, send=run, study=study, plan=asdict(plan), pilot=pilot,

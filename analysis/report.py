@@ -19,7 +19,7 @@ import pandas as pd
 from common import csvsafe
 
 from . import codebook, participant_factors, plots, prep, reproduce, summary, versus
-from . import answering
+from . import answering, people_effects
 from . import factors as declared
 from .rprocess import RProcess, run_section
 from .sections import Section, StudyFrames, fit_spec, table_file
@@ -227,7 +227,10 @@ def _build(inputs: ReportInputs, kept, exclusions, out_dir: Path, helper, timing
         if not versus.both_arms(frames) and versus.differs(frames):  # models answered items no person could see
             generic.append(versus.spec(frames, factors, all_items=True))  # the labelled sensitivity analysis
         parts = parts[:after] + generic + parts[after:]
-    parts = parts + [participant_factors.spec(frames, name) for name in inputs.participant_factors]
+    # the people's own effect of each declared factor (their answers alone: the model the power analysis simulates),
+    # then each participant factor's section
+    parts = parts + people_effects.specs(frames, factors) + [participant_factors.spec(frames, name)
+                                                             for name in inputs.participant_factors]
     agents = helper.submit(fit_spec, both, frames) if both is not None else None  # first: it takes longest
     accuracy = _timed(timings, "table 1 (bootstrap)", partial(accuracy_tables, factors=factors), frames)
     table1 = accuracy.table1  # models on the items people could be shown; every item: accuracy.every

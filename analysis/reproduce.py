@@ -45,11 +45,16 @@ def _r_levels(levels: dict[str, list[str]]) -> str:
 
 
 # bglmer as the report fits it (analysis/r/helpers.R duet_bglmer): from lme4's default start, and where
-# PIRLS stops there, with the fixed effects starting from brglm2's bias-reduced estimates.
+# PIRLS stops there, with the fixed effects starting from brglm2's bias-reduced estimates; a model with one
+# fixed effect gets its prior as a variance (blme's normal(sd = ) stops on it).
 BGLMER_R = (
     "bglmer_fit <- function(formula, d, family, optimizer) {",
-    "  fit <- function(start) blme::bglmer(formula, data = d, family = family, nAGQ = 1L,",
-    "    control = glmerControl(optimizer = optimizer), fixef.prior = normal(sd = prior_sd), cov.prior = NULL, start = start)",
+    "  # one fixed effect (the intercept alone: a likelihood-ratio test's reduced model): its prior as a variance",
+    "  fixed <- lme4::nobars(formula)",
+    "  one <- prior_sd[if (attr(terms(fixed), 'intercept') == 1L) 1L else 2L]^2",
+    "  prior <- if (ncol(model.matrix(fixed, d)) == 1L) bquote(normal(cov = .(one))) else quote(normal(sd = prior_sd))",
+    "  fit <- function(start) eval(bquote(blme::bglmer(formula, data = d, family = family, nAGQ = 1L,",
+    "    control = glmerControl(optimizer = optimizer), fixef.prior = .(prior), cov.prior = NULL, start = start)))",
     "  tryCatch(fit(NULL), error = function(e) {",
     "    b <- coef(glm(lme4::nobars(formula), data = d, family = family, method = brglm2::brglmFit, type = 'AS_mean'))",
     "    fit(list(fixef = b[!is.na(b)]))",

@@ -299,8 +299,9 @@ POWER_MAX_SIMULATED_DEFAULT = 200_000
 
 def power_max_simulated() -> int:
     """DUET_POWER_MAX_SIMULATED (default 200,000): the most simulated participants one power analysis
-    may ask for, nsim × the sum of its sizes (the default plan, 10 20 40 80 160 × 100, is 31,000); a
-    larger request is refused with a message (analysis/power_plan.py)."""
+    may ask for, nsim × the sum of its sizes for the model − human studies and as many again for the
+    people's effects by each declared factor (the default plan, 10 20 40 80 160 × 100, is 31,000 a set:
+    93,000 for 003's two factors); a larger request is refused with a message (analysis/power_plan.py)."""
     text = os.environ.get("DUET_POWER_MAX_SIMULATED", "").strip()
     if not text:
         return POWER_MAX_SIMULATED_DEFAULT

@@ -25,7 +25,8 @@ class PublishForm(forms.Form):
     devices = forms.MultipleChoiceField(
         choices=[(d, d) for d in DEVICES], initial=["desktop"], widget=forms.CheckboxSelectMultiple, required=False,
         label="Devices", help_text="Prolific's device compatibility: the devices participants may take it on (the "
-        "study's own answering must work on them; 003's protocol is keyboard only: desktop). None ticked: desktop.")
+        "study's own answering must work on them: a study answered by keys, as 003's protocol, is refused on a tablet or "
+        "a phone; those need the human arm's answer input “keys, clicks or taps”). None ticked: desktop.")
     not_in = forms.CharField(
         required=False, max_length=20_000, label="Not in these earlier studies",
         help_text="Duet studies (their slugs) or Prolific study ids, comma-separated: their participants cannot take "

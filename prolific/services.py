@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 from django.utils import timezone
 
-from experiments.models import Participant, ParticipantStatus, Study, Trial
+from experiments.models import AnswerInput, Participant, ParticipantStatus, Study, Trial
 from experiments.participation.consent import attention_rule_shown, attention_told
 from common.public_origin import origin_problem
 
@@ -75,6 +75,20 @@ def study_body(*, study: Study, origin: str, reward_cents: int, places: int, min
     }
 
 
+def devices_problem(*, arm, devices: list[str]) -> str:
+    """Why Prolific must not offer the study on `devices` ("" when it may): a human arm whose participants answer by
+    keys (HumanArm.answer_input "keys" or "keys_buttons": the participant page turns phones and tablets away with
+    the incompatible-device code) is offered on desktops only; "buttons_touch" may be offered on any device."""
+    mode = arm.input_mode()
+    others = [d for d in devices if d != "desktop"]
+    if mode.phones or not others:
+        return ""
+    return (f"Prolific would offer this study on {' and '.join(others)} devices, but its participants answer "
+            f"by “{mode.label}” (the human arm's answer input), and the participant page turns phones and tablets "
+            "away. Publish it for desktop only, or first let the human arm take taps (answer input “"
+            f"{AnswerInput.BUTTONS_TOUCH.label}”). Nothing was sent to Prolific.")
+
+
 def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: int) -> list[str]:
     from experiments.participation.launch import checklist
 
@@ -99,8 +113,10 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     (common/public_origin.py: loopback, private, link-local…, a local-only name, not https), a checklist
     not green, a reward under Prolific's minimum, no API token. Refused before anything is written or created
     (only Prolific's list of filters is read): `filters` Prolific's list does not allow (prolific/eligibility.py;
-    `visible`: the studies a Duet slug may name). Until the create call is sent, a publish that was refused or
-    failed takes the reward, places, time, filters and devices typed this time, never those of the earlier try."""
+    `visible`: the studies a Duet slug may name). Refused before anything is written or asked of Prolific: `devices`
+    beyond desktop for a study answered by keys only (devices_problem). Until the create call is sent, a publish that
+    was refused or failed takes the reward, places, time, filters and devices typed this time, never those of the
+    earlier try."""
     link = link_of(study)
     if link and link.state == PublishState.PUBLISHED:
         return link
@@ -117,6 +133,9 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
     if typed:
         try:
             values["devices"] = devices_checked(["desktop"] if devices is None else devices)
+            problem = devices_problem(arm=arm_of(study), devices=values["devices"])
+            if problem:  # before Prolific's filter list is asked for
+                raise ProlificRefused(problem)
             values["filters"] = filters_checked(wanted=list(filters), client=client, visible=visible)
         except (FilterSyntax, FilterRefused) as exc:
             raise ProlificRefused(str(exc)) from None

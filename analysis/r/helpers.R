@@ -165,10 +165,18 @@ DUET_PRIOR_SD <- c(10, 2.5)
 # separated design ("Downdated VtV is not positive definite", seen on the demo's pilot); then the fit
 # starts its fixed effects from brglm2's bias-reduced fit of the fixed part (finite under separation),
 # and says so in a message the report shows. The same rule is in the reproduce scripts.
+# A model with one fixed effect (the intercept alone: the reduced model of a likelihood-ratio test of a
+# single factor) gets that coefficient's prior as a variance (normal(cov = )): blme's normal(sd = ) stops
+# on it ("'nrow' or 'ncol' cannot be specified when 'x' is a matrix").
 duet_bglmer <- function(f, data, family, optimizer, start = NULL) {
-  fit <- function(start) blme::bglmer(f, data = data, family = family, nAGQ = 1L,
-                                      control = glmerControl(optimizer = optimizer),
-                                      fixef.prior = normal(sd = DUET_PRIOR_SD), cov.prior = NULL, start = start)
+  fixed <- lme4::nobars(f)
+  single <- ncol(stats::model.matrix(fixed, data)) == 1L
+  single_var <- DUET_PRIOR_SD[if (attr(stats::terms(fixed), "intercept") == 1L) 1L else 2L]^2
+  # blme reads the prior's arguments as written, outside this function: the variance goes in as a number
+  prior <- if (single) bquote(normal(cov = .(single_var))) else quote(normal(sd = DUET_PRIOR_SD))
+  fit <- function(start) eval(bquote(blme::bglmer(f, data = data, family = family, nAGQ = 1L,
+                                                  control = glmerControl(optimizer = optimizer),
+                                                  fixef.prior = .(prior), cov.prior = NULL, start = start)))
   if (!is.null(start)) {  # a start that does not fit this design (another set of fixed effects): the default path
     got <- tryCatch(fit(start), error = function(e) NULL)
     if (!is.null(got)) return(got)

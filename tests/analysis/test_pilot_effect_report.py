@@ -36,6 +36,21 @@ def test_a_pilot_with_a_built_in_effect_shows_it_in_its_report(r_stack, tmp_path
     human = means[means["agent"] == "human"].set_index("pair_role")["estimate"]
     assert human["non-rulebreaker"] - human["rulebreaker"] > 0.45  # the built-in 0.60, right sign and size
     assert abs(human["rulebreaker"] - 0.35) < 0.12
+    # the people's own model by pair_role (analysis/people_effects.py, what the power analysis simulates): a section
+    # of its own, titled, listed in the contents, with its sentence of explanation and its contrast
+    from html import escape
+
+    from analysis import people_effects
+
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    title = escape("The people's own effect of pair_role (binomial GLMM, people only)")
+    assert f"<li><a href='#people_effect_pair_role'>{title}</a></li>" in html
+    assert f"<h2 id='people_effect_pair_role'>{title}</h2>" in html
+    assert escape(people_effects.explanation("pair_role")) in html
+    assert "correct ~ pair_role + (1 | participant) + (1 | family) + (1 | item)" in html  # a pair is a family
+    (contrast,) = pd.read_csv(tmp_path / "tables" / "people_effect_pair_role_pair_role_vs_reference.csv").itertuples()
+    assert contrast.contrast == "rulebreaker - (non-rulebreaker)" and -0.75 < contrast.estimate < -0.45
+    assert (tmp_path / "data" / "model_frames" / "people_effect_pair_role.csv").exists()
 
 
 @pytest.mark.postgres_only  # R-bound like test_power's command test: the database only keeps the analysis

@@ -265,7 +265,8 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
     study = make_study(models=1, participants=2)
     assert power_max_simulated() == 200_000
     check_budget(PowerPlan())  # the default plan: 31,000
-    with pytest.raises(ValueError, match=r"asks for 30,000,000,000 simulated participants .* at most 200,000 "
+    check_budget(PowerPlan(), people_factors=2)  # and 93,000 with 003's two factors' people's studies
+    with pytest.raises(ValueError, match=r"asks for 90,000,000,000 simulated participants .* at most 200,000 "
                                          r"\(DUET_POWER_MAX_SIMULATED\)"):
         power_request(study=study, plan=PowerPlan(sizes=(1_000_000, 2_000_000), nsim=10_000), run=False)
     with pytest.raises(ValueError, match="at most 200,000"):
@@ -277,14 +278,51 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
         "sizes": "1000000 2000000", "nsim": "10000", "alpha": "0.05", "target": "0.8", "seed": "0"})
     assert b"at most 200,000" in page.content and b"DUET_POWER_MAX_SIMULATED" in page.content
     assert PowerAnalysis.objects.count() == 0
-    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")
-    with pytest.raises(ValueError, match="asks for 1,500 simulated participants"):
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "3000")
+    with pytest.raises(ValueError, match="asks for 4,500 simulated participants"):
         power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
     # 20 model − human studies and 20 for each of 003's declared factors' people's contrasts (issue 47 item 5)
     assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 60
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
     with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
         power_max_simulated()
+
+
+@pytest.mark.django_db
+def test_the_peoples_studies_count_in_the_simulation_budget(make_study, admin_client, monkeypatch):
+    """Issue 47: a power analysis also simulates nsim studies per size for the people's effects of each declared
+    factor (analysis/power_people.py); they count in DUET_POWER_MAX_SIMULATED like the model − human ones. 003's
+    study declares two factors (modality, argument form): sizes 40 60 × nsim 10 is 1,000 participants a set, 3,000
+    in all, over a limit of 2,500 — refused with the sets named, by the service, the form and the command, and
+    nothing stored; a study declaring one factor asks for 2,000 and is queued."""
+    from django.core.management import CommandError, call_command
+
+    from analysis.models import PowerAnalysis
+    from analysis.power_plan import PowerPlan
+    from analysis.power_services import power_request
+
+    study = make_study(models=1, participants=2)
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "2500")
+    plan = PowerPlan(sizes=(40, 60), nsim=10)
+    assert plan.simulated == 1_000 and plan.participants(2) == 3_000 and plan.studies(2) == 60
+    said = (r"asks for 3,000 simulated participants \(nsim 10 × the sizes' sum 100 × 3 sets of studies: model − human, "
+            r"and the people's effects by each of the study's 2 declared factors\); one request may ask for at most "
+            r"2,500 \(DUET_POWER_MAX_SIMULATED\)")
+    with pytest.raises(ValueError, match=said):
+        power_request(study=study, plan=plan, run=False)
+    with pytest.raises(CommandError, match=said):
+        call_command("estimate_sample_size", study.slug, "--sizes", "40", "60", "--nsim", "10")
+    page = admin_client.post("/admin/experiments/study/", {
+        "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes",
+        "sizes": "40 60", "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "0", "pilot": "on"})
+    text = page.content.decode()
+    assert f"{study.slug}: This power analysis asks for 3,000 simulated participants" in text, text[-3000:]
+    assert "2 declared factors" in text
+    assert PowerAnalysis.objects.count() == 0  # nothing stored
+    study.settings = {**(study.settings or {}), "factors": ["modality"]}
+    study.save(update_fields=["settings"])
+    assert power_request(study=study, plan=plan, run=False).total == 40  # 2,000 participants: within the limit
+
 
 
 def test_a_model_always_right_or_always_wrong_is_simulated_with_the_separation_safe_fit(r_stack):

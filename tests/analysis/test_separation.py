@@ -238,3 +238,46 @@ def test_blme_stopping_from_its_default_start_is_refitted_from_brglm2s_estimates
         assert ran.returncode == 0, ran.stderr[-3000:]
         theirs = pd.read_csv(tmp_path / "reproduced" / folder / "agents_coefficients.csv").set_index("term")["Estimate"]
         assert (theirs - ours).abs().max() < TOLERANCE, folder
+
+
+GOLDEN_SINGLE_R = r"""
+d <- data.frame(correct = c(1,0,1,1,0,1, 1,1,1,1,1,1), aid = factor(rep(c("No","Yes"), each = 6)),
+                person = factor(rep(c("P1","P2"), each = 6)), item = factor(rep(paste0("i", 1:6), 2)))
+full <- bglmer(correct ~ aid + (1 | person) + (1 | item), data = d, family = binomial, nAGQ = 1L,
+               control = glmerControl(optimizer = "bobyqa"), fixef.prior = normal(sd = c(10, 2.5)), cov.prior = NULL)
+reduced <- bglmer(correct ~ 1 + (1 | person) + (1 | item), data = d, family = binomial, nAGQ = 1L,
+                  control = glmerControl(optimizer = "bobyqa"), fixef.prior = normal(cov = 100), cov.prior = NULL)
+2 * (logLik(full) - logLik(reduced))
+"""
+SINGLE_LRT_CHISQ = 2.4089110471  # GOLDEN_SINGLE_R, blme 1.0-x
+
+
+def test_a_separated_single_factor_gets_its_likelihood_ratio_test(r_stack, tmp_path):
+    """A participant factor with one level always right (two people, one per level, as in a first real study):
+    the model is fitted by bglmer, and its likelihood-ratio test refits the model without the factor — the
+    intercept alone, where blme's normal(sd = c(10, 2.5)) stopped with "'nrow' or 'ncol' cannot be specified
+    when 'x' is a matrix" and took the section out of the report. The reduced model now gets the intercept's
+    prior as a variance (normal(cov = 100)); reproduce.R refits it the same way (GOLDEN_SINGLE_R)."""
+    import subprocess
+
+    from analysis import reproduce
+    from analysis.report import _write_data
+
+    data = pd.DataFrame({"correct": [1, 0, 1, 1, 0, 1] + [1] * 6,
+                         "aid": pd.Categorical(["No"] * 6 + ["Yes"] * 6),
+                         "person": pd.Categorical(["P1"] * 6 + ["P2"] * 6),
+                         "item": pd.Categorical([f"i{n}" for n in range(1, 7)] * 2)})
+    spec = ModelSpec(key="single", title="One factor", formula="correct ~ aid + (1 | person) + (1 | item)",
+                     frame=lambda frames: data, columns=("correct", "aid", "person", "item"), group="person",
+                     needs="answers", factors=("aid",), family="binomial", lrt=("aid",))
+    section = fit_spec(spec, StudyFrames(scores=pd.DataFrame()))
+    assert not section.absent, section.absent
+    assert section.fitted.method == "bglmer"
+    lrt = section.tables["lrt"].set_index("term")
+    assert lrt.loc["aid", "chisq"] == pytest.approx(SINGLE_LRT_CHISQ, abs=1e-4)
+    _write_data(section.data, tmp_path / "data" / "model_frames", section.key)
+    reproduce.write_scripts([section], tmp_path)
+    ran = subprocess.run(["Rscript", str(tmp_path / "reproduce.R")], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert f"{SINGLE_LRT_CHISQ:.4f}"[:5] in ran.stdout, ran.stdout[-2000:]

@@ -21,7 +21,7 @@ def test_a_researcher_runs_the_prolific_side_from_the_admin(live_server, monkeyp
     standin = StandIn()
     monkeypatch.setenv("PROLIFIC_API_URL", standin.url)
     monkeypatch.setenv("PROLIFIC_API_TOKEN", standin.state.token)
-    study = draft_study(prolific_min_hourly="9.00")
+    study = draft_study(prolific_min_hourly="9.00", answer_input="buttons_touch")  # taps too: tablets may take it
     review_consent(study)
     try:
         with admin_walk(live_server, monkeypatch) as walk:

@@ -25,3 +25,15 @@ def ready_study():
     study = draft_study(failed_attention_code="FAILEDAC", prolific_min_hourly="9.00")
     review_consent(study)
     return study
+
+
+@pytest.fixture
+def touch_study():
+    """A ready study whose participants may answer by taps (answer input buttons_touch): Prolific may offer it on
+    tablets and phones (a keys-only study is offered on desktops only: services.devices_problem)."""
+    from tests.experiments.participation.test_pilot import draft_study
+    from tests.factories import review_consent
+
+    study = draft_study(failed_attention_code="FAILEDAC", prolific_min_hourly="9.00", answer_input="buttons_touch")
+    review_consent(study)
+    return study

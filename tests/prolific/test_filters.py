@@ -74,7 +74,8 @@ def test_bad_syntax_is_refused_in_words(typed, words):
 
 
 # ------------------------------------------------------------------------------------------ sent as documented
-def test_select_range_and_previous_studies_filters_are_sent_in_prolifics_documented_shape(standin, ready_study):
+def test_select_range_and_previous_studies_filters_are_sent_in_prolifics_documented_shape(standin, touch_study):
+    ready_study = touch_study  # answered by taps too: Prolific may offer it on phones
     slug, earlier = _earlier(standin)
     other = secrets.token_hex(12)
     standin.state.studies[other] = {"id": other, "internal_name": "made in Prolific's web app"}
@@ -152,7 +153,8 @@ def test_a_refused_try_keeps_no_filters_for_the_next(standin, ready_study):
 
 
 # ------------------------------------------------------------------------------------------ the command
-def test_the_command_takes_repeated_filters_earlier_studies_and_devices(standin, ready_study, capsys):
+def test_the_command_takes_repeated_filters_earlier_studies_and_devices(standin, touch_study, capsys):
+    ready_study = touch_study  # answered by taps too: Prolific may offer it on tablets
     slug, earlier = _earlier(standin)
     call_command("prolific", "publish", ready_study.slug, *PUBLISH, "--filter", "first-language=English",
                  "--filter", "approval_rate=95-100", "--filter", "handedness=0,2", "--not-in", slug,
@@ -199,6 +201,39 @@ def test_the_command_refuses_bad_filters_in_words_and_creates_nothing(standin, r
     assert [c.path.split("?")[0] for c in standin.state.calls][:1] == (["/api/v1/filters/"] if asked else [])
 
 
+@pytest.mark.parametrize("answer_input", ["keys", "keys_buttons"])
+def test_a_study_answered_by_keys_is_not_offered_on_phones_or_tablets(standin, ready_study, owner, settings,
+                                                                      answer_input):
+    """A human arm answering by keys (the page turns phones and tablets away) is published for desktops only: a
+    tablet or a phone asked for is refused in words — by the service, the command and the admin's form — before
+    Prolific is asked anything and before anything is stored; desktop alone is sent as Prolific's
+    device_compatibility."""
+    from tests.factories import review_consent
+
+    settings.DUET_PUBLIC_ORIGIN = ORIGIN
+    arm = services.arm_of(ready_study)
+    arm.answer_input = answer_input
+    arm.save(update_fields=["answer_input"])
+    review_consent(ready_study)  # the answer input is part of what the consent review covers
+    label = arm.input_mode().label
+    said = ("Prolific would offer this study on tablet and mobile devices, but its participants answer by "
+            f"“{label}” (the human arm's answer input), and the participant page turns phones and tablets away. "
+            "Publish it for desktop only, or first let the human arm take taps (answer input “keys, clicks or taps on "
+            "the buttons (phones and tablets welcome)”). Nothing was sent to Prolific.")
+    with pytest.raises(services.ProlificRefused) as refused:
+        services.prolific_publish(study=ready_study, origin=ORIGIN, reward_cents=150, places=4, minutes=8,
+                                  devices=["mobile", "desktop", "tablet"], filters=[filters.parse("handedness=0")])
+    assert str(refused.value) == said
+    with pytest.raises(CommandError, match=re.escape("Prolific would offer this study on mobile devices, but")):
+        call_command("prolific", "publish", ready_study.slug, *PUBLISH, "--device", "desktop", "--device", "mobile")
+    page = _text(owner.post(f"/admin/prolific/{ready_study.pk}/", {
+        "do": "publish", "reward": "150", "places": "4", "minutes": "8", "devices": ["desktop", "tablet"]}))
+    assert "Prolific would offer this study on tablet devices, but its participants answer by" in page
+    assert not standin.state.calls and not ProlificStudy.objects.exists()  # nothing asked, nothing stored
+    services.prolific_publish(study=ready_study, origin=ORIGIN, reward_cents=150, places=4, minutes=8)
+    assert standin.state.created[-1]["device_compatibility"] == ["desktop"]
+
+
 def test_the_command_refuses_an_unknown_device(standin, ready_study):
     with pytest.raises(CommandError, match="invalid choice: 'phone'"):
         call_command("prolific", "publish", ready_study.slug, *PUBLISH, "--device", "phone")
@@ -213,7 +248,8 @@ def owner(client):
 
 
 def test_the_admin_form_takes_the_filters_keeps_them_on_a_refusal_and_the_launch_panel_lists_them(
-        standin, ready_study, owner, settings):
+        standin, touch_study, owner, settings):
+    ready_study = touch_study  # answered by taps too: Prolific may offer it on tablets
     settings.DUET_PUBLIC_ORIGIN = ORIGIN
     slug, earlier = _earlier(standin)
     url = f"/admin/prolific/{ready_study.pk}/"

@@ -53,7 +53,8 @@ class Command(BaseCommand):
                        help="exclude the participants of these earlier studies (Duet study slugs or Prolific study "
                             "ids; Prolific's previous_studies_blocklist), repeatable")
         p.add_argument("--device", action="append", choices=DEVICES, default=None,
-                       help="a device participants may use, repeatable (default: desktop only)")
+                       help="a device participants may use, repeatable (default: desktop only; tablet and "
+                            "mobile only for a human arm that takes taps, answer input buttons_touch)")
         p.add_argument("--create-again", action="store_true",
                        help="send the create call again (only after checking in Prolific's web app that an earlier "
                             "creation whose outcome is unknown made no study)")
