@@ -89,6 +89,11 @@ def devices_problem(*, arm, devices: list[str]) -> str:
             f"{AnswerInput.BUTTONS_TOUCH.label}”). Nothing was sent to Prolific.")
 
 
+def default_description(arm) -> str:
+    """The advert's description when the researcher writes none: how its participants answer is the arm's."""
+    return f"A study of reasoning: read short statements and answer questions about them {arm.input_mode().how}."
+
+
 def publish_problems(*, study: Study, reward_cents: int, minutes: int, places: int) -> list[str]:
     from experiments.participation.launch import checklist
 
@@ -154,8 +159,7 @@ def prolific_publish(*, study: Study, origin: str, reward_cents: int, places: in
                 minutes=link.minutes, internal_name=link.internal_name, filters=link.filters_sent(),
                 devices=link.devices,
                 name=name or study.participant_title or "A short reasoning study",
-                description=description or "A study of reasoning: read short statements and answer questions about "
-                                           "them with the F and J keys."))
+                description=description or default_description(arm_of(study))))
         link.prolific_id = rules_id(found)
         link.state = PublishState.DRAFT
         link.save(update_fields=["prolific_id", "state"])

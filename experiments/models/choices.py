@@ -99,6 +99,15 @@ class AnswerInput(models.TextChoices):
         """Whether participants on a phone or tablet (no keyboard) may take part."""
         return self == AnswerInput.BUTTONS_TOUCH
 
+    @property
+    def how(self) -> str:
+        """How a participant answers, in words for an advert ("with the F and J keys")."""
+        return {
+            AnswerInput.KEYS: "with the F and J keys",
+            AnswerInput.KEYS_BUTTONS: "with the F and J keys or by clicking the answer buttons",
+            AnswerInput.BUTTONS_TOUCH: "with the F and J keys, or by clicking or tapping the answer buttons",
+        }[self]
+
 
 class AnswerChannel(models.TextChoices):
     """How one answer was given (Trial.answer_channel; blank: the time ran out)."""

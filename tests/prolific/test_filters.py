@@ -108,6 +108,14 @@ def test_without_filters_no_list_is_asked_for_and_the_payload_is_desktop_only(st
     assert "filters" not in standin.state.created[-1]
     assert standin.state.created[-1]["device_compatibility"] == ["desktop"]
     assert not [c for c in standin.state.calls if "/filters/" in c.path]
+    assert standin.state.created[-1]["description"].endswith("answer questions about them with the F and J keys.")
+
+
+def test_the_default_description_says_how_a_touch_study_is_answered(standin, touch_study):
+    services.prolific_publish(study=touch_study, origin=ORIGIN, reward_cents=150, places=4, minutes=8,
+                              devices=["desktop", "mobile"])
+    assert standin.state.created[-1]["description"].endswith(
+        "with the F and J keys, or by clicking or tapping the answer buttons.")
 
 
 @pytest.mark.parametrize("typed,words", [
