@@ -13,9 +13,9 @@ from functools import partial
 import pandas as pd
 
 from common.registry import Registry
-from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
-from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
-from logic.modal_forms import SYLLOGISMS
+from .forms import DISTRIBUTION as DISTRIBUTION_DESIGN
+from .forms import NECESSITATION as NECESSITATION_DESIGN
+from .forms import SYLLOGISMS
 
 from analysis import like_for_like, metrics, prep, versus
 from analysis import rbridge as rb
