@@ -1,5 +1,5 @@
 """The mixed-effects analyses of paper 003 (Eq. 4–6, Appendix C) and the human-vs-model model,
-declared as `ModelSpec`s (analysis/sections.py; register.py adds them to the design registry, in the report's
+declared as `ModelSpec`s (analysis/sections.py; report_parts.py adds them to the design registry, in the report's
 order, with the designs each reads): each names its frame, formula, family, what it
 needs, its likelihood-ratio terms and marginal-means tables; `sections.fit_spec` fits any of them,
 and analysis/reproduce.py writes the scripts that refit them. What a section adds beyond the common

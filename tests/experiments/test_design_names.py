@@ -59,10 +59,10 @@ def test_the_search_finds_a_name_in_code_and_lets_the_exempt_places_be(tmp_path)
 
 def test_a_design_s_report_sections_are_the_parts_its_package_registers():
     """One source: a design's report sections are the part objects its package registered (designs/<family>/
-    register.py); every paired design has the part that reads its pairs, and 003's designs their models."""
+    report_parts.py); every paired design has the part that reads its pairs, and 003's designs their models."""
     from analysis.sections import ModelSpec
     from designs.modal import mixed
-    from designs.paired.register import PAIRED
+    from designs.paired.report_parts import PAIRED
 
     for spec in mixed.SPECS:
         readers = registry.designs_for_section(spec.key)
