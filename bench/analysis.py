@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MODALITY = {"none": 0.0, "box": -0.15, "dia": 0.05}
-from logic.modal_forms import ARGUMENT_FORMS  # noqa: E402  (003's argument forms, valid first)
-
-ARGFORM = dict(zip((label for label, _, _ in ARGUMENT_FORMS), (0.0, 0.1, -0.1, -0.05, -0.1, 0.0), strict=True))
+# The effect of each of 003's six argument forms, in the order its items are made (Table A1's: DS, MP, MT valid,
+# then AD, AC, DA), matched to the forms of the study's items in order of first appearance.
+ARGFORM_EFFECTS = (0.0, 0.1, -0.1, -0.05, -0.1, 0.0)
 
 
 def populate(study, *, models: int, participants: int, trials_each: int) -> None:
@@ -41,6 +41,7 @@ def populate(study, *, models: int, participants: int, trials_each: int) -> None
 
     rng = random.Random(0)
     items = list(study.items.order_by("pk"))
+    argform = dict(zip(dict.fromkeys(item.argument_form for item in items), ARGFORM_EFFECTS, strict=True))
     for m in range(models):
         lm = LanguageModel.objects.create(name=f"bench-lm-{m + 1:02d}", source=f"bench/lm-{m + 1}")
         run = ModelRun.objects.create(study=study, language_model=lm, status="done")
@@ -48,7 +49,7 @@ def populate(study, *, models: int, participants: int, trials_each: int) -> None
         rows = []
         for item in items:
             z = rng.gauss(0, 1)
-            soft = 0.6 + shift + MODALITY[item.modality] + ARGFORM[item.argument_form] + slope * z + rng.gauss(0, 0.12)
+            soft = 0.6 + shift + MODALITY[item.modality] + argform[item.argument_form] + slope * z + rng.gauss(0, 0.12)
             soft = min(0.995, max(0.005, soft))
             mass = rng.uniform(0.5, 0.95)
             p_yes = soft * mass if item.gold_answer == "yes" else (1 - soft) * mass
@@ -63,7 +64,7 @@ def populate(study, *, models: int, participants: int, trials_each: int) -> None
         u = rng.gauss(0, 0.6)
         rows = []
         for index, item in enumerate(rng.sample(items, trials_each)):
-            logit = 1.0 + u + 4 * MODALITY[item.modality] + 4 * ARGFORM[item.argument_form]
+            logit = 1.0 + u + 4 * MODALITY[item.modality] + 4 * argform[item.argument_form]
             correct = rng.random() < 1 / (1 + math.exp(-logit))
             answer = item.gold_answer if correct else ("no" if item.gold_answer == "yes" else "yes")
             rows.append(Trial(participant=participant, item=item, index=index, key="f", answer=answer,
@@ -100,15 +101,15 @@ def main() -> None:
     from analysis.rprocess import processes_default
     from experiments import design_registry as registry
     from experiments import services
-    from logic.modal_forms import SYLLOGISMS
 
     processes = processes_default()
 
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0)
     try:
-        study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design=SYLLOGISMS)
-        registry.get(SYLLOGISMS).make(study=study, interpretations=args.interpretations, seed=0)
+        design = registry.demo_design()  # 003's modal syllogisms
+        study = services.study_create(slug="bench-analysis", title="Analysis benchmark", design=design.name)
+        design.make(study=study, interpretations=args.interpretations, seed=0)
         populate(study, models=args.models, participants=args.participants, trials_each=args.trials)
         n_scores = study.model_runs.all().values_list("scores", flat=True).count()
         print(f"study: {study.items.count()} items, {n_scores} model scores, "

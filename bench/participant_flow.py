@@ -37,7 +37,6 @@ from django.test import Client  # noqa: E402
 
 from experiments import design_registry as registry  # noqa: E402
 from experiments import services  # noqa: E402
-from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from experiments.models import Participant, StudyStatus, Trial  # noqa: E402
 from experiments.participation import services as flow  # noqa: E402
 from experiments.participation.consent import consent_review  # noqa: E402
@@ -53,8 +52,9 @@ def body(p: Participant, index: int, key: str) -> str:
 
 def main() -> None:
     call_command("migrate", verbosity=0)
-    study = services.study_create(slug=f"bench-{time.time_ns()}", title="bench", design=SYLLOGISMS)
-    registry.get(SYLLOGISMS).make(study=study, interpretations=48, seed=0)
+    design = registry.demo_design()  # 003's modal syllogisms
+    study = services.study_create(slug=f"bench-{time.time_ns()}", title="bench", design=design.name)
+    design.make(study=study, interpretations=48, seed=0)
     arm = flow.human_arm_ensure(study=study)
     arm.attention_checks, arm.target_sample_size, arm.contact = [], 10_000, "bench"
     arm.save()

@@ -74,7 +74,6 @@ def main() -> None:
     from experiments import design_registry as registry
 
     from experiments import services
-    from logic.modal_forms import SYLLOGISMS
     from experiments.participation.pilot import pilot_create, pilot_execute
     from experiments.participation.services import human_arm_ensure
 
@@ -83,8 +82,9 @@ def main() -> None:
     try:
         studies = []
         for slug in ("bench-pilot", "bench-direct"):
-            study = services.study_create(slug=slug, title="Pilot benchmark", design=SYLLOGISMS)
-            registry.get(SYLLOGISMS).make(study=study, interpretations=100, seed=0)
+            design = registry.demo_design()  # 003's modal syllogisms
+            study = services.study_create(slug=slug, title="Pilot benchmark", design=design.name)
+            design.make(study=study, interpretations=100, seed=0)
             arm = human_arm_ensure(study=study)
             arm.items_per_participant, arm.completion_code = 24, "C0MPLETE"
             arm.save()

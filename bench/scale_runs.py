@@ -105,10 +105,10 @@ def study_of(n: int, slug: str):
     from experiments import design_registry as registry
     from experiments import services
     from experiments.models import Item
-    from logic.modal_forms import SYLLOGISMS
 
-    study = services.study_create(slug=slug, title=f"Run benchmark, {n} items", design=SYLLOGISMS)
-    registry.get(SYLLOGISMS).make(study=study, interpretations=10, seed=0)
+    design = registry.demo_design()  # 003's modal syllogisms
+    study = services.study_create(slug=slug, title=f"Run benchmark, {n} items", design=design.name)
+    design.make(study=study, interpretations=10, seed=0)
     base = list(Item.objects.filter(study=study).order_by("id"))
     batch = []
     for k in range(len(base), n):

@@ -70,8 +70,6 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars from transformers
 
 import torch  # noqa: E402
 
-from logic import generate as gen  # noqa: E402
-from logic.modal_forms import SYLLOGISMS  # noqa: E402
 from inference.scorers import AnswerSet, LoadConfig, Request, build, summarise  # noqa: E402
 from common.env import VAR_DIR  # noqa: E402
 
@@ -82,8 +80,17 @@ CORPUS_ITEMS = 4800  # items of the same design the tokenizer is trained on: a v
 
 
 def prompts(count: int) -> list[str]:
-    rows = -(-count // 24)
-    items = list(gen.generate(SYLLOGISMS, gen.sample_interpretations(rows, 0), system="S5"))
+    """The prompts of the first `count` items of the demo's design (paper 003's modal syllogisms, seed 0, S5), made
+    without a database by its registry entry (`Design.sample`; Django's apps declare the designs)."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyserver.settings")
+    django.setup()
+    from experiments import design_registry as registry
+
+    design = registry.demo_design()
+    forms = len(design.sample(interpretations=1, seed=0))
+    items = design.sample(interpretations=-(-count // forms), seed=0, system="S5")
     return [item.prompt for item in items[:count]]
 
 

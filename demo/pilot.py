@@ -16,7 +16,6 @@ import sys
 
 from django.core.management import CommandError, call_command
 
-from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from common.env import BASE_DIR
 
 PILOT_SLUG = "modal-syllogisms-pilot"
@@ -50,14 +49,14 @@ def pilot_setup(*, interpretations: int = INTERPRETATIONS):
 
     study = Study.objects.filter(slug=PILOT_SLUG).first()
     if study is None:
+        design = registry.demo_design()  # 003's modal syllogisms (their Design.demo)
         study = services.study_create(
             slug=PILOT_SLUG, title="Modal syllogisms — PILOT (simulated participants, two model configurations)",
-            design=SYLLOGISMS,
+            design=design.name,
             description=f"A pilot of paper 003's design to show every section of the report: {interpretations} "
                         "interpretations with their nonsense mirror, two configurations of the embedded model, "
                         "simulated participants.")
-        registry.get(SYLLOGISMS).make(study=study, interpretations=interpretations, seed=0,
-                               nonsense=True)
+        design.make(study=study, interpretations=interpretations, seed=0, nonsense=True)
         arm = human_arm_ensure(study=study)
         arm.items_per_participant = min(ITEMS_PER_PARTICIPANT, interpretations)
         arm.save(update_fields=["items_per_participant"])

@@ -1,12 +1,13 @@
 """The design packages' app, the one place that imports the design families (issue 46): when Django's apps are
 ready, each family declares its designs into the registry (designs/<family>/design.py: `declare`, its Designs and
-its published formats' readers), and hands the registry its report parts' registration (register.py: `register`),
-which the registry runs the first time a report part is asked for, so that the web process, which never builds a
-report, never imports pandas or R's bridge. The core (experiments, inference, analysis, logic) names no design: it
+its published formats' readers), and hands the registry its report parts' registration (designs/<family>/
+report_parts.py: `register`, where the family has parts of its own), which the registry runs the first time a report
+part is asked for, so that the web process, which never builds a report, never imports pandas or R's bridge. The core (experiments, inference, analysis, logic) names no design: it
 reaches each through its registry entry's fields and hooks (experiments/design_registry/)."""
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
 
 from django.apps import AppConfig
 
@@ -14,8 +15,12 @@ from django.apps import AppConfig
 FAMILIES = ("modal", "paired", "multiple_choice", "csv_bank")
 
 
+def _report_parts(family: str) -> str:
+    return f"designs.{family}.report_parts"
+
+
 def _register(family: str) -> None:
-    import_module(f"designs.{family}.register").register()
+    import_module(_report_parts(family)).register()
 
 
 def declare(family: str) -> None:
@@ -34,4 +39,5 @@ class DesignsConfig(AppConfig):
 
         for family in FAMILIES:
             declare(family)
-            registry.package_add(partial(_register, family))
+            if find_spec(_report_parts(family)) is not None:  # the yes/no bank has none: the study-wide parts read it
+                registry.package_add(partial(_register, family))

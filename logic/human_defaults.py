@@ -1,7 +1,6 @@
-"""What a new study's human arm starts with: practice questions and catch items (attention checks) in 003's
-wording, which a yes/no design uses unless it declares its own (Design.practice, Design.catch_items: RULEBREAKERS',
-dual-sided rules' and multiple choice's are in their folders, designs/<family>/practice.py). Pure Python: no Django
-imports.
+"""What a new study's human arm starts with: practice questions and catch items (attention checks) of two statements
+in 003's wording, which a yes/no design uses unless it declares its own (Design.practice, Design.catch_items: each
+design's own are in its folder, designs/<family>/practice.py). Pure Python: no Django imports.
 
 Practice trains the keys and the page, not the reasoning being measured. Before issue 16 every study
 practised modus ponens with feedback — the form whose human accuracy is 003's headline result (§5,
@@ -12,15 +11,15 @@ wording functions, its participants' question, its number of statements). Every 
 question states its logical form (a sequent), so experiments/participation/practice.py can check
 that no practice question shares a form with the items a study tests.
 
-Catch items have an obvious answer (it is stated in a premise), one statement each where the
-design's items have one (the instructions then promise "a statement").
+Catch items have an obvious answer (it is stated in a premise). A design whose items have one statement declares
+practice and catch items of one statement (the instructions then promise "a statement").
 """
 from __future__ import annotations
 
 from .parser import parse_sequent
 
 
-def _worded(sequent: str, meaning: dict, answer: str) -> dict:
+def worded(sequent: str, meaning: dict, answer: str) -> dict:
     """A practice question in 003's wording (Appendix B.2): one sentence per premise, then
     "Can we infer that …?" — the wording functions the design's own items are written with."""
     from . import wording
@@ -34,7 +33,8 @@ def _worded(sequent: str, meaning: dict, answer: str) -> dict:
     }
 
 
-def _meaning() -> dict:
+def example_meaning() -> dict:
+    """The propositions p, q, r, s of the practice questions written in 003's wording."""
     from .wording import Proposition
 
     return {
@@ -49,19 +49,10 @@ def _meaning() -> dict:
 def two_statement_practice() -> list[dict]:
     """Two statements and a question, like the 24 syllogisms: conjunction elimination (Yes) and a
     conclusion about someone the statements do not mention (No)."""
-    meaning = _meaning()
+    meaning = example_meaning()
     return [
-        _worded("p ∧ q, r ⊢ q", meaning, "yes"),
-        _worded("r, s ⊢ q", meaning, "no"),
-    ]
-
-
-def one_statement_practice() -> list[dict]:
-    """One statement and a question, like Appendix C.1's necessitation items ({φ} ⊢ □φ, ◇φ, φ)."""
-    meaning = _meaning()
-    return [
-        _worded("p ∧ q ⊢ q", meaning, "yes"),
-        _worded("r ∧ s ⊢ q", meaning, "no"),
+        worded("p ∧ q, r ⊢ q", meaning, "yes"),
+        worded("r, s ⊢ q", meaning, "no"),
     ]
 
 
@@ -91,24 +82,6 @@ def two_statement_checks() -> list[dict]:
         },
         {
             "premises": ["Ben is washing a car.", "Eva is singing a song."],
-            "question": "Can we infer that Ben isn't washing a car?",
-            "answer": "no",
-        },
-    ]
-
-
-def one_statement_checks() -> list[dict]:
-    """Catch items of one statement each, for designs whose items have one (003 Appendix C.1): the
-    instructions then promise "a statement" and the checks keep that promise. Their forms (p ∧ q ⊢ p,
-    p ⊢ ¬p) are neither the design's ({φ} ⊢ □φ, ◇φ, φ) nor its practice's."""
-    return [
-        {
-            "premises": ["Anna is reading a book and Tom is baking bread."],
-            "question": "Can we infer that Anna is reading a book?",
-            "answer": "yes",
-        },
-        {
-            "premises": ["Ben is washing a car."],
             "question": "Can we infer that Ben isn't washing a car?",
             "answer": "no",
         },

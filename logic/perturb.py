@@ -1,36 +1,26 @@
 """Matched-pair perturbations (seed 002): keep the logic, change the tokens. Pure Python.
 
-A perturbation works on the specification a design renders from (003's interpretations here;
-RULEBREAKERS' pair specs and a dual-sided rule bank in designs/paired/perturb_specs.py) and returns new
-specifications under a condition label; rendering them gives items that each name their original (``original_code``),
-and ``pairs.perturbation_links`` turns those into (original, perturbed) pairs.
-
-| kind | 003 modal syllogisms | rulebreakers | dual-sided rules |
-| --- | --- | --- | --- |
-| names | each interpretation's names → other names | the name (and its pronoun) → another | – |
-| entities | – | (country, city) → another place; instance → another of its type | – |
-| nonsense | 003's nonsense mirror | – | – |
-| mapping | whole-word replacements in names and verb phrases | in name, city/instance, country/type | in premise and conclusions |
+A perturbation works on the specification a design renders from and returns new specifications under a condition
+label; rendering them gives items that each name their original (``original_code``), and
+``pairs.perturbation_links`` turns those into (original, perturbed) pairs. What every design's perturbation shares
+is here: the kinds and their labels, whole-word token mappings (and a mapping file), the checks that only real items
+are perturbed and that a perturbation changes something. Each design perturbs its own specifications in its folder
+(designs/<family>/perturb_specs.py: 003's interpretations, RULEBREAKERS' pair specs, dual-sided rules), each
+taking the kinds it can (names, entities, nonsense, mapping).
 
 A custom mapping must be one-to-one and may not merge two words of one item (mapping "Anne" to
-"Bob" where "Bob" is already there would change the logic); for rulebreakers it may not put a
-known city or instance under the wrong country or type. Bad input raises ValueError (or
+"Bob" where "Bob" is already there would change the logic). Bad input raises ValueError (or
 CsvImportError for a mapping file) and returns nothing.
 """
 from __future__ import annotations
 
 import csv
 import io
-import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .csv_table import CsvImportError, RowError
-from . import generate
-from .generate import InterpretationSpec
-from .lexicon.given_names import given_names
-from .wording import Proposition
 
 KINDS = ("names", "entities", "nonsense", "mapping")
 LABEL = re.compile(r"^[a-z][a-z0-9-]{0,11}$")
@@ -155,49 +145,3 @@ def changed_only(pairs: list, label: str, link=lambda old: {}) -> tuple:
     if not kept:
         raise ValueError("the perturbation changes no item (does the mapping name any word they use?)")
     return kept
-
-
-# ----------------------------------------------------------------------------- 003 interpretations
-
-
-def perturb_interpretations(
-    specs: Sequence[InterpretationSpec],
-    *,
-    kind: str,
-    seed: int = 0,
-    names: Sequence[str] | None = None,
-    mapping: TokenMapping | Mapping[str, str] | None = None,
-    label: str | None = None,
-) -> tuple[InterpretationSpec, ...]:
-    """Perturbed interpretations; ``generate.generate(design, result)`` renders items whose
-    ``original_code`` is the real item of the same interpretation and form."""
-    label = check_label(label, kind)
-    specs = tuple(specs)
-    real_only(specs, lambda s: s.condition)
-    if kind == "nonsense":
-        if label != "nonsense":
-            raise ValueError("the nonsense mirror always has the label 'nonsense'")
-        return generate.nonsense_mirror(specs)
-    if kind == "names":
-        pool = list(dict.fromkeys(names if names is not None else (n.name for n in given_names(alternate=True))))
-        rng = random.Random(f"perturb:names:{seed}")
-        out = []
-        for spec in specs:
-            old = list(dict.fromkeys((spec.p.subject, spec.q.subject)))
-            choices = [n for n in pool if n not in old]
-            if len(choices) < len(old):
-                raise ValueError(f"the name list needs at least {len(old)} names besides {old}")
-            new = dict(zip(old, rng.sample(choices, len(old))))
-            out.append(replace(spec, condition=label, p=replace(spec.p, subject=new[spec.p.subject]),
-                               q=replace(spec.q, subject=new[spec.q.subject])))
-        return tuple(out)
-    if kind == "mapping":
-        table = mapping if isinstance(mapping, TokenMapping) else TokenMapping.of(mapping or {})
-        pairs = []
-        for spec in specs:
-            texts = table.apply_unit((spec.p.subject, spec.p.predicate, spec.q.subject, spec.q.predicate),
-                                     f"interpretation {spec.index}")
-            new = replace(spec, condition=label, p=Proposition(texts[0], texts[1]), q=Proposition(texts[2], texts[3]))
-            pairs.append((spec, new))
-        return changed_only(pairs, label)
-    raise ValueError("003 interpretations take the perturbations names, nonsense and mapping")

@@ -253,8 +253,8 @@ def test_the_design_checks_see_an_import_from_outside_and_a_sibling(tmp_path):
     """A made-up tree: the core imports a family (lazily, inside a function), one family imports another, the
     loader imports a family and a family imports the core; the first two are found, the others are not."""
     for name, text in {
-        "designs/__init__.py": "", "designs/apps.py": "from designs.modal import register\n",
-        "designs/modal/__init__.py": "", "designs/modal/register.py": "from experiments import registry\n",
+        "designs/__init__.py": "", "designs/apps.py": "from designs.modal import report_parts\n",
+        "designs/modal/__init__.py": "", "designs/modal/report_parts.py": "from experiments import registry\n",
         "designs/modal/frames.py": "from designs.paired.report import per_respondent\n",
         "designs/paired/__init__.py": "", "designs/paired/report.py": "from .frames import x\n",
         "designs/paired/frames.py": "",
@@ -272,7 +272,7 @@ def test_bench_is_on_top_and_in_the_checks():
     """bench/ is read like the apps (its circle burst.py ↔ study.py was one, issue 46) and sits on top."""
     graph = imports()
     assert "bench.load.burst" in graph and "bench.load.study" in graph
-    assert layer("bench.load.study") > layer("demo.pilot") > layer("designs.modal.register")
+    assert layer("bench.load.study") > layer("demo.pilot") > layer("designs.modal.report_parts")
 
 
 def django_or_project_imports(paths: list[Path]) -> list[str]:

@@ -53,12 +53,12 @@ def postgres_server(arg: str | None) -> str:
 SEED = """
 from experiments import design_registry as registry
 from experiments import services
-from logic.modal_forms import SYLLOGISMS
 from experiments.models import Study, StudyStatus
 from experiments.participation.consent import consent_review
 from experiments.participation.services import human_arm_ensure
-study = services.study_create(slug=SLUG, title="Load bench", design=SYLLOGISMS)
-registry.get(SYLLOGISMS).make(study=study, interpretations=INTERPRETATIONS, seed=0, nonsense=NONSENSE)
+design = registry.demo_design()  # 003's modal syllogisms
+study = services.study_create(slug=SLUG, title="Load bench", design=design.name)
+design.make(study=study, interpretations=INTERPRETATIONS, seed=0, nonsense=NONSENSE)
 arm = human_arm_ensure(study=study)
 arm.items_per_participant, arm.target_sample_size, arm.completion_code = ITEMS, 100000, "BENCHDONE"
 arm.contact = "bench"

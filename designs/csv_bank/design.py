@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from experiments import design_registry as registry
 from experiments.design_registry import IMPORT, LOGIC_SYSTEM, VALID_IS_GOLD, Design, Option, Scoring, Wording
-from experiments.items import bank_columns
 from logic import wording
 from logic.formula import Atom, Not, Or
 
-from . import items
+from . import bank_columns, items
 
 # A row without a prompt gets 003 Appendix B.3's (logic/wording.py); the declaration's example.
 _EXAMPLE = {"p": wording.Proposition("Mia", "painting a fence"), "q": wording.Proposition("Leo", "washing a car")}

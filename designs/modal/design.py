@@ -11,16 +11,17 @@ from experiments.design_registry import (
     CONSEQUENCE, GENERATE, LOGIC_SYSTEM, MODAL_FIELDS, VALID_IS_GOLD, Design, Factor, Level, Option, Scoring, Wording,
 )
 from experiments.models import LogicSystem
-from logic import generate as gen
 from logic import human_defaults, wording
 from logic.formula import Atom, Not, Or
-from logic.modal_forms import (
-    ARGUMENT_FORMS, MODALITIES, MODALITY_SYMBOLS, NECESSITATION_FORM, distribution_templates, templates_for,
-)
-from logic.modal_forms import DESIGNS as MODAL_DESIGNS
 from logic.parser import Sequent
 
-from . import items, perturbing
+from . import generate as gen
+from . import items, perturbing, practice
+from .forms import (
+    ARGUMENT_FORMS, MODALITIES, MODALITY_SYMBOLS, NECESSITATION_FORM, distribution_templates, templates_for,
+)
+from .forms import DESIGNS as MODAL_DESIGNS
+from .forms import SYLLOGISMS
 
 # Paper 003's designs: generated from sampled interpretations, keyed by the model checker.
 _MODAL_OPTIONS = (
@@ -32,8 +33,8 @@ _MODAL_OPTIONS = (
            "necessitation, local otherwise); each item stores the other's answer too", choices=gen.CONSEQUENCES,
            study_field=CONSEQUENCE),
     Option("paper_lexicon", bool, False, "draw from 003 §3.4's top-200 US baby names (the SSA's 2020 top 100 of each "
-           "sex: logic/lexicon/PAPER_NAMES.md) and the first 204 verb phrases, instead of all 336 names and 283 "
-           "verb phrases"),
+           "sex: designs/modal/lexicon/PAPER_NAMES.md) and the first 204 verb phrases, instead of all 336 names and "
+           "283 verb phrases"),
     Option("replace", bool, False, "regenerate a design the study already has"),
 )
 # The factors of 003's designs (§3.2): modality and argument form; necessitation varies the modality only.
@@ -99,14 +100,15 @@ DESIGNS = tuple(
         warnings=_modal_warnings, perturb=partial(perturbing.perturb_interpretations, design=_name),
         factors=_MODAL_FACTORS.get(_name, ("modality", "argform")), factor_levels=_MODAL_LEVELS,
         scoring=_MODAL_SCORING, validity=VALID_IS_GOLD, wording=_MODAL_WORDING,
-        practice=(human_defaults.one_statement_practice if _name in _ONE_STATEMENT
+        practice=(practice.one_statement_practice if _name in _ONE_STATEMENT
                   else human_defaults.two_statement_practice),
-        catch_items=(human_defaults.one_statement_checks if _name in _ONE_STATEMENT
+        catch_items=(practice.one_statement_checks if _name in _ONE_STATEMENT
                      else human_defaults.two_statement_checks),
         tested_forms=_template_forms(_name),
         gold="the model checker's verdict on the item's sequent under the study's modal system and the item's "
              "consequence relation (yes exactly when it is valid, 003 §3.2)",
         modal_fields=MODAL_FIELDS,
+        demo=_name == SYLLOGISMS, sample=partial(gen.sample, _name),
     )
     for _name in sorted(MODAL_DESIGNS)
 )

@@ -7,7 +7,7 @@ import pandas as pd
 
 from analysis.prep import coded, zscore
 from experiments.schema import argform_code
-from logic.modal_forms import SYLLOGISMS, modal_syllogism_templates
+from .forms import SYLLOGISMS, modal_syllogism_templates
 
 
 def valid_forms() -> tuple[str, ...]:

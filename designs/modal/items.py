@@ -1,5 +1,6 @@
 """Paper 003's designs (modal syllogisms, necessitation, modal distribution): items generated from
-sampled interpretations, gold answers decided by the modal-logic model checker."""
+sampled interpretations (stored in the study's interpretations), gold answers decided by the modal-logic model
+checker."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,13 +8,12 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from logic import generate as gen
-from logic.modal_forms import DESIGNS
-from logic.lexicon import LEXICON_SIZES
-from experiments.models import Item, Study
-from experiments.items.storage import (
-    BULK_BATCH, design_items_replace, insert_items, item_from_generated, refuse_if_locked, save_interpretations,
-)
+from experiments.items.storage import BULK_BATCH, design_items_replace, insert_items, refuse_if_locked
+from experiments.models import Interpretation, Item, Study
+
+from . import generate as gen
+from .forms import DESIGNS
+from .lexicon import LEXICON_SIZES
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,51 @@ class GenerationReport:
         if len(used) == 1:
             return f"{used[0]} consequence"
         return ", ".join(f"{v.template.form_id}: {v.consequence}" for v in self.forms)
+
+
+def save_interpretations(study, conditions) -> dict[tuple[str, int], int]:
+    """Create (or reuse) the study's interpretations; returns (condition, index) -> pk."""
+    wanted = [spec for specs in conditions for spec in specs]
+    existing = {
+        (i.condition, i.index): i for i in study.interpretations.all()
+    }
+    fresh = []
+    for spec in wanted:
+        row = existing.get((spec.condition, spec.index))
+        values = (spec.p.subject, spec.p.predicate, spec.q.subject, spec.q.predicate)
+        if row is not None:
+            if (row.p_subject, row.p_predicate, row.q_subject, row.q_predicate) != values:
+                raise ValidationError(
+                    f"Study '{study.slug}' already has interpretation {spec.index} ({row}) drawn with "
+                    "another seed; use the study's seed or a new study."
+                )
+            continue
+        fresh.append(Interpretation(
+            study=study, index=spec.index, condition=spec.condition,
+            p_subject=values[0], p_predicate=values[1], q_subject=values[2], q_predicate=values[3],
+        ))
+    Interpretation.objects.bulk_create(fresh, batch_size=BULK_BATCH)
+    rows = {(i.condition, i.index): i.pk for i in study.interpretations.all()}
+    mirrors = [
+        Interpretation(pk=pk, original_id=rows[("real", index)])
+        for (condition, index), pk in rows.items()
+        if condition != "real" and ("real", index) in rows
+    ]
+    Interpretation.objects.bulk_update(mirrors, ["original"], batch_size=BULK_BATCH)
+    return rows
+
+
+def item_from_generated(study, g: gen.GeneratedItem, interp_rows, originals) -> Item:
+    return Item(
+        study=study, code=g.code, design=g.design, form_id=g.form_id, modality=g.modality,
+        argument_form=g.argument_form, logical_form=g.logical_form, template_valid=g.template_valid,
+        gold_answer=g.gold_answer, logic_system=g.logic_system, checker_disagrees=g.checker_disagrees,
+        consequence=g.consequence, gold_other=g.gold_other,
+        premises=list(g.premises), question=g.question, prompt=g.prompt,
+        interpretation_id=interp_rows[(g.condition, g.interpretation_index)],
+        condition=g.condition, original_id=originals.get(g.original_code) if g.original_code else None,
+        attributes={"rule": g.rule},
+    )
 
 
 @transaction.atomic

@@ -1,5 +1,5 @@
 """The mixed-effects analyses of paper 003 (Eq. 4–6, Appendix C) and the human-vs-model model,
-declared as `ModelSpec`s (analysis/sections.py; register.py adds them to the design registry, in the report's
+declared as `ModelSpec`s (analysis/sections.py; report_parts.py adds them to the design registry, in the report's
 order, with the designs each reads): each names its frame, formula, family, what it
 needs, its likelihood-ratio terms and marginal-means tables; `sections.fit_spec` fits any of them,
 and analysis/reproduce.py writes the scripts that refit them. What a section adds beyond the common
@@ -13,9 +13,9 @@ from functools import partial
 import pandas as pd
 
 from common.registry import Registry
-from logic.modal_forms import DISTRIBUTION as DISTRIBUTION_DESIGN
-from logic.modal_forms import NECESSITATION as NECESSITATION_DESIGN
-from logic.modal_forms import SYLLOGISMS
+from .forms import DISTRIBUTION as DISTRIBUTION_DESIGN
+from .forms import NECESSITATION as NECESSITATION_DESIGN
+from .forms import SYLLOGISMS
 
 from analysis import like_for_like, metrics, prep, versus
 from analysis import rbridge as rb

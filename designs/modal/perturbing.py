@@ -1,16 +1,19 @@
-"""003's designs perturbed (seed 002): new interpretations under the same logic, the registry's `Design.perturb` of
-each modal design (experiments/items/perturbing.py's items_perturb calls it)."""
+"""003's designs perturbed (seed 002): new interpretations under the same logic (perturb_specs.py), stored and
+rendered; the registry's `Design.perturb` of each modal design (experiments/items/perturbing.py's items_perturb calls
+it)."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
 from experiments.items.perturbing import real_items
-from experiments.items.storage import BULK_BATCH, item_from_generated, save_interpretations
+from experiments.items.storage import BULK_BATCH
 from experiments.models import Item, Study
-from logic import generate as gen
-from logic import perturb
-from logic.generate import InterpretationSpec
 from logic.wording import Proposition
+
+from . import generate as gen
+from .generate import InterpretationSpec
+from .items import item_from_generated, save_interpretations
+from .perturb_specs import perturb_interpretations as perturbed_interpretations
 
 
 def perturb_interpretations(*, design: str, study: Study, kind: str, seed: int, mapping, label: str) -> int:
@@ -26,7 +29,7 @@ def _perturb_interpretations(study: Study, design: str, kind: str, seed: int, ma
     )
     if not specs:
         raise ValidationError(f"The '{design}' items have no interpretations to perturb.")
-    new = perturb.perturb_interpretations(specs, kind=kind, seed=seed, mapping=mapping, label=label)
+    new = perturbed_interpretations(specs, kind=kind, seed=seed, mapping=mapping, label=label)
     rows = save_interpretations(study, [new])
     originals = dict(real_items(study, design).values_list("code", "pk"))
     batch = [item_from_generated(study, g, rows, originals) for g in gen.generate(design, new, system=study.logic_system)]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import schema
-from logic.modal_forms import ARGUMENT_FORMS, MODALITIES, SYLLOGISMS, modal_syllogism_templates
+from .forms import ARGUMENT_FORMS, MODALITIES, SYLLOGISMS, modal_syllogism_templates
 
 from analysis.frames import ITEM_COLUMNS, SCORE_COLUMNS, TRIAL_COLUMNS
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from experiments import design_registry as registry
 from experiments.design_registry import IMPORT, NO_FORM, Design, Family, Generation, Scoring, Wording
-from experiments.items import bank_columns, sources
+from experiments.items import sources
 from logic import answer_parsing
 
-from . import items, practice
+from . import bank_columns, items, practice
 from . import questions as mc
 
 MULTIPLE_CHOICE = Design(

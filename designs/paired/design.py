@@ -8,11 +8,11 @@ from experiments.design_registry import (
     CASES, FORM_VALID, GENERATE, IMPORT, NO_FORM, ONE_PHRASING, TOP_TOKEN, Design, Family, Generation, Option, Probe,
     Scoring, Wording,
 )
-from experiments.items import bank_columns, sources
+from experiments.items import sources
 from experiments.items.pairs import HUMAN_VARIANT
 from logic import answer_parsing, prompting
 
-from . import dual_sided, items, perturbing, practice, published, rulebreakers
+from . import bank_columns, dual_sided, items, perturbing, practice, published, rulebreakers
 from .prompting import DUAL_SIDED_TWO_SHOT_COT
 
 def _describe_rulebreakers(report) -> str:

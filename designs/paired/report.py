@@ -87,7 +87,7 @@ def _order(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # The paired designs each section reads (this package's own: a new paired design adds its name here and, in
-# register.py, to the part's designs); a section is keyed by its design's name.
+# report_parts.py, to the part's designs); a section is keyed by its design's name.
 TAU_DESIGNS = (rulebreakers.DESIGN,)  # 000: τ and Π⁺ over rulebreaker pairs
 DUAL_SIDED_DESIGNS = (dual_sided.DESIGN,)  # 004: a rule is right when both sides are
 

@@ -32,7 +32,7 @@ from .designs import (  # noqa: F401  (the registry's API)
     by_decision_rule, catch_items_for, choices, families, generated, generation, generic_bank, get, importable,
     imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, levels, list_pool,
     modal_fields_for, model_instruction_in, probed_designs,
-    pair_roles,
+    demo_design, pair_roles,
     perturbable, practice_for, register, report_part_add, scoring, tested_forms, unregister, uploadable,
     with_probes,
 )

@@ -303,6 +303,13 @@ class Design:
     # Which of its items are one family (a question's option orders, a pair's members, phrasings and copies),
     # sharing a random intercept in the GLMMs; None: each item stands alone (003's designs, a yes/no bank).
     family: Family | None = None
+    # The design the demo study and the pilot are built from (demo/), and the benchmarks (bench/): one design
+    # declares it (registry.demo_design()), so that neither names a design.
+    demo: bool = False
+    # A generated design's items made without a database: (**options) -> what make(study=, **options) would write,
+    # each with its code and prompt, in the same order (the benchmarks time and score them: bench/generate_items.py,
+    # bench/scoring.py); None: it has none.
+    sample: Callable[..., list] | None = None
 
     def __post_init__(self):
         if set(self.modal_fields) - set(MODAL_FIELDS):

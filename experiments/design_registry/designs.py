@@ -52,6 +52,9 @@ def register(design: Design) -> Design:
         raise ValueError(f"design {design.name!r} declares published formats but no importer")
     if design.wording is None:
         raise ValueError(f"design {design.name!r} declares no wording (participants' question, the model's prompt)")
+    demo = [d.name for d in _designs.values() if d.demo]
+    if design.demo and demo:
+        raise ValueError(f"design {design.name!r} is declared the demo's, but {demo[0]!r} already is")
     _levels_found.clear()
     return _designs.add(design.name, design)  # raises on a name registered twice
 
@@ -215,6 +218,14 @@ def choices() -> list[tuple[str, str]]:
 
 def perturbable() -> list[str]:
     return [d.name for d in all_designs() if d.perturb is not None]
+
+
+def demo_design() -> Design:
+    """The design the demo study, the pilot and the benchmarks are built from (the one declared `demo`)."""
+    found = [d for d in all_designs() if d.demo]
+    if not found:
+        raise LookupError("no registered design is declared the demo's (Design.demo)")
+    return found[0]
 
 
 def generic_bank() -> Design:

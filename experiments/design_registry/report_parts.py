@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# What each design's package adds at start-up (designs/<family>/register.py, run by designs.apps): its
+# What each design's package adds at start-up (designs/<family>/report_parts.py, run by designs.apps): its
 # report parts, in the report's order, each with the designs it reads; and the designs whose own real
 # items alone the study-wide tables read where a study has them (003's syllogisms: its Table 1).
 _parts: list[tuple[object, set[str]]] = []

@@ -1,5 +1,5 @@
-"""What every design's items are stored with: bulk inserts, the interpretations they draw on, and
-the one rule that a study's items are immutable once it has responses."""
+"""What every design's items are stored with: bulk inserts, and the one rule that a study's items are immutable once
+it has responses (a design's own rows, such as 003's interpretations, are stored by its folder: designs/<family>/)."""
 from __future__ import annotations
 
 import contextlib
@@ -9,9 +9,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.utils import timezone
 
-from logic import generate as gen
 from logic.human_defaults import CATCH_ITEMS
-from ..models import Interpretation, Item, ItemsLocked, LinkKind, Study
+from ..models import Item, ItemsLocked, LinkKind, Study
 from ..models.item_summary import items_created
 from ..models.items_version import items_version_raise
 
@@ -77,51 +76,6 @@ def refuse_if_answered(study: Study) -> None:
             f"Study '{study.slug}' already has answers from real participants; its item set is fixed. "
             "Create a new study to add perturbed copies (a simulated pilot's answers never block them)."
         )
-
-
-def save_interpretations(study, conditions) -> dict[tuple[str, int], int]:
-    """Create (or reuse) the study's interpretations; returns (condition, index) -> pk."""
-    wanted = [spec for specs in conditions for spec in specs]
-    existing = {
-        (i.condition, i.index): i for i in study.interpretations.all()
-    }
-    fresh = []
-    for spec in wanted:
-        row = existing.get((spec.condition, spec.index))
-        values = (spec.p.subject, spec.p.predicate, spec.q.subject, spec.q.predicate)
-        if row is not None:
-            if (row.p_subject, row.p_predicate, row.q_subject, row.q_predicate) != values:
-                raise ValidationError(
-                    f"Study '{study.slug}' already has interpretation {spec.index} ({row}) drawn with "
-                    "another seed; use the study's seed or a new study."
-                )
-            continue
-        fresh.append(Interpretation(
-            study=study, index=spec.index, condition=spec.condition,
-            p_subject=values[0], p_predicate=values[1], q_subject=values[2], q_predicate=values[3],
-        ))
-    Interpretation.objects.bulk_create(fresh, batch_size=BULK_BATCH)
-    rows = {(i.condition, i.index): i.pk for i in study.interpretations.all()}
-    mirrors = [
-        Interpretation(pk=pk, original_id=rows[("real", index)])
-        for (condition, index), pk in rows.items()
-        if condition != "real" and ("real", index) in rows
-    ]
-    Interpretation.objects.bulk_update(mirrors, ["original"], batch_size=BULK_BATCH)
-    return rows
-
-
-def item_from_generated(study, g: gen.GeneratedItem, interp_rows, originals) -> Item:
-    return Item(
-        study=study, code=g.code, design=g.design, form_id=g.form_id, modality=g.modality,
-        argument_form=g.argument_form, logical_form=g.logical_form, template_valid=g.template_valid,
-        gold_answer=g.gold_answer, logic_system=g.logic_system, checker_disagrees=g.checker_disagrees,
-        consequence=g.consequence, gold_other=g.gold_other,
-        premises=list(g.premises), question=g.question, prompt=g.prompt,
-        interpretation_id=interp_rows[(g.condition, g.interpretation_index)],
-        condition=g.condition, original_id=originals.get(g.original_code) if g.original_code else None,
-        attributes={"rule": g.rule},
-    )
 
 
 def insert_items(batch: list[Item], originals: dict[str, int]) -> int:

@@ -130,7 +130,7 @@ def test_unknown_design_is_refused():
 
 
 def test_the_paper_lexicon_draws_from_003s_200_names_and_204_verb_phrases():
-    from logic.lexicon import load_lines, real_lexicon
+    from designs.modal.lexicon import load_lines, real_lexicon
 
     full, paper = real_lexicon(), real_lexicon("paper")
     assert (len(full.names), len(full.verb_phrases)) == (336, 283)

@@ -379,6 +379,24 @@ def test_import_items_takes_factors_for_every_design_as_documented(tmp_path, cap
 
 
 @pytest.mark.django_db
+def test_import_items_takes_each_designs_import_options_from_the_registry_and_refuses_another_designs():
+    """A design's import options are flags made from its registry entry (Design.import_options), as generate_items'
+    are (issue 46: a change to a design's import options touches its folder only); another design's is refused
+    before anything is written."""
+    declared = {d.name: {o.name for o in d.import_options} for d in registry.importable()}
+    assert "variants" in declared["rulebreakers"] and "templates" in declared["dual-sided"]
+    with pytest.raises(CommandError, match="dual-sided takes no --variants"):
+        call_command("import_items", "dual-sided", str(ULOGIC), "ul-v", "--format", "ulogic-json", "--variants",
+                     "follow/yes-no")
+    with pytest.raises(CommandError, match="rulebreakers takes no --templates"):
+        call_command("import_items", "rulebreakers", str(RULEBREAKERS), "rb-t", "--templates", "3")
+    assert not Study.objects.filter(slug__in=["ul-v", "rb-t"]).exists()
+    call_command("import_items", "dual-sided", str(ULOGIC), "ul-t", "--format", "ulogic-json", "--skip-problems",
+                 "--templates", "3")
+    assert set(Study.objects.get(slug="ul-t").items.values_list("variant", flat=True)) == {"template-3"}
+
+
+@pytest.mark.django_db
 def test_a_factor_the_imported_items_lack_imports_nothing():
     with pytest.raises(CommandError, match="no column named 'colour' among the items.*Nothing was imported"):
         call_command("import_items", "dual-sided", str(ULOGIC), "ul-bad", "--format", "ulogic-json",

@@ -21,7 +21,7 @@ call_command("migrate", verbosity=0)
 from designs.modal.items import items_generate
 from experiments import services as study_services
 from inference import services
-from logic.modal_forms import SYLLOGISMS
+from designs.modal.forms import SYLLOGISMS
 
 study = study_services.study_create(slug="killed", title="Killed", design=SYLLOGISMS)
 items_generate(study=study, design=SYLLOGISMS, interpretations=10, seed=0)

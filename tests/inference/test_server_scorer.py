@@ -43,7 +43,7 @@ def demo_items(n):
     stores them (the real half, then its nonsense mirror), made by the same generator with the same
     arguments (a new study's S5 and paper consequence, the full lexicon). The scorers' comparison below
     needs only their prompts, so it runs once, not again on PostgreSQL."""
-    from logic import generate as gen
+    from designs.modal import generate as gen
 
     specs = gen.sample_interpretations(1, 0, "full")
     items = [item for half in (specs, gen.nonsense_mirror(specs))

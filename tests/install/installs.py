@@ -38,7 +38,7 @@ NEEDS_GROUP = {
         "analysis.answering", "analysis.participant_factors", "analysis.people_effects", "analysis.power_people",
         "analysis.summary",
         # each design package's report part (designs/apps.py registers them lazily, for reports only)
-        "designs.*.frames", "designs.*.mixed", "designs.*.register", "designs.*.report", "designs.*.metrics",
+        "designs.*.frames", "designs.*.mixed", "designs.*.report_parts", "designs.*.report", "designs.*.metrics",
         "designs.*.people", "designs.*.sequents", "designs.*.simulate",
     ),
     "inference": ("inference.scorers.hf", "inference.scorers.loading", "inference.scorers.gguf_f32"),

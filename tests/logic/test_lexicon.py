@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from logic.lexicon import Lexicon, load_lines, nonsense_phrases, real_lexicon
+from designs.modal.lexicon import Lexicon, load_lines, nonsense_phrases, real_lexicon
 
 ARTICLES = ("a", "an", "the", "some")
 # Rule for real verb phrases: "<verb>ing <a|an|the|some> <one or two lower-case words>".
@@ -155,7 +155,7 @@ def test_nonsense_phrases_mirror_verb_phrases():
 def test_the_paper_lexicon_is_the_ssa_top_200_balanced_by_sex_with_its_provenance():
     """Issue 35: --paper-lexicon drew names.txt's first 200 lines, 165 female and 35 male. Now 003's
     "top-200 popular baby names" are the SSA's national data (003's footnote 6), 100 of each sex,
-    interleaved by rank; logic/lexicon/PAPER_NAMES.md says where the list was read."""
+    interleaved by rank; designs/modal/lexicon/PAPER_NAMES.md says where the list was read."""
     from importlib import resources
 
     names = real_lexicon("paper").names
@@ -165,7 +165,7 @@ def test_the_paper_lexicon_is_the_ssa_top_200_balanced_by_sex_with_its_provenanc
     assert male[:3] == ("Liam", "Noah", "Oliver") and male[-1] == "Silas"  # M rows 1–3 and 100
     old = load_lines("names")  # names.txt: lines 1–165 female, the rest male
     assert sum(n in old[:165] for n in names) < 120 and sum(n in old[165:] for n in names) > 60
-    provenance = resources.files("logic.lexicon").joinpath("PAPER_NAMES.md").read_text(encoding="utf-8")
+    provenance = resources.files("designs.modal.lexicon").joinpath("PAPER_NAMES.md").read_text(encoding="utf-8")
     for fact in ("aramshiva/babies", "a164b5f2e8a0842578e8e5a630d75bfc4f41d399", "names/yob2020.txt",
                  "ssa.gov/oact/babynames/names.zip"):
         assert fact in provenance

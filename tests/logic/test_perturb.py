@@ -7,12 +7,13 @@ from dataclasses import replace
 import pytest
 
 from experiments.item_csv import CsvImportError
-from logic import generate
+from designs.modal import generate
 from designs.paired import rulebreakers as rb
 from designs.paired.dual_sided import dual_sided_items, parse_rule_bank
 from logic.pairs import PairingError, link_pairs, perturbation_links
 from designs.paired.perturb_specs import perturb_rulebreakers, perturb_rules
-from logic.perturb import TokenMapping, parse_mapping_csv, perturb_interpretations
+from designs.modal.perturb_specs import perturb_interpretations
+from logic.perturb import TokenMapping, parse_mapping_csv
 from designs.paired.rulebreakers_data import alternative_cities, capitals, categories, given_names
 
 DESIGN = "modal-syllogisms"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic.generate import InterpretationSpec, render_item, verdicts
+from designs.modal.generate import InterpretationSpec, render_item, verdicts
 from logic.wording import Proposition
 
 JANE = Proposition("Jane", "watching a show")

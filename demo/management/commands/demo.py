@@ -20,7 +20,6 @@ from django.core.management.base import BaseCommand, CommandError
 from experiments import design_registry as registry
 
 from experiments import services
-from logic.modal_forms import SYLLOGISMS  # 003's design, the demo's
 from experiments.models import Study
 from common.env import BASE_DIR
 
@@ -57,13 +56,14 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
         study = Study.objects.filter(slug=DEMO_SLUG).first()
         if study is None:
+            design = registry.demo_design()  # 003's modal syllogisms (their Design.demo)
             study = services.study_create(
                 slug=DEMO_SLUG,
                 title="Modal syllogisms (paper 003 demo)",
-                design=SYLLOGISMS,
+                design=design.name,
                 description="24 logical forms × interpretations, gold answers from the S5 checker, nonsense mirror.",
             )
-            report = registry.get(SYLLOGISMS).make(
+            report = design.make(
                 study=study, interpretations=interpretations, seed=0, nonsense=True
             )
             self.stdout.write(f"Generated {report.items} items into '{study.slug}'.")

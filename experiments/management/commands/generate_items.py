@@ -36,12 +36,13 @@ def _help(option) -> str:
     return f"{option.help} (default: the study's {field.verbose_name}; a new study's is {field.default})"
 
 
-def add_design_options(parser, chosen) -> None:
-    """Each design's options as flags (an option several designs share is added once)."""
+def add_design_options(parser, chosen, options=lambda design: design.options) -> None:
+    """Each design's options (`options(design)`: its generation's, or its import's) as flags (an option several
+    designs share is added once)."""
     added = set()
     for design in chosen:
         group = parser.add_argument_group(f"{design.name} (seed {design.paper})")
-        for option in design.options:
+        for option in options(design):
             if option.name in added:
                 continue
             added.add(option.name)

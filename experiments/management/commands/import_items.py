@@ -5,7 +5,8 @@ python manage.py import_items KIND FILE STUDY --format NAME [--skip-problems]
 python manage.py import_items rulebreakers RULEBREAKERS_finegrained_format.csv STUDY
 
 KIND is any design of the registry that takes a file (designs/<family>/design.py); "yes-no" names
-the yes/no bank (design csv-import).
+the yes/no bank (design csv-import). A design's import options are the registry's (`Design.import_options`), as
+flags (--templates, --variants …), as generate_items takes a generated design's.
 
 yes-no (the default): a yes/no item bank, columns in experiments/item_csv.py.
 dual-sided: a rule bank of seed 004 (premise, conclusion, flipped_conclusion, optional rule_id,
@@ -39,8 +40,16 @@ from experiments.item_csv import CsvImportError
 from experiments.management.team_option import add_team_argument, check_team, team_named
 from experiments.models import LogicSystem
 
+from .generate_items import add_design_options
+
 YES_NO = "yes-no"  # the yes/no bank's name on the command line
 KINDS = (YES_NO, *(d.name for d in registry.importable() if not d.generic))
+FACTORS = "factors"  # --factors works for every design (the bank's own option where it declares one)
+
+
+def _import_options(design: registry.Design) -> tuple:
+    """A design's import options taken as flags of their own (--factors aside: every design takes it)."""
+    return tuple(o for o in design.import_options if o.name != FACTORS)
 
 
 def _design(kind: str) -> registry.Design:
@@ -111,17 +120,14 @@ class Command(BaseCommand):
                             help="a published format: write the rows that can be read and list those left out")
         parser.add_argument("--system", choices=LogicSystem.values, default=LogicSystem.S5,
                             help="modal logic for rows with a logical_form (new study only; default S5)")
-        parser.add_argument("--templates", nargs="+", type=int, default=[1, 2, 3, 4, 5], metavar="N",
-                            help="dual-sided: Table 9's templates to use (default 1 2 3 4 5)")
-        parser.add_argument("--variants", nargs="+", default=None, metavar="ID",
-                            help="rulebreakers: the prompt variants to store (default all ten)")
         parser.add_argument("--factors", nargs="+", default=None, metavar="COLUMN",
                             help="any design: the bank's factor columns (e.g. modality, pair_role, or a descriptive "
                                  "column such as domain); Table 1 and the humans-vs-models model are by these (stored "
                                  "in the study's settings; a name the imported items lack imports nothing)")
+        add_design_options(parser, registry.importable(), options=_import_options)
 
-    def handle(self, *args, arguments, study, title, format_name, skip_problems, system, templates, variants,
-               factors, team=None, **options):
+    def handle(self, *args, arguments, study, title, format_name, skip_problems, system, factors, team=None,
+               **options):
         team = team_named(team)
         kind, rest = (YES_NO, arguments)
         if arguments[0] in KINDS:
@@ -141,14 +147,15 @@ class Command(BaseCommand):
         chosen = _format(kind, design, format_name)
         published = chosen != sources.BANK
         declared = {o.name for o in design.import_options}
-        values = {"templates": templates} if "templates" in declared else {}
-        if variants:
-            if "variants" not in declared:
-                raise CommandError(f"--variants is for the rulebreakers design, not {kind}.")
-            values["variants"] = variants
+        flagged = {o.name for d in registry.importable() for o in _import_options(d)}
+        values = {name: value for name, value in options.items() if name in flagged and value is not None}
+        foreign = sorted(name for name, value in values.items() if name not in declared and value not in (False, []))
+        if foreign:
+            raise CommandError(f"{kind} takes no {', '.join('--' + n.replace('_', '-') for n in foreign)}.")
+        values = {name: value for name, value in values.items() if name in declared}
         bank_factors = []  # a design without a factors option: checked against the imported items, then stored
         if factors:
-            if "factors" in declared:
+            if FACTORS in declared:
                 values["factors"] = factors
             else:
                 bank_factors = factors

@@ -1,5 +1,5 @@
 """A toy design in one package (docs/designs.md, "How to add a design"): its registry entry and its own report
-section, and `register()`, which a real package's register.py holds and designs/apps.py runs at start-up (here
+section, and `register()`, which a real package's report_parts.py holds and designs/apps.py runs at start-up (here
 the test runs it, and `unregister()` takes it out again).
 
 The toy: yes/no items whose report section counts each respondent's answers and its share of gold answers given,

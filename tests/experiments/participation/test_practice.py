@@ -11,7 +11,7 @@ from experiments import services
 from experiments import design_registry as registry
 from designs.paired import dual_sided, rulebreakers
 from logic.checker import entails
-from logic.modal_forms import DESIGNS, templates_for
+from designs.modal.forms import DESIGNS, templates_for
 from logic.parser import parse_sequent
 from designs.multiple_choice.items import DESIGN as MULTIPLE_CHOICE
 from experiments.models import StudyStatus

@@ -1,4 +1,4 @@
-"""Items from a design: interpretations × templates, gold answers from the model checker.
+"""Paper 003's items: interpretations × templates (forms.py), gold answers from the model checker.
 
 Pure functions over frozen dataclasses; the same (design, n, seed, system, nonsense) always gives
 the same items in the same order.
@@ -10,12 +10,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import wording
-from .checker import Consequence, System, entails
-from .modal_forms import Template, templates_for
-from .formula import to_unicode
+from logic import wording
+from logic.checker import Consequence, System, entails
+from logic.formula import to_unicode
+from logic.wording import Proposition
+
+from .forms import Template, templates_for
 from .lexicon import nonsense_phrases, real_lexicon
-from .wording import Proposition
 
 
 @dataclass(frozen=True)
@@ -204,3 +205,22 @@ def generate(
     for spec in interpretations:
         for verdict in forms:
             yield render_item(verdict, spec)
+
+
+def sample(
+    design: str,
+    *,
+    interpretations: int = 1000,
+    seed: int = 0,
+    nonsense: bool = False,
+    system: str = "S5",
+    consequence: str = "paper",
+    paper_lexicon: bool = False,
+) -> list[GeneratedItem]:
+    """The items `make` writes with these options (items.items_generate, a new study's S5 and paper consequence),
+    made without a database: the real interpretations' items, then their nonsense mirror's (the registry's
+    `Design.sample`, which the benchmarks read)."""
+    specs = sample_interpretations(interpretations, seed, "paper" if paper_lexicon else "full")
+    conditions = [specs, nonsense_mirror(specs)] if nonsense else [specs]
+    return [item for condition in conditions for item in generate(design, condition, system=system,
+                                                                   consequence=consequence)]

@@ -5,8 +5,8 @@ declared with the designs themselves: Design.factor_levels)."""
 from __future__ import annotations
 
 from experiments import design_registry as registry
-from logic.modal_forms import DISTRIBUTION, NECESSITATION, SYLLOGISMS
 
+from .forms import DISTRIBUTION, NECESSITATION, SYLLOGISMS
 from .mixed import AGENTS, DISTRIBUTION as DISTRIBUTION_SPEC, EQ4, EQ5, EQ6, NECESSITATION as NECESSITATION_SPEC
 from .sequents import SEQUENTS
 

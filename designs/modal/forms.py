@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .formula import Atom, Box, Dia, Formula, Implies, Not, Or
+from logic.formula import Atom, Box, Dia, Formula, Implies, Not, Or
 
 P, Q = Atom("p"), Atom("q")
 
