@@ -2,7 +2,7 @@
 Every file under analysis/ (its Python and its R, read as text: code, docstrings, comments and messages alike) is
 searched for the words of every registered design, collected from the design registry: its name and title, the
 factors it varies by and declares levels for (each factor's name and how the report says it), every level of them
-(value, R-safe code, label, alias) and its pair roles; and for the words issue 46 found there ('modality',
+(value, R-safe code, label, alias, and the coefficient R names after it) and its pair roles; and for the words issue 46 found there ('modality',
 'argform', 'paper 003', …). What analysis needs of a design it reads from the registry (Design.factors,
 factor_levels, level_code, level_labels, spoken, the registered report parts), never by name.
 tests/designs/test_analysis_names_no_design.py holds the narrower check of the code alone (imports, constants)."""
@@ -52,6 +52,8 @@ def vocabulary() -> dict[str, str]:
             for level in factor.levels:
                 for word in (level.value, level.code, level.label, *level.aliases):
                     add(word, f"{design.name}: level of {factor.name}")
+                # R's treatment coding names a level's coefficient by the factor's name then its code
+                add(f"{factor.name}{level.code}", f"{design.name}: coefficient of {factor.name}")
     for word in ISSUE_WORDS:
         add(word, "issue 46")
     return found
@@ -109,7 +111,8 @@ def test_the_words_are_the_registrys():
         for factor in design.factor_levels:
             assert {level.code for level in factor.levels} - skipped <= set(words)
     assert {"modality", "argform", "argument form", "DS", "∨⊢", "□", "box", "pair_role", "rulebreaker",
-            "non-rulebreaker", "rulebreakers", "modal-syllogisms", "dual-sided", "flipped"} <= set(words)
+            "non-rulebreaker", "rulebreakers", "modal-syllogisms", "dual-sided", "flipped", "modalitybox",
+            "argformDS"} <= set(words)
 
 
 def test_every_everyday_word_is_still_declared():
@@ -129,7 +132,7 @@ def test_the_check_finds_design_words_in_python_and_r_and_nothing_else(tmp_path)
         "# none of the boxplots, Psych-DS, a base rate, the original items, ds: not design words\n"
         "def by_role(frame):\n"
         '    """Accuracy by PAIR_ROLE (Rulebreakers): each rulebreaker against its non-rulebreaker."""\n'
-        '    return frame[frame["argform_code"] == "DS"]\n', encoding="utf-8")
+        '    return frame[frame["argform_code"] == "DS"]  # coefficient argformMP\n', encoding="utf-8")
     (tmp_path / "analysis" / "r" / "fit.R").write_text(
         "fit <- glm(correct ~ argument_form, data = d)\n"
         "# reference level: □ (must), the first argument form\n", encoding="utf-8")
@@ -143,7 +146,7 @@ def test_the_check_finds_design_words_in_python_and_r_and_nothing_else(tmp_path)
         *said("analysis/r/fit.R:2", "□ (must)", "□", "argument form"),
         *said("analysis/tables.py:1", "modality", "argform"),
         *said("analysis/tables.py:4", "pair_role", "rulebreakers", "rulebreaker", "non-rulebreaker"),
-        *said("analysis/tables.py:5", "DS"),
+        *said("analysis/tables.py:5", "DS", "argformMP"),
     ]
 
 
