@@ -4,8 +4,8 @@ from the humans, with the report's own test, for any study with people and model
 The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes): the one
 the study's designs register (its contrasts within each level of the factors it names), otherwise the any-study
 model by the study's declared factors (analysis.versus.spec: the overall contrast and one within each factor's
-levels). Its frame is read through the spec's own
-frame function, so the pilot holds exactly the rows the report's model holds.
+levels). Its frame is read through the spec's own frame function, so the pilot holds exactly the rows the report's
+model holds.
 
 From a pilot (simulated or real participants) and the model scores the model is fitted once as the
 report fits it (rbridge.fit). Then, for each candidate number of participants n, `nsim` studies are

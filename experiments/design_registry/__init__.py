@@ -30,7 +30,7 @@ from .declarations import (  # noqa: F401  (the registry's API)
 from .designs import (  # noqa: F401  (the registry's API)
     CATCH_ITEMS, UNREGISTERED_SCORING, UNSET, _designs, all_designs, analysed_alone_add, by_answer_forms,
     by_decision_rule, catch_items_for, choices, families, generated, generation, generic_bank, get, importable,
-    imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, level_value, levels, list_pool,
+    imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, levels, list_pool,
     modal_fields_for, model_instruction_in, probed_designs,
     pair_roles,
     perturbable, practice_for, register, report_part_add, scoring, spoken, tested_forms, unregister, uploadable,

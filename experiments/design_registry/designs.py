@@ -265,15 +265,6 @@ def level_code(factor: str, value: str) -> str:
     return codes.get(value, value)
 
 
-def level_value(factor: str, spelling: str) -> str | None:
-    """The value of `factor`'s declared level that `spelling` names (its value or one of its aliases); None where
-    none does."""
-    for level in levels(factor):
-        if spelling == level.value:
-            return level.value
-    return next((level.value for level in levels(factor) if spelling in level.aliases), None)
-
-
 def spoken(factor: str) -> str:
     """How the report's text, legends and titles name `factor`: the name a design declares for it (Factor.spoken,
     the first design's by name that declares one), else its own name."""

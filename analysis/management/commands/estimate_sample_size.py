@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 class Command(BaseCommand):
     help = ("Estimate how many participants the study needs to detect each model's difference from the humans, per "
             "level of the factors its humans-vs-models model is by (the one its designs register, else its declared "
-            "factors), by simulating "
-            "from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py); and the power for the people's own "
+            "factors), by simulating from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py); "
+            "and the power for the people's own "
             "effects by each declared factor, from the people's GLMM fitted on the pilot or from stated accuracies "
             "(analysis/power_people.py).")
 
