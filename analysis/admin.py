@@ -63,7 +63,7 @@ add_action(Study, run_analysis)
 class ReportAdmin(TeamScopedAdmin, JobAdminMixin, ReadOnlyAdmin):
     deletable = True  # a report's row and files; the data it read stays
     job_permission = "analysis.run_analysis"
-    # status, progress and the report's links first, so they stay on screen at 1366 px; the list fits its box
+    # status, progress and the report's links first, so they stay on screen at 1366 px; the list fits its frame
     # (job_lists.css wraps long cells; the finish time is on the report's page; tests/e2e/test_admin_study.py,
     # tests/e2e/test_admin_model_config.py)
     list_display = ["id", "status", "progress", "files", "study", "pilot", "created_at", "model_runs", "read"]

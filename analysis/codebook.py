@@ -67,7 +67,7 @@ GLOSSARY: dict[str, tuple[str, str, str]] = {
     "p_adjusted": ("number", _P, "p-value adjusted for multiple comparisons (Benjamini–Hochberg)"),
     "reject": ("boolean", "", "TRUE when the adjusted p-value is below .05"),
     "contrast": ("string", "", "the contrast (emmeans pairs)"),
-    "factor": ("string", "", "the factor a row is about (the study's declared factors, e.g. modality, argform; overall)"),
+    "factor": ("string", "", "the factor a row is about (one of the study's declared factors; overall)"),
     "cluster": ("string", "", "Table 1's sampling unit: what was resampled as one observation (participant, item, "
                 "or pair: a linked pair's phrasings and members together)"),
     "n_clusters": ("integer", "", "how many of those units the row rests on"),

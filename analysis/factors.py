@@ -6,10 +6,10 @@ Where they come from, first found:
 1. `study.settings["factors"]`: names a researcher gave at import (`import_items … --factors a b`, the
    admin's upload form) or in the study's settings editor;
 2. the design registry (designs/<family>/design.py): each design a study's items come from
-   declares its factors (paper 003's designs: modality and argument form).
+   declares its factors, with their levels and how the report names them (Design.factors, factor_levels).
 
-A factor is an item field (modality, argument form, condition, …: a column of the report's frames)
-or one of a CSV bank's descriptive columns (kept in Item.attributes). Names are checked against the
+A factor is an item field (a column of the report's frames, such as condition) or one of a CSV bank's
+descriptive columns (kept in Item.attributes). Names are checked against the
 study's items with a message that lists what exists; nothing is stored when one is wrong.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 
 import pandas as pd
 
+from experiments import design_registry as registry
 from experiments.factors import (  # noqa: F401  (re-exported: the one reader and its checks)
     FIELD_SOURCES, FIELDS, PARTICIPANT_SETTING, RESERVED, SETTING, attribute_keys, check, check_participant,
     declared_factors, for_designs, normalise, participant_factors, study_designs, validate,
@@ -52,9 +53,7 @@ def r_name(name: str) -> str:
     return safe if safe and not safe[0].isdigit() and not safe.startswith("_") else f"f_{safe}"
 
 
-_SPOKEN = {"argform": "argument form"}  # a factor whose column name is not how the report says it
-
-
 def spoken(name: str) -> str:
-    """How the report's text, legends and titles name factor `name` ("argform" → "argument form")."""
-    return _SPOKEN.get(name, name)
+    """How the report's text, legends and titles name factor `name`: as its design declares it (Factor.spoken),
+    else by its name."""
+    return registry.spoken(name)

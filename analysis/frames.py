@@ -16,6 +16,7 @@ from experiments import schema
 ITEM_COLUMNS = schema.descriptions(schema.ITEM)  # name → meaning; types, units and values: experiments/schema.py
 TRIAL_COLUMNS = schema.descriptions(schema.TRIAL)
 SCORE_COLUMNS = schema.descriptions(schema.SCORE)
+CODE_COLUMNS = tuple(c.name for c in schema.SCORE if c.codes)  # the factors' ASCII codes (text, blank possible)
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +100,7 @@ def scores_frame(study, run_ids: list[int] | None = None) -> pd.DataFrame:
                                       columns=list(SCORE_COLUMNS))
     for column in ("p_yes", "p_no", "soft_acc", "rel_p_yes", "perplexity", "answer_mass"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-    for column in ("modality_code", "argform_code", "prompt_format"):
+    for column in (*CODE_COLUMNS, "prompt_format"):
         frame[column] = frame[column].astype(object)
     frame["correct"] = frame["correct"].astype(int)
     for x in "ABCD":  # multiple choice (001): the letters' relative probabilities

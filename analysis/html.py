@@ -9,12 +9,13 @@ import pandas as pd
 
 from .accuracy_tables import EVERY, EVERY_TITLE
 from .codebook import integers
+from .factors import spoken
 from .prep import LABELS
 from .runs import EXPLICIT, RULE
 from .sections import figure_file, table_file
 
 # Readable from 1366 px wide down (no horizontal scrolling of the page: a wide table scrolls in its
-# own box), and printable (tables and figures whole, no scroll boxes, links written out).
+# own frame), and printable (tables and figures whole, no scrolling areas, links written out).
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;
 overflow-wrap:break-word}
@@ -189,7 +190,7 @@ class Page:
     participants: list[str]
     columns: pd.DataFrame  # the data files' columns
     n_kept: int
-    factors: tuple = ("modality", "argform")  # the study's declared factors (analysis/factors.py)
+    factors: tuple = ()  # the study's declared factors (analysis/factors.py)
     elsewhere: list = field(default_factory=list)  # titles of analyses of designs this study does not have
     accuracy: object = None  # analysis.accuracy_tables.AccuracyTables: Table 1's sides, the models on every item
     answering: pd.DataFrame | None = None  # people by device and answer channel (analysis/answering.py)
@@ -225,12 +226,13 @@ def _elsewhere(page: "Page") -> str:
     return f"<p class='absent' id='elsewhere'>{escape(' '.join(parts))}</p>" if parts else ""
 
 
-def _other_reference(page: "Page") -> str:
-    others = [f for f in page.factors if f not in ("modality", "argform")]
-    if not others:
-        return ""
-    return (f"; for {escape(', '.join(others))} the first level in Table 1's order, and for agent (humans vs each "
-            "model) human")
+def _references(page: "Page") -> str:
+    """The models' reference levels: each declared factor's first level in Table 1's order (the designs' declared
+    order, analysis/prep.py) among a fit's data, and the humans for agent."""
+    named = ", ".join(spoken(f) for f in page.factors)
+    each = f"of each factor ({escape(named)}) is its first level in Table 1's order among a fit's data, and " \
+        if named else ""
+    return f"Treatment coding; the reference level {each}of agent (humans vs each model) is human."
 
 
 def _table1_text(page: "Page") -> str:
@@ -273,9 +275,8 @@ def render(page: Page) -> str:
         f"<p>Generated {escape(page.generated)} (UTC). {len(inputs.scores)} model scores, "
         f"{len(inputs.trials)} human trials ({page.n_kept} kept after exclusions).</p>",
         f"<ul>{toc}</ul>", _elsewhere(page),
-        f"<p>{escape(SCALING)} Factor codes: {legend}. Treatment coding; reference levels ∅ and the "
-        f"first argument form{_other_reference(page)}. Marginal means from emmeans (lmer: Satterthwaite df up to 3000 "
-        "observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
+        f"<p>{escape(SCALING)} Factor codes: {legend}. {_references(page)} Marginal means from emmeans (lmer: "
+        "Satterthwaite df up to 3000 observations, asymptotic beyond), R² from performance::r2_nakagawa.</p>",
         "<h2 id='inputs'>What went in</h2>",
         *_inputs(inputs.runs, inputs.configurations, list(inputs.runs_requested), inputs.warnings()),
         f"<h3>Participants kept ({len(page.participants)})</h3><p>{escape(', '.join(page.participants)) or '—'}</p>",

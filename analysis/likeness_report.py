@@ -2,8 +2,8 @@
 per model configuration, a figure per model, and its recomputation in reproduce.R / reproduce.py.
 
 The people's side is the human rows of the humans-vs-models comparison (metrics.analysed_rows of the trials
-kept after the exclusions: what analysis/versus.py and paper 003's agents model read for people); the models'
-side is each configuration's scores on the items people could be shown (like_for_like.models_like_people: the
+kept after the exclusions: what analysis/versus.py and a registered humans-vs-models model read for people); the
+models' side is each configuration's scores on the items people could be shown (like_for_like.models_like_people: the
 study's items_people_can_be_shown, issue 44 item 2), joined to the people's answers by item id. The maths is
 analysis/likeness.py (no Django, no R).
 """

@@ -161,7 +161,8 @@ def _clustered(heads, columns, clusters, draws, seed, level) -> list[tuple]:
 def table1(scores: pd.DataFrame, trials: pd.DataFrame, *, factors=None, seed: int = 0,
            level: float = 0.95, analysed=frozenset()) -> pd.DataFrame:
     """Accuracy overall and by each of the study's factors (analysis/factors.py; None: the factors the registry
-    declares for the designs of the rows read, e.g. paper 003's modality and argument form), on analysed_rows (`analysed`: the designs whose real items alone it reads where present):
+    declares for the designs of the rows read), on analysed_rows (`analysed`: the designs whose real items alone it
+    reads where present):
     each model's mean soft accuracy and the accuracy of
     its decisions, its items resampled (pairs where items are linked in pairs), and people's proportion
     correct, participants resampled, with 95% percentile-bootstrap CIs. `cluster` names what was
@@ -223,7 +224,7 @@ def _degenerate(measure, values, clusters, bounds, unit, level) -> tuple[float, 
 
 def analysed_rows(frame: pd.DataFrame, analysed=frozenset()) -> pd.DataFrame:
     """The rows Table 1 reads: the real items of the `analysed` designs where the study has them (a design
-    whose package declares so: paper 003's modal syllogisms, its Table 1; StudyFrames.analysed); otherwise
+    whose package declares so, registry.analysed_alone_add; StudyFrames.analysed); otherwise
     every item but a nonsense mirror and the human arm's attention checks."""
     if not len(frame):
         return frame

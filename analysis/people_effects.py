@@ -6,9 +6,9 @@ one binomial GLMM with the random effects of the report's humans-vs-models model
 with `+ (1 | family)` beside `(1 | item)` by versus.nested's rule, fitted on the people's answers the report
 analyses (the kept trials, the analysed rows: analysis.versus.rows, its human side) and tested as the report
 tests a factor: each level minus the reference level (the first) in probability correct (emmeans regrid),
-Holm-adjusted across the levels. These are the within-people contrasts a study preregisters (rulebreakers vs
-non-rulebreakers, valid vs invalid forms). The report shows each as a section of its own (analysis/report.py), and
-the power analysis simulates them (analysis/power_people.py); each spec is a ModelSpec, so sections.fit_spec fits it
+Holm-adjusted across the levels. These are the within-people contrasts a study preregisters (one level of a
+declared factor against another). The report shows each as a section of its own (analysis/report.py), and the
+power analysis simulates them (analysis/power_people.py); each spec is a ModelSpec, so sections.fit_spec fits it
 as it fits every model of the report.
 """
 from __future__ import annotations

@@ -159,7 +159,7 @@ def _grouped_alt(table: pd.DataFrame, factor: str, who: str, est: str) -> str:
     return _values(labels, table[est], table["ci_low"], table["ci_high"])
 
 
-def accuracy_overview(table1: pd.DataFrame, factors=("modality", "argform"), *, sides: str = "") -> Figure:
+def accuracy_overview(table1: pd.DataFrame, factors=(), *, sides: str = "") -> Figure:
     """Table 1 as a picture: each respondent's accuracy (models: soft accuracy; people: proportion
     correct) by each factor of the study (overall where it declares none), 95% CIs; `sides`, what each side
     holds (analysis/accuracy_tables.py), ends the caption."""
@@ -253,9 +253,9 @@ def agents(table: pd.DataFrame, factor: str, *, title: str = "") -> Figure:
 
 
 def power_curve(curve: pd.DataFrame, target: float) -> Figure:
-    """Power against the number of participants, one panel per factor of the tests (003's: modality, argument
-    form; any study's: overall and each declared factor), a line per level and model, its Monte-Carlo 95%
-    interval as a band; the target as a dashed line."""
+    """Power against the number of participants, one panel per factor of the tests (the `by` factors of the
+    humans-vs-models model: a registered one's, or the any-study model's overall and each declared factor), a line
+    per level and model, its Monte-Carlo 95% interval as a band; the target as a dashed line."""
     factors = list(dict.fromkeys(curve["factor"]))
     fig, axes = plt.subplots(1, len(factors), figsize=(7.2 * len(factors), 3.6), sharey=True, squeeze=False,
                              layout="constrained")

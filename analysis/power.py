@@ -1,11 +1,11 @@
 """Sample size by simulation: how many participants a study needs to detect each model's difference
 from the humans, with the report's own test, for any study with people and models.
 
-The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes):
-paper 003's (designs/modal/mixed.py AGENTS, contrasts within each modality and argument form) for a study of
-003's designs, otherwise the any-study model by the study's declared factors (analysis.versus.spec:
-the overall contrast and one within each factor's levels). Its frame is read through the spec's own
-frame function, so the pilot holds exactly the rows the report's model holds.
+The model is the report's humans-vs-models GLMM (`human_model_spec`, the choice the report makes): the one
+the study's designs register (its contrasts within each level of the factors it names), otherwise the any-study
+model by the study's declared factors (analysis.versus.spec: the overall contrast and one within each factor's
+levels). Its frame is read through the spec's own frame function, so the pilot holds exactly the rows the report's
+model holds.
 
 From a pilot (simulated or real participants) and the model scores the model is fitted once as the
 report fits it (rbridge.fit). Then, for each candidate number of participants n, `nsim` studies are
@@ -46,7 +46,6 @@ from .power_plan import PowerPlan
 from .sections import ModelSpec, StudyFrames
 
 POWER_R = Path(__file__).with_name("r") / "power.R"
-COLUMNS = ("agent", "respondent", "interpretation", "modality", "argform", "correct")  # 003's (modal AGENTS)
 OVERALL = ("overall", "all")  # the factor and level of a contrast over every item (Table 1's words)
 
 
@@ -80,7 +79,8 @@ class PowerResult:
 
 def default_spec() -> ModelSpec:
     """The model a power analysis simulates when none is named: the first humans-vs-models model a design
-    registers (COLUMNS: the one power.R was written for)."""
+    registers (the one power.R was first written for, and the one a pilot summary that predates the record of its
+    model was simulated by)."""
     found = versus.registered()
     if found is None:
         raise ValueError("no design registers a humans-vs-models model: name the model to simulate")
@@ -88,7 +88,8 @@ def default_spec() -> ModelSpec:
 
 
 def pilot_frame(frames: StudyFrames, spec: ModelSpec | None = None) -> pd.DataFrame:
-    """The pilot's humans and models in the report's human-vs-model frame (`spec`'s; 003's by default)."""
+    """The pilot's humans and models in the report's human-vs-model frame (`spec`'s; default_spec()'s by
+    default)."""
     spec = spec or default_spec()
     reason = spec.precheck(frames) if spec.precheck else ""
     if reason:
@@ -270,8 +271,8 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     plan, pilot = analysis.plan, analysis.pilot_summary
     section = Section("power", f"Sample size by simulation (power analysis {analysis.pk})", unit=(
         "a simulated study: power is a share of the simulated studies per size (Wilson Monte-Carlo interval over "
-        "them); within each, the report's own test, with answers clustered by participant and by item (003's model: by "
-        "interpretation), and by the items' family where the model has a family term (its formula below)"))
+        "them); within each, the report's own test, with answers clustered by participant and by item (each as the "
+        "model's formula below names them), and by the items' family where the model has a family term"))
     section.tables["needed"], section.tables["curve"] = needed_rows, curve
     section.figures["power_curve"] = plots.power_curve(curve, plan.get("target", 0.8))
     section.n_obs = int(pilot.get("trials", 0))
@@ -287,9 +288,8 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
             f"WARNING: this power analysis used model runs {', '.join(f'#{r}' for r in used) or 'none'}, "
             f"this report uses {', '.join(f'#{r}' for r in report_run_ids) or 'none'}: its estimate is for "
             "other model scores. Run a new power analysis to match.")
-    by = pilot.get("by", ["modality", "argform"])
+    by, model = _recorded(pilot)
     within = " and ".join("overall" if b is None else f"within each level of {b}" for b in by)
-    model = pilot.get("formula", "correct ~ agent * (modality + argform) + (1 | respondent) + (1 | interpretation)")
     section.notes += [
         f"From a pilot of {pilot.get('participants')} participants ({'simulated pilots included' if analysis.pilot else 'real participants only'}) "
         f"and the models {', '.join(pilot.get('models', []))}; {plan.get('nsim')} simulated studies per size "
@@ -306,7 +306,7 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
            "This power analysis predates the report's fitting rule for each simulated study (its refits had no "
            "Nelder-Mead retry and no linear-programming check, and a glmer error counted as a failed study): "
            "re-run it."),
-        _adjustment_note(pilot.get("models", []), pilot.get("by")),
+        _adjustment_note(pilot.get("models", []), by),
         f"Power is the share of the {plan.get('nsim')} simulated studies per size whose adjusted p-value is below "
         "alpha, with a Wilson 95% Monte-Carlo interval. A failed study — one the report's rule cannot fit at all, or whose "
         "fit (converged or not) gives a contrast no p-value — is counted as failed (the refits line below), not as a "
@@ -328,6 +328,17 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     return section
 
 
+def _recorded(pilot: dict) -> tuple[list, str]:
+    """The `by` factors and the formula of the model a power analysis simulated, as its pilot summary records them;
+    for a summary from before they were recorded, the first registered humans-vs-models model's (default_spec: the
+    only model simulated then)."""
+    if "by" in pilot and "formula" in pilot:
+        return pilot["by"], pilot["formula"]
+    then = versus.registered()
+    by = [b for _, _, b in then.versus] if then is not None else [None]
+    return pilot.get("by", by), pilot.get("formula", then.formula if then is not None else "(not recorded)")
+
+
 def people_note(people: list[dict]) -> str:
     """What the people's rows of the curve are, and each contrast in the pilot (estimate, 95% interval) and
     whether the simulation took the pilot's effect or a stated one."""
@@ -344,15 +355,14 @@ def people_note(people: list[dict]) -> str:
             f"scale); the spread of people and items stays the pilot's. {said}.")
 
 
-def _adjustment_note(models: list[str], by: list | None = None) -> str:
+def _adjustment_note(models: list[str], by: list) -> str:
     """Holm's families as emmeans applies them in the tables the power analysis tests (`by`: each table's by
     factor, None for the overall table)."""
     if len(models) <= 1:
         return "With one model configuration there is one contrast per level: Holm leaves it unadjusted."
     k = len(models)
-    tables = by if by is not None else ["modality", "argform"]
     families = [f"the overall table: one family of its {k} contrasts" if b is None else
-                f"the table by {b}: a family of {k} per level of {b}" for b in tables]
+                f"the table by {b}: a family of {k} per level of {b}" for b in by]
     return (f"With {k} model configurations ({', '.join(models)}) the p-values are Holm-adjusted as the report's "
             f"tables are (emmeans, within each level of the table's by factor) — {'; '.join(families)}; no "
             "adjustment across levels or tables — so the power is that of the adjusted test.")

@@ -34,8 +34,8 @@ class PowerForm(forms.Form):
     stated = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 50}), label="People's effect (stated)",
         help_text="Empty: the people's effects are simulated from the pilot's fit. Else one line FACTOR=LEVEL:ACCURACY "
-                  "per level of a declared factor (every level of it), e.g. pair_role=rulebreaker:0.35 and "
-                  "pair_role=non-rulebreaker:0.95: the accuracy a typical person would have on each.")
+                  "per level of a declared factor (every level of it, by its value or its code), e.g. "
+                  "FACTOR=LEVEL:0.35 and FACTOR=OTHER_LEVEL:0.95: the accuracy a typical person would have on each.")
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 

@@ -34,7 +34,7 @@ PEOPLE, MODEL_HUMAN = "people", "model - human"
 
 
 def label(factor: str) -> str:
-    """The curve's `factor` of a people's contrast: 'pair_role (people)'."""
+    """The curve's `factor` of a people's contrast: 'FACTOR (people)'."""
     return f"{factor} ({PEOPLE})"
 
 
@@ -43,20 +43,21 @@ def _contrast(text: str) -> str:
     return re.sub(r"^\((.*)\) - ", r"\1 - ", re.sub(r" - \((.*)\)$", r" - \1", str(text)))
 
 
-def _level(given: str, levels: list[str]) -> str:
-    """A stated level as the people's frame writes it (argument forms and modalities by their ASCII codes)."""
-    from experiments import schema
+def _level(given: str, levels: list[str], factor: str) -> str:
+    """A stated level of `factor` as the people's frame writes it: by the ASCII code its design declares
+    (design_registry.level_code, which also reads a level's value and its aliases)."""
+    from experiments import design_registry as registry
 
     if given in levels:
         return given
-    return schema.MODALITY_CODES.get(given, schema.argform_code(given))
+    return registry.level_code(factor, given)
 
 
-def _stated_truth(r, model, name: str, levels: list[str], accuracies: dict[str, float]) -> dict:
-    """{"beta", "theta"} for power._newparams: the fixed effects from the stated accuracies (every level named),
-    the random effects' SDs the pilot fit's."""
-    named = {_level(str(k), levels): v for k, v in accuracies.items()}
-    unknown = sorted(str(k) for k in accuracies if _level(str(k), levels) not in levels)
+def _stated_truth(r, model, name: str, levels: list[str], accuracies: dict[str, float], factor: str) -> dict:
+    """{"beta", "theta"} for power._newparams: the fixed effects from the stated accuracies of `factor` (every level
+    named), the random effects' SDs the pilot fit's."""
+    named = {_level(str(k), levels, factor): v for k, v in accuracies.items()}
+    unknown = sorted(str(k) for k in accuracies if _level(str(k), levels, factor) not in levels)
     missing = [level for level in levels if level not in named]
     if unknown or missing:
         raise ValueError(f"A stated effect on {name} names every level of it among the pilot's answers "
@@ -100,7 +101,7 @@ def estimate(frames: StudyFrames, factors, plan: PowerPlan = PowerPlan(), *, sta
             if "duet_power_simulate" not in ro.globalenv:
                 ro.r(f"source('{pw.POWER_R.as_posix()}')")
             data = rb.to_r(r, rb.factors_for_r(frame[[*spec.columns, "agent"]]))
-            truth = _stated_truth(r, fit.model, name, levels, stated[factor]) if factor in stated else None
+            truth = _stated_truth(r, fit.model, name, levels, stated[factor], factor) if factor in stated else None
             beta, theta = (ro.NULL, ro.NULL) if truth is None else pw._newparams(ro, fit.model, truth)
             start = ro.r("function(m) list(theta = lme4::getME(m, 'theta'), fixef = lme4::fixef(m))")(fit.model) \
                 if fit.method == "bglmer" else None
@@ -128,8 +129,8 @@ def estimate(frames: StudyFrames, factors, plan: PowerPlan = PowerPlan(), *, sta
                 "pilot_high": float(getattr(row, "ci_high", float("nan"))),
                 "pilot_p_value": float(row.p_value), "method": fit.method, "formula": spec.formula,
                 "simulated": "stated" if truth is not None else "pilot",
-                "stated": (f"{_stated_value(stated[factor], level, levels)} vs "
-                           f"{_stated_value(stated[factor], levels[0], levels)}" if truth is not None else ""),
+                "stated": (f"{_stated_value(stated[factor], level, levels, factor)} vs "
+                           f"{_stated_value(stated[factor], levels[0], levels, factor)}" if truth is not None else ""),
             })
     if not rows:
         empty = pd.DataFrame(columns=["n", "factor", "level", "contrast", "rejections", "nsim", "power", "low", "high",
@@ -141,6 +142,6 @@ def estimate(frames: StudyFrames, factors, plan: PowerPlan = PowerPlan(), *, sta
     return pw.PowerResult(plan=plan, curve=curve, needed=needed, pilot={"people": pilots})
 
 
-def _stated_value(accuracies: dict, level: str, levels: list[str]):
-    """The accuracy stated for `level` (given as the frame writes it or by its label)."""
-    return next((v for k, v in accuracies.items() if _level(str(k), levels) == level), None)
+def _stated_value(accuracies: dict, level: str, levels: list[str], factor: str):
+    """The accuracy stated for `level` of `factor` (given as the frame writes it or by its label)."""
+    return next((v for k, v in accuracies.items() if _level(str(k), levels, factor) == level), None)

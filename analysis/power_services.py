@@ -146,7 +146,7 @@ def _refits(curve) -> str:
 
 
 def _people_words(people, plan) -> str:
-    """'; people's effects by pair_role: 10 simulated studies each, 0 refits failed' (nothing without them)."""
+    """'; people's effects by FACTOR: 10 simulated studies each, 0 refits failed' (nothing without them)."""
     found = [row["factor"].removesuffix(" (people)") for row in people.pilot.get("people", [])]
     if not found:
         return ""

@@ -8,8 +8,8 @@
 * Multiple testing: `adjust_p_values` (statsmodels' multipletests), `benjamini_hochberg` its FDR step-up.
 
 Every statistic comes from a maintained library (statsmodels, scipy); the functions here only pick the
-method and return the project's dataclasses. A design's own metrics (τ and Π⁺ of RULEBREAKERS, the
-dual-sided rule's both-sides-right) live in its package (designs/paired/metrics.py) and build on these.
+method and return the project's dataclasses. A design's own metrics live in its package
+(designs/<family>/metrics.py) and build on these.
 """
 from __future__ import annotations
 

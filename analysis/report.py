@@ -71,14 +71,12 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
     tables = section.tables
     ylabel = section.means_label
     if ylabel:
-        for factor in ("modality", "argform"):
-            name = f"emmeans_{factor}"
-            if name in tables:
-                section.figures[name] = plots.means_with_ci(
-                    tables[name], factor, title=f"{section.title}: marginal means by {factor}", ylabel=ylabel,
-                    bounded=True)
-        cut = [name for name in ("emmeans_modality", "emmeans_argform")
-               if name in tables and plots.out_of_bounds(tables[name])]
+        by_factor = _means_by_factor(tables)
+        for name, factor in by_factor.items():
+            section.figures[name] = plots.means_with_ci(
+                tables[name], factor, title=f"{section.title}: marginal means by {factor}", ylabel=ylabel,
+                bounded=True)
+        cut = [name for name in by_factor if plots.out_of_bounds(tables[name])]
         if cut:
             section.notes.append(
                 f"Some 95% intervals of the marginal means ({', '.join(cut)}) reach beyond [0, 1]: this linear "
@@ -90,6 +88,17 @@ def _figures(section: Section, ranks: dict[str, int]) -> None:
         if name.startswith("emmeans_agent_by_"):
             factor = name.removeprefix("emmeans_agent_by_")
             section.figures[f"agents_by_{factor}"] = plots.agents(tables[name], factor, title=section.title)
+
+
+def _means_by_factor(tables: dict) -> dict[str, str]:
+    """A section's marginal-means tables by one factor (ModelSpec.emmeans: `emmeans_<factor>` for "~ <factor>",
+    the factor a column of its table; the agent's aside), in the section's order: table name → factor."""
+    found = {}
+    for name, table in tables.items():
+        factor = name.removeprefix("emmeans_")
+        if name.startswith("emmeans_") and factor != "agent" and factor in getattr(table, "columns", ()):
+            found[name] = factor
+    return found
 
 
 def _ranks(table1: pd.DataFrame) -> dict[str, int]:

@@ -179,7 +179,7 @@ def without(formula, term):
 
 def with_levels(spec, data):
     """Factors as R factors with the report's level order (the first is the reference; R's default
-    treatment coding names the coefficients as the report does, e.g. modalitybox)."""
+    treatment coding names the coefficients as the report does, the factor's name then the level, e.g. agentm1)."""
     data = data.copy()
     for name, levels in spec["levels"].items():
         data[name] = pd.Categorical(data[name].astype(str), categories=levels)

@@ -121,7 +121,7 @@ class ModelSpec:
     frame: Callable[[StudyFrames], pd.DataFrame]  # the analysed rows, factors coded (module-level: pickled)
     columns: tuple[str, ...]  # the model frame's columns
     group: str  # the grouping factor (random effects) ...
-    needs: str  # ... and what it must have answered: "valid modal-syllogism scores"
+    needs: str  # ... and what it must have answered, in words ("scores on valid items")
     factors: tuple[str, ...] = ()  # the factors of its frame that each need at least two levels
     min_groups: int = 2
     family: str = "gaussian"
@@ -136,7 +136,9 @@ class ModelSpec:
     precheck: Callable[[StudyFrames], str] | None = None  # a reason the section cannot be fitted
     extra: Callable[[Section, rb.Fit, pd.DataFrame], None] | None = None  # the section's own additions
     unit: str = ""  # the sampling unit, said in the section (Section.unit)
-    paper: str = ""  # the paper whose model this is ("003"): a separation-safe fit is a departure from it
+    # The seed paper whose model this is: a fit that departs from it (a separation-safe fit, perplexity left out
+    # for a chat configuration) says so.
+    paper: str = ""
     # The study's humans-vs-models model: the report fits it first, in a second process where one is worth it,
     # and fits the generic one (analysis/versus.py) only where the study's designs register none.
     humans_vs_models: bool = False
@@ -185,8 +187,9 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
         section.notes.append(
             f"Left out of this fit: {', '.join(without)} — no perplexity (a chat model gives no prompt "
             "log-probabilities; docs/models.md), so the model's perplexity term cannot be computed for its scores. "
-            "Departure from 003, whose models all have perplexity: this fit holds only the configurations with "
-            "perplexity; the others are in Table 1 and the humans-vs-models comparison.")
+            + (f"Departure from {spec.paper}, whose models all have perplexity: this" if spec.paper else "This")
+            + " fit holds only the configurations with perplexity; the others are in Table 1 and the humans-vs-models "
+            "comparison.")
     section.absent = (lacks(frame, spec.group, spec.min_groups, spec.needs)
                       or levels_missing(frame, list(spec.factors)))
     if section.absent:
@@ -225,7 +228,7 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
 
 
 def _by(marginal: str) -> str | None:
-    """The `by` factor of an emmeans spec ("~ agent | modality" → "modality"; None without one)."""
+    """The `by` factor of an emmeans spec ("~ agent | f" → "f"; None without one)."""
     return marginal.split("|", 1)[1].strip() if "|" in marginal else None
 
 

@@ -44,7 +44,7 @@ class SeparatedCell:
 def separation(formula: str, data: pd.DataFrame) -> list[SeparatedCell]:
     """The cells of the formula's fixed effects (every combination of the levels of a factors-only
     term) whose answers are all 0 or all 1, each once: a cell inside a listed one is left out (an
-    agent always right is not listed again per modality)."""
+    agent always right is not listed again per level of another factor)."""
     with r_session() as r:
         return cells_r(r, formula, to_r(r, factors_for_r(data)))
 

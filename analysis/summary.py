@@ -139,7 +139,8 @@ def _accuracy(table1: pd.DataFrame, model: str, people) -> str:
 
 
 def _versus(section, model: str) -> str:
-    """The model − human difference in probability correct: overall, or per level of each factor (003's model)."""
+    """The model − human difference in probability correct: overall, or per level of each factor (a registered
+    humans-vs-models model's)."""
     if section is None:
         return ""
     safe = (" (fitted by a separation-safe method, as its section explains)"

@@ -14,8 +14,8 @@ sections.fit_spec like every model of the report. `agent` is human or a model co
 configuration is one more level of `participant`. Items are a random effect, crossed with
 participants: the items are a sample of the sentences one could have asked, and treating them as
 fixed makes every item-level conclusion a statement about these items only (the language-as-fixed-
-effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008). Paper 003's own human-vs-model model
-(designs/modal/mixed.py AGENTS) stays as it is for 003's designs; this one is for every other study.
+effect fallacy, Clark 1973; Baayen, Davidson & Bates 2008). A design whose paper fits its own human-vs-model
+model registers it (a ModelSpec with humans_vs_models, `registered`); this one is for every other study.
 """
 from __future__ import annotations
 
@@ -140,8 +140,8 @@ def family_note(frame: pd.DataFrame) -> str:
 
 
 def _codes(frame: pd.DataFrame, factor: str) -> pd.Series:
-    """A factor's values as text, as the R-safe codes their designs declare (003's argument forms: DS, MP, …);
-    blank where missing."""
+    """A factor's values as text, as the R-safe codes their designs declare (registry.level_code); blank where
+    missing."""
     return codes(factor, frame[factor].astype(object).where(frame[factor].notna(), "").astype(str))
 
 
@@ -234,7 +234,7 @@ def registered(designs=None) -> ModelSpec | None:
 
 
 def human_model_spec(frames: StudyFrames, designs, factors) -> ModelSpec:
-    """The one rule for a study's humans-vs-models model: the one its designs register (003's AGENTS), else
+    """The one rule for a study's humans-vs-models model: the one its designs register (`registered`), else
     the any-study model by its declared factors. The report fits it (analysis/report.py), the power
     analysis simulates it (analysis/power.py)."""
     found = registered(designs)

@@ -39,9 +39,22 @@ KNOWN = {"item_id", "question", "gold_answer", "logical_form", "prompt", "modali
          "argument_form", "form_id", "condition", "template_valid", "consequence", "pair_id", "pair_role"}
 PREMISE = re.compile(r"^premise_(\d+)$")
 ANSWERS = {"yes": "yes", "no": "no", "true": "yes", "false": "no", "1": "yes", "0": "no"}
-MODALITIES = {"": "", **schema.MODALITY_CODES}  # none / box / dia, or ∅ / □ / ◇
 # The widest value each short column holds (experiments.models.Item); longer ones are refused by name.
 MAX_LENGTH = {"form_id": 60, "argument_form": 30, "condition": 12, "logical_form": 300, "pair_id": 120}
+
+
+def modalities() -> dict[str, str]:
+    """The spellings a bank's modality may take → the value stored: blank, and each level the designs declare for
+    the modality by its value or one of its aliases (none / box / dia, or ∅ / □ / ◇; experiments/design_registry/)."""
+    return {"": "", **{spelling: level.value for level in registry.levels("modality")
+                       for spelling in (*level.aliases, level.value)}}
+
+
+def _modality_choices() -> str:
+    """'none, box, dia (∅, □, ◇)': the values, then the aliases, of the declared modality levels."""
+    found = registry.levels("modality")
+    aliases = [alias for level in found for alias in level.aliases]
+    return ", ".join(level.value for level in found) + (f" ({', '.join(aliases)})" if aliases else "")
 
 
 def pair_roles() -> tuple[str, ...]:
@@ -181,9 +194,9 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
             fail("template_valid", f"'{raw_valid}' is not true or false")
         else:
             stated_valid = ANSWERS[raw_valid.lower()]
-    modality = record.get("modality", "")
-    if modality.lower() not in MODALITIES and modality not in MODALITIES:
-        fail("modality", f"'{modality}' is not one of none, box, dia (∅, □, ◇)")
+    modality, spellings = record.get("modality", ""), modalities()
+    if modality.lower() not in spellings and modality not in spellings:
+        fail("modality", f"'{modality}' is not one of {_modality_choices()}")
     if "logical_form" not in too_long and len(logical_form) > MAX_LENGTH["logical_form"]:
         fail("logical_form", f"is longer than {MAX_LENGTH['logical_form']} characters (as stored, in Unicode)")
     pair_id, pair_role = record.get("pair_id", ""), record.get("pair_role", "").lower()
@@ -205,7 +218,7 @@ def _parse_row(line, record, header, premise_columns, logic, errors, budget) -> 
         template_valid=None if stated is None else stated == "yes",
         checker_disagrees=checked is not None and stated is not None and checked != stated,
         logical_form=logical_form,
-        modality=MODALITIES.get(modality.lower(), MODALITIES.get(modality, "")),
+        modality=spellings.get(modality.lower(), spellings.get(modality, "")),
         argument_form=record.get("argument_form", ""),
         form_id=record.get("form_id", ""),
         condition=record.get("condition") or "real",

@@ -13,7 +13,8 @@ Conventions every file follows:
 * booleans are written TRUE / FALSE (R's read.csv and pandas both read them as logical);
 * times are milliseconds (unit "ms"); clock times are ISO 8601 in UTC;
 * display labels (the paper's symbols, e.g. ∨⊢) travel beside ASCII codes (`argform_code`,
-  `modality_code`), the level names the models and the coefficient tables use.
+  `modality_code`: `code_of`, as the designs declare them), the level names the models and the coefficient
+  tables use.
 """
 from __future__ import annotations
 
@@ -65,18 +66,15 @@ class Column:
         return self
 
 
-MODALITY_CODES = {"∅": "none", "□": "box", "◇": "dia", "none": "none", "box": "box", "dia": "dia"}
-MODALITY_LABELS = {"none": "∅", "box": "□", "dia": "◇"}
+def code_of(factor: str) -> Callable[[str | None], str]:
+    """A coded column's derivation: an item's level of `factor` as the R-safe ASCII code its design declares
+    (design_registry.level_code: by the level's value or one of its aliases; a level without a code is kept as it
+    is; blank for none)."""
+    def code(label: str | None) -> str:
+        return level_code(factor, label) if label else ""
 
-
-def argform_code(label: str | None) -> str:
-    """The ASCII code of an argument-form label, as its design declares it (design_registry.level_code; a label
-    without a code is kept as it is)."""
-    return level_code("argform", label) if label else ""
-
-
-def modality_code(label: str | None) -> str:
-    return MODALITY_CODES.get(label, label) if label else ""
+    code.__name__ = f"{factor}_code"
+    return code
 
 
 _NAN = float("nan")
@@ -130,10 +128,10 @@ ITEM = (  # sources from an Item
            allowed=("none", "box", "dia"), source="modality"),
     Column("modality_code", "string", "ASCII code of the modality (none = ∅ propositional, box = □ must, "
            "dia = ◇ may): the level names of the model tables", allowed=("none", "box", "dia"),
-           derive=modality_code, uses=("modality",)),
+           derive=code_of("modality"), uses=("modality",), levels="modality", codes=True),
     Column("argform", "string", "argument form, display label", source="argument_form", levels="argform"),
     Column("argform_code", "string", "ASCII code of the argument form, the level names of the model tables",
-           derive=argform_code, uses=("argform",), levels="argform", codes=True),
+           derive=code_of("argform"), uses=("argform",), levels="argform", codes=True),
     Column("condition", "string", "real or nonsense (the nonsense mirror)", allowed=("real", "nonsense"),
            source="condition"),
     Column("interpretation_id", "integer", "database id of the interpretation (what p and q mean); blank if none",
@@ -278,10 +276,10 @@ ITEM_BANK = (
     Column("modality", "string", "the modality of the item's premises (blank for designs without one)",
            allowed=("none", "box", "dia"), source="modality"),
     Column("modality_code", "string", "ASCII code of the modality", allowed=("none", "box", "dia"),
-           derive=modality_code, uses=("modality",)),
+           derive=code_of("modality"), uses=("modality",)),
     Column("argument_form", "string", "argument form, display label", source="argument_form"),
     Column("argform_code", "string", "ASCII code of the argument form",
-           derive=argform_code, uses=("argument_form",)),
+           derive=code_of("argform"), uses=("argument_form",)),
     Column("logical_form", "string", "the sequent in symbols", source="logical_form"),
     Column("template_valid", "boolean", "the validity the template or the imported bank states (blank: none)",
            source="template_valid", convert=_upper),

@@ -145,7 +145,7 @@ duet_versions <- function() {
   c(R = R.version.string, sapply(pk, function(p) as.character(utils::packageVersion(p))))
 }
 
-# All pairwise differences of `spec`'s levels (e.g. "~ argform | modality"), p-values adjusted.
+# All pairwise differences of `spec`'s levels (e.g. "~ a | b": of a within each level of b), p-values adjusted.
 duet_pairs <- function(m, spec, adjust) {
   emm <- emmeans::emmeans(m, as.formula(spec))
   as.data.frame(summary(pairs(emm, reverse = TRUE), infer = c(TRUE, TRUE), adjust = adjust))

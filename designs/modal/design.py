@@ -46,12 +46,14 @@ _MODAL_TITLES = {"modal-syllogisms": "Modal syllogisms", "necessitation": "Neces
 # modalities; the argument forms of the syllogisms (valid first), of C.1's rules and of C.2's distribution forms.
 _MODAL_WORDS = {"none": "propositional", "box": "must", "dia": "may"}
 _MODAL_LEVELS = (
-    Factor("modality", tuple(Level(m, m, f"{MODALITY_SYMBOLS[m]} ({_MODAL_WORDS[m]})") for m in MODALITIES),
+    Factor("modality", tuple(Level(m, m, f"{MODALITY_SYMBOLS[m]} ({_MODAL_WORDS[m]})", aliases=(MODALITY_SYMBOLS[m],))
+                             for m in MODALITIES),
            source="003 §3.2: ∅ (propositional), □ (must), ◇ (may)"),
     Factor("argform", (*(Level(label, code, f"{label} {name}") for label, code, name in ARGUMENT_FORMS),
                        Level(NECESSITATION_FORM, "NEC", NECESSITATION_FORM),
                        *(Level(form) for form in dict.fromkeys(t.argument_form for t in distribution_templates()))),
-           source="003 §3.3 (Table A1's forms), Appendix C.1 (necessitation) and Table A3 (base, theorem, spurious)"),
+           source="003 §3.3 (Table A1's forms), Appendix C.1 (necessitation) and Table A3 (base, theorem, spurious)",
+           spoken="argument form"),
 )
 _ONE_STATEMENT = {"necessitation"}  # Appendix C.1's items have one statement ({φ} ⊢ □φ, ◇φ, φ)
 

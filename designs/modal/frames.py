@@ -6,13 +6,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.prep import coded, zscore
-from experiments.schema import argform_code
+from experiments.design_registry import level_code
 from .forms import SYLLOGISMS, modal_syllogism_templates
 
 
 def valid_forms() -> tuple[str, ...]:
     """The codes of 003's valid syllogism forms (DS, MP, MT: Eq. 5–6 read only these), from its templates."""
-    return tuple(dict.fromkeys(argform_code(t.argument_form) for t in modal_syllogism_templates() if t.template_valid))
+    return tuple(dict.fromkeys(level_code("argform", t.argument_form)
+                               for t in modal_syllogism_templates() if t.template_valid))
 
 
 def code_factors(frame: pd.DataFrame, *, argforms: tuple[str, ...] | None = None) -> pd.DataFrame:

@@ -198,7 +198,7 @@ EQ4 = ModelSpec(
            "one-sided tests of the marginal means, Holm-adjusted within each factor; random effects carry 99.9% "
            "CIs from their conditional SDs.",),
     extra=perplexity_correlation,
-    unit=MODEL_SCORES,
+    unit=MODEL_SCORES, paper="003",
 )
 EQ5 = ModelSpec(
     key="eq5", means_label="relative p(Yes)", title="Eq. (5): affirmation bias (relative p(Yes)), all items",
@@ -208,7 +208,7 @@ EQ5 = ModelSpec(
     factors=FACTORS,
     notes=("Fitted on valid and invalid items alike (on valid items alone relative p(Yes) equals soft accuracy); "
            "0.5 marks no bias.",),
-    unit=MODEL_SCORES,
+    unit=MODEL_SCORES, paper="003",
 )
 EQ6 = ModelSpec(
     key="eq6", means_label="P(correct)", title="Eq. (6): human accuracy on valid items (binomial GLMM)",
@@ -230,7 +230,7 @@ NECESSITATION = ModelSpec(
     precheck=partial(has_design, NECESSITATION_DESIGN, "Appendix C.1"),
     emmeans=(("emmeans_modality", "~ modality"),), pairs=(("pairs_modality", "~ modality"),),
     extra=both_keys,
-    unit=MODEL_SCORES,
+    unit=MODEL_SCORES, paper="003",
 )
 DISTRIBUTION = ModelSpec(
     key="distribution", title="Appendix C.2: distribution of modalities",
@@ -243,7 +243,7 @@ DISTRIBUTION = ModelSpec(
     notes=("The ∅ base form has no theorem/spurious counterpart, so the interaction model uses □ and ◇ items; the "
            "second table set refits with relative p(Yes).",),
     extra=affirmation_refit,
-    unit=MODEL_SCORES,
+    unit=MODEL_SCORES, paper="003",
 )
 AGENTS = ModelSpec(
     key="agents", title="Humans and models in one model",

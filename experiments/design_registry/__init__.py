@@ -33,7 +33,7 @@ from .designs import (  # noqa: F401  (the registry's API)
     imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, levels, list_pool,
     modal_fields_for, model_instruction_in, probed_designs,
     demo_design, pair_roles,
-    perturbable, practice_for, register, report_part_add, scoring, tested_forms, unregister, uploadable,
+    perturbable, practice_for, register, report_part_add, scoring, spoken, tested_forms, unregister, uploadable,
     with_probes,
 )
 from .report_parts import (  # noqa: F401  (the registry's API: what design packages register)

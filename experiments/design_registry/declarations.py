@@ -176,12 +176,14 @@ class Probe:
 @dataclass(frozen=True)
 class Level:
     """One level of a factor: the value its items carry (the frames' column, "∨⊢"), its R-safe ASCII code (the
-    models' level name and the data files' <factor>_code, "DS"; blank: the value is its own code) and how the
-    report shows it ("∨⊢ disjunctive syllogism"; blank: as the code)."""
+    models' level name and the data files' <factor>_code, "DS"; blank: the value is its own code), how the
+    report shows it ("∨⊢ disjunctive syllogism"; blank: as the code) and the other spellings a file or a stated
+    effect may give it ("□" for "box": designs.level_code reads them as the level)."""
 
     value: str
     code: str = ""
     label: str = ""
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not self.code:
@@ -192,12 +194,13 @@ class Level:
 class Factor:
     """A factor's levels as a design declares them, in the report's order (the first is the models' reference
     level), with where they come from. Table 1, the models' level order and codes, the data files' codes and the
-    report's legend read them (designs.levels(), level_code(), level_labels()); a factor no design declares levels
-    for is read in the order of its values."""
+    report's legend read them (designs.levels(), level_code(), level_labels(), spoken()); a factor no design
+    declares levels for is read in the order of its values."""
 
     name: str  # an item field, a column of the report's frames ("modality", "argform")
     levels: tuple[Level, ...]
     source: str = ""
+    spoken: str = ""  # how the report's text, legends and titles name it, where not by its name (designs.spoken)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ def register(design: Design) -> Design:
     if design.demo and demo:
         raise ValueError(f"design {design.name!r} is declared the demo's, but {demo[0]!r} already is")
     _levels_found.clear()
+    _codes_found.clear()
     return _designs.add(design.name, design)  # raises on a name registered twice
 
 
@@ -146,6 +147,7 @@ def unregister(name: str) -> None:
     """Take design `name` and what it registered out of the registry (a test's toy design cleans up)."""
     _designs.entries.pop(name, None)
     _levels_found.clear()
+    _codes_found.clear()
     report_parts_module.design_forget(name)
 
 
@@ -259,14 +261,26 @@ def levels(factor: str) -> tuple[Level, ...]:
 
 
 _levels_found: dict[str, tuple[Level, ...]] = {}  # levels() per factor; emptied when a design comes or goes
+_codes_found: dict[str, dict[str, str]] = {}  # level_code()'s spelling → code per factor; emptied with it
 
 
 def level_code(factor: str, value: str) -> str:
-    """`value`'s R-safe code as declared for `factor` (a value without one is its own code)."""
-    for level in levels(factor):
-        if level.value == value:
-            return level.code
-    return value
+    """`value`'s R-safe code as declared for `factor`, `value` being a level's value or one of its aliases (a value
+    without one is its own code)."""
+    codes = _codes_found.get(factor)
+    if codes is None:
+        found = levels(factor)  # a level's own value wins over another's alias
+        codes = {**{alias: level.code for level in found for alias in level.aliases},
+                 **{level.value: level.code for level in found}}
+        codes = _codes_found.setdefault(factor, codes)
+    return codes.get(value, value)
+
+
+def spoken(factor: str) -> str:
+    """How the report's text, legends and titles name `factor`: the name a design declares for it (Factor.spoken,
+    the first design's by name that declares one), else its own name."""
+    return next((declared.spoken for design in all_designs() for declared in design.factor_levels
+                 if declared.name == factor and declared.spoken), factor)
 
 
 def level_labels() -> dict[str, str]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import re
 
+from .. import design_registry as registry
 from .. import factors as declared
-from .. import schema
 from ..design_registry import CATCH_ITEMS
 
 ACCURACY, RT_SHIFT = "accuracy", "rt_shift"
@@ -125,20 +125,16 @@ def study_levels(study, factor: str) -> list[str]:
 
 
 def _codes(factor: str, level: str) -> set[str]:
-    """The ways a level may be written: as stored, and its ASCII code (argument forms, modalities)."""
-    codes = {level}
-    if factor == "argform":
-        codes.add(schema.argform_code(level))
-    if factor == "modality":
-        codes.add(schema.MODALITY_CODES.get(level, level))
-    return codes
+    """The ways a level may be written: as stored, and its ASCII code as its design declares it
+    (design_registry.level_code)."""
+    return {level, registry.level_code(factor, level)}
 
 
 def for_study(study, by: dict[str, dict[str, float]], kind: str, *, flag: str = "",
               every_level: bool = False) -> dict[str, dict[str, float]]:
     """`by` (parse's result) checked against `study`: each factor one of the study's declared factors (any of the
-    names experiments/factors.py accepts, written as the frames name it), each level one its items have (argument
-    forms and modalities also by their ASCII codes), written as the items store them. ValueError naming each
+    names experiments/factors.py accepts, written as the frames name it), each level one its items have (also by
+    the ASCII code its design declares), written as the items store them. ValueError naming each
     unknown factor or level and listing what the study has; `every_level`: each factor named must name every level
     its items have (a stated effect of the power analysis)."""
     if not by:

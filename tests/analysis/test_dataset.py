@@ -187,7 +187,7 @@ def test_every_csv_reads_in_r_and_pandas_with_logical_columns_as_logical(report_
     assert trials["is_preview"].dtype == bool and trials["valid"].dtype == bool and trials["rt_ms"].dtype == float
     scores = pd.read_csv(folder / "data" / "scores.csv")
     assert set(scores["argform_code"]) <= {level.code for level in registry.levels("argform")}
-    assert (scores["argform"].map(schema.argform_code) == scores["argform_code"]).all()
+    assert (scores["argform"].map(schema.code_of("argform")) == scores["argform_code"]).all()
 
 
 def test_a_study_with_people_and_models_has_the_human_likeness_table_and_its_figures(report_folder):

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import power
+from designs.modal.mixed import AGENTS
 
 MODALITIES, ARGFORMS = ["none", "box", "dia"], ["DS", "MP", "MT"]
 MODELS = ("m1", "m2")
@@ -45,7 +46,7 @@ def generate(people: int, seed: int, trials: int = 18) -> pd.DataFrame:
     for k in range(people):
         u = rng.gauss(0, SD["respondent.(Intercept)"])
         rows += [("human", f"P{k}", *item, answer("human", u, item)) for item in rng.sample(items, trials)]
-    frame = pd.DataFrame(rows, columns=list(power.COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(AGENTS.columns))
     frame["agent"] = pd.Categorical(frame["agent"], ["human", *MODELS])
     frame["modality"] = pd.Categorical(frame["modality"], MODALITIES)
     frame["argform"] = pd.Categorical(frame["argform"], ARGFORMS)
@@ -138,7 +139,7 @@ def test_a_converged_fit_that_gives_a_contrast_no_p_value_is_a_failed_study_not_
 
     pilot = generate(12, seed=5)
     study = pilot[~((pilot["agent"] == "m2") & (pilot["modality"] == "box"))].reset_index(drop=True)
-    fit = rb.fit(AGENTS.formula, study[list(power.COLUMNS)], family="binomial", fast=True)
+    fit = rb.fit(AGENTS.formula, study[list(AGENTS.columns)], family="binomial", fast=True)
     assert fit.converged and not fit.separated
     raw = rb.versus_reference(fit, "agent", "modality")
     missing = raw["p_value"].isna()

@@ -68,3 +68,18 @@ def test_the_admin_offers_the_registrys_designs_not_free_text(staff_client):  # 
         "settings": "{}", "human_arm-TOTAL_FORMS": "0", "human_arm-INITIAL_FORMS": "0"})
     assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     assert not Study.objects.filter(slug="free-text").exists()
+
+
+def test_a_level_is_coded_by_its_value_or_an_alias_and_a_factor_spoken_as_its_design_declares():
+    """Issue 46: a factor's codes, other spellings and spoken name are its design's declaration (Factor, Level),
+    read through the registry by the schema's coded columns, a bank's import and the report."""
+    from experiments import item_csv, schema
+
+    assert registry.level_code("modality", "□") == registry.level_code("modality", "box") == "box"
+    assert registry.level_code("argform", "∨⊢") == "DS" and registry.level_code("argform", "DS") == "DS"
+    assert registry.level_code("pair_role", "rulebreaker") == "rulebreaker"  # no declared levels: its own code
+    assert registry.spoken("argform") == "argument form" and registry.spoken("pair_role") == "pair_role"
+    assert schema.code_of("modality")("◇") == "dia" and schema.code_of("argform")("→ᴸ⊢") == "MP"
+    assert schema.code_of("argform")(None) == "" and schema.code_of("argform")("made-up") == "made-up"
+    assert item_csv.modalities() == {"": "", "none": "none", "box": "box", "dia": "dia", "∅": "none", "□": "box",
+                                     "◇": "dia"}

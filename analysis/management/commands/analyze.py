@@ -7,7 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
-    help = "Fit paper 003's analyses on a study's trials and model scores and write report.html, tables and data."
+    help = ("Fit a study's analyses (its designs' registered report parts, Table 1 and the humans-vs-models model) on "
+            "its trials and model scores and write report.html, tables and data.")
 
     def add_arguments(self, parser):
         parser.add_argument("study", nargs="?", help="the study's slug")

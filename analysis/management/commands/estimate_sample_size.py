@@ -11,8 +11,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 class Command(BaseCommand):
     help = ("Estimate how many participants the study needs to detect each model's difference from the humans, per "
-            "level of its factors (003: modality and argument form; any study: its declared factors), by simulating "
-            "from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py); and the power for the people's own "
+            "level of the factors its humans-vs-models model is by (the one its designs register, else its declared "
+            "factors), by simulating from the report's human-vs-model GLMM fitted on its pilot (analysis/power.py); "
+            "and the power for the people's own "
             "effects by each declared factor, from the people's GLMM fitted on the pilot or from stated accuracies "
             "(analysis/power_people.py).")
 
@@ -25,8 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--effect-by", action="append", default=[], metavar="FACTOR=LEVEL:ACCURACY",
                             help="the people's accuracy on one level of a declared factor, simulated instead of the "
-                                 "pilot's effect (repeatable; name every level of the factor), e.g. "
-                                 "pair_role=rulebreaker:0.35")
+                                 "pilot's effect (repeatable; name every level of the factor, by its value or "
+                                 "its code)")
         parser.add_argument("--real-only", action="store_true", help="the pilot is the real participants only (no bots)")
         parser.add_argument("--out", help="also write power_curve.csv, power_needed.csv and power_curve.png here")
 
