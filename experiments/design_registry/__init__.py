@@ -13,14 +13,14 @@ The commands (generate_items, import_items, perturb_items), the admin, the human
 report and the codebook read it; nothing else branches on a design's name
 (tests/experiments/test_design_names.py greps for one).
 
-The registry is three modules: declarations.py (what a design declares: `Design` and its parts), designs.py (the
+The registry is three modules: design_fields.py (what a design declares: `Design` and its parts), designs.py (the
 registered designs and the lookups the core makes of them) and report_parts.py (the report parts the design
 packages register); this package re-exports them, so `from experiments import design_registry as registry;
 registry.get(name)` names every one.
 """
 from __future__ import annotations
 
-from .declarations import (  # noqa: F401  (the registry's API)
+from .design_fields import (  # noqa: F401  (the registry's API)
     ALL_FORMS, ANSWER_FORMS, ANSWERS_ONLY, BANK, CASES, CONSEQUENCE, DECISION_RULES, EVERY_PHRASING, FORM_VALID,
     GENERIC_INSTRUCTION, GENERATE, GENERATED, IMPORT, LOGIC_SYSTEM, MODAL_FIELDS, NO_FORM, ONE_PHRASING, PEOPLE_PHRASINGS, RELATIVE,
     TOP_TOKEN, VALID_IS_GOLD, VALIDITY, BankColumn, Design, Factor, Family, Generation, Level, ListPool, Option, Preview,

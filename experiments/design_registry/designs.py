@@ -9,7 +9,7 @@ from common.registry import Registry
 from logic import human_defaults
 
 from . import report_parts as report_parts_module
-from .declarations import (
+from .design_fields import (
     ANSWER_FORMS, DECISION_RULES, FORM_VALID, GENERATE, IMPORT, MODAL_FIELDS, NO_FORM, ONE_PHRASING, VALID_IS_GOLD,
     Design, Family, Generation, Level, ListPool, Scoring, instruction_in,
 )
