@@ -13,7 +13,7 @@ The commands (generate_items, import_items, perturb_items), the admin, the human
 report and the codebook read it; nothing else branches on a design's name
 (tests/experiments/test_design_names.py greps for one).
 
-The registry is three modules: design_fields.py (what a design declares: `Design` and its parts), designs.py (the
+The registry is three modules: design_fields.py (what a design declares: `Design` and its parts), lookups.py (the
 registered designs and the lookups the core makes of them) and report_parts.py (the report parts the design
 packages register); this package re-exports them, so `from experiments import design_registry as registry;
 registry.get(name)` names every one.
@@ -27,7 +27,7 @@ from .design_fields import (  # noqa: F401  (the registry's API)
     Probe, Scoring,
     Wording, by_pair,
 )
-from .designs import (  # noqa: F401  (the registry's API)
+from .lookups import (  # noqa: F401  (the registry's API)
     CATCH_ITEMS, UNREGISTERED_SCORING, UNSET, _designs, all_designs, analysed_alone_add, by_answer_forms,
     by_decision_rule, catch_items_for, choices, families, generated, generation, generic_bank, get, importable,
     imported, is_catch_item, is_generic, item_family, item_valid, level_code, level_labels, levels, list_pool,

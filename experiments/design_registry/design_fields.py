@@ -1,7 +1,7 @@
 """What a design declares (issue 18): the `Design` dataclass and the parts it is made of — how a model's answer is
 read (`Scoring`), what participants read and what a model is sent (`Wording`), generation mode (`Generation`),
 which items are one family (`Family`), a generated design's options (`Option`), a bank's columns (`BankColumn`), an
-import's preview (`Preview`) — with the vocabularies their fields take. The registry's lookups are designs.py;
+import's preview (`Preview`) — with the vocabularies their fields take. The registry's lookups are lookups.py;
 experiments/design_registry/__init__.py re-exports both."""
 from __future__ import annotations
 
