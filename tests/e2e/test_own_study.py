@@ -196,7 +196,11 @@ def _report(walk, study) -> Report:
     page = walk.page
     walk.action("run_analysis", study.pk)
     page.click("input[value='Run the report over the runs checked']")
-    page.wait_for_selector(".messagelist", timeout=600_000)
+    try:
+        page.wait_for_selector(".messagelist, .errornote, .errorlist", timeout=600_000)
+    except Exception as exc:
+        states = list(Report.objects.filter(study=study).values_list("status", "done", "total", "message"))
+        raise AssertionError(f"no answer to the report's form: reports {states}; page {page.url}") from exc
     report = Report.objects.get(study=study, pilot=False)
     assert report.status == ReportStatus.DONE, report.message
     page.goto(f"{walk.admin}/analysis/report/{report.pk}/report.html")
