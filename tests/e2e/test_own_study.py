@@ -195,12 +195,13 @@ def _report(walk, study) -> Report:
     server's thread; the page then shows its report.html."""
     page = walk.page
     walk.action("run_analysis", study.pk)
-    page.click("input[value='Run the report over the runs checked']")
-    try:
-        page.wait_for_selector(".messagelist, .errornote, .errorlist", timeout=600_000)
+    try:  # the report is built inside this request (eager): its answer comes once R is done
+        with page.expect_navigation(timeout=600_000):
+            page.click("input[value='Run the report over the runs checked']")
     except Exception as exc:
         states = list(Report.objects.filter(study=study).values_list("status", "done", "total", "message"))
         raise AssertionError(f"no answer to the report's form: reports {states}; page {page.url}") from exc
+    assert page.locator(".messagelist").count() == 1, page.content()[:3000]  # not an error page
     report = Report.objects.get(study=study, pilot=False)
     assert report.status == ReportStatus.DONE, report.message
     page.goto(f"{walk.admin}/analysis/report/{report.pk}/report.html")
