@@ -44,6 +44,8 @@ class PowerForm(forms.Form):
         no pilot answers) is refused here with the reason, before anything is queued."""
         super().__init__(*args, **kwargs)
         self.studies = list(studies or ())
+        if not self.is_bound and self.studies:
+            self.fields["nsim"].initial = default_nsim(self.studies)
 
     def clean(self):
         from experiments.factors import declared_factors
@@ -85,6 +87,21 @@ class PowerForm(forms.Form):
         if problems:
             raise forms.ValidationError(problems)
         return data
+
+
+def default_nsim(studies) -> int:
+    """The form's first offer of simulated studies per size: 100, or fewer (a multiple of 10, at least 10) where
+    the default sizes would ask more of DUET_POWER_MAX_SIMULATED than it allows for the study declaring the most
+    factors (each a set of people's studies beside the model − human one): a default plan is never refused."""
+    from common import env
+    from experiments.factors import declared_factors
+
+    from .power_plan import PowerPlan
+
+    plan = PowerPlan()
+    sets = 1 + max(len(declared_factors(study)) for study in studies)
+    fits = env.power_max_simulated() // (sum(plan.sizes) * sets)
+    return max(10, min(plan.nsim, fits // 10 * 10))
 
 
 @admin.action(description="Estimate the sample size (power by simulation from the pilot)", permissions=["run_analysis"])

@@ -443,3 +443,27 @@ def test_a_power_analysis_that_cannot_run_is_refused_by_the_form_with_the_reason
     assert PowerAnalysis.objects.count() == 0
     assert "cannot be estimated" not in ask(models_only)  # the bots ticked: accepted
     assert PowerAnalysis.objects.filter(study=models_only).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_forms_first_offer_of_simulated_studies_fits_the_budget(make_study, admin_client, monkeypatch):
+    """Each declared factor adds a set of people's studies (issue 47): where the default plan (10 20 40 80 160 ×
+    100 a set) would be refused, the form offers fewer simulated studies per size, a multiple of 10, which fits."""
+    from analysis.power_plan import PowerPlan, check_budget
+    from experiments.factors import declared_factors
+
+    study = make_study(models=1, participants=3)
+    sets = 1 + len(declared_factors(study))
+    assert sets == 3  # 003's modality and argument form
+
+    def offered() -> int:
+        page = admin_client.post("/admin/experiments/study/", {"action": "estimate_sample_size",
+                                                               "_selected_action": [study.pk]}).content.decode()
+        return int(re.search(r'name="nsim" value="(\d+)"', page).group(1))
+
+    assert offered() == 100  # 93,000 of the default 200,000
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "50000")  # 100 a size would ask 93,000
+    assert offered() == 50 and 50 * 310 * sets <= 50_000 < 60 * 310 * sets
+    check_budget(PowerPlan(nsim=offered()), people_factors=sets - 1)  # what it offers is accepted
+    monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "1000")  # not even 10: the floor, refused when sent
+    assert offered() == 10
