@@ -99,8 +99,8 @@ def default_nsim(studies) -> int:
     from .power_plan import PowerPlan
 
     plan = PowerPlan()
-    sets = 1 + max(len(declared_factors(study)) for study in studies)
-    fits = env.power_max_simulated() // (sum(plan.sizes) * sets)
+    factors = max(len(declared_factors(study)) for study in studies)
+    fits = env.power_max_simulated() * plan.nsim // plan.participants(factors)  # participants grow with nsim
     return max(10, min(plan.nsim, fits // 10 * 10))
 
 
