@@ -191,7 +191,7 @@ def fit_spec(spec: ModelSpec, frames: StudyFrames) -> Section:
             + " fit holds only the configurations with perplexity; the others are in Table 1 and the humans-vs-models "
             "comparison.")
     section.absent = (lacks(frame, spec.group, spec.min_groups, spec.needs)
-                      or levels_missing(frame, list(spec.factors)))
+                      or levels_missing(frame, list(spec.factors)) or response_constant(frame, spec.formula))
     if section.absent:
         return section
     data = frame[list(spec.columns)]
@@ -262,6 +262,19 @@ def lacks(frame: pd.DataFrame, group: str, minimum: int, what: str) -> str:
     if count < minimum:
         return f"needs {what} from at least {minimum} {group}s (random effects by {group}); found {count}"
     return ""
+
+
+def response_constant(frame: pd.DataFrame, formula: str) -> str:
+    """Why a mixed model of `formula` cannot be fitted when its response takes one value in every row ("" when it
+    varies, or the model has no random effects: brglm2 fits those finitely): nothing for the model to explain (lme4
+    stops with "Response is constant"), said before R is asked."""
+    response = formula.split("~", 1)[0].strip()
+    if "|" not in formula or not len(frame) or response not in frame or frame[response].nunique() > 1:
+        return ""
+    value = frame[response].iloc[0]
+    said = {1: "correct", 0: "wrong"}.get(value) if response == "correct" else None
+    every = f"every answer in its data is {said}" if said else f"{response} is {value:g} in every row of its data"
+    return f"{every} ({len(frame)} rows): the response does not vary, so there is nothing for a model to explain"
 
 
 def levels_missing(frame: pd.DataFrame, factors: list[str]) -> str:

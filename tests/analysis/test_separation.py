@@ -14,7 +14,7 @@ import pytest
 
 from analysis import prep
 from designs.modal import mixed, simulate
-from analysis.sections import ModelSpec, StudyFrames, fit_spec, unestimated_blanked
+from analysis.sections import ModelSpec, StudyFrames, fit_spec, response_constant, unestimated_blanked
 
 GOLDEN_R = r"""
 suppressPackageStartupMessages({library(lme4); library(blme); library(brglm2); library(emmeans)})
@@ -281,3 +281,27 @@ def test_a_separated_single_factor_gets_its_likelihood_ratio_test(r_stack, tmp_p
                          timeout=600)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert f"{SINGLE_LRT_CHISQ:.4f}"[:5] in ran.stdout, ran.stdout[-2000:]
+
+
+@pytest.mark.parametrize("value, said", [(1, "every answer in its data is correct (8 rows)"),
+                                         (0, "every answer in its data is wrong (8 rows)")])
+def test_a_model_whose_answers_are_all_right_or_all_wrong_says_so_without_asking_r(value, said, monkeypatch):
+    """Two people who each answered four items all correctly (or all wrongly): lme4 stops with "Response is
+    constant"; the section says why in words before any fit is tried (issue 47's own-study walk met it)."""
+    from analysis import rbridge
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("R was asked to fit a constant response")
+
+    monkeypatch.setattr(rbridge, "fit", refuse)
+    data = pd.DataFrame({"correct": [value] * 8, "aid_use": pd.Categorical(["No"] * 4 + ["Yes"] * 4),
+                         "participant": pd.Categorical(["p1"] * 4 + ["p2"] * 4),
+                         "item": pd.Categorical([f"i{n}" for n in range(8)])})
+    spec = ModelSpec(key="people_aid_use", title="aid use", formula="correct ~ aid_use + (1 | participant) + (1 | item)",
+                     frame=lambda frames: data, columns=("correct", "aid_use", "participant", "item"), group="item",
+                     needs="people's answers", factors=("aid_use",), family="binomial")
+    section = fit_spec(spec, StudyFrames(scores=pd.DataFrame()))
+    assert section.absent.startswith(said) and "nothing for a model to explain" in section.absent
+    assert not section.tables and section.fitted is None
+    assert response_constant(data.assign(correct=[1, 0] * 4), spec.formula) == ""  # answers that differ: fitted
+    assert response_constant(data, "correct ~ aid_use") == ""  # no random effects: brglm2's finite fit
