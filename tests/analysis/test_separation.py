@@ -297,8 +297,8 @@ def test_a_model_whose_answers_are_all_right_or_all_wrong_says_so_without_asking
     data = pd.DataFrame({"correct": [value] * 8, "aid_use": pd.Categorical(["No"] * 4 + ["Yes"] * 4),
                          "participant": pd.Categorical(["p1"] * 4 + ["p2"] * 4),
                          "item": pd.Categorical([f"i{n}" for n in range(8)])})
-    spec = ModelSpec(key="people_aid_use", title="aid use", formula="correct ~ aid_use + (1 | participant) + (1 | item)",
-                     frame=lambda frames: data, columns=("correct", "aid_use", "participant", "item"), group="item",
+    spec = ModelSpec(key="people_aid_use", title="aid use",
+                     formula="correct ~ aid_use + (1 | participant) + (1 | item)", frame=lambda frames: data, columns=("correct", "aid_use", "participant", "item"), group="item",
                      needs="people's answers", factors=("aid_use",), family="binomial")
     section = fit_spec(spec, StudyFrames(scores=pd.DataFrame()))
     assert section.absent.startswith(said) and "nothing for a model to explain" in section.absent
