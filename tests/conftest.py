@@ -100,6 +100,22 @@ def _empty_cache():
     ratelimit._blocked.clear()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashes():
+    """Passwords the tests' own process sets are hashed with MD5, not PBKDF2's 870,000 rounds (0.3–0.5 s a hash
+    here: each `admin_client` test's superuser paid it). Strength is the production settings' concern, checked on
+    them (tests/studyserver/test_security_settings.py); the processes the tests start (the demo, the installed
+    images, the integration servers) keep the real hashers. PBKDF2 stays listed, so a password another process
+    hashed still verifies here."""
+    from django.conf import settings
+    from django.contrib.auth import hashers
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
+                                 *[h for h in settings.PASSWORD_HASHERS if not h.endswith("MD5PasswordHasher")]]
+    hashers.get_hashers.cache_clear()
+    hashers.get_hashers_by_algorithm.cache_clear()
+
+
 @pytest.fixture
 def expect_db() -> str | None:
     """Which database scripts/test.sh meant this run to use (sqlite or postgresql)."""
