@@ -319,6 +319,9 @@ def power_section(analysis, report_run_ids: list[int] | None = None):
     if people:  # the people's own contrasts (analysis/power_people.py, issue 47 item 5)
         section.tables["people"] = pd.DataFrame(people)
         section.notes.append(people_note(people))
+    elif plan.get("people") is False:
+        section.notes.append("The people's own effects by each declared factor were not simulated: this analysis was "
+                             "asked for the model − human contrasts alone.")
     if pilot.get("method", "ml") != "ml":
         section.cautions.append(
             "Separation in the pilot: " + "; ".join(pilot.get("separated_cells", [])[:8]) + ". The pilot's model is "

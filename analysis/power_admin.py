@@ -36,6 +36,10 @@ class PowerForm(forms.Form):
         help_text="Empty: the people's effects are simulated from the pilot's fit. Else one line FACTOR=LEVEL:ACCURACY "
                   "per level of a declared factor (every level of it, by its value or its code), e.g. "
                   "FACTOR=LEVEL:0.35 and FACTOR=OTHER_LEVEL:0.95: the accuracy a typical person would have on each.")
+    models_only = forms.BooleanField(
+        required=False, initial=False, label="The model − human contrasts alone",
+        help_text="Leave the people's own effects by each declared factor out (each is a set of simulated studies "
+                  "as long as the model − human one): for a study that asks only how the models differ from people.")
     pilot = forms.BooleanField(required=False, initial=True,
                                label="Use the simulated pilots' bots as the pilot (with any real participants)")
 
@@ -59,7 +63,7 @@ class PowerForm(forms.Form):
             return data
         try:
             data["plan"] = PowerPlan(sizes=tuple(sizes_from_text(data["sizes"])), nsim=data["nsim"], alpha=data["alpha"],
-                                     target=data["target"], seed=data["seed"],
+                                     target=data["target"], seed=data["seed"], people=not data.get("models_only"),
                                      stated=pilot_effects.parse(data.get("stated", ""), pilot_effects.ACCURACY,
                                                          flag=pilot_effects.STATED))
             check_budget(data["plan"])

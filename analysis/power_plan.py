@@ -16,6 +16,14 @@ class PowerPlan:
     # The people's effects to simulate instead of the pilot's (analysis/power_people.py): {factor: {level:
     # accuracy}}, every level of a factor named; a factor not named is simulated from the pilot's fit.
     stated: dict = field(default_factory=dict)
+    # The people's own effects of each declared factor simulated too (issue 47 item 5); False: the model − human
+    # contrasts alone, for a study whose question is only how the models differ from the people (each declared
+    # factor is a set of simulated studies as long as the model − human one).
+    people: bool = True
+
+    def people_sets(self, people_factors: int) -> int:
+        """How many sets of people's studies this plan runs for a study declaring `people_factors` factors."""
+        return people_factors if self.people else 0
 
     @property
     def simulated(self) -> int:
@@ -25,12 +33,12 @@ class PowerPlan:
     def studies(self, people_factors: int = 0) -> int:
         """Simulated studies one request runs: nsim at each size for the model − human contrasts, and as many again
         for the people's contrasts of each of `people_factors` declared factors (analysis/power_people.py)."""
-        return self.nsim * len(self.sizes) * (1 + people_factors)
+        return self.nsim * len(self.sizes) * (1 + self.people_sets(people_factors))
 
     def participants(self, people_factors: int = 0) -> int:
         """Simulated participants one request asks for (what its run time grows with), the people's studies counted
         like the model − human ones (see `studies`)."""
-        return self.simulated * (1 + people_factors)
+        return self.simulated * (1 + self.people_sets(people_factors))
 
     def __post_init__(self) -> None:
         problems = []
@@ -42,6 +50,8 @@ class PowerPlan:
             problems.append(f"alpha must be between 0 and 0.5 (got {self.alpha})")
         if not 0 < self.target < 1:
             problems.append(f"target power must be between 0 and 1 (got {self.target})")
+        if self.stated and not self.people:
+            problems.append("a stated people's effect needs the people's effects simulated (not the models alone)")
         if self.stated:
             from experiments.participation import pilot_effects
 
@@ -67,6 +77,7 @@ def check_budget(plan: PowerPlan, limit: int | None = None, *, people_factors: i
 
         limit = env.power_max_simulated()
     asked = plan.participants(people_factors)
+    people_factors = plan.people_sets(people_factors)
     if asked > limit:
         plural = "s" if people_factors != 1 else ""
         sets = (f" × {1 + people_factors} sets of studies: model − human, and the people's effects by each of the "

@@ -108,9 +108,13 @@ class PowerSteps(jobs.Steps):
         result = estimate(pilot_frame(pilot, spec), plan, spec=spec, progress=progress)
         offset["done"] = len(plan.sizes) * plan.nsim
         # the people's own contrasts, per declared factor (issue 47 item 5), from the same pilot
-        people = power_people.estimate(pilot, declared, plan, stated=plan.stated, progress=progress)
-        curve = pd.concat([result.curve.assign(effect=power_people.MODEL_HUMAN), people.curve], ignore_index=True)
-        needed = pd.concat([result.needed.assign(effect=power_people.MODEL_HUMAN), people.needed], ignore_index=True)
+        people = power_people.estimate(pilot, declared if plan.people else [], plan, stated=plan.stated,
+                                       progress=progress)
+        # the people's rows where there are any (an empty frame's object columns would turn the numbers to objects)
+        curve = pd.concat([result.curve.assign(effect=power_people.MODEL_HUMAN),
+                           *([people.curve] if len(people.curve) else [])], ignore_index=True)
+        needed = pd.concat([result.needed.assign(effect=power_people.MODEL_HUMAN),
+                            *([people.needed] if len(people.needed) else [])], ignore_index=True)
         return dict(
             done=analysis.total,
             curve=_records(curve), needed=_records(needed),
@@ -148,6 +152,8 @@ def _refits(curve) -> str:
 def _people_words(people, plan) -> str:
     """'; people's effects by FACTOR: 10 simulated studies each, 0 refits failed' (nothing without them)."""
     found = [row["factor"].removesuffix(" (people)") for row in people.pilot.get("people", [])]
+    if not plan.people:
+        return "; the people's own effects not simulated (the model − human contrasts alone, as asked)"
     if not found:
         return ""
     factors = ", ".join(dict.fromkeys(found))

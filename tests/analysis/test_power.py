@@ -198,16 +198,22 @@ def test_the_command_and_the_admin_estimate_a_studys_sample_size(r_stack, make_s
     # separation-safe refits are tested by test_a_model_always_right_or_always_wrong… and test_a_simulated_study…)
     study = make_study(models=2, participants=8, model_noise=0.5)
     # one size here and in the admin below; the curve over several sizes is test_power_grows_with_the_sample…'s
-    call_command("estimate_sample_size", study.slug, "--sizes", "4", "--nsim", "10", "--real-only",
+    # the command asks for the model − human contrasts alone (--models-only); the admin below, the people's too
+    call_command("estimate_sample_size", study.slug, "--sizes", "4", "--nsim", "10", "--real-only", "--models-only",
                  "--out", str(tmp_path))
     out = capsys.readouterr().out
-    assert "8 pilot participants, models lm-1, lm-2; 10 simulated studies" in out
-    assert "modality box, lm-1 - human:" in out
+    assert ("8 pilot participants, models lm-1, lm-2; 10 simulated studies; the people's own effects not simulated "
+            "(the model − human contrasts alone, as asked)") in out
+    assert "modality box, lm-1 - human:" in out and "(people)" not in out
+    assert PowerAnalysis.objects.get().total == 10 and PowerAnalysis.objects.get().plan["people"] is False
     curve = pd.read_csv(tmp_path / "power_curve.csv")
     assert set(curve["n"]) == {4} and set(curve["nsim"]) == {10} and curve["power"].between(0, 1).all()
+    assert set(curve["effect"]) == {"model - human"}
     assert (tmp_path / "power_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(CommandError, match="nsim must be between 10 and 10000"):
         call_command("estimate_sample_size", study.slug, "--nsim", "2")
+    with pytest.raises(CommandError, match="a stated people's effect needs the people's effects simulated"):
+        call_command("estimate_sample_size", study.slug, "--models-only", "--effect-by", "modality=box:0.9")
 
     settings.DUET_TASK_MODE = "eager"
     form = admin_client.post("/admin/experiments/study/", {"action": "estimate_sample_size", "_selected_action": [study.pk]})
@@ -284,13 +290,19 @@ def test_a_power_request_past_the_size_limit_is_refused_with_a_message_and_nothi
         power_request(study=study, plan=PowerPlan(sizes=(50, 100), nsim=10), run=False)
     # 20 model − human studies and 20 for each of 003's declared factors' people's contrasts (issue 47 item 5)
     assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10), run=False).total == 60
+    PowerAnalysis.objects.all().delete()
+    # the model − human contrasts alone: 20 studies, and a plan the people's sets put over the limit fits
+    assert power_request(study=study, plan=PowerPlan(sizes=(40, 60), nsim=10, people=False), run=False).total == 20
+    PowerAnalysis.objects.all().delete()
+    check_budget(PowerPlan(sizes=(50, 100), nsim=10, people=False), people_factors=2)  # 1,500 of 3,000
     monkeypatch.setenv("DUET_POWER_MAX_SIMULATED", "lots")
     with pytest.raises(SettingsError, match="DUET_POWER_MAX_SIMULATED must be a whole number"):
         power_max_simulated()
 
 
 @pytest.mark.django_db
-def test_the_peoples_studies_count_in_the_simulation_budget(make_study, admin_client, monkeypatch):
+def test_the_peoples_studies_count_in_the_simulation_budget(make_study, admin_client, monkeypatch,
+                                                             django_capture_on_commit_callbacks):
     """Issue 47: a power analysis also simulates nsim studies per size for the people's effects of each declared
     factor (analysis/power_people.py); they count in DUET_POWER_MAX_SIMULATED like the model − human ones. 003's
     study declares two factors (modality, argument form): sizes 40 60 × nsim 10 is 1,000 participants a set, 3,000
@@ -320,6 +332,20 @@ def test_the_peoples_studies_count_in_the_simulation_budget(make_study, admin_cl
     assert f"{study.slug}: This power analysis asks for 3,000 simulated participants" in text, text[-3000:]
     assert "2 declared factors" in text
     assert PowerAnalysis.objects.count() == 0  # nothing stored
+    # the form's "model − human contrasts alone": 1,000 participants, within the limit: stored and sent (the
+    # sending recorded here, not run: the simulation itself is test_the_command_and_the_admin_…'s)
+    sent = []
+    monkeypatch.setattr("common.dispatch.send", lambda task, **kwargs: sent.append((task, kwargs["args"])))
+    form = admin_client.post("/admin/experiments/study/", {"action": "estimate_sample_size",
+                                                          "_selected_action": [study.pk]})
+    assert "The model − human contrasts alone" in form.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post("/admin/experiments/study/", {
+            "action": "estimate_sample_size", "_selected_action": [study.pk], "confirm": "yes", "models_only": "on",
+            "sizes": "40 60", "nsim": "10", "alpha": "0.05", "target": "0.8", "seed": "0", "pilot": "on"})
+    analysis = PowerAnalysis.objects.get()
+    assert (analysis.total, analysis.plan["people"]) == (20, False) and [a for _, a in sent] == [[analysis.pk]]
+    analysis.delete()
     study.settings = {**(study.settings or {}), "factors": ["modality"]}
     study.save(update_fields=["settings"])
     assert power_request(study=study, plan=plan, run=False).total == 40  # 2,000 participants: within the limit

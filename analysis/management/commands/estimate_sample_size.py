@@ -1,7 +1,8 @@
 """python manage.py estimate_sample_size STUDY [--sizes 10 20 40 80 160] [--nsim 100] [--alpha 0.05]
-[--target 0.8] [--seed 0] [--effect-by FACTOR=LEVEL:ACCURACY ...] [--real-only] [--out DIR]: power by simulation
-from the study's pilot, for each model − human contrast and the people's own effects by each declared factor
-(--effect-by states the people's accuracy per level instead of the pilot's)."""
+[--target 0.8] [--seed 0] [--effect-by FACTOR=LEVEL:ACCURACY ...] [--models-only] [--real-only] [--out DIR]: power
+by simulation from the study's pilot, for each model − human contrast and the people's own effects by each declared
+factor (--effect-by states the people's accuracy per level instead of the pilot's; --models-only leaves the people's
+effects out)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,6 +29,9 @@ class Command(BaseCommand):
                             help="the people's accuracy on one level of a declared factor, simulated instead of the "
                                  "pilot's effect (repeatable; name every level of the factor, by its value or "
                                  "its code)")
+        parser.add_argument("--models-only", action="store_true",
+                            help="the model − human contrasts alone, without the people's own effects by each declared "
+                                 "factor (each a set of simulated studies as long as the model − human one)")
         parser.add_argument("--real-only", action="store_true", help="the pilot is the real participants only (no bots)")
         parser.add_argument("--out", help="also write power_curve.csv, power_needed.csv and power_curve.png here")
 
@@ -44,7 +48,7 @@ class Command(BaseCommand):
             raise CommandError(f"No study with slug '{options['study']}'.")
         try:
             plan = PowerPlan(sizes=tuple(sorted(set(options["sizes"]))), nsim=options["nsim"], alpha=options["alpha"],
-                             target=options["target"], seed=options["seed"],
+                             target=options["target"], seed=options["seed"], people=not options["models_only"],
                              stated=pilot_effects.parse(options["effect_by"], pilot_effects.ACCURACY,
                                                         flag=pilot_effects.STATED))
         except ValueError as error:
