@@ -124,10 +124,17 @@ PARTICIPANT_SETTING = "participant_factors"
 PARTICIPANT_KINDS = ("choice", "likert")
 
 
-def check_participant(names, questions: dict[str, str]) -> list[str]:
+def check_participant(names, questions: dict[str, str], columns=frozenset()) -> list[str]:
     """`names` checked against `questions` (key → kind, the study's questions): the keys in order, or ValueError
-    naming each unknown or unusable one and listing the questions that can be factors. Pure."""
+    naming each unknown or unusable one and listing the questions that can be factors. A key that is also one of
+    `columns` (the study's items' own columns, attribute_keys) is refused: joined into the people's frames by that
+    name, the answer would replace the items' column. Pure."""
     names = normalise(names)
+    clash = [n for n in names if n in columns]
+    if clash:
+        raise ValueError(f"Participant factors: {', '.join(repr(n) for n in clash)} "
+                         f"{'is' if len(clash) == 1 else 'are'} also a column of the study's items, so the answers "
+                         "would replace that column in the people's data: give the question another key.")
     usable = sorted(k for k, kind in questions.items() if kind in PARTICIPANT_KINDS and k not in RESERVED
                     and k not in FIELDS)
     wrong = [n for n in names if n not in usable]
@@ -147,4 +154,4 @@ def question_kinds(study) -> dict[str, str]:
 def participant_factors(study) -> list[str]:
     """The study's participant factors as stored, checked against its questions (ValueError when one is gone)."""
     given = normalise((study.settings or {}).get(PARTICIPANT_SETTING))
-    return check_participant(given, question_kinds(study)) if given else []
+    return check_participant(given, question_kinds(study), attribute_keys(study)) if given else []

@@ -27,7 +27,9 @@ from django.core.exceptions import ValidationError
 from common.structured import structured_html
 
 from .items.pairs import human_variant_problem
-from .factors import PARTICIPANT_SETTING, check_participant, declared_factors, question_kinds, validate
+from .factors import (
+    PARTICIPANT_SETTING, attribute_keys, check_participant, declared_factors, question_kinds, validate,
+)
 from .participation.arm import mc_settings
 from .participation.item_summary import item_summary
 from .report_rules import ALTERNATIVES, RT_LOG_SD_MIN, Exclusions, exclusion_settings, paired_report_options
@@ -210,7 +212,8 @@ class StudySettingsFields(forms.Form):
         if (cleaned.get("participant_factors") or "").strip():
             try:
                 new[PARTICIPANT_SETTING] = check_participant(cleaned["participant_factors"],
-                                                             question_kinds(study) if study.pk else {})
+                                                             question_kinds(study) if study.pk else {},
+                                                             attribute_keys(study) if study.pk else set())
             except ValueError as error:
                 self.add_error("participant_factors", str(error))
                 return None

@@ -335,6 +335,19 @@ def test_a_participant_factor_is_declared_by_question_key_and_joined_into_the_pe
     assert declared(study) == [AID_USE_KEY]
     with pytest.raises(ValueError, match="'comments' is not a multiple-choice or Likert question"):
         check_participant(["comments"], {"comments": "long_text", AID_USE_KEY: "choice"})
+    # a key that is also a column of the study's items: the answers would replace it in the people's frames
+    with pytest.raises(ValueError, match=r"'domain' is also a column of the study's items.*another key"):
+        check_participant(["domain"], {"domain": "choice"}, {"domain", "topic"})
+    # a study whose bank has such a column, declared before its items came: refused when the report reads it
+    from experiments import services as study_services
+    from experiments.models import Item
+
+    other = study_services.study_create(slug="bank-with-aid-use", title="Bank", design="csv-import")
+    Item.objects.create(study=other, code="b1", design="csv-import", gold_answer="yes", question="q", prompt="p",
+                        attributes={AID_USE_KEY: "the item's own"})
+    other.settings = {"participant_factors": [AID_USE_KEY]}
+    with pytest.raises(ValueError, match=f"'{AID_USE_KEY}' is also a column of the study's items"):
+        declared(other)
     trials = trials_frame(study)
     answers, _ = questionnaire_export.frame(study)
     kept = participant_factors.join(trials, answers, [AID_USE_KEY])
