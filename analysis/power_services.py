@@ -151,9 +151,9 @@ def _refits(curve) -> str:
 
 def _people_words(people, plan) -> str:
     """'; people's effects by FACTOR: 10 simulated studies each, 0 refits failed' (nothing without them)."""
-    found = [row["factor"].removesuffix(" (people)") for row in people.pilot.get("people", [])]
     if not plan.people:
         return "; the people's own effects not simulated (the model − human contrasts alone, as asked)"
+    found = [row["factor"].removesuffix(" (people)") for row in people.pilot.get("people", [])]
     if not found:
         return ""
     factors = ", ".join(dict.fromkeys(found))

@@ -103,10 +103,9 @@ def _empty_cache():
 @pytest.fixture(autouse=True, scope="session")
 def _fast_password_hashes():
     """Passwords the tests' own process sets are hashed with MD5, not PBKDF2's 870,000 rounds (0.3–0.5 s a hash
-    here: each `admin_client` test's superuser paid it). Strength is the production settings' concern, checked on
-    them (tests/studyserver/test_security_settings.py); the processes the tests start (the demo, the installed
-    images, the integration servers) keep the real hashers. PBKDF2 stays listed, so a password another process
-    hashed still verifies here."""
+    here: each `admin_client` test's superuser paid it). Only this process's settings change: the processes the
+    tests start (the demo, the installed images, the integration servers) keep Django's default hashers. PBKDF2
+    stays listed, so a password another process hashed still verifies here."""
     from django.conf import settings
     from django.contrib.auth import hashers
 

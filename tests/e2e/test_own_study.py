@@ -37,11 +37,11 @@ DEBRIEF = "Thank you. This study compares how people and language models reason 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
           "Version/17.0 Mobile/15E148 Safari/604.1")
 DESK, PHONE = "owndesk00000000000000000a1", "ownphone0000000000000000a2"
-# each participant's answers: demographics, then aid use and the Likert item after the items
 # Which trials each participant answers rightly (by the item's gold answer and their key mapping): two right and
 # two wrong each, so the people's models have answers that differ (all right or all wrong is a section said to be
 # absent, analysis/sections.py's response_constant; random answers met that about one run in sixteen).
 RIGHT = {DESK: (True, False, False, True), PHONE: (False, True, True, False)}
+# each participant's answers: demographics, then aid use and the Likert item after the items
 ANSWERS = {DESK: {"age_band": "25–34", "first_language": "Yes", AID_USE_KEY: "No", "confidence": "4"},
            PHONE: {"age_band": "18–24", "first_language": "No", AID_USE_KEY: "Yes", "confidence": "2"}}
 
